@@ -1,0 +1,13 @@
+"""loopax: Keras-compatible deep learning on JAX.
+
+`import loopax as keras` runs Keras code; `loopax.GradientTape`,
+`loopax.function` and `loopax.Module` run TensorFlow-style code on JAX.
+"""
+
+from loopax.src.state import Variable, StateScope, name_scope
+from loopax.src.tensor import Tensor, constant
+from loopax.src.module import Module
+from loopax.src.layers.layer import Layer
+from loopax.src.layers.symbolic import Input
+
+__version__ = "0.1.0"

@@ -1,0 +1,37 @@
+"""Dtype names and the default float type."""
+
+import jax.numpy as jnp
+import numpy as np
+
+_FLOATX = "float32"
+
+
+def floatx() -> str:
+    """The default float dtype for weights and inputs ("float32")."""
+    return _FLOATX
+
+
+def set_floatx(dtype: str):
+    global _FLOATX
+    _FLOATX = standardize(dtype)
+
+
+def standardize(dtype) -> str:
+    """A dtype's canonical string name ("float32", "int32", ...)."""
+    if dtype is None:
+        return floatx()
+    if hasattr(dtype, "dtype") and not isinstance(dtype, type):
+        dtype = dtype.dtype
+    try:
+        return jnp.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"Unknown dtype {dtype!r}. Use a NumPy/JAX dtype or its name, "
+                        "e.g. 'float32', 'int32', 'bfloat16'.") from None
+
+
+def is_float(dtype) -> bool:
+    return jnp.issubdtype(jnp.dtype(dtype), jnp.floating)
+
+
+def is_int(dtype) -> bool:
+    return jnp.issubdtype(jnp.dtype(dtype), jnp.integer)

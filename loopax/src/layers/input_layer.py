@@ -1,0 +1,32 @@
+"""`InputLayer`: the layer behind `loopax.Input`."""
+
+from loopax.src.layers.layer import Layer
+from loopax.src.layers.symbolic import Node, SymbolicTensor
+from loopax.src.state import unique_name
+
+
+class InputLayer(Layer):
+    """Produces the symbolic input tensor of a functional model."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, name=None,
+                 batch_shape=None, input_shape=None, **kwargs):
+        if input_shape is not None and shape is None:
+            shape = input_shape
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("Input needs `shape=` (without the batch size), "
+                                 "e.g. loopax.Input(shape=(784,)).")
+            if isinstance(shape, int):
+                shape = (shape,)
+            batch_shape = (batch_size,) + tuple(shape)
+        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
+        self.batch_shape = tuple(batch_shape)
+        self.output = SymbolicTensor(self.batch_shape, dtype, name=self.name)
+        self.output.node = Node(self, (), {}, self.output)
+        self.built = True
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        return {"name": self.name, "batch_shape": self.batch_shape, "dtype": self.dtype}

@@ -1,0 +1,431 @@
+"""`Layer`: the base of every layer and model.
+
+A layer creates its weights in `build(input_shape)` (called once, on the
+first call, with the shape of the first input) and computes in
+`call(inputs, ...)`. Calling a layer:
+
+- on symbolic tensors (from `loopax.Input`) records a graph node for the
+  functional API;
+- on arrays, Variables or Tensors computes eagerly, under `jax.jit`, under a
+  `GradientTape` or inside a stateless call alike.
+
+`training` propagates: a model called with `training=True` passes it to every
+layer whose `call` takes a `training` argument, unless the caller of that
+layer passed one explicitly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.layers import symbolic
+from loopax.src.module import Module, _snake_case
+from loopax.src.state import StateScope, Variable, check_values_match, name_scope, unique_name
+from loopax.src.tensor import Tensor
+
+
+class _CallContext(threading.local):
+    def __init__(self):
+        self.stack = []   # one entry per active outermost-call: {"training":, "losses":[]}
+        self.counter = 0
+
+
+_ctx = _CallContext()
+
+
+class InputSpec:
+    """What a layer accepts: `ndim`, `min_ndim`, `max_ndim`, and fixed sizes
+    of some axes (`axes={-1: 784}`). Checked on every call; a mismatch names
+    the layer and both shapes."""
+
+    def __init__(self, ndim=None, min_ndim=None, max_ndim=None, axes=None, dtype=None):
+        self.ndim, self.min_ndim, self.max_ndim = ndim, min_ndim, max_ndim
+        self.axes = dict(axes or {})
+        self.dtype = dtype
+
+    def check(self, layer, shape):
+        shape = tuple(shape)
+        rank = len(shape)
+        expect = None
+        if self.ndim is not None and rank != self.ndim:
+            expect = f"rank {self.ndim}"
+        elif self.min_ndim is not None and rank < self.min_ndim:
+            expect = f"rank >= {self.min_ndim}"
+        elif self.max_ndim is not None and rank > self.max_ndim:
+            expect = f"rank <= {self.max_ndim}"
+        else:
+            for axis, size in self.axes.items():
+                if size is None:
+                    continue
+                if -rank <= axis < rank and shape[axis] is not None and shape[axis] != size:
+                    expect = f"size {size} on axis {axis}"
+                    break
+        if expect is not None:
+            want = _describe_spec(self, rank)
+            raise ValueError(
+                f"Input to layer {layer.name!r} ({type(layer).__name__}) has shape "
+                f"{shape}, but the layer expects {expect} (shape {want}). "
+                f"{_hint(layer, shape, self)}")
+
+
+def _describe_spec(spec, rank):
+    n = spec.ndim or max(rank, spec.min_ndim or 0)
+    dims = ["None"] * n
+    for axis, size in spec.axes.items():
+        if size is not None and -n <= axis < n:
+            dims[axis] = str(size)
+    return "(" + ", ".join(dims) + ("," if n == 1 else "") + ")"
+
+
+def _hint(layer, shape, spec):
+    if spec.axes:
+        return ("The layer was built for a different feature size: pass inputs "
+                "of the size it was built with, or use a new layer.")
+    if spec.ndim is not None and len(shape) == spec.ndim - 1:
+        return "Did you forget the batch dimension? Add one, e.g. x[None]."
+    return "Reshape the input, or put a Flatten/Reshape layer before it."
+
+
+def _standardize_input(x):
+    """NumPy arrays and Python numbers become JAX arrays (float64 -> float32)."""
+    if isinstance(x, np.ndarray):
+        if x.dtype == np.float64:
+            return jnp.asarray(x, dtype=dtypes.floatx())
+        return jnp.asarray(x)
+    if isinstance(x, (float, int)) and not isinstance(x, bool):
+        return jnp.asarray(x, dtype=dtypes.floatx() if isinstance(x, float) else None)
+    if isinstance(x, Variable):
+        return x
+    return x
+
+
+def _shape_of(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_shape_of(e) for e in x)
+    if isinstance(x, dict):
+        return {k: _shape_of(v) for k, v in x.items()}
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(x)
+
+
+class Layer(Module):
+    """Base class for layers.
+
+    Args:
+        name: the layer's name (auto-numbered from the class name otherwise).
+        trainable: whether its weights are trainable.
+        dtype: the dtype of its weights and computation (default float32).
+        activity_regularizer: adds `regularizer(outputs)` to `losses`.
+        input_shape / input_dim: only for the first layer of a `Sequential`.
+    """
+
+    def __init__(self, *, name=None, trainable=True, dtype=None,
+                 activity_regularizer=None, input_shape=None, input_dim=None,
+                 batch_input_shape=None, batch_size=None, **kwargs):
+        if kwargs:
+            raise TypeError(
+                f"{type(self).__name__}() got unexpected keyword argument(s) "
+                f"{sorted(kwargs)}.")
+        self.name = name or unique_name(_snake_case(type(self).__name__))
+        self.trainable = trainable
+        self.dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+        self.built = False
+        self.input_spec = None
+        self._losses = []
+        self._loss_ctx = -1
+        self._last_outer_ctx = -2
+        from loopax.src import regularizers
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (batch_size,) + tuple(input_shape)
+        else:
+            self._batch_input_shape = None
+        self._regularized = []  # (variable, regularizer)
+        params = inspect.signature(self.call).parameters
+        self._call_takes_training = "training" in params
+        self._call_takes_mask = "mask" in params
+        self._training_default = (params["training"].default
+                                  if self._call_takes_training else None)
+
+    # ---- weights ---------------------------------------------------------
+    def add_weight(self, shape=(), initializer="glorot_uniform", dtype=None,
+                   trainable=True, name=None, regularizer=None, constraint=None,
+                   aggregation=None):
+        """Creates a Variable owned by this layer (path `layer_name/name`).
+
+        The layer keeps it in `self.weights` in creation order; assign it to
+        an attribute too (`self.kernel = self.add_weight(...)`) to use it.
+        """
+        from loopax.src import initializers, regularizers
+        name = name or "variable"
+        with name_scope(self.name):
+            var = Variable(initializers.get(initializer), shape=tuple(shape),
+                           dtype=dtype or self.dtype, trainable=trainable, name=name)
+        self.__dict__.setdefault("_weights_created", []).append(var)
+        reg = regularizers.get(regularizer)
+        if reg is not None:
+            self._regularized.append((var, reg))
+        if constraint is not None:
+            from loopax.src import constraints
+            var.constraint = constraints.get(constraint)
+        return var
+
+    @property
+    def weights(self) -> list[Variable]:
+        return self.variables
+
+    @property
+    def trainable_weights(self):
+        return self.trainable_variables
+
+    @property
+    def non_trainable_weights(self):
+        return self.non_trainable_variables
+
+    @property
+    def layers(self) -> list["Layer"]:
+        """Direct sub-layers, in attribute order."""
+        _, subs = self._direct({id(self)})
+        return [m for m in subs if isinstance(m, Layer)]
+
+    def get_weights(self):
+        """The weights' values as NumPy arrays, in the order of `weights`."""
+        return [np.asarray(v.value) for v in self.weights]
+
+    def set_weights(self, weights):
+        """Assigns NumPy arrays to `weights`, in order; lists every mismatch."""
+        own = self.weights
+        weights = list(weights)
+        problems = []
+        if len(weights) != len(own):
+            problems.append(f"expected {len(own)} arrays, got {len(weights)}")
+        for i, (var, w) in enumerate(zip(own, weights)):
+            if tuple(np.shape(w)) != var.shape:
+                problems.append(f"weight {i} ({var.path}): expected shape {var.shape}, "
+                                f"got {tuple(np.shape(w))}")
+        if problems:
+            raise ValueError(f"set_weights on {self.name!r} does not match the layer's "
+                             "weights:\n  " + "\n  ".join(problems))
+        for var, w in zip(own, weights):
+            var.assign(jnp.asarray(w, dtype=var.dtype))
+
+    # ---- build and call --------------------------------------------------
+    def build(self, input_shape=None):
+        """Creates the weights, given the shape of the first input."""
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        spec = self.compute_output_spec(
+            jax.ShapeDtypeStruct(tuple(7 if d is None else d for d in input_shape), self.dtype))
+        return spec.shape
+
+    def compute_output_spec(self, *args, **kwargs):
+        def run(*a, **k):
+            with StateScope():
+                return self.call(*a, **k)
+        return jax.eval_shape(run, *args, **kwargs)
+
+    def _maybe_build(self, first_arg):
+        if self.built:
+            return
+        self.build(_shape_of(first_arg))
+        self.built = True
+
+    def __call__(self, *args, **kwargs):
+        if args and symbolic.any_symbolic(args[0]) or symbolic.any_symbolic((args, kwargs)):
+            return self._symbolic_call(*args, **kwargs)
+        if args:
+            first = args[0]
+            if isinstance(first, (list, tuple)):
+                first = type(first)(_standardize_input(x) for x in first)
+            elif isinstance(first, dict):
+                first = {k: _standardize_input(v) for k, v in first.items()}
+            else:
+                first = _standardize_input(first)
+            args = (first,) + args[1:]
+            self._maybe_build(first)
+            if self.input_spec is not None:
+                self._check_input_spec(first)
+        elif not self.built:
+            self.build(None)
+            self.built = True
+
+        outer = not _ctx.stack
+        if outer:
+            _ctx.counter += 1
+            frame = {"training": kwargs.get("training"), "losses": [], "id": _ctx.counter}
+            _ctx.stack.append(frame)
+            self._last_outer_ctx = frame["id"]
+        frame = _ctx.stack[0]
+        try:
+            if self._call_takes_training:
+                training = kwargs.get("training")
+                if training is None:
+                    training = frame["training"] if frame["training"] is not None \
+                        else self._training_default
+                    kwargs["training"] = training
+                if frame["training"] is None and training is not None:
+                    frame["training"] = training
+            elif "training" in kwargs:
+                kwargs = dict(kwargs)
+                t = kwargs.pop("training")
+                if frame["training"] is None:
+                    frame["training"] = t
+            outputs = self.call(*args, **kwargs)
+            if self.activity_regularizer is not None:
+                for out in jax.tree_util.tree_leaves(outputs):
+                    self.add_loss(self.activity_regularizer(out))
+        finally:
+            if outer:
+                _ctx.stack.pop()
+        return outputs
+
+    def _check_input_spec(self, x):
+        specs = self.input_spec if isinstance(self.input_spec, (list, tuple)) else [self.input_spec]
+        xs = x if isinstance(x, (list, tuple)) and len(specs) > 1 else [x]
+        for spec, xi in zip(specs, xs):
+            if spec is not None and hasattr(xi, "shape"):
+                spec.check(self, xi.shape)
+
+    def _symbolic_call(self, *args, **kwargs):
+        is_sym = symbolic.is_symbolic
+        first = args[0] if args else None
+        if not self.built:
+            shape = jax.tree_util.tree_map(lambda t: t.shape, first, is_leaf=is_sym) \
+                if first is not None else None
+            self.build(shape)
+            self.built = True
+        if self.input_spec is not None and first is not None:
+            self._check_input_spec(first)
+
+        def probe(k):
+            a, kw = jax.tree_util.tree_map(
+                lambda t: symbolic.to_probe_struct(t, k) if is_sym(t) else t,
+                (args, kwargs), is_leaf=is_sym)
+            statics = {}
+            dyn_kw = {}
+            for key, v in kw.items():
+                (dyn_kw if isinstance(v, jax.ShapeDtypeStruct) or (
+                    isinstance(v, (list, tuple, dict)) and jax.tree_util.tree_leaves(v)
+                    and all(isinstance(e, jax.ShapeDtypeStruct) for e in jax.tree_util.tree_leaves(v))
+                ) else statics)[key] = v
+
+            def run(*a, **dkw):
+                with StateScope():
+                    outer = not _ctx.stack
+                    if outer:
+                        _ctx.stack.append({"training": statics.get("training"), "losses": [], "id": -1})
+                    try:
+                        return self.call(*a, **dkw, **statics)
+                    finally:
+                        if outer:
+                            _ctx.stack.pop()
+            return jax.eval_shape(run, *a, **dyn_kw)
+
+        try:
+            out1, out2 = probe(0), probe(1)
+        except Exception as e:
+            raise type(e)(f"Calling layer {self.name!r} ({type(self).__name__}) on symbolic "
+                          f"inputs {jax.tree_util.tree_map(lambda t: t.shape, args, is_leaf=is_sym)} "
+                          f"failed: {e}") from e
+        outputs = jax.tree_util.tree_map(
+            lambda a, b: symbolic.SymbolicTensor(
+                symbolic.merge_probe_shapes(a.shape, b.shape), a.dtype, name=self.name),
+            out1, out2)
+        node = symbolic.Node(self, args, kwargs, outputs)
+        for i, t in enumerate(node.output_tensors):
+            t.node, t.index = node, i
+        return outputs
+
+    # ---- losses ----------------------------------------------------------
+    def add_loss(self, loss):
+        """Adds a scalar loss (e.g. a regularization penalty) from inside `call`."""
+        if not _ctx.stack:
+            raise RuntimeError(f"{self.name}.add_loss() must be called from inside call().")
+        frame = _ctx.stack[0]
+        if self._loss_ctx != frame["id"]:
+            self._losses = []
+            self._loss_ctx = frame["id"]
+        self._losses.append(loss)
+        frame["losses"].append(loss)
+
+    def _layers_tree(self):
+        return [self] + [m for m in self.submodules if isinstance(m, Layer)]
+
+    @property
+    def losses(self) -> list:
+        """Losses from `add_loss` in the last call, plus weight regularization
+        penalties computed from the current (scope-aware) weights."""
+        ctx = self._last_outer_ctx
+        out = []
+        for layer in self._layers_tree():
+            if layer._loss_ctx == ctx:
+                out.extend(layer._losses)
+        for layer in self._layers_tree():
+            for var, reg in layer._regularized:
+                out.append(reg(var.value))
+        return out
+
+    # ---- stateless API ---------------------------------------------------
+    def stateless_call(self, trainable_variables, non_trainable_variables, *args,
+                       return_losses=False, **kwargs):
+        """Calls the layer with the given variable values instead of its own.
+
+        Returns `(outputs, non_trainable_variables)` — the non-trainable values
+        after the call (e.g. BatchNormalization statistics, seed states) — or
+        `(outputs, non_trainable_variables, losses)` with `return_losses=True`.
+        The layer's own Variables are not changed; values, not Variables, come
+        back. Works under `jax.jit`, `jax.grad` and `jax.vmap`.
+        """
+        if not self.built:
+            raise ValueError(
+                f"{self.name}.stateless_call() needs a built layer: call it once on a "
+                "batch (or call build(input_shape)) so its variables exist.")
+        owner = f"{self.name}.stateless_call"
+        trainable = self.trainable_variables
+        non_trainable = self.non_trainable_variables
+        trainable_variables = check_values_match(
+            trainable, trainable_variables, "trainable_variables", owner)
+        non_trainable_variables = check_values_match(
+            non_trainable, non_trainable_variables, "non_trainable_variables", owner)
+        mapping = list(zip(trainable, trainable_variables)) + \
+            list(zip(non_trainable, non_trainable_variables))
+        with StateScope(mapping) as scope:
+            outputs = self(*args, **kwargs)
+            losses = self.losses if return_losses else None
+        new_non_trainable = [scope.get_current_value(v) for v in non_trainable]
+        if return_losses:
+            return outputs, new_non_trainable, losses
+        return outputs, new_non_trainable
+
+    # ---- config ----------------------------------------------------------
+    def get_config(self) -> dict:
+        """The constructor arguments that re-create this layer (no weights)."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def count_params(self) -> int:
+        return int(sum(v.size for v in self.weights))
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"

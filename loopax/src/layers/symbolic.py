@@ -1,0 +1,83 @@
+"""Symbolic tensors and graph nodes: what the functional API is built from.
+
+`loopax.Input(shape=(784,))` returns a `SymbolicTensor`: a shape and dtype
+with no value, remembering which layer call produced it. Calling a layer on
+symbolic tensors records a `Node` and returns new symbolic tensors; a
+functional `Model(inputs, outputs)` replays those nodes.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.state import unique_name
+
+
+class SymbolicTensor:
+    """A placeholder with a shape (None for unknown sizes) and a dtype."""
+
+    def __init__(self, shape, dtype=None, name=None, node=None, index=0, sparse=False):
+        self.shape = tuple(None if d is None else int(d) for d in shape)
+        self.dtype = dtypes.standardize(dtype)
+        self.name = name
+        self.node = node      # the Node that produced it (None for Inputs)
+        self.index = index    # which of the node's outputs it is
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"<SymbolicTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def __array__(self, *a, **k):
+        raise TypeError(
+            "A symbolic tensor (from loopax.Input or a layer called on one) has no "
+            "value. Build a Model(inputs, outputs) and call it on data instead.")
+
+
+class Node:
+    """One layer call in a graph: `outputs = layer(*args, **kwargs)`."""
+
+    def __init__(self, layer, args, kwargs, outputs):
+        self.layer = layer
+        self.args = args
+        self.kwargs = kwargs
+        self.outputs = outputs  # a pytree of SymbolicTensors
+        self.input_tensors = [t for t in jax.tree_util.tree_leaves(
+            (args, kwargs), is_leaf=is_symbolic) if is_symbolic(t)]
+        self.output_tensors = [t for t in jax.tree_util.tree_leaves(
+            outputs, is_leaf=is_symbolic) if is_symbolic(t)]
+
+
+def is_symbolic(x) -> bool:
+    return isinstance(x, SymbolicTensor)
+
+
+def any_symbolic(tree) -> bool:
+    return any(is_symbolic(t) for t in jax.tree_util.tree_leaves(tree, is_leaf=is_symbolic))
+
+
+# Sizes standing in for None dimensions while the output shape of a
+# symbolic call is computed; an output dimension that follows them is None.
+_PROBE_SIZES = (7, 11)
+
+
+def to_probe_struct(t: SymbolicTensor, k: int):
+    shape = tuple(_PROBE_SIZES[k] if d is None else d for d in t.shape)
+    return jax.ShapeDtypeStruct(shape, np.dtype(t.dtype))
+
+
+def merge_probe_shapes(a, b):
+    """Output shapes from the two probes; dimensions that differ are None."""
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, sparse=False):
+    """A symbolic input of shape `(batch_size, *shape)` for functional models."""
+    from loopax.src.layers.input_layer import InputLayer
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                       batch_shape=batch_shape)
+    return layer.output

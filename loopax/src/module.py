@@ -1,0 +1,129 @@
+"""`Module`: an object that tracks the Variables and sub-Modules it holds.
+
+Tracking needs no registration: a Module finds its state by walking its
+attributes (in assignment order), descending into lists, tuples and dicts.
+The order is stable and documented:
+
+1. the Module's own Variables (in attribute order; a list keeps its order),
+2. then each sub-Module's variables, recursively, in attribute order.
+
+A Variable reached twice is listed once. `Layer` and `Model` are Modules.
+"""
+
+from __future__ import annotations
+
+from loopax.src.state import Variable
+
+# Attributes that point back up or sideways in a graph; never walked.
+_NOT_TRACKED = frozenset({
+    "_inbound_nodes", "_outbound_nodes", "_call_context", "optimizer",
+    "_compile_config", "compiled_loss", "compiled_metrics", "_tracker_cache",
+    "history", "_trainer_state",
+})
+
+
+def _children(obj):
+    """Attribute values of `obj` worth walking, in assignment order."""
+    for key, value in vars(obj).items():
+        if key in _NOT_TRACKED:
+            continue
+        yield value
+
+
+def _iter_tracked(value, seen):
+    """Yields Variables and trackables (Modules, SeedGenerators) in `value`."""
+    if isinstance(value, Variable):
+        if id(value) not in seen:
+            seen.add(id(value))
+            yield value
+    elif isinstance(value, Module) or getattr(value, "_loopax_trackable", False):
+        if id(value) not in seen:
+            seen.add(id(value))
+            yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _iter_tracked(v, seen)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _iter_tracked(v, seen)
+
+
+class Module:
+    """A container of Variables and sub-Modules, like `tf.Module`.
+
+    Subclass it, assign `loopax.Variable`s and other Modules as attributes,
+    and read `.variables`, `.trainable_variables`, `.submodules`.
+    """
+
+    def __init__(self, name=None):
+        if name is not None:
+            self.name = name
+        elif not hasattr(self, "name"):
+            from loopax.src.state import unique_name
+            self.name = unique_name(_snake_case(type(self).__name__))
+
+    def _direct(self, seen):
+        vars_, mods = [], []
+        for child in _children(self):
+            for item in _iter_tracked(child, seen):
+                (vars_ if isinstance(item, Variable) else mods).append(item)
+        return vars_, mods
+
+    def _variables_and_trainability(self):
+        """[(variable, trainable)], own first then sub-Modules', where a
+        variable is trainable if it is and every Module holding it is
+        (`layer.trainable = False` freezes a whole sub-tree)."""
+        seen = {id(self)}
+        out = []
+
+        def visit(mod, parent_trainable):
+            trainable = parent_trainable and getattr(mod, "trainable", True)
+            if isinstance(mod, Module):
+                own, subs = mod._direct(seen)
+            else:  # another trackable, e.g. a SeedGenerator
+                own, subs = [v for v in mod.variables if id(v) not in seen], []
+                seen.update(id(v) for v in own)
+            out.extend((v, trainable and v.trainable) for v in own)
+            for sub in subs:
+                visit(sub, trainable)
+        visit(self, True)
+        return out
+
+    @property
+    def variables(self) -> list[Variable]:
+        """Every Variable, own first, then each sub-Module's, in attribute order."""
+        return [v for v, _ in self._variables_and_trainability()]
+
+    @property
+    def trainable_variables(self) -> list[Variable]:
+        """Variables that are trainable and held only by trainable Modules."""
+        return [v for v, t in self._variables_and_trainability() if t]
+
+    @property
+    def non_trainable_variables(self) -> list[Variable]:
+        return [v for v, t in self._variables_and_trainability() if not t]
+
+    @property
+    def submodules(self) -> list["Module"]:
+        """All Modules below this one, depth first, in attribute order."""
+        seen = {id(self)}
+        out = []
+
+        def visit(mod):
+            _, subs = mod._direct(seen)
+            for sub in subs:
+                if isinstance(sub, Module):
+                    out.append(sub)
+                    visit(sub)
+        visit(self)
+        return out
+
+
+def _snake_case(name: str) -> str:
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and (not name[i - 1].isupper() or (
+                i + 1 < len(name) and name[i + 1].islower())):
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)

@@ -1,0 +1,146 @@
+"""Random numbers with explicit, variable-held seed state.
+
+Every function takes `seed=`: an int (the same numbers each call), a
+`SeedGenerator` (advances its state variable each call, so inside a
+stateless call the new state comes back with the other non-trainable
+variables), a JAX PRNG key, or None (the global generator that
+`loopax.utils.set_random_seed` seeds; not allowed inside `jax.jit`).
+"""
+
+from __future__ import annotations
+
+import random as _py_random
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.state import Variable, name_scope, unique_name
+from loopax.src.tensor import unwrap
+
+
+class SeedGenerator:
+    """Holds a PRNG state in a non-trainable `Variable` and hands out keys.
+
+    `next()` returns a fresh key and advances the state by assignment, so the
+    generator works eagerly, under a `StateScope` (stateless calls, fit) and
+    under `loopax.function` alike.
+
+    Args:
+        seed: an int; None draws one from Python's `random` (which
+            `set_random_seed` seeds).
+    """
+
+    _loopax_trackable = True  # Modules holding one track its state variable
+
+    def __init__(self, seed=None, name=None):
+        self.name = name or unique_name("seed_generator")
+        if seed is None:
+            seed = _py_random.randint(0, 2**31 - 1)
+        if not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"SeedGenerator(seed=...) must be an int or None, got {seed!r}.")
+        with name_scope(self.name):
+            self.state = Variable(
+                np.array([0, int(seed)], dtype=np.uint32), dtype="uint32",
+                trainable=False, name="seed_generator_state")
+
+    @property
+    def variables(self):
+        return [self.state]
+
+    def next(self):
+        key = jax.random.wrap_key_data(self.state.value)
+        key, sub = jax.random.split(key)
+        self.state.assign(jax.random.key_data(key))
+        return sub
+
+
+_global_generator: SeedGenerator | None = None
+
+
+def global_seed_generator() -> SeedGenerator:
+    global _global_generator
+    if _global_generator is None:
+        _global_generator = SeedGenerator(name="global_seed_generator")
+    return _global_generator
+
+
+def set_global_seed(seed: int):
+    global _global_generator
+    _global_generator = SeedGenerator(seed, name="global_seed_generator")
+
+
+def draw_key(seed):
+    """A JAX PRNG key from `seed` (int, SeedGenerator, key or None)."""
+    if isinstance(seed, SeedGenerator):
+        return seed.next()
+    if seed is None:
+        return global_seed_generator().next()
+    if isinstance(seed, (int, np.integer)):
+        return jax.random.key(int(seed))
+    seed = unwrap(seed)
+    if hasattr(seed, "dtype") and jnp.issubdtype(seed.dtype, jax.dtypes.prng_key):
+        return seed
+    if hasattr(seed, "shape") and tuple(seed.shape) == (2,):
+        return jax.random.wrap_key_data(jnp.asarray(seed, dtype=jnp.uint32))
+    raise TypeError(
+        f"seed must be an int, a loopax.random.SeedGenerator, a JAX PRNG key or "
+        f"None; got {type(seed).__name__}.")
+
+
+def _dtype(dtype):
+    return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """Samples of N(mean, stddev²), shape `shape`."""
+    key = draw_key(seed)
+    return mean + stddev * jax.random.normal(key, tuple(shape), _dtype(dtype))
+
+
+def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
+    """Samples of U[minval, maxval), shape `shape`."""
+    key = draw_key(seed)
+    return jax.random.uniform(key, tuple(shape), _dtype(dtype), minval, maxval)
+
+
+def randint(shape, minval, maxval, dtype="int32", seed=None):
+    """Integers uniform in [minval, maxval), shape `shape`."""
+    key = draw_key(seed)
+    return jax.random.randint(key, tuple(shape), minval, maxval, dtypes.standardize(dtype))
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
+    """N(mean, stddev²) cut at two standard deviations."""
+    key = draw_key(seed)
+    sample = jax.random.truncated_normal(key, -2.0, 2.0, tuple(shape), _dtype(dtype))
+    return mean + stddev * sample
+
+
+def shuffle(x, axis=0, seed=None):
+    """`x` permuted along `axis`."""
+    key = draw_key(seed)
+    return jax.random.permutation(key, unwrap(x), axis=axis, independent=False)
+
+
+def dropout(inputs, rate, noise_shape=None, seed=None):
+    """Zeroes each entry with probability `rate` and scales the rest by 1/(1-rate)."""
+    inputs = unwrap(inputs)
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout rate must be in [0, 1), got {rate}.")
+    if rate == 0:
+        return inputs
+    key = draw_key(seed)
+    shape = tuple(noise_shape) if noise_shape is not None else inputs.shape
+    keep = jax.random.bernoulli(key, 1.0 - rate, shape)
+    return jnp.where(keep, inputs / (1.0 - rate), jnp.zeros_like(inputs))
+
+
+def set_random_seed(seed: int):
+    """Seeds Python's `random`, NumPy and loopax's global generator."""
+    if not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"set_random_seed expects an int, got {seed!r}.")
+    _py_random.seed(int(seed))
+    np.random.seed(int(seed) % 2**32)
+    set_global_seed(int(seed))

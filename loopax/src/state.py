@@ -1,0 +1,430 @@
+"""The state model: Variables, state scopes and name scopes.
+
+Everything stateful in loopax (model weights, optimizer slots, metric
+accumulators, RNG seeds) is a `Variable`. A Variable is a registered JAX
+pytree with one leaf, its current value, so lists of Variables pass straight
+into `jax.jit`, `jax.grad` and `jax.tree_util`.
+
+A `StateScope` substitutes values for Variables while it is active and
+collects assignments instead of applying them. It is the single mechanism
+behind `stateless_call`, `stateless_apply`, `stateless_update_state`, the
+fused training step of `fit()`, `loopax.function` and checkpoint restore:
+
+    with StateScope({var: new_value}) as scope:
+        out = layer(x)                 # reads see new_value
+    updated = scope.get_current_value(var)   # assignments made inside
+
+Scopes nest: a read looks in the innermost scope first, then outwards, then
+at the Variable itself. Assignments go to the innermost scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable, Iterable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src import dtypes
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.scopes: list[StateScope] = []
+        self.name_stack: list[str] = []
+        # Set by loopax.src.tape while at least one GradientTape records.
+        self.tapes: list = []
+
+
+_state = _ThreadState()
+
+
+def active_scope() -> "StateScope | None":
+    return _state.scopes[-1] if _state.scopes else None
+
+
+def is_tracer(x) -> bool:
+    return isinstance(x, jax.core.Tracer)
+
+
+# --------------------------------------------------------------------------
+# Variable
+# --------------------------------------------------------------------------
+
+class Variable:
+    """A mutable, named array that is also a JAX pytree.
+
+    Args:
+        initializer: an array-like initial value, or a callable
+            `initializer(shape, dtype)` (a loopax initializer or a name such
+            as `"glorot_uniform"`), in which case `shape` is required.
+        shape: the shape, when `initializer` is a callable.
+        dtype: the dtype; defaults to the value's dtype (Python floats and
+            float64 arrays become float32, loopax's default float).
+        trainable: whether optimizers and `GradientTape` treat it as a
+            parameter.
+        name: the variable's name; its `path` prefixes the enclosing name
+            scopes (`"dense/kernel"`).
+    """
+
+    # Let NumPy and JAX defer binary operators to our reflected methods, so
+    # `np_array - variable` comes back to loopax (and to a recording tape).
+    __array_priority__ = 1000
+    __array_ufunc__ = None
+
+    def __init__(self, initializer, shape=None, dtype=None, trainable=True,
+                 name=None, aggregation=None):
+        name = name or "variable"
+        if not isinstance(name, str) or "/" in name:
+            raise ValueError(
+                f"Variable name must be a string without '/', got {name!r}.")
+        self.name = name
+        self.path = "/".join(_state.name_stack + [name])
+        self.trainable = bool(trainable)
+        self.aggregation = aggregation
+        self._version = 0
+        dtype = dtypes.standardize(dtype) if dtype is not None else None
+        if isinstance(initializer, str) or callable(initializer):
+            if shape is None:
+                raise ValueError(
+                    f"Variable {self.path!r}: an initializer "
+                    f"({initializer!r}) needs `shape=`.")
+            from loopax.src import initializers
+            init = initializers.get(initializer)
+            with jax.ensure_compile_time_eval():
+                value = init(tuple(shape), dtype or dtypes.floatx())
+        else:
+            value = initializer
+            if isinstance(value, Variable):
+                value = value.value
+        self._value = _to_value(value, dtype, self.path)
+        if shape is not None and tuple(shape) != self._value.shape:
+            raise ValueError(
+                f"Variable {self.path!r}: initial value has shape "
+                f"{self._value.shape} but shape={tuple(shape)} was given.")
+        if is_tracer(self._value):
+            raise RuntimeError(
+                f"Variable {self.path!r} was created from a traced value "
+                "inside a compiled function (jax.jit, loopax.function or "
+                "fit()). Create variables before compiling, e.g. in "
+                "`build()` or by calling the model once on a batch.")
+
+    # ---- value -----------------------------------------------------------
+    @property
+    def value(self):
+        """The current value: the one a `StateScope` substitutes, if any."""
+        scopes = _state.scopes
+        if scopes:
+            for scope in reversed(scopes):
+                v = scope._lookup(self)
+                if v is not None:
+                    return v
+        return self._value
+
+    def assign(self, value):
+        """Sets the value (shape and dtype must match); returns `value`'s array."""
+        value = _unwrap(value)
+        value = jnp.asarray(value, dtype=self.dtype) if not (
+            hasattr(value, "dtype") and value.dtype == self.dtype) else value
+        if not is_tracer(value):
+            value = jnp.asarray(value)
+        if tuple(value.shape) != self.shape:
+            raise ValueError(
+                f"Cannot assign a value of shape {tuple(value.shape)} to "
+                f"variable {self.path!r} of shape {self.shape}.")
+        scope = active_scope()
+        if scope is not None:
+            scope._assign(self, value)
+        else:
+            if is_tracer(value):
+                raise RuntimeError(
+                    f"Assigning a traced value to variable {self.path!r} "
+                    "outside a state scope: inside `jax.jit` use the stateless "
+                    "API (stateless_call / stateless_apply), or compile with "
+                    "`loopax.function`, which writes assignments back.")
+            self._value = value
+        self._version += 1
+        return value
+
+    def assign_add(self, delta):
+        return self.assign(self.value + _unwrap(delta))
+
+    def assign_sub(self, delta):
+        return self.assign(self.value - _unwrap(delta))
+
+    # ---- array protocol --------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    def numpy(self):
+        return np.asarray(self.value)
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(self.value)
+        return a.astype(dtype) if dtype is not None else a
+
+    @property
+    def __jax_array__(self):
+        # JAX's binary operators look this attribute up first. Hiding it while
+        # a GradientTape follows this variable makes `jax_array * variable`
+        # fall back to our reflected operator, which the tape records.
+        if _state.tapes and any(t._follows(self) for t in _state.tapes):
+            raise AttributeError("__jax_array__")
+        return self._read_value
+
+    def _read_value(self):
+        return self.value
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __int__(self):
+        return int(self.value)
+
+    def __index__(self):
+        return int(self.value)
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        try:
+            val = np.asarray(self.value)
+        except Exception:  # a tracer
+            val = self.value
+        return (f"<Variable path={self.path}, shape={self.shape}, "
+                f"dtype={self.dtype}, trainable={self.trainable}, value={val}>")
+
+    # ---- pytree ----------------------------------------------------------
+    @classmethod
+    def _from_leaf(cls, value, path, trainable):
+        """A detached Variable holding `value` (what jax.tree unflattens to)."""
+        v = object.__new__(cls)
+        v.name = path.rsplit("/", 1)[-1]
+        v.path = path
+        v.trainable = trainable
+        v.aggregation = None
+        v._version = 0
+        v._value = value
+        return v
+
+
+def _flatten_variable(v):
+    return (v.value,), (v.path, v.trainable)
+
+
+def _unflatten_variable(aux, children):
+    return Variable._from_leaf(children[0], *aux)
+
+
+jax.tree_util.register_pytree_node(Variable, _flatten_variable, _unflatten_variable)
+
+
+def _to_value(value, dtype, where):
+    value = _unwrap(value)
+    if dtype is None:
+        if isinstance(value, (bool, np.bool_)):
+            dtype = jnp.bool_
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            dtype = jnp.int32
+        elif isinstance(value, (float, np.floating, list, tuple)) or (
+                isinstance(value, np.ndarray) and value.dtype == np.float64):
+            arr = np.asarray(value)
+            dtype = dtypes.floatx() if arr.dtype.kind == "f" else (
+                jnp.int32 if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 else arr.dtype)
+    try:
+        return jnp.asarray(value, dtype=dtype)
+    except TypeError as e:
+        raise TypeError(
+            f"Variable {where!r}: cannot make an array of {type(value).__name__}"
+            f" ({e}). Pass an array, a number, or an initializer.") from None
+
+
+def _unwrap(x):
+    """The array behind a Variable or loopax Tensor; anything else unchanged."""
+    if isinstance(x, Variable):
+        return x.value
+    v = getattr(x, "_loopax_value", None)
+    return x if v is None else v
+
+
+# Operators: defined through loopax.ops so a recording GradientTape sees them.
+def _binary(name, reflected=False):
+    def method(self, other):
+        from loopax.src.ops import operators
+        fn = getattr(operators, name)
+        return fn(other, self) if reflected else fn(self, other)
+    return method
+
+
+def _unary(name):
+    def method(self):
+        from loopax.src.ops import operators
+        return getattr(operators, name)(self)
+    return method
+
+
+def install_operators(cls):
+    """Gives `cls` Python's arithmetic and comparison operators via loopax.ops."""
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+               "matmul", "and", "or", "xor"):
+        setattr(cls, f"__{op}__", _binary(op))
+        setattr(cls, f"__r{op}__", _binary(op, reflected=True))
+    for op in ("lt", "le", "gt", "ge", "eq", "ne"):
+        setattr(cls, f"__{op}__", _binary(op))
+    for op in ("neg", "pos", "abs", "invert"):
+        setattr(cls, f"__{op}__", _unary(op))
+    cls.__getitem__ = lambda self, idx: __import__(
+        "loopax.src.ops.operators", fromlist=["getitem"]).getitem(self, idx)
+    return cls
+
+
+install_operators(Variable)
+# `==` is elementwise (as for arrays); Variables stay usable as dict keys
+# through identity hashing.
+Variable.__hash__ = lambda self: id(self)
+
+
+# --------------------------------------------------------------------------
+# StateScope
+# --------------------------------------------------------------------------
+
+class StateScope:
+    """Substitutes values for Variables and collects their assignments.
+
+    Args:
+        state_mapping: pairs `(variable, value)` (or a dict) whose values
+            reads return while the scope is active.
+        on_missing: optional callback `on_missing(variable)` called when a
+            Variable that no enclosing scope maps is read or assigned; used by
+            `loopax.function` to discover the state a function touches.
+    """
+
+    def __init__(self, state_mapping: Iterable = (), on_missing: Callable | None = None):
+        if isinstance(state_mapping, dict):
+            state_mapping = state_mapping.items()
+        self._values: dict[int, tuple[Variable, Any]] = {}
+        self._assigned: dict[int, Variable] = {}
+        self.on_missing = on_missing
+        for var, value in state_mapping:
+            if not isinstance(var, Variable):
+                raise TypeError(
+                    f"StateScope maps Variables to values; got a key of type "
+                    f"{type(var).__name__}.")
+            value = _unwrap(value)
+            if not hasattr(value, "shape"):
+                value = jnp.asarray(value, dtype=var.dtype)
+            self._values[id(var)] = (var, value)
+
+    def _lookup(self, var):
+        hit = self._values.get(id(var))
+        if hit is not None:
+            return hit[1]
+        if self.on_missing is not None and not any(
+                id(var) in s._values for s in _state.scopes if s is not self):
+            self.on_missing(var)
+        return None
+
+    def _assign(self, var, value):
+        if self.on_missing is not None and id(var) not in self._values:
+            self.on_missing(var)
+        self._values[id(var)] = (var, value)
+        self._assigned[id(var)] = var
+
+    def get_current_value(self, var):
+        """The value `var` has inside this scope (assigned or substituted), or None."""
+        hit = self._values.get(id(var))
+        return None if hit is None else hit[1]
+
+    @property
+    def assigned_variables(self) -> list[Variable]:
+        """The Variables assigned inside this scope, in first-assignment order."""
+        return list(self._assigned.values())
+
+    def __enter__(self):
+        _state.scopes.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _state.scopes.remove(self)
+        return False
+
+
+def values_of(variables) -> list:
+    """Current values (scope-aware) of a sequence of Variables."""
+    return [v.value for v in variables]
+
+
+def check_values_match(variables, values, what: str, owner: str):
+    """Raises a clear error unless `values` fits `variables` one to one.
+
+    `what` names the argument ("trainable_variables"), `owner` the object
+    whose stateless API was called.
+    """
+    values = list(values)
+    if len(values) != len(variables):
+        expected = "\n".join(f"  {i}: {v.path} {v.shape} {v.dtype}"
+                             for i, v in enumerate(variables))
+        raise ValueError(
+            f"{owner}: `{what}` has {len(values)} entries but {len(variables)} "
+            f"were expected, in this order (pass `{owner.split('.')[0]}."
+            f"{what}` or the values a previous stateless call returned):\n"
+            f"{expected}")
+    for i, (var, val) in enumerate(zip(variables, values)):
+        shape = tuple(getattr(_unwrap(val), "shape", np.shape(val)))
+        if shape != var.shape:
+            raise ValueError(
+                f"{owner}: `{what}[{i}]` has shape {shape} but variable "
+                f"{var.path!r} has shape {var.shape}.")
+    return values
+
+
+# --------------------------------------------------------------------------
+# Name scopes
+# --------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Prefixes the `path` of Variables created inside with `name/`."""
+    _state.name_stack.append(name)
+    try:
+        yield
+    finally:
+        _state.name_stack.pop()
+
+
+_name_counts: dict[str, int] = {}
+
+
+def unique_name(prefix: str) -> str:
+    """`prefix`, then `prefix_1`, `prefix_2`, ... (reset by `clear_session`)."""
+    n = _name_counts.get(prefix, 0)
+    _name_counts[prefix] = n + 1
+    return prefix if n == 0 else f"{prefix}_{n}"
+
+
+def clear_session():
+    """Resets automatic layer names (and anything else global)."""
+    _name_counts.clear()
