@@ -27,7 +27,7 @@ import numpy as np
 from loopax.src import dtypes
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
-from loopax.src.state import StateScope, Variable, check_values_match, name_scope, unique_name
+from loopax.src.state import _state, StateScope, Variable, check_values_match, name_scope, unique_name
 from loopax.src.tensor import Tensor
 
 
@@ -265,6 +265,11 @@ class Layer(Module):
             self.built = True
 
         outer = not _ctx.stack
+        if outer and _state.tapes:
+            # A recording GradientTape records the whole outermost layer call
+            # as one differentiable step (see loopax.src.tape).
+            from loopax.src import tape
+            return tape.record_layer_call(self, args, kwargs)
         if outer:
             _ctx.counter += 1
             frame = {"training": kwargs.get("training"), "losses": [], "id": _ctx.counter}

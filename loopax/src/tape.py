@@ -1,0 +1,1 @@
+"""PLACEHOLDER: the tape helper replaces this file."""

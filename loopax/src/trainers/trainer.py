@@ -1,0 +1,5 @@
+"""PLACEHOLDER: the trainer helper replaces this file (compile/fit/evaluate/predict)."""
+
+
+class Trainer:
+    pass
