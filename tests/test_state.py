@@ -1,0 +1,146 @@
+"""The state model: Variable, StateScope, name scopes."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import loopax
+from loopax.src.state import StateScope, Variable, check_values_match, name_scope
+
+
+def test_variable_basics_and_assign():
+    v = Variable(np.array([1.0, 2.0]), name="w")
+    assert v.shape == (2,) and v.dtype == jnp.float32 and v.trainable
+    v.assign([3.0, 4.0])
+    np.testing.assert_allclose(v.numpy(), [3.0, 4.0])
+    v.assign_add(np.ones(2))
+    v.assign_sub(jnp.array([0.5, 0.5]))
+    np.testing.assert_allclose(np.asarray(v), [3.5, 4.5])
+    with pytest.raises(ValueError, match=r"shape \(3,\).*'w'.*\(2,\)"):
+        v.assign(np.zeros(3))
+
+
+def test_variable_from_initializer_and_dtype():
+    v = Variable("zeros", shape=(2, 3), dtype="float32", name="z")
+    assert v.shape == (2, 3) and float(jnp.sum(v.value)) == 0.0
+    i = Variable(3)
+    assert i.dtype == jnp.int32
+    with pytest.raises(ValueError, match="needs `shape=`"):
+        Variable("zeros")
+
+
+def test_variable_operators_with_numpy_jax_and_scalars_on_both_sides():
+    v = Variable(2.0)
+    a = np.float32(5.0)
+    j = jnp.asarray(5.0)
+    for left, right, expect in [(v, 3.0, 6.0), (3.0, v, 6.0), (a, v, 10.0), (v, j, 10.0), (j, v, 10.0)]:
+        assert float(left * right) == expect
+    assert float(j - v) == 3.0 and float(v - j) == -3.0
+    assert float(np.ones(()) - v) == -1.0
+    assert bool(v < 3.0) and float(-v) == -2.0 and float(v ** 2) == 4.0
+    m = Variable(np.eye(2))
+    np.testing.assert_allclose(np.asarray(m @ np.ones((2, 1))), np.ones((2, 1)))
+    np.testing.assert_allclose(np.asarray(m[0]), [1.0, 0.0])
+
+
+def test_variables_are_pytrees_for_jit_and_grad():
+    vs = [Variable(2.0, name="a"), Variable(np.array([1.0, 3.0]), name="b")]
+
+    @jax.jit
+    def f(vars_):
+        a, b = vars_
+        return jnp.sum(a.value * b.value ** 2)
+
+    assert float(f(vs)) == pytest.approx(2.0 * 10.0)
+    grads = jax.grad(f)(vs)
+    # d/da = sum(b^2) = 10; d/db = 2 a b = [4, 12]
+    assert float(grads[0].value) == pytest.approx(10.0)
+    np.testing.assert_allclose(np.asarray(grads[1].value), [4.0, 12.0])
+    leaves = jax.tree_util.tree_leaves(vs)
+    assert len(leaves) == 2 and isinstance(leaves[0], jax.Array)
+
+
+def test_state_scope_substitutes_and_collects():
+    v = Variable(1.0)
+    w = Variable(10.0)
+    with StateScope([(v, 5.0)]) as scope:
+        assert float(v.value) == 5.0
+        assert float(w.value) == 10.0  # unmapped: its own value
+        v.assign(v.value + 1.0)
+        w.assign(20.0)
+        assert float(v.value) == 6.0 and float(w.value) == 20.0
+    assert float(v.value) == 1.0 and float(w.value) == 10.0  # untouched
+    assert float(scope.get_current_value(v)) == 6.0
+    assert float(scope.get_current_value(w)) == 20.0
+    assert scope.assigned_variables == [v, w]
+
+
+def test_state_scopes_nest_inner_first():
+    v = Variable(1.0)
+    with StateScope([(v, 2.0)]):
+        with StateScope([]) as inner:
+            assert float(v.value) == 2.0
+            v.assign(3.0)
+        assert float(v.value) == 2.0
+    assert float(inner.get_current_value(v)) == 3.0
+
+
+def test_state_scope_under_jit_is_pure():
+    v = Variable(1.0)
+
+    @jax.jit
+    def step(value):
+        with StateScope([(v, value)]) as scope:
+            v.assign_add(1.0)
+        return scope.get_current_value(v)
+
+    assert float(step(jnp.asarray(5.0))) == 6.0
+    assert float(v.value) == 1.0
+
+
+def test_assigning_a_tracer_outside_a_scope_is_a_clear_error():
+    v = Variable(1.0, name="counter")
+
+    @jax.jit
+    def bad(x):
+        v.assign(x)
+        return x
+
+    with pytest.raises(RuntimeError, match="counter.*stateless"):
+        bad(jnp.asarray(2.0))
+
+
+def test_on_missing_reports_unmapped_variables():
+    a, b = Variable(1.0, name="a"), Variable(2.0, name="b")
+    seen = []
+    with StateScope([(a, 1.0)], on_missing=seen.append):
+        _ = a.value + b.value
+        b.assign(3.0)
+    assert seen and all(s is b for s in seen)
+
+
+def test_check_values_match_names_count_order_and_shapes():
+    vs = [Variable(np.zeros((2, 3)), name="kernel"), Variable(np.zeros(3), name="bias")]
+    with pytest.raises(ValueError, match=r"(?s)1 entries but 2 were expected.*0: kernel \(2, 3\)"):
+        check_values_match(vs, [np.zeros((2, 3))], "trainable_variables", "dense.stateless_call")
+    with pytest.raises(ValueError, match=r"trainable_variables\[1\]` has shape \(4,\).*bias"):
+        check_values_match(vs, [np.zeros((2, 3)), np.zeros(4)], "trainable_variables", "m")
+
+
+def test_name_scope_sets_paths():
+    with name_scope("block"):
+        with name_scope("dense"):
+            v = Variable(0.0, name="kernel")
+    assert v.path == "block/dense/kernel" and v.name == "kernel"
+    with pytest.raises(ValueError):
+        Variable(0.0, name="a/b")
+
+
+def test_variable_created_from_tracer_is_refused():
+    @jax.jit
+    def f(x):
+        return Variable(x).value
+
+    with pytest.raises(RuntimeError, match="created from a traced value"):
+        f(jnp.ones(()))
