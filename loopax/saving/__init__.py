@@ -1,1 +1,38 @@
-"""(being written)"""
+"""Saving and loading models, and the registry of serializable objects.
+
+`model.save_weights(path)` / `model.load_weights(path)`: the weights as
+safetensors. `model.save(path)` / `load_model(path)`: architecture and weights
+in one zip. Loading never runs code from a file: classes are found only among
+loopax's own, `custom_objects=` and those registered with
+`@register_serializable()`.
+"""
+
+from loopax.src.saving.model_file import load_model
+from loopax.src.saving.serialization import (
+    CustomObjectScope,
+    custom_object_scope,
+    deserialize,
+    deserialize_keras_object,
+    get_custom_objects,
+    get_registered_name,
+    get_registered_object,
+    register_keras_serializable,
+    register_serializable,
+    serialize,
+    serialize_keras_object,
+)
+
+
+def save_model(model, filepath, overwrite=True, **kwargs):
+    """`model.save(filepath)`."""
+    model.save(filepath, overwrite=overwrite, **kwargs)
+
+
+def save_weights(model, filepath, overwrite=True):
+    """`model.save_weights(filepath)`."""
+    model.save_weights(filepath, overwrite=overwrite)
+
+
+def load_weights(model, filepath, skip_mismatch=False):
+    """`model.load_weights(filepath)`."""
+    model.load_weights(filepath, skip_mismatch=skip_mismatch)

@@ -1,28 +1,297 @@
-"""Weight initializers: callables `init(shape, dtype) -> array`.
+"""Weight initializers: objects called as `init(shape, dtype=None) -> array`.
 
-PLACEHOLDER: a helper replaces this file with the full set.
+Random initializers take `seed=`: an int (every call returns the same
+values), a `loopax.random.SeedGenerator`, or None (draws from loopax's
+global generator, so `loopax.utils.set_random_seed(n)` makes them
+reproducible). Names follow Keras: `get("glorot_uniform")`,
+`get("GlorotUniform")`, `get({"class_name": ..., "config": ...})`.
 """
+
+from __future__ import annotations
+
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-
-def zeros(shape, dtype="float32"):
-    return jnp.zeros(shape, dtype)
-
-
-def ones(shape, dtype="float32"):
-    return jnp.ones(shape, dtype)
+from loopax.src import dtypes, random
+from loopax.src.module import _snake_case
 
 
-def glorot_uniform(shape, dtype="float32"):
-    from loopax.src import random
-    fan_in, fan_out = (shape[-2] if len(shape) > 1 else shape[0]), shape[-1]
-    limit = np.sqrt(6 / (fan_in + fan_out))
-    return random.uniform(shape, -limit, limit, dtype=dtype)
+def compute_fans(shape):
+    """(fan_in, fan_out) of a weight shape, as Keras computes them.
+
+    Dense kernels `(in, out)`; convolution kernels `(*window, in, out)`
+    count the receptive field: fan_in = prod(window) · in.
+    """
+    shape = tuple(shape)
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive_field = math.prod(shape[:-2])
+    return shape[-2] * receptive_field, shape[-1] * receptive_field
+
+
+def _dtype(dtype):
+    return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+
+
+class Initializer:
+    """Base class: subclasses implement `__call__(shape, dtype=None)`."""
+
+    def __call__(self, shape, dtype=None):
+        raise NotImplementedError
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def clone(self):
+        return type(self).from_config(self.get_config())
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class Zeros(Initializer):
+    def __call__(self, shape, dtype=None):
+        return jnp.zeros(tuple(shape), _dtype(dtype))
+
+
+class Ones(Initializer):
+    def __call__(self, shape, dtype=None):
+        return jnp.ones(tuple(shape), _dtype(dtype))
+
+
+class Constant(Initializer):
+    """Every entry equals `value`."""
+
+    def __init__(self, value=0.0):
+        self.value = value
+
+    def __call__(self, shape, dtype=None):
+        return jnp.full(tuple(shape), self.value, _dtype(dtype))
+
+    def get_config(self):
+        return {"value": self.value}
+
+
+class RandomInitializer(Initializer):
+    def __init__(self, seed=None):
+        if seed is not None and not isinstance(seed, (int, np.integer, random.SeedGenerator)):
+            raise TypeError(
+                f"{type(self).__name__}(seed=...) must be an int, a "
+                f"loopax.random.SeedGenerator or None; got {seed!r}.")
+        self.seed = seed
+
+    def get_config(self):
+        return {"seed": self.seed if not isinstance(self.seed, random.SeedGenerator) else None}
+
+
+class RandomNormal(RandomInitializer):
+    """N(mean, stddev²)."""
+
+    def __init__(self, mean=0.0, stddev=0.05, seed=None):
+        super().__init__(seed)
+        self.mean, self.stddev = mean, stddev
+
+    def __call__(self, shape, dtype=None):
+        return random.normal(shape, self.mean, self.stddev, _dtype(dtype), seed=self.seed)
+
+    def get_config(self):
+        return {"mean": self.mean, "stddev": self.stddev, **super().get_config()}
+
+
+class TruncatedNormal(RandomNormal):
+    """N(mean, stddev²) redrawn beyond two standard deviations."""
+
+    def __call__(self, shape, dtype=None):
+        return random.truncated_normal(shape, self.mean, self.stddev, _dtype(dtype),
+                                       seed=self.seed)
+
+
+class RandomUniform(RandomInitializer):
+    """U[minval, maxval)."""
+
+    def __init__(self, minval=-0.05, maxval=0.05, seed=None):
+        super().__init__(seed)
+        self.minval, self.maxval = minval, maxval
+
+    def __call__(self, shape, dtype=None):
+        return random.uniform(shape, self.minval, self.maxval, _dtype(dtype), seed=self.seed)
+
+    def get_config(self):
+        return {"minval": self.minval, "maxval": self.maxval, **super().get_config()}
+
+
+class VarianceScaling(RandomInitializer):
+    """Samples with variance `scale / n`, n the fan chosen by `mode`.
+
+    Args:
+        scale: positive float.
+        mode: "fan_in", "fan_out" or "fan_avg".
+        distribution: "truncated_normal" (stddev corrected for the cut),
+            "untruncated_normal" or "uniform" (limit sqrt(3 · scale / n)).
+    """
+
+    _MODES = ("fan_in", "fan_out", "fan_avg")
+    _DISTRIBUTIONS = ("truncated_normal", "untruncated_normal", "uniform")
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        super().__init__(seed)
+        if scale <= 0:
+            raise ValueError(f"VarianceScaling: `scale` must be positive, got {scale}.")
+        if mode not in self._MODES:
+            raise ValueError(f"VarianceScaling: `mode` must be one of {self._MODES}, got {mode!r}.")
+        distribution = distribution.lower()
+        if distribution == "normal":
+            distribution = "truncated_normal"
+        if distribution not in self._DISTRIBUTIONS:
+            raise ValueError(f"VarianceScaling: `distribution` must be one of "
+                             f"{self._DISTRIBUTIONS}, got {distribution!r}.")
+        self.scale, self.mode, self.distribution = scale, mode, distribution
+
+    def __call__(self, shape, dtype=None):
+        fan_in, fan_out = compute_fans(shape)
+        fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
+        variance = self.scale / max(1.0, fan)
+        dtype = _dtype(dtype)
+        if self.distribution == "truncated_normal":
+            # The stddev of a unit normal cut at ±2 is 0.8796...; undo it.
+            stddev = math.sqrt(variance) / 0.87962566103423978
+            return random.truncated_normal(shape, 0.0, stddev, dtype, seed=self.seed)
+        if self.distribution == "untruncated_normal":
+            return random.normal(shape, 0.0, math.sqrt(variance), dtype, seed=self.seed)
+        limit = math.sqrt(3.0 * variance)
+        return random.uniform(shape, -limit, limit, dtype, seed=self.seed)
+
+    def get_config(self):
+        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                **super().get_config()}
+
+
+def _variance_scaling_preset(class_name, scale, mode, distribution, doc):
+    def __init__(self, seed=None):
+        VarianceScaling.__init__(self, scale, mode, distribution, seed)
+
+    def get_config(self):
+        return RandomInitializer.get_config(self)
+
+    return type(class_name, (VarianceScaling,), {
+        "__init__": __init__, "get_config": get_config, "__doc__": doc})
+
+
+GlorotUniform = _variance_scaling_preset(
+    "GlorotUniform", 1.0, "fan_avg", "uniform", "U[-l, l], l = sqrt(6 / (fan_in + fan_out)).")
+GlorotNormal = _variance_scaling_preset(
+    "GlorotNormal", 1.0, "fan_avg", "truncated_normal",
+    "Truncated normal, stddev = sqrt(2 / (fan_in + fan_out)).")
+HeNormal = _variance_scaling_preset(
+    "HeNormal", 2.0, "fan_in", "truncated_normal", "Truncated normal, stddev = sqrt(2 / fan_in).")
+HeUniform = _variance_scaling_preset(
+    "HeUniform", 2.0, "fan_in", "uniform", "U[-l, l], l = sqrt(6 / fan_in).")
+LecunNormal = _variance_scaling_preset(
+    "LecunNormal", 1.0, "fan_in", "truncated_normal", "Truncated normal, stddev = sqrt(1 / fan_in).")
+LecunUniform = _variance_scaling_preset(
+    "LecunUniform", 1.0, "fan_in", "uniform", "U[-l, l], l = sqrt(3 / fan_in).")
+
+
+class Orthogonal(RandomInitializer):
+    """A (semi-)orthogonal matrix times `gain`; shapes of rank > 2 are
+    flattened to (prod(shape[:-1]), shape[-1])."""
+
+    def __init__(self, gain=1.0, seed=None):
+        super().__init__(seed)
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal initializer needs a shape of rank >= 2, got {shape}.")
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        a = random.normal((max(rows, cols), min(rows, cols)), dtype="float32", seed=self.seed)
+        q, r = jnp.linalg.qr(a)
+        q = q * jnp.sign(jnp.diagonal(r))  # makes the distribution uniform
+        if rows < cols:
+            q = q.T
+        return (self.gain * q).reshape(shape).astype(_dtype(dtype))
+
+    def get_config(self):
+        return {"gain": self.gain, **super().get_config()}
+
+
+class Identity(Initializer):
+    """`gain` times the identity matrix (2-D shapes only)."""
+
+    def __init__(self, gain=1.0):
+        self.gain = gain
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(shape)
+        if len(shape) != 2:
+            raise ValueError(f"Identity initializer needs a 2-D shape, got {shape}.")
+        return self.gain * jnp.eye(*shape, dtype=_dtype(dtype))
+
+    def get_config(self):
+        return {"gain": self.gain}
+
+
+IdentityInitializer = Identity
+
+_CLASSES = [Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal,
+            VarianceScaling, GlorotUniform, GlorotNormal, HeNormal, HeUniform,
+            LecunNormal, LecunUniform, Orthogonal, Identity]
+_BY_NAME = {}
+for _cls in _CLASSES:
+    _BY_NAME[_cls.__name__] = _cls
+    _BY_NAME[_snake_case(_cls.__name__)] = _cls
+_BY_NAME.update({"zero": Zeros, "one": Ones, "normal": RandomNormal, "uniform": RandomUniform,
+                 "IdentityInitializer": Identity})
+
+
+def serialize(initializer):
+    """`{"class_name": ..., "config": ...}` for a loopax initializer; other
+    callables come back unchanged."""
+    if isinstance(initializer, Initializer):
+        return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+    return initializer
+
+
+def deserialize(config):
+    return get(config)
 
 
 def get(identifier):
+    """An initializer from a name, a config dict, an Initializer or a callable."""
+    if identifier is None or isinstance(identifier, Initializer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier)
+        if cls is None:
+            names = sorted(n for n in _BY_NAME if n[0].islower())
+            raise ValueError(f"Unknown initializer {identifier!r}. Valid names: "
+                             f"{', '.join(names)} (or their class names); or pass a callable.")
+        return cls()
+    if isinstance(identifier, dict) and "class_name" in identifier:
+        init = get(identifier["class_name"])
+        return type(init).from_config(identifier.get("config", {}))
+    if isinstance(identifier, type) and issubclass(identifier, Initializer):
+        return identifier()
     if callable(identifier):
         return identifier
-    return {"zeros": zeros, "ones": ones, "glorot_uniform": glorot_uniform}[identifier]
+    raise TypeError(f"An initializer must be a name, a config dict or a callable; "
+                    f"got {identifier!r}.")
+
+
+# Keras' lower-case function-style aliases.
+zeros, ones, constant = Zeros, Ones, Constant
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+variance_scaling, orthogonal, identity = VarianceScaling, Orthogonal, Identity
+glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
+he_normal, he_uniform, lecun_normal, lecun_uniform = HeNormal, HeUniform, LecunNormal, LecunUniform

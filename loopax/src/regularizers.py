@@ -1,3 +1,157 @@
-"""PLACEHOLDER: a helper replaces this file."""
+"""Weight regularizers: callables `reg(weight) -> scalar penalty`.
+
+Pass one to a layer (`Dense(4, kernel_regularizer="l2")`); the layer adds
+the penalty of its current weights to `layer.losses`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from loopax.src.module import _snake_case
+from loopax.src.tensor import unwrap
+
+
+class Regularizer:
+    """Base class: subclasses implement `__call__(x) -> scalar`."""
+
+    def __call__(self, x):
+        return jnp.zeros((), jnp.float32)
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+def _check_factor(name, value):
+    value = float(value)
+    if value < 0 or value != value:
+        raise ValueError(f"Regularizer factor `{name}` must be a non-negative number, got {value}.")
+    return value
+
+
+class L1L2(Regularizer):
+    """l1 · sum(|x|) + l2 · sum(x²)."""
+
+    def __init__(self, l1=0.0, l2=0.0):
+        self.l1 = _check_factor("l1", l1)
+        self.l2 = _check_factor("l2", l2)
+
+    def __call__(self, x):
+        x = unwrap(x)
+        penalty = jnp.zeros((), x.dtype)
+        if self.l1:
+            penalty = penalty + self.l1 * jnp.sum(jnp.abs(x))
+        if self.l2:
+            penalty = penalty + self.l2 * jnp.sum(jnp.square(x))
+        return penalty
+
+    def get_config(self):
+        return {"l1": self.l1, "l2": self.l2}
+
+
+class L1(Regularizer):
+    """l1 · sum(|x|)."""
+
+    def __init__(self, l1=0.01):
+        self.l1 = _check_factor("l1", l1)
+
+    def __call__(self, x):
+        return self.l1 * jnp.sum(jnp.abs(unwrap(x)))
+
+    def get_config(self):
+        return {"l1": self.l1}
+
+
+class L2(Regularizer):
+    """l2 · sum(x²) (no factor 1/2, as in Keras)."""
+
+    def __init__(self, l2=0.01):
+        self.l2 = _check_factor("l2", l2)
+
+    def __call__(self, x):
+        return self.l2 * jnp.sum(jnp.square(unwrap(x)))
+
+    def get_config(self):
+        return {"l2": self.l2}
+
+
+class OrthogonalRegularizer(Regularizer):
+    """Pushes the rows (or columns) of a 2-D weight towards orthonormality:
+    factor · mean of |off-diagonal entries| of the Gram matrix of the
+    L2-normalized rows (mode="rows") or columns (mode="columns")."""
+
+    def __init__(self, factor=0.01, mode="rows"):
+        self.factor = _check_factor("factor", factor)
+        if mode not in ("rows", "columns"):
+            raise ValueError(f"OrthogonalRegularizer: `mode` must be 'rows' or 'columns', "
+                             f"got {mode!r}.")
+        self.mode = mode
+
+    def __call__(self, x):
+        x = unwrap(x)
+        if x.ndim != 2:
+            raise ValueError(f"OrthogonalRegularizer needs a 2-D weight, got shape {x.shape}.")
+        if self.mode == "columns":
+            x = x.T
+        x = x / jnp.maximum(jnp.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+        gram = x @ x.T
+        n = gram.shape[0]
+        off_diagonal = jnp.abs(gram) * (1.0 - jnp.eye(n, dtype=gram.dtype))
+        return self.factor * jnp.sum(off_diagonal) / max(n * (n - 1), 1)
+
+    def get_config(self):
+        return {"factor": self.factor, "mode": self.mode}
+
+
+_CLASSES = [L1, L2, L1L2, OrthogonalRegularizer]
+_BY_NAME = {}
+for _cls in _CLASSES:
+    _BY_NAME[_cls.__name__] = _cls
+    _BY_NAME[_snake_case(_cls.__name__)] = _cls
+_BY_NAME.update({"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2,
+                 "orthogonal_regularizer": OrthogonalRegularizer})
+
+
+# Keras' lower-case aliases.
+l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
+
+
+def serialize(regularizer):
+    if isinstance(regularizer, Regularizer):
+        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
+    return regularizer
+
+
+def deserialize(config):
+    return get(config)
+
+
 def get(identifier):
-    return identifier
+    """A regularizer from None, a name ("l1", "l2", "l1_l2"), a config dict
+    or a callable."""
+    if identifier is None or isinstance(identifier, Regularizer):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier)
+        if cls is None:
+            names = sorted(n for n in _BY_NAME if n[0].islower())
+            raise ValueError(f"Unknown regularizer {identifier!r}. Valid names: "
+                             f"{', '.join(names)}; or pass a callable.")
+        return cls()
+    if isinstance(identifier, dict) and "class_name" in identifier:
+        cls = type(get(identifier["class_name"]))
+        return cls.from_config(identifier.get("config", {}))
+    if isinstance(identifier, type) and issubclass(identifier, Regularizer):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"A regularizer must be None, a name, a config dict or a callable; "
+                    f"got {identifier!r}.")

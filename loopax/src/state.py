@@ -100,7 +100,8 @@ class Variable:
             value = initializer
             if isinstance(value, Variable):
                 value = value.value
-        self._value = _to_value(value, dtype, self.path)
+        with jax.ensure_compile_time_eval():  # concrete even while a function is traced
+            self._value = _to_value(value, dtype, self.path)
         if shape is not None and tuple(shape) != self._value.shape:
             raise ValueError(
                 f"Variable {self.path!r}: initial value has shape "

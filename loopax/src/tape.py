@@ -1,1 +1,745 @@
-"""PLACEHOLDER: the tape helper replaces this file."""
+"""`GradientTape`: TensorFlow's imperative autodiff, on JAX.
+
+While a tape records, every loopax op whose inputs it follows (a watched
+Tensor, a watched or trainable Variable, or a Tensor an earlier recorded op
+returned) runs eagerly and appends one node to the tape:
+
+    node = (fn, static structure of the arguments, input Tensors, output Tensors)
+
+A Variable input is *read*: its current value becomes a fresh Tensor that the
+tape remembers as a read of that Variable. The outermost Layer call is one
+node too (`record_layer_call`), so layer internals may be plain JAX.
+
+`gradient(target, sources)` keeps the nodes the target depends on and turns
+them into a replay function
+
+    replay(source_values, constant_values) -> target_values
+
+that re-runs the recorded fns. `jax.jit(jax.vjp(replay))` is compiled once
+per recorded *program structure* (fns, static arguments, wiring) and cached,
+so a training loop compiles its backward pass once. The gradient for a
+Variable is the sum over its reads. If an outer tape records while an inner
+tape computes a gradient, the compiled gradient function is itself recorded
+on the outer tape as one op, which gives higher-order derivatives.
+
+A `jax.numpy` function applied to a Tensor or Variable that a tape follows
+raises JAX's TypeError ("Error interpreting argument ... as an abstract
+array"): JAX cannot report that computation to the tape, and loopax prefers an
+error to a silently missing gradient. Use the `loopax.ops` function of the
+same name, or Python operators, which are recorded.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import types
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.state import StateScope, Variable, _state
+from loopax.src.tensor import Tensor
+
+_WRAPPED = (Variable, Tensor)
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
+
+
+def _is_wrapped(x):
+    return isinstance(x, _WRAPPED)
+
+
+class _Dynamic:
+    """Marks where an array goes in a node's argument template."""
+
+    def __repr__(self):
+        return "<dynamic>"
+
+
+_DYN = _Dynamic()
+
+
+@contextlib.contextmanager
+def _suspended():
+    """No tape records inside (used while running recorded code eagerly)."""
+    saved = _state.tapes
+    _state.tapes = []
+    try:
+        yield
+    finally:
+        _state.tapes = saved
+
+
+# --------------------------------------------------------------------------
+# Hashable keys for static values (the cache key of a recorded program)
+# --------------------------------------------------------------------------
+
+_PLAIN = (int, float, complex, str, bytes, type(None), np.dtype,
+          jax.tree_util.PyTreeDef)
+
+
+def static_key(x):
+    """A hashable stand-in for a static argument.
+
+    Plain values compare by value; any other object by identity (whoever
+    caches under this key keeps the object alive, so its id stays unique).
+    """
+    if isinstance(x, _PLAIN):
+        return (type(x), x)
+    if type(x) is tuple:
+        return ("tuple",) + tuple(static_key(e) for e in x)
+    if isinstance(x, slice):
+        return ("slice", static_key(x.start), static_key(x.stop), static_key(x.step))
+    if isinstance(x, types.MethodType):
+        return ("method", id(x.__self__), id(x.__func__))
+    return ("obj", id(x))
+
+
+def _template_key(template):
+    return tuple(static_key(x) for x in template)
+
+
+# --------------------------------------------------------------------------
+# Recording
+# --------------------------------------------------------------------------
+
+class _Node:
+    """One recorded call: `fn(*args, **kwargs)` rebuilt from `template`."""
+
+    __slots__ = ("fn", "key", "treedef", "template", "positions", "inputs",
+                 "outputs", "_skey")
+
+    def __init__(self, fn, key, treedef, template, positions, inputs, outputs):
+        self.fn, self.key, self.treedef = fn, key, treedef
+        self.template, self.positions = template, positions
+        self.inputs, self.outputs = inputs, outputs   # Tensors / arrays; Tensor or None
+        self._skey = None
+
+    def structure_key(self, in_slots, out_slots):
+        if self._skey is None:
+            self._skey = (static_key(self.key), self.treedef, _template_key(self.template))
+        return self._skey + (in_slots, out_slots)
+
+
+def _split_leaves(leaves):
+    """(template, positions of the dynamic leaves)."""
+    template, positions = [], []
+    for i, x in enumerate(leaves):
+        if isinstance(x, _WRAPPED) or isinstance(x, _ARRAYS):
+            template.append(_DYN)
+            positions.append(i)
+        else:
+            template.append(x)
+    return tuple(template), tuple(positions)
+
+
+def _fill(treedef, template, positions, values):
+    leaves = list(template)
+    for p, v in zip(positions, values):
+        leaves[p] = v
+    return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def _following(leaves, extra_variables=()):
+    """The recording tapes that follow any of these leaves."""
+    return [t for t in _state.tapes
+            if any(t._follows(x) for x in leaves if isinstance(x, _WRAPPED))
+            or any(t._follows(v) for v in extra_variables)]
+
+
+def _add_node(tapes, fn, key, treedef, template, positions, inputs, out):
+    """Wraps `out`'s arrays in Tensors, appends the node, returns the Tensors' tree."""
+    if isinstance(out, jax.Array):
+        outputs = [Tensor(out)]
+        result = outputs[0]
+    else:
+        leaves, out_tree = jax.tree_util.tree_flatten(out)
+        outputs = [Tensor(o) if isinstance(o, jax.Array) else None for o in leaves]
+        result = jax.tree_util.tree_unflatten(
+            out_tree, [o if t is None else t for o, t in zip(leaves, outputs)])
+    node = _Node(fn, key, treedef, template, positions, inputs, outputs)
+    for t in tapes:
+        t._add(node)
+    return result
+
+
+def record(fn, args, kwargs, key=None):
+    """Runs the op `fn(*args, **kwargs)`, recording it on every tape that
+    follows one of its inputs. Called by `loopax.src.tensor.op`."""
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_wrapped)
+    tapes = _following(leaves)
+    if not tapes:
+        values = [x._loopax_value if isinstance(x, Tensor) else
+                  x.value if isinstance(x, Variable) else x for x in leaves]
+        a, k = jax.tree_util.tree_unflatten(treedef, values)
+        with _suspended():
+            return fn(*a, **k)
+    template, positions = _split_leaves(leaves)
+    inputs = []
+    for p in positions:
+        x = leaves[p]
+        inputs.append(_read_value(x, x.value, tapes) if isinstance(x, Variable) else x)
+    values = [x._loopax_value if isinstance(x, Tensor) else x for x in inputs]
+    a, k = _fill(treedef, template, positions, values)
+    with _suspended():
+        out = fn(*a, **k)
+    return _add_node(tapes, fn, fn if key is None else key, treedef, template,
+                     positions, inputs, out)
+
+
+class _TrackingScope(StateScope):
+    """A StateScope that maps `mapping` and notes every other Variable read.
+
+    With `strict=` (a description of the caller), reading an unmapped
+    Variable is an error instead: a replay must not bake a value in.
+    """
+
+    def __init__(self, mapping, strict=None):
+        super().__init__(mapping)
+        self.unmapped = {}
+        self.strict = strict
+
+    def _lookup(self, var):
+        hit = self._values.get(id(var))
+        if hit is not None:
+            return hit[1]
+        if self.strict is not None:
+            raise RuntimeError(
+                f"{self.strict} read variable {var.path!r} while a GradientTape "
+                "replayed it, but not when it was called under the tape. A layer "
+                "must read the same variables each time it is called with the "
+                "same arguments.")
+        self.unmapped.setdefault(id(var), var)
+        return None
+
+
+def _call_and_collect(layer, args, kwargs):
+    """Calls `layer`; returns (outputs, add_loss losses, [(layer, count)])."""
+    outputs = layer(*args, **kwargs)
+    ctx = layer._last_outer_ctx
+    losses, owners = [], []
+    for sub in layer._layers_tree():
+        if sub._loss_ctx == ctx and sub._losses:
+            owners.append((sub, len(sub._losses)))
+            losses.extend(sub._losses)
+    return outputs, losses, owners
+
+
+def _layer_replay_fn(layer, variables, treedef, template, positions):
+    """The pure function (variable values, argument arrays) -> (outputs, losses)."""
+    where = f"Layer {layer.name!r} ({type(layer).__name__})"
+
+    def replay_layer(variable_values, arrays):
+        with _suspended(), _TrackingScope(zip(variables, variable_values), strict=where):
+            a, k = _fill(treedef, template, positions, arrays)
+            outputs, losses, _ = _call_and_collect(layer, a, k)
+        return outputs, losses
+    return replay_layer
+
+
+def record_layer_call(layer, args, kwargs):
+    """Runs the outermost call of a built `layer` while tapes record.
+
+    The call runs eagerly (tapes suspended) with the layer's variables mapped
+    by a StateScope; its assignments (BatchNorm statistics, seed states) are
+    then applied by assignment. If a tape follows an input or a variable the
+    call read, the call becomes one node whose outputs, and the losses the
+    layers added (`layer.losses`), are Tensors the tape follows.
+    """
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_wrapped)
+    template, positions = _split_leaves(leaves)
+    arg_values = [leaves[p]._loopax_value if isinstance(leaves[p], Tensor) else
+                  leaves[p].value if isinstance(leaves[p], Variable) else leaves[p]
+                  for p in positions]
+    variables = layer.variables
+    values = [v.value for v in variables]
+    with _suspended():
+        scope = _TrackingScope(zip(variables, values))
+        with scope:
+            a, k = _fill(treedef, template, positions, arg_values)
+            outputs, losses, owners = _call_and_collect(layer, a, k)
+    # Variables read but not owned (sub-layers built during this call, shared ones).
+    extras = list(scope.unmapped.values())
+    variables = variables + extras
+    values = values + [v.value for v in extras]
+    for v in scope.assigned_variables:
+        v.assign(scope.get_current_value(v))
+
+    tapes = _following(leaves, variables)
+    if not tapes:
+        return outputs
+    reads = [_read_value(v, value, tapes) for v, value in zip(variables, values)]
+    inputs = [_read_value(leaves[p], val, tapes) if isinstance(leaves[p], Variable)
+              else leaves[p] for p, val in zip(positions, arg_values)]
+    fn = _layer_replay_fn(layer, variables, treedef, template, positions)
+    key = ("layer", layer, treedef, _template_key(template), tuple(map(id, variables)))
+    node_args = (reads, inputs)
+    node_leaves, node_tree = jax.tree_util.tree_flatten((node_args, {}), is_leaf=_is_wrapped)
+    node_template, node_positions = _split_leaves(node_leaves)
+    recorded_outputs, recorded_losses = _add_node(
+        tapes, fn, key, node_tree, node_template, node_positions,
+        [node_leaves[p] for p in node_positions], (outputs, losses))
+    i = 0
+    for owner, count in owners:
+        owner._losses = list(recorded_losses[i:i + count])
+        i += count
+    return recorded_outputs
+
+
+def _read_value(var, value, tapes):
+    """A read of `var` (its `value` now) as a Tensor each following tape notes."""
+    read = Tensor(value)
+    for t in tapes:
+        t._note_read(var, read)
+    return read
+
+
+# --------------------------------------------------------------------------
+# Replay and the compiled gradient functions
+# --------------------------------------------------------------------------
+
+class _Program:
+    """The pruned, slot-numbered program a gradient needs."""
+
+    def __init__(self, steps, n_slots, sources, consts, const_slots, target_slots, key):
+        self.steps = steps                # [(node, in_slots, out_slots)]
+        self.n_slots = n_slots
+        self.sources = sources            # Tensors in slots 0..len-1
+        self.consts = consts              # Tensors or arrays, in const_slots
+        self.const_slots = const_slots
+        self.target_slots = target_slots
+        self.key = key
+
+
+def _make_replay(program):
+    """replay(source_values, const_values) -> [target values]; keeps no arrays."""
+    steps = [(node.fn, node.treedef, node.template, node.positions, ins, outs)
+             for node, ins, outs in program.steps]
+    n, n_src = program.n_slots, len(program.sources)
+    const_slots, target_slots = program.const_slots, program.target_slots
+
+    def replay(sources, consts):
+        env = [None] * n
+        env[:n_src] = sources
+        for s, v in zip(const_slots, consts):
+            env[s] = v
+        for fn, treedef, template, positions, ins, outs in steps:
+            a, k = _fill(treedef, template, positions, [env[s] for s in ins])
+            out = fn(*a, **k)
+            for s, o in zip(outs, jax.tree_util.tree_leaves(out)):
+                if s is not None:
+                    env[s] = o
+        return [env[s] for s in target_slots]
+    return replay
+
+
+def _sum_groups(values, groups):
+    return [functools.reduce(jnp.add, [values[i] for i in g]) for g in groups]
+
+
+def _compile_gradient(program, groups):
+    replay = _make_replay(program)
+
+    def gradient(sources, consts, cotangents):
+        outs, vjp = jax.vjp(lambda s: replay(s, consts), sources)
+        cotangents = [jnp.ones_like(o) if c is None else jnp.asarray(c, o.dtype)
+                      for o, c in zip(outs, cotangents)]
+        (grads,) = vjp(cotangents)
+        return _sum_groups(grads, groups)
+    return jax.jit(gradient)
+
+
+def _compile_jacobian(program, groups):
+    replay = _make_replay(program)
+
+    def jacobian(sources, consts, unused):
+        jac = jax.jacrev(lambda s: replay(s, consts)[0])(sources)
+        return _sum_groups(jac, groups)
+    return jax.jit(jacobian)
+
+
+def _compile_batch_jacobian(program, groups):
+    replay = _make_replay(program)
+
+    def batch_jacobian(sources, consts, unused):
+        y, vjp = jax.vjp(lambda s: replay(s, consts)[0], sources)
+        batch, rest = y.shape[0], y.shape[1:]
+        size = int(np.prod(rest))
+        # One cotangent per target feature, the same for every batch row.
+        basis = jnp.eye(size, dtype=y.dtype).reshape((size, 1) + rest)
+        cts = jnp.broadcast_to(basis, (size, batch) + rest)
+        (grads,) = jax.vmap(vjp)(cts)
+        out = []
+        for g in _sum_groups(grads, groups):      # (size, batch, *source_rest)
+            g = jnp.moveaxis(g, 0, 1)
+            out.append(g.reshape((batch,) + rest + g.shape[2:]))
+        return out
+    return jax.jit(batch_jacobian)
+
+
+_COMPILERS = {"gradient": _compile_gradient, "jacobian": _compile_jacobian,
+              "batch_jacobian": _compile_batch_jacobian}
+_CACHE: "collections.OrderedDict" = collections.OrderedDict()
+_CACHE_SIZE = 256
+
+
+def _compiled(mode, program, groups):
+    """The jitted function for this program structure (cached)."""
+    key = (mode, program.key, groups)
+    fn = _CACHE.get(key)
+    if fn is None:
+        fn = _COMPILERS[mode](program, groups)
+        _CACHE[key] = fn
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return fn
+
+
+# --------------------------------------------------------------------------
+# GradientTape
+# --------------------------------------------------------------------------
+
+class GradientTape:
+    """Records operations for automatic differentiation, as `tf.GradientTape`.
+
+    ```python
+    x = loopax.constant(3.0)
+    with loopax.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)        # 6.0
+    ```
+
+    Args:
+        persistent: allow more than one `gradient()` / `jacobian()` call.
+        watch_accessed_variables: watch every trainable Variable an op reads
+            while recording (otherwise only what `watch()` was given).
+
+    What is recorded: loopax ops, Python operators on Tensors and Variables
+    (with NumPy arrays, JAX arrays or scalars on either side), layer and
+    model calls, `loopax.custom_gradient` functions and inner tapes'
+    gradients. Not recorded: `jax.numpy` functions (they raise a TypeError on
+    a followed value; use `loopax.ops`), `variable.value` (a raw array), and
+    anything after the `with` block.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._recording = False
+        self._used = False
+        self._clear()
+
+    def _clear(self):
+        self._nodes = []
+        self._known = {}          # id -> Tensor: watched, read or produced
+        self._produced = set()    # ids of Tensors a node returned
+        self._reads = {}          # id(variable) -> [read Tensors]
+        self._watched = {}        # id(variable) -> variable, in watch order
+
+    # ---- the hooks the core calls ----------------------------------------
+    def _follows(self, x):
+        if self._used:
+            return False
+        if isinstance(x, Tensor):
+            return id(x) in self._known
+        if isinstance(x, Variable):
+            return id(x) in self._watched or (self._watch_accessed and x.trainable)
+        return False
+
+    def _note_read(self, var, read):
+        if id(var) not in self._watched:
+            if not (self._watch_accessed and var.trainable):
+                return
+            self._watched[id(var)] = var
+        self._reads.setdefault(id(var), []).append(read)
+        self._known[id(read)] = read
+
+    def _add(self, node):
+        self._nodes.append(node)
+        for o in node.outputs:
+            if o is not None:
+                self._known[id(o)] = o
+                self._produced.add(id(o))
+
+    # ---- context ---------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise RuntimeError("This GradientTape is already recording; it cannot "
+                               "be entered twice at the same time.")
+        self._check_usable("record")
+        self._recording = True
+        _state.tapes = _state.tapes + [self]
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        _state.tapes = [t for t in _state.tapes if t is not self]
+        return False
+
+    def _check_usable(self, what):
+        if self._used:
+            raise RuntimeError(
+                f"Cannot {what}: a non-persistent GradientTape can only be used to "
+                "compute one set of gradients (or jacobians). Create it with "
+                "`GradientTape(persistent=True)` to call gradient() more than once.")
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops inside this block are not recorded by this tape."""
+        if not self._recording:
+            raise RuntimeError("stop_recording() needs a recording tape: use it "
+                               "inside the tape's `with` block.")
+        saved = _state.tapes
+        _state.tapes = [t for t in saved if t is not self]
+        try:
+            yield
+        finally:
+            _state.tapes = saved
+
+    def reset(self):
+        """Forgets everything recorded and watched, as a new tape would."""
+        self._clear()
+        self._used = False
+
+    def watch(self, tensor):
+        """Follows `tensor`: a Tensor, a Variable, or a nested structure of them."""
+        if not self._recording:
+            raise RuntimeError(
+                "GradientTape.watch() was called outside the tape's `with` block, "
+                "where nothing is recorded. Call watch() and compute the target "
+                "inside `with tape:`.")
+        for x in jax.tree_util.tree_leaves(tensor, is_leaf=_is_wrapped):
+            if isinstance(x, Variable):
+                self._watched.setdefault(id(x), x)
+            elif isinstance(x, Tensor):
+                self._known[id(x)] = x
+            else:
+                raise TypeError(
+                    f"GradientTape.watch() takes Tensors and Variables; got "
+                    f"{type(x).__name__}. Wrap arrays with `loopax.constant(x)` "
+                    "first and use that Tensor in the computation.")
+
+    def watched_variables(self):
+        """The Variables watched explicitly or by being read, in watch order."""
+        return tuple(self._watched.values())
+
+    # ---- differentiation ---------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients="none"):
+        """d(sum of target) / d(sources), in the structure of `sources`.
+
+        Args:
+            target: a Tensor or a nested structure of Tensors; a non-scalar
+                target is summed (weighted by `output_gradients` if given).
+            sources: a Variable, a Tensor, or any nested structure of them.
+            output_gradients: one cotangent per target Tensor (same shapes).
+            unconnected_gradients: "none" (None for a source the target does
+                not depend on) or "zero" (zeros of the source's shape).
+        """
+        self._check_usable("call gradient()")
+        zero = _check_unconnected(unconnected_gradients)
+        targets, _ = jax.tree_util.tree_flatten(target, is_leaf=_is_wrapped)
+        cts = [None] * len(targets)
+        if output_gradients is not None:
+            cts = jax.tree_util.tree_flatten(
+                output_gradients, is_leaf=lambda x: x is None or _is_wrapped(x))[0]
+            if len(cts) != len(targets):
+                raise ValueError(
+                    f"gradient(): output_gradients has {len(cts)} entries but the "
+                    f"target has {len(targets)} Tensors; pass one per target Tensor.")
+        keep = [i for i, t in enumerate(targets) if self._connected_target(t)]
+        for i in keep:
+            _check_cotangent(targets[i], cts[i])
+        return self._differentiate(
+            "gradient", [targets[i] for i in keep], sources, zero,
+            lambda t, s: s.shape, [cts[i] for i in keep], warn_target=target)
+
+    def jacobian(self, target, sources, unconnected_gradients="none",
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """d target / d source for each source: shape `target.shape + source.shape`."""
+        self._check_usable("call jacobian()")
+        zero = _check_unconnected(unconnected_gradients)
+        if not isinstance(target, (Tensor, Variable)) and not isinstance(target, _ARRAYS):
+            raise TypeError("jacobian() takes a single target Tensor.")
+        targets = [target] if self._connected_target(target) else []
+        return self._differentiate(
+            "jacobian", targets, sources, zero,
+            lambda t, s: tuple(np.shape(t)) + s.shape, [], warn_target=target)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none",
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example jacobian: target (B, *T), source (B, *S) -> (B, *T, *S).
+
+        Assumes example i of the target depends only on example i of the
+        source (as TensorFlow's does).
+        """
+        self._check_usable("call batch_jacobian()")
+        zero = _check_unconnected(unconnected_gradients)
+        t_shape, s_shape = tuple(np.shape(target)), tuple(np.shape(source))
+        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+            raise ValueError(
+                f"batch_jacobian(): target {t_shape} and source {s_shape} need the "
+                "same leading (batch) dimension.")
+        targets = [target] if self._connected_target(target) else []
+        return self._differentiate(
+            "batch_jacobian", targets, source, zero,
+            lambda t, s: tuple(np.shape(t)) + s.shape[1:], [], warn_target=target)
+
+    # ---- internals -------------------------------------------------------
+    def _connected_target(self, t):
+        if not isinstance(t, Tensor) or id(t) not in self._known:
+            return False
+        return jnp.issubdtype(t.dtype, jnp.inexact)
+
+    def _source_group(self, s):
+        """The Tensors a source stands for: a Variable's reads, or itself."""
+        if isinstance(s, Variable):
+            group = self._reads.get(id(s), [])
+        elif isinstance(s, Tensor):
+            group = [s] if id(s) in self._known else []
+        else:
+            raise TypeError(
+                f"GradientTape sources must be Variables or Tensors (or nested "
+                f"structures of them); got {type(s).__name__}. A plain array cannot "
+                "be watched: wrap it with `loopax.constant(x)`, `tape.watch()` that "
+                "Tensor, and compute with it.")
+        return [t for t in group if jnp.issubdtype(t.dtype, jnp.inexact)]
+
+    def _differentiate(self, mode, targets, sources, zero, unconnected_shape, extra,
+                       warn_target):
+        flat, tree = jax.tree_util.tree_flatten(sources, is_leaf=_is_wrapped)
+        groups = [self._source_group(s) for s in flat]
+        if not any(isinstance(t, Tensor) and id(t) in self._known
+                   for t in jax.tree_util.tree_leaves(warn_target, is_leaf=_is_wrapped)):
+            warnings.warn(
+                f"GradientTape.{mode}(): the target is not a value this tape "
+                "recorded, so every result is None. Compute it inside `with tape:` "
+                "from watched Tensors or trainable Variables with loopax ops (not "
+                "jax.numpy) and Python operators.", stacklevel=3)
+        program = self._program(targets, groups) if targets else None
+        results = [None] * len(flat)
+        if program is not None:
+            src_index = {id(t): i for i, t in enumerate(program.sources)}
+            index_groups = [tuple(src_index[id(t)] for t in g if id(t) in src_index)
+                            for g in groups]
+            connected = [i for i, g in enumerate(index_groups) if g]
+            if connected:
+                fn = _compiled(mode, program, tuple(index_groups[i] for i in connected))
+                values = self._call(fn, program, extra)
+                for i, v in zip(connected, values):
+                    results[i] = v
+        if zero:
+            t0 = targets[0] if targets else warn_target
+            results = [jnp.zeros(unconnected_shape(t0, s), s.dtype) if r is None else r
+                       for r, s in zip(results, flat)]
+        if not self._persistent:
+            self._used = True
+            watched = self._watched
+            self._clear()
+            self._watched = watched   # watched_variables() still answers
+        return jax.tree_util.tree_unflatten(tree, results)
+
+    def _call(self, fn, program, extra):
+        """Runs the compiled function `fn(sources, consts, extra)`; an outer
+        tape that follows its inputs records it as one op (higher order)."""
+        with self._not_recording():
+            if _state.tapes:
+                return record(fn, (program.sources, program.consts, extra), {})
+            srcs = [t._loopax_value for t in program.sources]
+            consts = [c._loopax_value if isinstance(c, Tensor) else c
+                      for c in program.consts]
+            extra = [e._loopax_value if isinstance(e, Tensor) else
+                     e.value if isinstance(e, Variable) else e for e in extra]
+            return fn(srcs, consts, extra)
+
+    @contextlib.contextmanager
+    def _not_recording(self):
+        saved = _state.tapes
+        if self in saved:
+            _state.tapes = [t for t in saved if t is not self]
+        try:
+            yield
+        finally:
+            _state.tapes = saved
+
+    def _program(self, targets, groups):
+        """Prunes the tape to what `targets` need and numbers the values."""
+        source_ids = {}
+        for g in groups:
+            for t in g:
+                source_ids.setdefault(id(t), t)
+        needed = {id(t) for t in targets}
+        nodes = []
+        for node in reversed(self._nodes):
+            if any(o is not None and id(o) in needed and id(o) not in source_ids
+                   for o in node.outputs):
+                nodes.append(node)
+                needed.update(id(x) for x in node.inputs)
+        nodes.reverse()
+        sources = [t for i, t in source_ids.items() if i in needed]
+        slot = {id(t): i for i, t in enumerate(sources)}
+        n = len(sources)
+        consts, const_slots, steps, key = [], [], [], []
+        for node in nodes:
+            ins = []
+            for x in node.inputs:
+                s = slot.get(id(x))
+                if s is None:
+                    s = slot[id(x)] = n
+                    n += 1
+                    consts.append(x)
+                    const_slots.append(s)
+                ins.append(s)
+            outs = []
+            for o in node.outputs:
+                if o is None or id(o) in source_ids:
+                    outs.append(None)
+                else:
+                    outs.append(n)
+                    slot[id(o)] = n
+                    n += 1
+            ins, outs = tuple(ins), tuple(outs)
+            steps.append((node, ins, outs))
+            key.append(node.structure_key(ins, outs))
+        target_slots = []
+        for t in targets:
+            s = slot.get(id(t))
+            if s is None:
+                s = slot[id(t)] = n
+                n += 1
+                consts.append(t)
+                const_slots.append(s)
+            target_slots.append(s)
+        key = (tuple(key), n, len(sources), tuple(const_slots), tuple(target_slots))
+        return _Program(steps, n, sources, consts, tuple(const_slots),
+                        tuple(target_slots), key)
+
+    def __repr__(self):
+        state = "recording" if self._recording else "not recording"
+        return (f"<GradientTape {state}, {len(self._nodes)} ops, "
+                f"persistent={self._persistent}>")
+
+
+def _check_unconnected(value):
+    if value in ("none", None):
+        return False
+    if value == "zero":
+        return True
+    raise ValueError(
+        f"unconnected_gradients must be 'none' or 'zero', got {value!r}.")
+
+
+def _check_cotangent(target, ct):
+    if ct is None:
+        return
+    shape = tuple(np.shape(ct))
+    if shape != target.shape:
+        raise ValueError(
+            f"gradient(): an output_gradients entry has shape {shape} but its "
+            f"target has shape {target.shape}; they must match.")

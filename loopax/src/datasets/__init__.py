@@ -1,0 +1,1 @@
+"""Datasets: the shipped 8×8 digits, and MNIST (downloaded and cached)."""

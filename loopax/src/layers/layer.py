@@ -28,7 +28,7 @@ from loopax.src import dtypes
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import _state, StateScope, Variable, check_values_match, name_scope, unique_name
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import Tensor, op
 
 
 class _CallContext(threading.local):
@@ -382,7 +382,8 @@ class Layer(Module):
                 out.extend(layer._losses)
         for layer in self._layers_tree():
             for var, reg in layer._regularized:
-                out.append(reg(var.value))
+                # As an op, so a recording GradientTape differentiates the penalty.
+                out.append(op(reg)(var) if _state.tapes else reg(var.value))
         return out
 
     # ---- stateless API ---------------------------------------------------

@@ -1,0 +1,149 @@
+"""Metrics: the registry (`get`, `serialize`, `deserialize`), `resolve`, which
+turns what `compile(metrics=[...])` accepts into Metric objects, and
+`get_accuracy_for`, which picks the accuracy that "accuracy" means."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+
+from loopax.src.losses import is_binary_or_sparse_categorical, loss_kind
+from loopax.src.metrics.metric import Metric
+from loopax.src.metrics.reduction_metrics import Mean, MeanMetricWrapper, Sum
+from loopax.src.metrics.regression_metrics import (
+    CosineSimilarity, LogCoshError, MeanAbsoluteError, MeanAbsolutePercentageError,
+    MeanSquaredError, MeanSquaredLogarithmicError, RootMeanSquaredError, cosine_similarity)
+from loopax.src.metrics.accuracy_metrics import (
+    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, accuracy, binary_accuracy,
+    categorical_accuracy, sparse_categorical_accuracy, sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy)
+from loopax.src.metrics.probabilistic_metrics import (
+    BinaryCrossentropy, CategoricalCrossentropy, CategoricalHinge, Hinge, KLDivergence,
+    Poisson, SparseCategoricalCrossentropy, SquaredHinge)
+from loopax.src.metrics.confusion_metrics import (
+    AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives, TruePositives)
+from loopax.src.module import _snake_case
+
+METRIC_CLASSES = (
+    Mean, Sum, MeanMetricWrapper,
+    MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
+    MeanSquaredLogarithmicError, RootMeanSquaredError, LogCoshError, CosineSimilarity,
+    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
+    TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
+    BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
+    KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
+    TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
+)
+
+ALL_OBJECTS = {cls.__name__: cls for cls in METRIC_CLASSES}
+ALL_OBJECTS.update({_snake_case(cls.__name__): cls for cls in METRIC_CLASSES})
+ALL_OBJECTS.update({
+    "mse": MeanSquaredError, "MSE": MeanSquaredError,
+    "mae": MeanAbsoluteError, "MAE": MeanAbsoluteError,
+    "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
+    "msle": MeanSquaredLogarithmicError, "MSLE": MeanSquaredLogarithmicError,
+    "rmse": RootMeanSquaredError,
+    "bce": BinaryCrossentropy, "BCE": BinaryCrossentropy,
+    "kld": KLDivergence, "KLD": KLDivergence,
+    "logcosh": LogCoshError, "acc": Accuracy, "auc": AUC,
+})
+
+
+def _unknown(identifier):
+    names = sorted(n for n in ALL_OBJECTS if n not in ("MeanMetricWrapper", "mean_metric_wrapper"))
+    close = difflib.get_close_matches(str(identifier), names, n=3)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    return ValueError(
+        f"Unknown metric {identifier!r}.{hint} Valid names: {', '.join(names)}; or pass a "
+        "Metric object, a Metric class, or a function fn(y_true, y_pred) -> per-sample values.")
+
+
+def get(identifier):
+    """A metric from a name, class, instance, config dict or callable.
+
+    Names and classes give a default instance ("mae" -> MeanAbsoluteError());
+    instances and functions are returned as they are. None gives None.
+    """
+    if identifier is None:
+        return None
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str):
+        if identifier not in ALL_OBJECTS:
+            raise _unknown(identifier)
+        obj = ALL_OBJECTS[identifier]
+    else:
+        obj = identifier
+    if inspect.isclass(obj):
+        if not issubclass(obj, Metric):
+            raise ValueError(f"Could not interpret metric {identifier!r}: a class must "
+                             "subclass loopax.metrics.Metric.")
+        return obj()
+    if callable(obj):
+        return obj
+    raise ValueError(f"Could not interpret metric {identifier!r}: expected a name, a Metric "
+                     "class or object, a function, or a config dict.")
+
+
+def serialize(metric):
+    """{"class_name", "config"} for a Metric object."""
+    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+
+
+def deserialize(config, custom_objects=None):
+    """The metric `serialize` described (`custom_objects` maps extra class names)."""
+    if isinstance(config, str):
+        return get(config)
+    objects = dict(ALL_OBJECTS, **(custom_objects or {}))
+    name = config.get("class_name")
+    if name not in objects:
+        raise _unknown(name)
+    return objects[name].from_config(config.get("config", {}))
+
+
+def get_accuracy_for(loss=None, y_true_shape=None, y_pred_shape=None, name="accuracy"):
+    """The accuracy metric that `metrics=["accuracy"]` means for one output.
+
+    The loss decides first (tf.keras's rule): binary crossentropy, binary focal
+    crossentropy and (squared) hinge -> BinaryAccuracy; sparse categorical
+    crossentropy -> SparseCategoricalAccuracy; categorical crossentropy and
+    categorical hinge -> CategoricalAccuracy. Otherwise the shapes decide
+    (Keras 3's rule): one output unit -> BinaryAccuracy; labels of lower rank,
+    or a trailing label axis of 1 against several units ->
+    SparseCategoricalAccuracy; else CategoricalAccuracy.
+
+    Args:
+        loss: the output's loss (name, function, class or Loss object), or None.
+        y_true_shape, y_pred_shape: label and output shapes (batch included).
+        name: the metric's name (the identifier the user wrote).
+    """
+    kind = loss_kind(loss) if loss is not None else None
+    if kind is None:
+        if y_true_shape is None or y_pred_shape is None:
+            raise ValueError('"accuracy" needs the loss or the label and output shapes to '
+                             "choose binary, sparse or categorical accuracy.")
+        is_binary, is_sparse = is_binary_or_sparse_categorical(y_true_shape, y_pred_shape)
+        kind = "binary" if is_binary else "sparse" if is_sparse else "categorical"
+    cls = {"binary": BinaryAccuracy, "sparse": SparseCategoricalAccuracy,
+           "categorical": CategoricalAccuracy}[kind]
+    return cls(name=name)
+
+
+def resolve(identifier, y_true_shape=None, y_pred_shape=None, loss=None):
+    """The Metric object `compile(metrics=[identifier])` uses for one output.
+
+    "accuracy" / "acc" go through `get_accuracy_for`; other names and classes
+    give an instance named as written ("mae" stays "mae" in the logs); plain
+    functions are wrapped in `MeanMetricWrapper`; Metric objects are kept.
+    """
+    if identifier is None:
+        return None
+    if isinstance(identifier, str) and identifier.lower() in ("accuracy", "acc"):
+        return get_accuracy_for(loss, y_true_shape, y_pred_shape, name=identifier)
+    if isinstance(identifier, str) and inspect.isclass(ALL_OBJECTS.get(identifier)):
+        return ALL_OBJECTS[identifier](name=identifier)
+    obj = get(identifier)
+    if isinstance(obj, Metric):
+        return obj
+    return MeanMetricWrapper(obj, name=getattr(obj, "__name__", None))

@@ -1,0 +1,1 @@
+"""Models: `Model` (subclassed), `Functional`, `Sequential`."""

@@ -1,0 +1,1 @@
+"""Saving: weights files, whole-model files and the serialization registry."""

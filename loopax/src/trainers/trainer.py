@@ -1,5 +1,1028 @@
-"""PLACEHOLDER: the trainer helper replaces this file (compile/fit/evaluate/predict)."""
+"""`Trainer`: `compile`, `fit`, `evaluate`, `predict` and the `*_on_batch`
+methods of `Model` (a mixin; `self` is the model).
+
+The state model. Training state is the values of four groups of Variables:
+`(trainable, non_trainable, optimizer, metrics)` (evaluation: `(trainable,
+non_trainable, metrics)`; prediction: `(trainable, non_trainable)`). A step
+is a function of values:
+
+    train_step(self, state, data) -> (logs, state)
+    test_step(self, state, data)  -> (logs, state)
+    predict_step(self, state, data) -> outputs
+
+as in seed 004. Overriding one with a single `data` argument selects the
+TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
+with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
+a `StateScope` mapping the Variables to the state values, which makes it a
+step of the same form, so both styles fuse and compile alike.
+
+Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`, "auto"
+picks `k` from the timed first calls, see `epoch_iterator.py`). Array data
+that fits is put on the device once; each epoch's shuffle is drawn there
+and batches are gathered inside the compiled loop (`step_loops.py`). The
+state is donated to each call and comes back once per call; logs are not
+fetched by the trainer (the callbacks' thread converts them). The last,
+partial batch has its own shape, compiled once and reused every epoch.
+
+When the model's Variables hold the current weights. During `fit` the
+weights live in the compiled calls' arrays; they are written back to the
+Variables (`LiveState.write_back`) before `on_epoch_end` (and validation),
+at the end of `fit`, when an exception interrupts it (the model keeps the
+weights trained so far), whenever a callback reads `callback.model`
+(`jax_state_sync`), and around every batch hook when a callback that is not
+a pure logger implements batch hooks.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.state import StateScope
+from loopax.src.trainers import step_loops
+from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar
+from loopax.src.trainers.data_adapters import (ArrayDataAdapter, data_adapter_utils,
+                                               get_data_adapter, is_batch_source)
+from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
+from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
+from loopax.src.trainers.epoch_iterator import ExecutionPlanner, HostChunks
+from loopax.src.trainers.live_state import LiveState
+
+_TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
+                 "metrics_variables")
+_TEST_GROUPS = ("trainable_variables", "non_trainable_variables", "metrics_variables")
+_PREDICT_GROUPS = ("trainable_variables", "non_trainable_variables")
+
+_PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
+_MAX_PREDICT_CAPACITY = 128
 
 
 class Trainer:
-    pass
+    """The training loop of `Model`. See the module docstring for the design."""
+
+    compiled = False
+    optimizer = None
+    stop_training = False
+    _compile_loss = None
+    _compile_metrics = None
+    _loss_tracker = None
+    _trainer_state = None
+
+    def __init__(self):
+        self.compiled = False
+        self.optimizer = None
+        self.stop_training = False
+        self._compile_loss = None
+        self._compile_metrics = None
+        self._loss_tracker = None
+        self._trainer_state = None
+
+    @property
+    def _fns(self):
+        """Compiled functions and planners, kept in an object Module does not walk
+        (they reference optimizer and metric Variables, which are not weights)."""
+        cache = self.__dict__.get("_loopax_cache")
+        if cache is None:
+            cache = self.__dict__["_loopax_cache"] = _Cache()
+        return cache.entries
+
+    # ======================================================================
+    # compile
+    # ======================================================================
+    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution="auto",
+                jit_compile="auto", auto_scale_loss=True):
+        """Configures training.
+
+        Args:
+            optimizer: name, Optimizer or optax transformation.
+            loss: name, function or Loss; a list (output order) or dict
+                (output names) for several outputs.
+            loss_weights: weights of the per-output losses (number, list, dict).
+            metrics: metrics (no sample weights): a list, a list of lists or a
+                dict keyed by output names.
+            weighted_metrics: metrics that receive `sample_weight`/`class_weight`.
+            run_eagerly: run steps as plain Python, without compiling (debugging).
+            steps_per_execution: steps fused into one compiled call: a positive
+                int, or "auto" (from the measured step time).
+            jit_compile: "auto"/True compiles; False runs eagerly (JAX has no
+                other way to run without XLA).
+        """
+        from loopax.src import optimizers
+        from loopax.src.metrics import Mean
+        self.optimizer = optimizers.get(optimizer)
+        output_names = self._output_names()
+        self._compile_loss = (CompileLoss(loss, loss_weights, output_names, self._model_label())
+                              if loss is not None else None)
+        if loss is None and loss_weights is not None:
+            raise ValueError("`loss_weights` was given without `loss`.")
+        self._compile_metrics = (CompileMetrics(metrics, weighted_metrics, output_names)
+                                 if metrics or weighted_metrics else None)
+        self._loss_tracker = Mean(name="loss")
+        self._run_eagerly = bool(run_eagerly)
+        self._jit_compile = True if jit_compile == "auto" else bool(jit_compile)
+        self.steps_per_execution = steps_per_execution
+        self._compile_config = dict(optimizer=optimizer, loss=loss, loss_weights=loss_weights,
+                                    metrics=metrics, weighted_metrics=weighted_metrics,
+                                    run_eagerly=run_eagerly,
+                                    steps_per_execution=steps_per_execution,
+                                    jit_compile=jit_compile)
+        self.__dict__["_loopax_cache"] = _Cache()
+        self.compiled = True
+
+    @property
+    def run_eagerly(self):
+        return getattr(self, "_run_eagerly", False) or not getattr(self, "_jit_compile", True)
+
+    @run_eagerly.setter
+    def run_eagerly(self, value):
+        self._run_eagerly = bool(value)
+
+    @property
+    def steps_per_execution(self):
+        """Steps fused into one compiled call: an int, or "auto". Settable."""
+        return getattr(self, "_steps_per_execution", "auto")
+
+    @steps_per_execution.setter
+    def steps_per_execution(self, value):
+        ExecutionPlanner(value)  # validates
+        self._steps_per_execution = value
+        for key in [k for k in self._fns if isinstance(k, tuple) and k[0] == "planner"]:
+            del self._fns[key]
+
+    @property
+    def jit_compile(self):
+        return getattr(self, "_jit_compile", True)
+
+    def _output_names(self):
+        try:
+            names = getattr(self, "output_names", None)
+        except Exception:  # noqa: BLE001 - a model without outputs yet
+            names = None
+        return list(names) if names else None
+
+    def _model_label(self):
+        return f"model {getattr(self, 'name', type(self).__name__)!r}"
+
+    def _assert_compiled(self, what):
+        if not self.compiled:
+            raise RuntimeError(
+                f"You must call `compile()` before `{what}()`: e.g. "
+                "model.compile(optimizer='adam', loss='mse').")
+
+    # ======================================================================
+    # metrics
+    # ======================================================================
+    @property
+    def metrics(self):
+        """The loss tracker ("loss"), the compiled metrics, the per-output loss
+        trackers, then Metric objects held as attributes (Keras's order)."""
+        out = []
+        if self.compiled:
+            out.append(self._loss_tracker)
+            if self._compile_metrics is not None:
+                out.append(self._compile_metrics)
+            if self._compile_loss is not None:
+                out.extend(self._compile_loss.metrics)
+        out.extend(self._tracked_metrics())
+        return out
+
+    def _tracked_metrics(self):
+        from loopax.src.metrics import Metric
+        own = {id(self._loss_tracker), id(self._compile_metrics)}
+        found = []
+        seen = set(own)
+
+        def visit(value):
+            if isinstance(value, Metric):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    found.append(value)
+            elif isinstance(value, (list, tuple)):
+                for v in value:
+                    visit(v)
+            elif isinstance(value, dict):
+                for v in value.values():
+                    visit(v)
+
+        for key, value in vars(self).items():
+            if not key.startswith("_compile") and key != "_loss_tracker":
+                visit(value)
+        return found
+
+    @property
+    def metrics_names(self):
+        return [m.name for m in self.metrics]
+
+    @property
+    def metrics_variables(self):
+        """The Variables of `self.metrics`, in order (the state's 4th group)."""
+        out = []
+        for metric in self.metrics:
+            out.extend(metric.variables)
+        return out
+
+    @property
+    def compiled_metrics(self):
+        """The compiled metrics (tf.keras's name), for TF-style train_steps:
+        `self.compiled_metrics.update_state(y, y_pred, sample_weight)`."""
+        if self._compile_metrics is None:
+            self._compile_metrics = CompileMetrics(None, None, self._output_names())
+        return self._compile_metrics
+
+    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+        """tf.keras's compiled loss: the compiled losses plus `regularization_losses`;
+        updates the "loss" tracker and returns the total (for TF-style train_steps)."""
+        self._assert_compiled("compiled_loss")
+        total = self._compile_loss(y, y_pred, sample_weight) if self._compile_loss else 0.0
+        for extra in regularization_losses or ():
+            total = total + extra
+        check_scalar(total, "loss")
+        self._loss_tracker.update_state(total, sample_weight=_batch_size(y_pred))
+        return total
+
+    def reset_metrics(self):
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def get_metrics_result(self):
+        """`{name: result}` of every metric (dict results merged in)."""
+        out = {}
+        for metric in self.metrics:
+            value = metric.result()
+            if isinstance(value, dict):
+                out.update(value)
+            else:
+                out[metric.name] = value
+        return out
+
+    def _metrics_result_from(self, metric_values):
+        with StateScope(zip(self.metrics_variables, metric_values)):
+            return self.get_metrics_result()
+
+    # ======================================================================
+    # losses
+    # ======================================================================
+    def stateless_call(self, trainable_variables, non_trainable_variables, *args,
+                       return_losses=False, **kwargs):
+        outputs, non_trainable, losses = super().stateless_call(
+            trainable_variables, non_trainable_variables, *args, return_losses=True, **kwargs)
+        # `self.losses` read after this call (by compute_loss) must be this
+        # call's losses, computed from the values it was given.
+        self._stateless_losses = (self._last_outer_ctx, losses)
+        if return_losses:
+            return outputs, non_trainable, losses
+        return outputs, non_trainable
+
+    def _current_losses(self):
+        stash = getattr(self, "_stateless_losses", None)
+        if stash is not None and stash[0] == getattr(self, "_last_outer_ctx", None):
+            return list(stash[1])
+        return list(self.losses)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """The total loss: the compiled losses of `(y, y_pred)` plus the model's
+        own losses (`add_loss`, weight regularization) of the last call.
+        Works inside a stateless step: after `stateless_call` the model's
+        losses are that call's. Override it to customize the loss of `fit`."""
+        total = None
+        if self._compile_loss is not None:
+            if y is None:
+                raise ValueError(
+                    "The model was compiled with a loss but the data has no targets y. "
+                    "Pass (x, y) data, or compile without `loss` and compute it in "
+                    "train_step / compute_loss.")
+            total = self._compile_loss(y, y_pred, sample_weight)
+        for extra in self._current_losses():
+            check_scalar(extra, "model loss (add_loss / regularization)")
+            total = extra if total is None else total + extra
+        if total is None:
+            return jnp.zeros((), jnp.float32)
+        check_scalar(total, "loss")
+        return total
+
+    def _compute_loss(self, x, y, y_pred, sample_weight, training):
+        if "training" in inspect.signature(self.compute_loss).parameters:
+            return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight,
+                                     training=training)
+        return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Updates the compiled metrics; returns `get_metrics_result()`."""
+        if self._compile_metrics is not None:
+            self._compile_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    # ======================================================================
+    # the default steps (stateless, seed 004's form)
+    # ======================================================================
+    def train_step(self, state, data):
+        """One training step on values: `(logs, state)` for `state =
+        (trainable, non_trainable, optimizer, metrics)` variable values."""
+        trainable, non_trainable, optimizer_values, metric_values = state
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        metric_variables = self.metrics_variables
+
+        def loss_and_updates(trainable):
+            with StateScope(zip(metric_variables, metric_values)) as scope:
+                y_pred, new_non_trainable = self.stateless_call(
+                    trainable, non_trainable, x, training=True)
+                loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
+            new_metrics = [scope.get_current_value(v) for v in metric_variables]
+            return loss, (y_pred, new_non_trainable, new_metrics)
+
+        (loss, (y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
+            loss_and_updates, has_aux=True)(trainable)
+        trainable, optimizer_values = self.optimizer.stateless_apply(
+            optimizer_values, grads, trainable)
+        with StateScope(zip(metric_variables, metric_values)) as scope:
+            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+            logs = self.compute_metrics(x, y, y_pred, sample_weight)
+        metric_values = [scope.get_current_value(v) for v in metric_variables]
+        return logs, (trainable, non_trainable, optimizer_values, metric_values)
+
+    def test_step(self, state, data):
+        """One evaluation step: `(logs, state)` for `state = (trainable,
+        non_trainable, metrics)` variable values."""
+        trainable, non_trainable, metric_values = state
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        metric_variables = self.metrics_variables
+        with StateScope(zip(metric_variables, metric_values)) as scope:
+            y_pred, non_trainable = self.stateless_call(trainable, non_trainable, x,
+                                                        training=False)
+            loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
+            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+            logs = self.compute_metrics(x, y, y_pred, sample_weight)
+        metric_values = [scope.get_current_value(v) for v in metric_variables]
+        return logs, (trainable, non_trainable, metric_values)
+
+    def predict_step(self, state, data):
+        """The model's outputs for one batch; `state = (trainable, non_trainable)`."""
+        trainable, non_trainable = state
+        x, _, _ = unpack_x_y_sample_weight(data)
+        outputs, _ = self.stateless_call(trainable, non_trainable, x, training=False)
+        return outputs
+
+    # ======================================================================
+    # steps as functions of values
+    # ======================================================================
+    def _step_style(self, name):
+        """"default", "stateless" (`(self, state, data)`) or "tf" (`(self, data)`)."""
+        if getattr(type(self), name) is getattr(Trainer, name):
+            return "default"
+        params = [p for p in inspect.signature(getattr(self, name)).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+            return "tf"
+        return "stateless"
+
+    def _state_groups(self, kind, extras=()):
+        names = {"train": _TRAIN_GROUPS, "test": _TEST_GROUPS, "predict": _PREDICT_GROUPS}[kind]
+        groups = []
+        for name in names:
+            if name == "optimizer_variables":
+                groups.append(list(self.optimizer.variables))
+            else:
+                groups.append(list(getattr(self, name)))
+        if extras:
+            groups.append(list(extras))
+        return groups
+
+    def _value_step(self, kind):
+        """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
+        `-> outputs`), with the user's output checked; plus the state groups."""
+        method_name = {"train": "train_step", "test": "test_step",
+                       "predict": "predict_step"}[kind]
+        cache = self._fns.setdefault("value_steps", {})
+        if kind in cache:
+            return cache[kind]
+        style = self._step_style(method_name)
+        method = getattr(self, method_name)
+        if style == "tf":
+            extras = self._discover_extra_variables(kind, method)
+            groups = self._state_groups(kind, extras)
+            flat_vars = [v for g in groups for v in g]
+            sizes = [len(g) for g in groups]
+
+            def step(state, data):
+                flat = [v for g in state for v in g]
+                with StateScope(zip(flat_vars, flat)) as scope:
+                    out = method(data)
+                new = [scope.get_current_value(v) for v in flat_vars]
+                if kind == "predict":
+                    return out
+                return out, _regroup(new, sizes)
+        else:
+            groups = self._state_groups(kind)
+
+            def step(state, data):
+                out = method(state, data)
+                if kind == "predict":
+                    return _predict_outputs(out, state)
+                return _check_step_output(out, state, method_name, kind, groups)
+
+        cache[kind] = (step, groups, style)
+        return cache[kind]
+
+    def _discover_extra_variables(self, kind, method):
+        """Variables a TF-style step touches beyond the model, optimizer and
+        metrics (e.g. a global seed generator): found by tracing it once."""
+        groups = self._state_groups(kind)
+        known = {id(v) for g in groups for v in g}
+        extras = []
+
+        def record(variable):
+            if id(variable) not in known:
+                known.add(id(variable))
+                extras.append(variable)
+
+        batch = self._fns.get("example_batch")
+        if batch is None:
+            return []
+        flat_vars = [v for g in groups for v in g]
+
+        def probe(values, data):
+            with StateScope(zip(flat_vars, values), on_missing=record):
+                out = method(data)
+            return jax.tree_util.tree_map(lambda a: jnp.asarray(a), out) if out is not None else 0
+
+        jax.eval_shape(probe, [v.value for v in flat_vars], batch)
+        return extras
+
+    def _finalize_logs(self, kind):
+        """(logs, state) -> the logs to report: the step's dict, or the metrics'
+        results when the step returned something else or only metric names."""
+        if kind == "predict":
+            return None
+        metrics_index = 3 if kind == "train" else 2
+
+        def finalize(logs, state):
+            if isinstance(logs, dict):
+                logs = _flatten_dict(logs)
+                if not set(logs) <= set(_result_names(self)):
+                    return logs   # a custom step's own logs (Keras's rule)
+                results = _flatten_dict(self._metrics_result_from(state[metrics_index]))
+                return {**results, **logs}
+            return _flatten_dict(self._metrics_result_from(state[metrics_index]))
+        return finalize
+
+    def _function(self, kind, mode):
+        """The compiled (or eager) function for `kind` and `mode`:
+        "device" / "stacked" / "single" loops, or their predict versions."""
+        key = (kind, mode, self.run_eagerly)
+        if key in self._fns:
+            return self._fns[key]
+        step, _, _ = self._value_step(kind)
+        finalize = self._finalize_logs(kind)
+        donate = kind == "train"
+        if self.run_eagerly:
+            if kind == "predict":
+                fn = step
+            else:
+                fn = step_loops.make_single_step(step, finalize, jit=False)
+        elif kind == "predict":
+            fn = {"device": step_loops.make_device_predict,
+                  "stacked": step_loops.make_stacked_predict,
+                  "single": jax.jit}[mode](step)
+        else:
+            fn = {"device": step_loops.make_device_loop,
+                  "stacked": step_loops.make_stacked_loop,
+                  "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
+        self._fns[key] = fn
+        return fn
+
+    def _planner(self, kind):
+        key = ("planner", kind)
+        if key not in self._fns:
+            self._fns[key] = ExecutionPlanner(self.steps_per_execution)
+        return self._fns[key]
+
+    # ======================================================================
+    # building
+    # ======================================================================
+    def _build_for_batch(self, batch, training=True):
+        """Builds what the first batch determines: the model's weights, the
+        compiled loss and metrics (checking y against the outputs) and the
+        optimizer's slots."""
+        x, y, _ = unpack_x_y_sample_weight(batch)
+        if not self.built or not self.variables and _has_sublayers(self):
+            self(_to_jax(x), training=False)
+        self._fns["example_batch"] = jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
+        if not self.compiled:
+            return
+        needs_outputs = (self._compile_loss is not None and not self._compile_loss.built) or (
+            self._compile_metrics is not None and not self._compile_metrics.built)
+        if needs_outputs and y is not None:
+            y_pred = self._output_spec(x)
+            if self._compile_loss is not None and not self._compile_loss.built:
+                self._compile_loss.build(y, y_pred)
+            if self._compile_metrics is not None and not self._compile_metrics.built:
+                losses = getattr(self._compile_loss, "losses_by_output", None)
+                self._compile_metrics.build(y, y_pred, losses)
+        if training and not getattr(self.optimizer, "built", False):
+            self.optimizer.build(self.trainable_variables)
+
+    def _output_spec(self, x):
+        def forward(trainable, non_trainable, x):
+            return self.stateless_call(trainable, non_trainable, x, training=False)[0]
+        spec = jax.eval_shape(forward, [v.value for v in self.trainable_variables],
+                              [v.value for v in self.non_trainable_variables], _to_jax(x))
+        self._stateless_losses = None
+        return spec
+
+    # ======================================================================
+    # the loop over one pass of the data
+    # ======================================================================
+    def _run_pass(self, kind, adapter, live, callbacks, seed, max_steps, sync_hooks):
+        """Runs `kind` ("train"/"test") steps over one epoch of `adapter`.
+        Returns the last logs (device arrays), or None when no batch came."""
+        if kind == "train":
+            begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
+        else:
+            begin, end = callbacks.on_test_batch_begin, callbacks.on_test_batch_end
+        planner = self._planner(kind)
+        on_device = (isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly
+                     and adapter.fits_on_device())
+        adapter.on_epoch_begin()
+        if on_device:
+            logs = self._pass_on_device(kind, adapter, live, planner, begin, end, seed,
+                                        max_steps, sync_hooks)
+        else:
+            logs = self._pass_from_host(kind, adapter, live, planner, begin, end, seed,
+                                        max_steps, sync_hooks)
+        adapter.on_epoch_end()
+        return logs
+
+    def _call(self, fn, live, planner, n, timed, *args, **kwargs):
+        start = time.perf_counter() if timed else None
+        values, logs = fn(live.values, *args, **kwargs)
+        live.stored(values)
+        if timed:
+            jax.block_until_ready(logs)
+            planner.record(n, time.perf_counter() - start)
+        else:
+            planner.record(n, None)
+        return logs
+
+    def _stop_requested(self, kind):
+        return kind == "train" and self.stop_training
+
+    def _pass_on_device(self, kind, adapter, live, planner, begin, end, seed, max_steps,
+                        sync_hooks):
+        loop = self._function(kind, "device")
+        data = adapter.device_data()
+        order = adapter.device_order(seed)
+        size = adapter.batch_size
+        steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+        full = min(adapter.num_full_batches, steps)
+        step, logs = 0, None
+        while step < steps:
+            if step < full:
+                n, batch_size, row0 = planner.size(full - step), size, step * size
+            else:
+                n, batch_size, row0 = 1, adapter.partial_batch_size, full * size
+            if sync_hooks:
+                live.write_back()
+            begin(step)
+            live.refresh()
+            timed = planner.calibrating and step < full and kind == "train"
+            logs = self._call(loop, live, planner, n, timed, data, order, row0, n,
+                              batch_size=batch_size)
+            if sync_hooks:
+                live.write_back()
+            end(step + n - 1, logs)
+            step += n
+            if self._stop_requested(kind):
+                break
+        return logs
+
+    def _pass_from_host(self, kind, adapter, live, planner, begin, end, seed, max_steps,
+                        sync_hooks):
+        eager = self.run_eagerly
+        single = self._function(kind, "single")
+        stacked_loop = None if eager else self._function(kind, "stacked")
+        steps = max_steps if max_steps is not None else adapter.num_batches
+        chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner,
+                            stack=not eager, to_device=not eager)
+        logs = None
+        try:
+            for item in chunks:
+                if item[0] == "stacked":
+                    _, step, n, data = item
+                else:
+                    _, step, data = item
+                    n = 1
+                if sync_hooks:
+                    live.write_back()
+                begin(step)
+                live.refresh()
+                timed = planner.calibrating and kind == "train" and not eager
+                if item[0] == "stacked":
+                    logs = self._call(stacked_loop, live, planner, n, timed, data, n)
+                else:
+                    logs = self._call(single, live, planner, n, timed,
+                                      _to_jax(data) if eager else data)
+                if sync_hooks:
+                    live.write_back()
+                end(step + n - 1, logs)
+                if self._stop_requested(kind):
+                    break
+        finally:
+            chunks.close()
+        return logs
+
+    # ======================================================================
+    # fit
+    # ======================================================================
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1):
+        """Trains for `epochs` epochs; returns the `History`. Keras's arguments."""
+        from loopax.src.callbacks.callback_list import CallbackList
+        self._assert_compiled("fit")
+        if batch_size is not None:
+            check_batch_size(batch_size)
+        if validation_split and validation_data is None:
+            if is_batch_source(x):
+                raise ValueError(
+                    "`validation_split` is only supported for array data (NumPy, JAX, "
+                    f"pandas), not a {type(x).__name__}. Pass `validation_data=` instead.")
+            arrays = data_adapter_utils.to_arrays(
+                data_adapter_utils.pack_x_y_sample_weight(x, y, sample_weight))
+            data_adapter_utils.num_samples(*unpack_x_y_sample_weight(arrays))
+            train, validation_data = data_adapter_utils.train_validation_split(
+                arrays, validation_split)
+            x, y, sample_weight = unpack_x_y_sample_weight(train)
+        adapter = get_data_adapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
+                                   class_weight, what="fit")
+        val_adapter = None
+        if validation_data is not None:
+            val_adapter = self._validation_adapter(validation_data,
+                                                   validation_batch_size or batch_size,
+                                                   validation_steps)
+        self._build_for_batch(adapter.peek())
+        if val_adapter is not None:
+            self._build_for_batch(val_adapter.peek(), training=False)
+        steps = steps_per_epoch or adapter.num_batches
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
+                                 model=self, verbose=verbose, epochs=epochs, steps=steps)
+        sync_hooks = _needs_batch_sync(callbacks, "train")
+        seed = random.randint(0, 2 ** 31 - 1)   # loopax.utils.set_random_seed fixes it
+        self.stop_training = False
+        self.reset_metrics()
+        live = LiveState(self._value_step("train")[1])
+        self._trainer_state = live
+        callbacks.on_train_begin()
+        training_logs = None
+        try:
+            for epoch in range(initial_epoch, epochs):
+                self.reset_metrics()
+                live.in_variables = True
+                callbacks.on_epoch_begin(epoch)
+                live.refresh()
+                logs = self._run_pass("train", adapter, live, callbacks,
+                                      (seed, epoch), steps_per_epoch,
+                                      sync_hooks)
+                live.write_back()
+                if logs is None:
+                    warnings.warn(
+                        "fit(): the training data ran out of batches; stopping. Pass "
+                        "`steps_per_epoch` no larger than the batches it yields per epoch, "
+                        "or data that can be iterated every epoch.", stacklevel=2)
+                    break
+                epoch_logs = dict(logs)
+                if val_adapter is not None and _should_validate(epoch, validation_freq):
+                    val_logs = self._evaluate_pass(val_adapter, callbacks, validation_steps)
+                    epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
+                callbacks.on_epoch_end(epoch, epoch_logs)
+                training_logs = epoch_logs
+                if self.stop_training:
+                    break
+        finally:
+            live.write_back()
+            self._trainer_state = None
+            self._stateless_losses = None
+        callbacks.on_train_end(logs=training_logs)
+        return self.history
+
+    def _validation_adapter(self, validation_data, batch_size, steps):
+        if is_batch_source(validation_data):
+            return get_data_adapter(validation_data, steps_per_epoch=steps, what="fit")
+        if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
+            vx, vy, vsw = unpack_x_y_sample_weight(tuple(validation_data))
+            return get_data_adapter(vx, vy, vsw, batch_size, steps, what="fit")
+        raise ValueError(
+            "`validation_data` must be a tuple (x_val, y_val) or (x_val, y_val, "
+            f"val_sample_weight), or a dataset/generator; got {type(validation_data).__name__}.")
+
+    def jax_state_sync(self):
+        """Writes the in-flight training state back to the Variables (Keras's
+        name; `Callback.model` calls it)."""
+        live = getattr(self, "_trainer_state", None)
+        if live is not None:
+            live.write_back()
+
+    # ======================================================================
+    # evaluate
+    # ======================================================================
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False, **kwargs):
+        """The loss and metrics on the data: a float (only a loss), a list in
+        `metrics_names` order, or a dict with `return_dict=True`."""
+        from loopax.src.callbacks.callback_list import CallbackList
+        self._assert_compiled("evaluate")
+        if kwargs:
+            raise TypeError(f"evaluate() got unexpected arguments {sorted(kwargs)}.")
+        adapter = get_data_adapter(x, y, sample_weight, batch_size, steps, False, None,
+                                   what="evaluate")
+        self._build_for_batch(adapter.peek(), training=False)
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                 verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
+        logs = self._evaluate_pass(adapter, callbacks, steps)
+        if return_dict:
+            return logs
+        return self._flatten_in_order(logs)
+
+    def _evaluate_pass(self, adapter, callbacks, steps):
+        from loopax.src.callbacks.callback_list import logs_to_host
+        self.reset_metrics()
+        live = LiveState(self._value_step("test")[1])
+        outer = self._trainer_state
+        self._trainer_state = live
+        sync_hooks = _needs_batch_sync(callbacks, "test")
+        callbacks.on_test_begin()
+        try:
+            logs = self._run_pass("test", adapter, live, callbacks, None, steps, sync_hooks)
+        finally:
+            live.write_back()
+            self._trainer_state = outer
+        if logs is None:
+            raise ValueError("evaluate(): the data yielded no batch (empty dataset).")
+        logs = logs_to_host(logs)
+        callbacks.on_test_end(logs)
+        return logs
+
+    def _flatten_in_order(self, logs):
+        names = []
+        for metric in self.metrics:
+            if isinstance(metric, CompileMetrics):
+                names.extend(m.name for m in metric.metrics)
+            else:
+                names.append(metric.name)
+        values = [logs[n] for n in names if n in logs]
+        values += [v for k, v in logs.items() if k not in names]
+        return values[0] if len(values) == 1 else values
+
+    # ======================================================================
+    # predict
+    # ======================================================================
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        """The model's outputs for `x` as NumPy arrays (the outputs' structure),
+        batch after batch, concatenated."""
+        from loopax.src.callbacks.callback_list import CallbackList
+        adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
+                                   what="predict")
+        first = adapter.peek()
+        self._build_for_batch(first if is_batch_source(x) else first, training=False)
+        verbose = 1 if verbose == "auto" else verbose
+        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                 verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
+        live = LiveState(self._value_step("predict")[1])
+        callbacks.on_predict_begin()
+        pieces = []
+        if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
+                and adapter.fits_on_device():
+            self._predict_on_device(adapter, live, callbacks, steps, pieces)
+        else:
+            self._predict_from_host(adapter, live, callbacks, steps, pieces)
+        if not pieces:
+            raise ValueError("predict(): the data yielded no batch (empty dataset).")
+        outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
+        callbacks.on_predict_end()
+        return outputs
+
+    def _predict_on_device(self, adapter, live, callbacks, max_steps, pieces):
+        loop = self._function("predict", "device")
+        data = adapter.device_data()
+        size = adapter.batch_size
+        steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+        full = min(adapter.num_full_batches, steps)
+        capacity = self._predict_capacity(full, live, data, size)
+        step = 0
+        while step < steps:
+            if step < full:
+                n, batch_size, row0, cap = min(capacity, full - step), size, step * size, capacity
+            else:
+                n, batch_size, row0, cap = 1, adapter.partial_batch_size, full * size, 1
+            callbacks.on_predict_batch_begin(step)
+            out = jax.device_get(loop(live.values, data, None, row0, n,
+                                      batch_size=batch_size, capacity=cap))
+            out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
+            pieces.append(out)
+            callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
+            step += n
+
+    def _predict_capacity(self, full, live, data, size):
+        spe = self.steps_per_execution
+        if spe != "auto":
+            return max(1, min(int(spe), full))
+        step, _, _ = self._value_step("predict")
+        batch = jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
+        spec = jax.eval_shape(step, live.values, batch)
+        nbytes = sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize
+                     for s in jax.tree_util.tree_leaves(spec))
+        return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
+
+    def _predict_from_host(self, adapter, live, callbacks, max_steps, pieces):
+        eager = self.run_eagerly
+        single = self._function("predict", "single")
+        steps = max_steps if max_steps is not None else adapter.num_batches
+        chunks = HostChunks(adapter.get_numpy_iterator(None), steps, self._planner("predict"),
+                            stack=False, to_device=not eager)
+        try:
+            for _, step, data in chunks:
+                callbacks.on_predict_batch_begin(step)
+                out = jax.device_get(single(live.values, _to_jax(data) if eager else data))
+                out = jax.tree_util.tree_map(np.asarray, out)
+                pieces.append(out)
+                callbacks.on_predict_batch_end(step, {"outputs": out})
+        finally:
+            chunks.close()
+
+    # ======================================================================
+    # on one batch
+    # ======================================================================
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       return_dict=False):
+        """One training step on one batch (metrics keep accumulating)."""
+        self._assert_compiled("train_on_batch")
+        return self._on_batch("train", x, y, sample_weight, class_weight, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """One evaluation step on one batch (metrics keep accumulating)."""
+        self._assert_compiled("test_on_batch")
+        return self._on_batch("test", x, y, sample_weight, None, return_dict)
+
+    def predict_on_batch(self, x):
+        """The model's outputs for one batch, as NumPy arrays."""
+        from loopax.src.trainers.data_adapters import pack_x_y_sample_weight
+        batch = _to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
+        self._build_for_batch(batch, training=False)
+        live = LiveState(self._value_step("predict")[1])
+        out = self._function("predict", "single")(live.values, batch)
+        return jax.tree_util.tree_map(np.asarray, out)
+
+    def _on_batch(self, kind, x, y, sample_weight, class_weight, return_dict):
+        from loopax.src.callbacks.callback_list import logs_to_host
+        adapter = ArrayDataAdapter(x, y, sample_weight, class_weight=class_weight,
+                                   batch_size=None, steps=1)
+        batch = _to_jax(adapter.data)
+        self._build_for_batch(batch, training=kind == "train")
+        live = LiveState(self._value_step(kind)[1])
+        fn = self._function(kind, "single")
+        try:
+            values, logs = fn(live.values, batch)
+            live.stored(values)
+        finally:
+            live.write_back()
+        logs = logs_to_host(logs)
+        return logs if return_dict else self._flatten_in_order(logs)
+
+
+# --------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------
+
+class _Cache:
+    def __init__(self):
+        self.entries = {}
+
+
+def _batch_size(tree):
+    for leaf in jax.tree_util.tree_leaves(tree):
+        shape = getattr(leaf, "shape", None)
+        if shape:
+            return shape[0]
+    return 1
+
+
+def _to_jax(tree):
+    return jax.tree_util.tree_map(
+        lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, tree)
+
+
+def _has_sublayers(model):
+    return bool(getattr(model, "layers", None))
+
+
+def _regroup(flat, sizes):
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(flat[i:i + n]))
+        i += n
+    return tuple(out)
+
+
+def _flatten_dict(logs):
+    out = {}
+    for key, value in logs.items():
+        if isinstance(value, dict):
+            out.update(_flatten_dict(value))
+        else:
+            out[key] = value
+    return out
+
+
+def _result_names(model):
+    names = []
+    for metric in model.metrics:
+        if isinstance(metric, CompileMetrics):
+            names.extend(m.name for m in metric.metrics)
+        names.append(metric.name)
+    return names
+
+
+def _describe_groups(groups):
+    return "(" + ", ".join(f"{name} [{len(g)} values]" for name, g in groups) + ")"
+
+
+def _check_step_output(out, state, method_name, kind, groups):
+    """The user's `(logs, state)`, with the state's structure checked."""
+    names = _TRAIN_GROUPS if kind == "train" else _TEST_GROUPS
+    expected = _describe_groups(list(zip(names, state)))
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise ValueError(
+            f"{method_name} must return `(logs, state)` where logs is a dict of metric "
+            f"values and state = {expected}: the state it received, updated. It returned "
+            f"{_describe(out)}.")
+    logs, new_state = out
+    if not (isinstance(new_state, (tuple, list)) and len(new_state) == len(state)):
+        raise ValueError(
+            f"{method_name} returned a state that is {_describe(new_state)}; expected "
+            f"{len(state)} groups {expected}.")
+    checked = []
+    for name, old, new in zip(names, state, new_state):
+        new = list(new) if isinstance(new, (list, tuple)) else new
+        if not isinstance(new, list) or len(new) != len(old):
+            raise ValueError(
+                f"{method_name} returned {name} as {_describe(new)}; expected a list of "
+                f"{len(old)} values matching the {name} it received.")
+        for i, (a, b) in enumerate(zip(old, new)):
+            b_shape = tuple(getattr(b, "shape", np.shape(b)))
+            if tuple(a.shape) != b_shape:
+                raise ValueError(
+                    f"{method_name} returned {name}[{i}] with shape {b_shape}, but it "
+                    f"received shape {tuple(a.shape)}. Return the values in the order "
+                    "and shapes they came in.")
+            if getattr(b, "dtype", None) != a.dtype:
+                new[i] = jnp.asarray(b, a.dtype)
+        checked.append(new)
+    return logs, tuple(checked)
+
+
+def _describe(value):
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _predict_outputs(out, state):
+    """Keras's JAX predict_step returns `(outputs, non_trainable)`; loopax's returns
+    outputs. Accept both."""
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], list) \
+            and len(out[1]) == len(state[1]) and all(
+                tuple(getattr(a, "shape", ())) == tuple(b.shape)
+                for a, b in zip(out[1], state[1])):
+        return out[0]
+    return out
+
+
+def _needs_batch_sync(callbacks, kind):
+    """Whether a callback that is not a pure logger implements batch hooks."""
+    from loopax.src.callbacks.callback import implements
+    hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
+             "test": ("on_test_batch_begin", "on_test_batch_end")}[kind]
+    return any(implements(cb, hook) and not cb._async_batch_hooks
+               for cb in callbacks.callbacks for hook in hooks)
+
+
+def _should_validate(epoch, validation_freq):
+    if isinstance(validation_freq, int):
+        if validation_freq < 1:
+            raise ValueError(f"`validation_freq` must be >= 1, got {validation_freq}.")
+        return (epoch + 1) % validation_freq == 0
+    if isinstance(validation_freq, (list, tuple, set)):
+        return epoch + 1 in validation_freq
+    raise ValueError("`validation_freq` must be an int or a list of epochs (1-based), got "
+                     f"{validation_freq!r}.")

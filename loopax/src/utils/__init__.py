@@ -1,0 +1,1 @@
+"""Utilities: labels, padding, downloads."""

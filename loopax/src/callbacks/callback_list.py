@@ -1,0 +1,165 @@
+"""`CallbackList`: one object the trainer calls; it forwards each hook to every callback."""
+
+from loopax.src.callbacks.callback import (
+    PREDICT_BATCH_HOOKS, TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, Callback, implements)
+from loopax.src.callbacks.history import History
+from loopax.src.callbacks.logs import logs_to_host
+from loopax.src.callbacks.progbar_logger import ProgbarLogger
+
+_BATCH_HOOKS = TRAIN_BATCH_HOOKS + TEST_BATCH_HOOKS + PREDICT_BATCH_HOOKS
+
+
+class CallbackList(Callback):
+    """Forwards every hook to `callbacks`, adding a `History` and a `ProgbarLogger` when asked.
+
+    Args:
+        callbacks: a Callback or a (nested) list of them.
+        add_history: append a `History` unless one is already there.
+        add_progbar: append a `ProgbarLogger` unless one is there (only when
+            `params["verbose"] != 0`).
+        model: the model the callbacks watch.
+        **params: `epochs`, `steps`, `verbose`, handed to each `set_params`.
+
+    Logs are converted to Python floats once per hook call (one device-to-host
+    transfer), so callbacks always see floats. A batch hook no callback
+    implements costs nothing: no call, no transfer, no wait for the device.
+    """
+
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
+        super().__init__()
+        self.callbacks = _flatten_callbacks(callbacks)
+        self._history = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
+        self._progbar = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
+        if add_history and self._history is None:
+            self._history = History()
+            self.callbacks.append(self._history)
+        if add_progbar and self._progbar is None and params.get("verbose", 1) != 0:
+            self._progbar = ProgbarLogger()
+            self.callbacks.append(self._progbar)
+        self._plan_key = None
+        self.set_model(model)
+        self.set_params(params)
+
+    def set_params(self, params):
+        self.params = params
+        if params:
+            for callback in self.callbacks:
+                callback.set_params(params)
+
+    def set_model(self, model):
+        if model is None:
+            return
+        self._model = model
+        if self._history is not None:
+            model.history = self._history
+        for callback in self.callbacks:
+            callback.set_model(model)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._call("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._call("on_epoch_end", epoch, logs)
+
+    def on_train_begin(self, logs=None):
+        self._call("on_train_begin", None, logs)
+
+    def on_train_end(self, logs=None):
+        self._call("on_train_end", None, logs)
+
+    def on_test_begin(self, logs=None):
+        self._call("on_test_begin", None, logs)
+
+    def on_test_end(self, logs=None):
+        self._call("on_test_end", None, logs)
+
+    def on_predict_begin(self, logs=None):
+        self._call("on_predict_begin", None, logs)
+
+    def on_predict_end(self, logs=None):
+        self._call("on_predict_end", None, logs)
+
+    # -- batch-level hooks --
+
+    def on_batch_begin(self, batch, logs=None):
+        self._call_batch("on_batch_begin", batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        self._call_batch("on_batch_end", batch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._call_batch("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._call_batch("on_train_batch_end", batch, logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._call_batch("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._call_batch("on_test_batch_end", batch, logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._call_batch("on_predict_batch_begin", batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._call_batch("on_predict_batch_end", batch, logs)
+
+    # -- dispatch --
+
+    def _call(self, hook, index, logs):
+        logs = logs_to_host(logs)
+        for callback in self.callbacks:
+            method = getattr(callback, hook)
+            if index is None:
+                method(logs)
+            else:
+                method(index, logs)
+
+    def _call_batch(self, hook, batch, logs):
+        targets = self._plan()[hook]
+        if not targets:
+            return
+        if hook in PREDICT_BATCH_HOOKS:  # the outputs stay as they are
+            for callback in targets:
+                getattr(callback, hook)(batch, logs if logs is not None else {})
+            return
+        host_logs = None
+        for callback in targets:
+            if callback._async_batch_hooks:
+                getattr(callback, hook)(batch, logs if logs is not None else {})
+                continue
+            if host_logs is None:
+                host_logs = logs_to_host(logs)
+            getattr(callback, hook)(batch, host_logs)
+
+    def _plan(self):
+        """hook -> the callbacks that implement it (recomputed when `callbacks` changes)."""
+        key = tuple(map(id, self.callbacks))
+        if key != self._plan_key:
+            self._plan_cache = {hook: [cb for cb in self.callbacks if implements(cb, hook)]
+                                for hook in _BATCH_HOOKS}
+            self._plan_key = key
+        return self._plan_cache
+
+
+def _flatten_callbacks(callbacks):
+    if callbacks is None:
+        return []
+    if isinstance(callbacks, Callback):
+        return [callbacks]
+    if not isinstance(callbacks, (list, tuple)):
+        raise TypeError(
+            f"callbacks: expected a Callback or a list of Callbacks, got {type(callbacks).__name__}.")
+    flat = []
+    for item in callbacks:
+        if isinstance(item, (list, tuple)):
+            flat.extend(_flatten_callbacks(item))
+        elif isinstance(item, Callback):
+            flat.append(item)
+        else:
+            raise TypeError(
+                f"callbacks: every item must be a loopax.callbacks.Callback, got {item!r} "
+                f"({type(item).__name__}). Subclass Callback or wrap functions in LambdaCallback.")
+    return flat
+

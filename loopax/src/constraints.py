@@ -1,0 +1,140 @@
+"""Weight constraints: callables `constraint(w) -> projected w`.
+
+A layer stores one on its Variable (`var.constraint`); optimizers apply it
+after each update.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from loopax.src.module import _snake_case
+from loopax.src.tensor import unwrap
+
+_EPSILON = 1e-7
+
+
+def _norms(w, axis):
+    return jnp.sqrt(jnp.sum(jnp.square(w), axis=axis, keepdims=True))
+
+
+class Constraint:
+    """Base class: subclasses implement `__call__(w) -> w`."""
+
+    def __call__(self, w):
+        return w
+
+    def get_config(self) -> dict:
+        return {}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_config().items())
+        return f"{type(self).__name__}({args})"
+
+
+class MaxNorm(Constraint):
+    """Rescales slices along `axis` whose L2 norm exceeds `max_value`.
+
+    For a Dense kernel `(in, out)` the default `axis=0` constrains each
+    unit's incoming weight vector.
+    """
+
+    def __init__(self, max_value=2.0, axis=0):
+        self.max_value, self.axis = max_value, axis
+
+    def __call__(self, w):
+        w = unwrap(w)
+        norms = _norms(w, self.axis)
+        desired = jnp.clip(norms, 0, self.max_value)
+        return w * (desired / (_EPSILON + norms))
+
+    def get_config(self):
+        return {"max_value": self.max_value, "axis": self.axis}
+
+
+class NonNeg(Constraint):
+    """Sets negative entries to zero."""
+
+    def __call__(self, w):
+        w = unwrap(w)
+        return w * (w >= 0).astype(w.dtype)
+
+
+class UnitNorm(Constraint):
+    """Rescales slices along `axis` to unit L2 norm."""
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def __call__(self, w):
+        w = unwrap(w)
+        return w / (_EPSILON + _norms(w, self.axis))
+
+    def get_config(self):
+        return {"axis": self.axis}
+
+
+class MinMaxNorm(Constraint):
+    """Moves slice norms into [min_value, max_value]:
+    new norm = rate · clip(norm) + (1 - rate) · norm."""
+
+    def __init__(self, min_value=0.0, max_value=1.0, rate=1.0, axis=0):
+        self.min_value, self.max_value, self.rate, self.axis = min_value, max_value, rate, axis
+
+    def __call__(self, w):
+        w = unwrap(w)
+        norms = _norms(w, self.axis)
+        desired = (self.rate * jnp.clip(norms, self.min_value, self.max_value)
+                   + (1 - self.rate) * norms)
+        return w * (desired / (_EPSILON + norms))
+
+    def get_config(self):
+        return {"min_value": self.min_value, "max_value": self.max_value,
+                "rate": self.rate, "axis": self.axis}
+
+
+_CLASSES = [MaxNorm, NonNeg, UnitNorm, MinMaxNorm]
+_BY_NAME = {}
+for _cls in _CLASSES:
+    _BY_NAME[_cls.__name__] = _cls
+    _BY_NAME[_snake_case(_cls.__name__)] = _cls
+
+# Keras' lower-case aliases.
+max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
+
+
+def serialize(constraint):
+    if isinstance(constraint, Constraint):
+        return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
+    return constraint
+
+
+def deserialize(config):
+    return get(config)
+
+
+def get(identifier):
+    """A constraint from None, a name ("max_norm", "non_neg", ...), a config
+    dict or a callable."""
+    if identifier is None or isinstance(identifier, Constraint):
+        return identifier
+    if isinstance(identifier, str):
+        cls = _BY_NAME.get(identifier)
+        if cls is None:
+            names = sorted(n for n in _BY_NAME if n[0].islower())
+            raise ValueError(f"Unknown constraint {identifier!r}. Valid names: "
+                             f"{', '.join(names)}; or pass a callable.")
+        return cls()
+    if isinstance(identifier, dict) and "class_name" in identifier:
+        cls = type(get(identifier["class_name"]))
+        return cls.from_config(identifier.get("config", {}))
+    if isinstance(identifier, type) and issubclass(identifier, Constraint):
+        return identifier()
+    if callable(identifier):
+        return identifier
+    raise TypeError(f"A constraint must be None, a name, a config dict or a callable; "
+                    f"got {identifier!r}.")

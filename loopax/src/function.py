@@ -1,0 +1,315 @@
+"""`loopax.function`: compiles a stateful Python function with XLA, as
+`tf.function` does, and `loopax.print`, which prints at run time.
+
+```python
+@loopax.function
+def train_step(x, y):
+    with loopax.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    train_loss(loss)
+```
+
+How: on the first call with a new input signature the function is traced
+abstractly (`jax.eval_shape`) inside a StateScope that notes every Variable
+it reads or assigns; Variables created during that trace (optimizer slots,
+metric accumulators) are created for real. Then `jax.jit` compiles the pure
+function
+
+    (values of assigned variables, values of read variables, array args)
+        -> (array outputs, new values of the assigned variables)
+
+which runs the ordinary stateful code under a StateScope mapping those
+variables. Each call passes the current values in (the assigned ones'
+buffers are donated), and writes the new values back into the Variables.
+
+Signatures: array arguments (NumPy, JAX, Tensors) specialize on shape and
+dtype; everything else (Python numbers, strings, objects, Variables) on its
+value or identity, as in TensorFlow. A new signature traces again (warned
+about once it has happened `RETRACE_WARNING_AFTER` times).
+
+Python side effects (`print`, appending to a list, reading the clock) run
+only while tracing, i.e. once per signature, not on every call: use
+`loopax.print` for values at run time. Python `if`/`for` on a traced array
+raises JAX's ConcretizationTypeError; use `jax.lax.cond` / `jax.lax.scan` or
+`loopax.ops` equivalents. Called inside another compiled function, inside a
+StateScope or while a GradientTape records, the function simply runs as
+Python (the outer trace or tape sees every op).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import sys
+import textwrap
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.state import StateScope, Variable, _state
+from loopax.src.tape import static_key
+from loopax.src.tensor import Tensor
+
+RETRACE_WARNING_AFTER = 5
+_MAX_RETRACES_FOR_STATE = 4
+_ARRAYS = (jax.Array, np.ndarray, np.generic)
+
+
+def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
+             reduce_retracing=False, name=None):
+    """Compiles `fn` (also usable as `@loopax.function` or `@loopax.function(...)`).
+
+    Args:
+        fn: the Python function; it may read and assign Variables of models,
+            optimizers and metrics.
+        jit_compile: False runs `fn` eagerly as plain Python (for debugging).
+        reduce_retracing: accepted for TensorFlow compatibility; XLA needs
+            static shapes, so each new shape still compiles once.
+        input_signature, autograph: accepted for compatibility and ignored.
+        name: a name for messages (default: the function's name).
+    """
+    def wrap(f):
+        return Function(f, jit_compile=jit_compile, reduce_retracing=reduce_retracing,
+                        name=name)
+    return wrap if fn is None else wrap(fn)
+
+
+class _NewState(Exception):
+    """Raised inside a trace that touched Variables outside the lifted state."""
+
+    def __init__(self, variables, assigned):
+        super().__init__(f"new state: {[v.path for v in variables]}")
+        self.variables, self.assigned = variables, assigned
+
+
+class Function:
+    """A compiled stateful function; see `loopax.function`."""
+
+    def __init__(self, fn, jit_compile=True, reduce_retracing=False, name=None):
+        functools.update_wrapper(self, fn)
+        self.python_function = fn
+        self.jit_compile = jit_compile
+        self.reduce_retracing = reduce_retracing
+        self._name = name or getattr(fn, "__name__", "function")
+        self._traces = {}
+        self._tracing_count = 0
+        self._warned_retracing = False
+        self._checked_side_effects = False
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def experimental_get_tracing_count(self):
+        """How many times the function has been traced (compiled)."""
+        return self._tracing_count
+
+    def __call__(self, *args, **kwargs):
+        if not self.jit_compile or _state.tapes or _state.scopes:
+            return self.python_function(*args, **kwargs)
+        leaves, treedef = jax.tree_util.tree_flatten(
+            (args, kwargs), is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+        key, template, positions, arrays = [treedef], [], [], []
+        for i, x in enumerate(leaves):
+            if isinstance(x, Tensor):
+                x = x._loopax_value
+            if isinstance(x, _ARRAYS):
+                if isinstance(x, jax.core.Tracer):   # inside an outer trace: inline
+                    return self.python_function(*args, **kwargs)
+                key.append((x.shape, x.dtype, getattr(x, "weak_type", False)))
+                template.append(None)
+                positions.append(i)
+                arrays.append(x)
+            else:
+                key.append(static_key(x))
+                template.append(x)
+        key = tuple(key)
+        trace = self._traces.get(key)
+        if trace is None:
+            trace = self._traces[key] = self._new_trace(treedef, template, positions, arrays)
+        for _ in range(_MAX_RETRACES_FOR_STATE):
+            try:
+                return trace(arrays)
+            except _NewState as e:
+                trace.add_state(e.variables, e.assigned)
+                self._count_trace()
+        raise RuntimeError(
+            f"loopax.function {self._name!r} touches new Variables every time it is "
+            "traced: it probably creates Variables on every call. Create them once, "
+            "outside the function or on its first call only (e.g. in build()).")
+
+    def _new_trace(self, treedef, template, positions, arrays):
+        if not self._checked_side_effects:
+            self._checked_side_effects = True
+            _warn_python_print(self.python_function, self._name)
+        self._count_trace()
+        return _Trace(self.python_function, self._name, treedef, template, positions, arrays)
+
+    def _count_trace(self):
+        self._tracing_count += 1
+        if self._tracing_count > RETRACE_WARNING_AFTER and not self._warned_retracing:
+            self._warned_retracing = True
+            warnings.warn(
+                f"loopax.function {self._name!r} has been traced "
+                f"{self._tracing_count} times. Each new input shape, dtype or Python "
+                "argument value compiles it again, which is slow. Pass arrays rather "
+                "than Python numbers, and keep batch shapes fixed (e.g. drop the last "
+                "partial batch).", stacklevel=3)
+
+    def __repr__(self):
+        return f"<loopax.function {self._name} traced {self._tracing_count} times>"
+
+
+class _Trace:
+    """One input signature: the Variables it lifts and its jitted pure step."""
+
+    def __init__(self, fn, name, treedef, template, positions, arrays):
+        self.fn, self.name = fn, name
+        self.treedef, self.template, self.positions = treedef, template, positions
+        assigned, read = self._discover(arrays)
+        self.assigned, self.read = [], []
+        self.add_state(read, [])
+        self.add_state(assigned, assigned)
+
+    def _call_fn(self, arrays):
+        leaves = list(self.template)
+        for p, a in zip(self.positions, arrays):
+            leaves[p] = a
+        args, kwargs = jax.tree_util.tree_unflatten(self.treedef, leaves)
+        return self.fn(*args, **kwargs)
+
+    def _discover(self, arrays):
+        """Traces abstractly, noting the Variables read and assigned."""
+        found = {}
+        scope = StateScope(on_missing=lambda v: found.setdefault(id(v), v))
+
+        def probe(arrays):
+            with scope:
+                self._call_fn(arrays)
+        jax.eval_shape(probe, [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a))
+                               for a in arrays])
+        assigned = scope.assigned_variables
+        return assigned, list(found.values())
+
+    def add_state(self, variables, assigned):
+        """Lifts `variables` (those in `assigned` as assigned) and recompiles."""
+        assigned_ids = {id(v) for v in assigned}
+        for v in variables:
+            if id(v) in assigned_ids and not any(v is a for a in self.assigned):
+                self.read = [r for r in self.read if r is not v]
+                self.assigned.append(v)
+            elif not any(v is s for s in self.assigned + self.read):
+                self.read.append(v)
+        self._jitted = jax.jit(self._pure, donate_argnums=0)
+
+    def _pure(self, assigned_values, read_values, arrays):
+        assigned_ids = {id(v) for v in self.assigned}
+        mapping = list(zip(self.assigned, assigned_values)) + list(zip(self.read, read_values))
+
+        def missing(var):
+            raise _NewState([var], [])
+        with StateScope(mapping, on_missing=missing) as scope:
+            out = self._call_fn(arrays)
+        new = [v for v in scope.assigned_variables if id(v) not in assigned_ids]
+        if new:
+            raise _NewState(new, new)
+        leaves, self.out_tree = jax.tree_util.tree_flatten(
+            out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+        self.out_leaves = [None if _is_array(x) else x for x in leaves]
+        out_arrays = [_array_of(x) for x in leaves if _is_array(x)]
+        return out_arrays, [scope.get_current_value(v) for v in self.assigned]
+
+    def __call__(self, arrays):
+        values = [v._value for v in self.assigned]
+        for i in range(len(values)):
+            # Donation frees the old buffer: copy one that anything else holds
+            # (only the Variable, this list and getrefcount's argument may).
+            if sys.getrefcount(values[i]) > 3:
+                values[i] = jnp.array(values[i], copy=True)
+        out_arrays, new_values = self._jitted(values, [v._value for v in self.read], arrays)
+        for v, value in zip(self.assigned, new_values):
+            v._value = value
+            v._version += 1
+        it = iter(out_arrays)
+        leaves = [next(it) if x is None else x for x in self.out_leaves]
+        return jax.tree_util.tree_unflatten(self.out_tree, leaves)
+
+
+def _is_array(x):
+    return isinstance(x, (Variable, Tensor) + _ARRAYS)
+
+
+def _array_of(x):
+    if isinstance(x, Tensor):
+        return x._loopax_value
+    return x.value if isinstance(x, Variable) else x
+
+
+def _warn_python_print(fn, name):
+    """Warns once if `fn`'s own body calls Python's print()."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "print"
+           for n in ast.walk(tree)):
+        warnings.warn(
+            f"loopax.function {name!r} calls print(). Python side effects run only "
+            "while the function is traced (once per input signature), and print "
+            "shows traced placeholders there. Use loopax.print(...) to print values "
+            "every time the compiled function runs.", stacklevel=4)
+
+
+# --------------------------------------------------------------------------
+# loopax.print
+# --------------------------------------------------------------------------
+
+def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):  # noqa: A001
+    """Prints `inputs` when the code runs, also inside `loopax.function` and
+    `jax.jit` (like `tf.print`). Arrays, Tensors and Variables print their
+    values; lists, tuples and dicts of them print element by element.
+
+    Args:
+        output_stream: a file object (default `sys.stdout`).
+        sep, end: as for Python's print.
+        summarize: show this many items at each end of long arrays
+            (NumPy's default if None, everything if -1).
+    """
+    leaves, tree = jax.tree_util.tree_flatten(
+        inputs, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+    leaves = [_array_of(x) if isinstance(x, (Variable, Tensor)) else x for x in leaves]
+    positions = [i for i, x in enumerate(leaves) if isinstance(x, _ARRAYS)]
+
+    def emit(*arrays):
+        filled = list(leaves)
+        for p, a in zip(positions, arrays):
+            filled[p] = np.asarray(a)
+        items = jax.tree_util.tree_unflatten(tree, filled)
+        options = {} if summarize is None else (
+            {"threshold": sys.maxsize} if summarize < 0 else
+            {"edgeitems": summarize, "threshold": 2 * summarize})
+        with np.printoptions(**options):
+            text = sep.join(_format(x) for x in items)
+        builtins.print(text, end=end, file=output_stream or sys.stdout)
+
+    arrays = [leaves[p] for p in positions]
+    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+        jax.debug.callback(emit, *arrays, ordered=True)
+    else:
+        emit(*arrays)
+
+
+def _format(x):
+    if isinstance(x, np.ndarray):
+        return np.array2string(x) if x.ndim else str(x)
+    if isinstance(x, (list, tuple)):
+        inner = ", ".join(_format(e) for e in x)
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k!r}: {_format(v)}" for k, v in x.items()) + "}"
+    return str(x)

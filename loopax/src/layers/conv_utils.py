@@ -1,0 +1,36 @@
+"""Argument checks shared by the convolution and pooling layers."""
+
+from __future__ import annotations
+
+
+def standardize_tuple(value, n, name, owner, allow_zero=False):
+    """`3` -> `(3, 3)` for n=2; a sequence of n positive ints passes through."""
+    values = (value,) * n if isinstance(value, int) else tuple(value)
+    if len(values) != n or not all(isinstance(v, int) and (v > 0 or allow_zero and v == 0)
+                                   for v in values):
+        raise ValueError(f"{owner}: `{name}` must be an int or a tuple of {n} positive ints, "
+                         f"got {value!r}.")
+    return values
+
+
+def standardize_data_format(data_format):
+    data_format = (data_format or "channels_last").lower()
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError("`data_format` must be 'channels_last' or 'channels_first', "
+                         f"got {data_format!r}.")
+    return data_format
+
+
+def standardize_padding(padding, owner, allow_causal=False):
+    padding = str(padding).lower()
+    allowed = ("valid", "same", "causal") if allow_causal else ("valid", "same")
+    if padding not in allowed:
+        raise ValueError(f"{owner}: `padding` must be one of {allowed}, got {padding!r}.")
+    return padding
+
+
+def dimension_numbers(rank, data_format):
+    """lax.conv dimension numbers, e.g. ("NHWC", "HWIO", "NHWC")."""
+    spatial = "DHW"[3 - rank:]
+    io = ("N" + spatial + "C") if data_format == "channels_last" else ("NC" + spatial)
+    return io, spatial + "IO", io

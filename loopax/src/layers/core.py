@@ -1,0 +1,259 @@
+"""Core layers: Dense, Activation, Dropout, Flatten, Reshape, Embedding,
+ActivityRegularization, Identity."""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+
+from loopax.src import activations, constraints, initializers, random, regularizers
+from loopax.src.layers.conv_utils import standardize_data_format
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.state import name_scope
+from loopax.src.tensor import unwrap
+
+
+class Dense(Layer):
+    """`activation(inputs @ kernel + bias)` on the last axis.
+
+    Input `(..., input_dim)`, output `(..., units)`; `kernel` has shape
+    `(input_dim, units)`, `bias` `(units,)`.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        if not isinstance(units, int) or units <= 0:
+            raise ValueError(f"Dense: `units` must be a positive int, got {units!r}.")
+        self.units = units
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def build(self, input_shape):
+        input_dim = input_shape[-1]
+        if input_dim is None:
+            raise ValueError(f"Dense {self.name!r}: the last axis of the input must be "
+                             f"known to build the kernel; got input shape {input_shape}.")
+        self.kernel = self.add_weight((input_dim, self.units), self.kernel_initializer,
+                                      name="kernel", regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight((self.units,), self.bias_initializer, name="bias",
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
+        self.built = True
+
+    def call(self, inputs):
+        y = jnp.matmul(unwrap(inputs), self.kernel.value)
+        if self.use_bias:
+            y = y + self.bias.value
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
+
+
+class Activation(Layer):
+    """Applies an activation function (a name or a callable)."""
+
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+        self.built = True  # no weights
+
+    def call(self, inputs):
+        return self.activation(unwrap(inputs))
+
+    def get_config(self):
+        return {**super().get_config(), "activation": activations.serialize(self.activation)}
+
+
+class Dropout(Layer):
+    """In training, zeroes each entry with probability `rate` and scales the
+    rest by 1 / (1 - rate); the identity otherwise.
+
+    Args:
+        rate: in [0, 1).
+        noise_shape: shape of the keep mask, broadcast against the input
+            (None entries take the input's size), e.g. `(batch, 1, features)`
+            drops the same features at every timestep.
+        seed: int or None; the layer's `seed_generator` holds the state.
+    """
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"Dropout: `rate` must be a number in [0, 1), got {rate!r}.")
+        self.rate = float(rate)
+        self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
+        self.seed = seed
+        if self.rate > 0:
+            with name_scope(self.name):
+                self.seed_generator = random.SeedGenerator(seed)
+        self.built = True  # its only state, the seed, exists already
+
+    def call(self, inputs, training=False):
+        x = unwrap(inputs)
+        if not training or self.rate == 0:
+            return x
+        return random.dropout(x, self.rate, self._noise_shape(x.shape),
+                              seed=self.seed_generator)
+
+    def _noise_shape(self, shape):
+        if self.noise_shape is None:
+            return None
+        if len(self.noise_shape) != len(shape):
+            raise ValueError(f"Dropout {self.name!r}: noise_shape {self.noise_shape} must have "
+                             f"the input's rank; the input has shape {tuple(shape)}.")
+        return tuple(s if n is None else n for n, s in zip(self.noise_shape, shape))
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate,
+                "noise_shape": self.noise_shape, "seed": self.seed}
+
+
+class Flatten(Layer):
+    """`(batch, d1, d2, ...)` -> `(batch, d1 · d2 · ...)`.
+
+    With `data_format="channels_first"` the channel axis is moved last first,
+    so the order matches a channels-last model.
+    """
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = standardize_data_format(data_format)
+        self.input_spec = InputSpec(min_ndim=1)
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        if self.data_format == "channels_first" and x.ndim > 2:
+            x = jnp.moveaxis(x, 1, -1)
+        return x.reshape(x.shape[0], -1)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format}
+
+
+class Reshape(Layer):
+    """`(batch, ...)` -> `(batch, *target_shape)`; one entry may be -1."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(int(d) for d in target_shape)
+        if sum(d == -1 for d in self.target_shape) > 1 or any(
+                d == 0 or d < -1 for d in self.target_shape):
+            raise ValueError(f"Reshape: `target_shape` {self.target_shape} may hold positive "
+                             "sizes and at most one -1.")
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        return x.reshape((x.shape[0],) + self._resolve(x.shape[1:]))
+
+    def _resolve(self, input_shape):
+        size = math.prod(input_shape)
+        known = math.prod(d for d in self.target_shape if d != -1)
+        if -1 in self.target_shape and known and size % known == 0:
+            return tuple(size // known if d == -1 else d for d in self.target_shape)
+        if -1 not in self.target_shape and known == size:
+            return self.target_shape
+        raise ValueError(f"Reshape {self.name!r}: cannot reshape input of shape "
+                         f"(batch, {', '.join(map(str, input_shape))}) ({size} values per "
+                         f"sample) to (batch, {', '.join(map(str, self.target_shape))}).")
+
+    def get_config(self):
+        return {**super().get_config(), "target_shape": self.target_shape}
+
+
+class Embedding(Layer):
+    """Looks up rows of `embeddings` (shape `(input_dim, output_dim)`):
+    integer input `(...)` -> output `(..., output_dim)`.
+
+    With `mask_zero=True`, index 0 is padding (`compute_mask` marks it) and
+    `input_dim` must count it.
+    """
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
+                 embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
+                 activity_regularizer=None, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"Embedding: `{arg}` must be a positive int, got {value!r}.")
+        self.input_dim, self.output_dim = input_dim, output_dim
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        self.mask_zero = mask_zero
+
+    def build(self, input_shape=None):
+        self.embeddings = self.add_weight(
+            (self.input_dim, self.output_dim), self.embeddings_initializer, name="embeddings",
+            regularizer=self.embeddings_regularizer, constraint=self.embeddings_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        indices = unwrap(inputs)
+        if not jnp.issubdtype(indices.dtype, jnp.integer):
+            indices = indices.astype(jnp.int32)
+        return jnp.take(self.embeddings.value, indices, axis=0)
+
+    def compute_mask(self, inputs, mask=None):
+        return unwrap(inputs) != 0 if self.mask_zero else None
+
+    def get_config(self):
+        return {**super().get_config(), "input_dim": self.input_dim,
+                "output_dim": self.output_dim,
+                "embeddings_initializer": initializers.serialize(self.embeddings_initializer),
+                "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
+                "mask_zero": self.mask_zero}
+
+
+class ActivityRegularization(Layer):
+    """Returns its input and adds `l1 · sum|x| + l2 · sum x²` to `losses`."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.l1, self.l2 = l1, l2
+        self.built = True
+
+    def call(self, inputs):
+        return unwrap(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "l1": self.l1, "l2": self.l2}
+
+
+class Identity(Layer):
+    """Returns its input unchanged."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.built = True
+
+    def call(self, inputs):
+        return unwrap(inputs)
+

@@ -1,0 +1,143 @@
+"""Merging layers: combine a list of inputs into one.
+
+Add, Subtract, Multiply, Average, Maximum, Minimum (elementwise, with
+broadcasting) and Concatenate (along `axis`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.layers.layer import Layer
+from loopax.src.tensor import unwrap
+
+
+class _Merge(Layer):
+    """Elementwise merge of two or more inputs of broadcastable shapes."""
+
+    _min_inputs, _max_inputs = 2, None
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.built = True  # no weights; shapes are checked on every call
+
+    def call(self, inputs):
+        count = len(inputs) if isinstance(inputs, (list, tuple)) else None
+        if count is None or count < self._min_inputs or (
+                self._max_inputs and count > self._max_inputs):
+            want = (f"exactly {self._min_inputs}" if self._max_inputs == self._min_inputs
+                    else f"at least {self._min_inputs}")
+            got = f"{count}" if count is not None else f"a single {type(inputs).__name__}"
+            raise ValueError(f"{type(self).__name__} {self.name!r} must be called on a list "
+                             f"of {want} inputs, got {got}.")
+        xs = [unwrap(x) for x in inputs]
+        self._check_shapes([tuple(x.shape) for x in xs])
+        return self._merge(xs)
+
+    def _check_shapes(self, shapes):
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: inputs have incompatible "
+                             f"shapes {shapes}; they must be equal or broadcastable.") from None
+
+
+class Add(_Merge):
+    """Sum of the inputs."""
+
+    def _merge(self, xs):
+        return functools.reduce(jnp.add, xs)
+
+
+class Subtract(_Merge):
+    """`inputs[0] - inputs[1]` (exactly two inputs)."""
+
+    _max_inputs = 2
+
+    def _merge(self, xs):
+        return xs[0] - xs[1]
+
+
+class Multiply(_Merge):
+    """Elementwise product of the inputs."""
+
+    def _merge(self, xs):
+        return functools.reduce(jnp.multiply, xs)
+
+
+class Average(_Merge):
+    """Elementwise mean of the inputs."""
+
+    def _merge(self, xs):
+        return functools.reduce(jnp.add, xs) / len(xs)
+
+
+class Maximum(_Merge):
+    """Elementwise maximum of the inputs."""
+
+    def _merge(self, xs):
+        return functools.reduce(jnp.maximum, xs)
+
+
+class Minimum(_Merge):
+    """Elementwise minimum of the inputs."""
+
+    def _merge(self, xs):
+        return functools.reduce(jnp.minimum, xs)
+
+
+class Concatenate(_Merge):
+    """Joins the inputs along `axis`; all other sizes must match."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def _check_shapes(self, shapes):
+        rank = len(shapes[0])
+        ok = all(len(s) == rank for s in shapes) and -rank <= self.axis < rank
+        if ok:
+            axis = self.axis % rank
+            ok = all(len({s[i] for s in shapes}) == 1 for i in range(rank) if i != axis)
+        if not ok:
+            raise ValueError(f"Concatenate {self.name!r}: inputs must have the same rank and "
+                             f"the same sizes except on axis {self.axis}; got shapes {shapes}.")
+
+    def _merge(self, xs):
+        return jnp.concatenate(xs, axis=self.axis)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+def add(inputs, **kwargs):
+    """Functional form of `Add`."""
+    return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    return Minimum(**kwargs)(inputs)
+
+
+def concatenate(inputs, axis=-1, **kwargs):
+    """Functional form of `Concatenate`."""
+    return Concatenate(axis=axis, **kwargs)(inputs)

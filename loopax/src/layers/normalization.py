@@ -1,0 +1,195 @@
+"""Normalization layers: BatchNormalization and LayerNormalization."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from loopax.src import constraints, initializers, regularizers
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.tensor import unwrap
+
+
+def _compute_dtype(x):
+    """Statistics of half-precision inputs are computed in float32."""
+    return jnp.float32 if x.dtype in (jnp.float16, jnp.bfloat16) else x.dtype
+
+
+def _positive_axes(axes, rank, owner):
+    out = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f"{owner}: axis {a} is out of range for inputs of rank {rank}.")
+        out.append(a % rank)
+    return tuple(out)
+
+
+class BatchNormalization(Layer):
+    """Normalizes each feature (along `axis`) over the batch.
+
+    training=True: `y = gamma · (x - mean_B) / sqrt(var_B + epsilon) + beta`
+    with the batch's statistics, and the moving statistics move towards them:
+    `moving = moving · momentum + batch_stat · (1 - momentum)`.
+    training=False (or a frozen layer, `trainable=False`): the moving
+    statistics are used and nothing is updated.
+
+    `gamma`, `beta` are trainable; `moving_mean`, `moving_variance` are
+    non-trainable variables (updated by assignment, so a stateless call
+    returns them with the other non-trainable values).
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones",
+                 moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, synchronized=False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(axis, int):
+            raise TypeError(f"BatchNormalization: `axis` must be an int, got {axis!r}.")
+        self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
+        self.center, self.scale, self.synchronized = center, scale, synchronized
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        (axis,) = _positive_axes((self.axis,), rank, f"BatchNormalization {self.name!r}")
+        dim = input_shape[axis]
+        if dim is None:
+            raise ValueError(f"BatchNormalization {self.name!r}: axis {self.axis} of the input "
+                             f"must be known; got input shape {tuple(input_shape)}.")
+        self._axis, self._reduction_axes = axis, tuple(a for a in range(rank) if a != axis)
+        self.gamma = self.beta = None
+        if self.scale:
+            self.gamma = self.add_weight((dim,), self.gamma_initializer, name="gamma",
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight((dim,), self.beta_initializer, name="beta",
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.moving_mean = self.add_weight((dim,), self.moving_mean_initializer,
+                                           name="moving_mean", trainable=False)
+        self.moving_variance = self.add_weight((dim,), self.moving_variance_initializer,
+                                               name="moving_variance", trainable=False)
+        self.input_spec = InputSpec(ndim=rank, axes={axis: dim})
+        self.built = True
+
+    def call(self, inputs, training=None):
+        x = unwrap(inputs)
+        out_dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype
+        x = x.astype(_compute_dtype(x) if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype)
+        if training and self.trainable:
+            mean = jnp.mean(x, axis=self._reduction_axes)
+            variance = jnp.var(x, axis=self._reduction_axes)
+            m = self.momentum
+            self.moving_mean.assign(self.moving_mean.value * m + mean * (1.0 - m))
+            self.moving_variance.assign(self.moving_variance.value * m + variance * (1.0 - m))
+        else:
+            mean, variance = self.moving_mean.value, self.moving_variance.value
+        shape = [1] * x.ndim
+        shape[self._axis] = -1
+        inv = jax.lax.rsqrt(variance + self.epsilon)
+        if self.scale:
+            inv = inv * self.gamma.value
+        y = (x - mean.reshape(shape)) * inv.reshape(shape)
+        if self.center:
+            y = y + self.beta.value.reshape(shape)
+        return y.astype(out_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "moving_mean_initializer": initializers.serialize(self.moving_mean_initializer),
+                "moving_variance_initializer":
+                    initializers.serialize(self.moving_variance_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint),
+                "synchronized": self.synchronized}
+
+
+class LayerNormalization(Layer):
+    """Normalizes each sample over `axis` (default the last):
+    `y = gamma · (x - mean) / sqrt(var + epsilon) + beta`.
+
+    With `rms_scaling=True`: `y = gamma · x / sqrt(mean(x²) + epsilon)`
+    (no centering, no beta). `gamma`, `beta` have the shape of the
+    normalized axes.
+    """
+
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        if not (isinstance(axis, int) or all(isinstance(a, int) for a in axis)):
+            raise TypeError(f"LayerNormalization: `axis` must be an int or a list of ints, "
+                            f"got {axis!r}.")
+        self.axis, self.epsilon = axis, float(epsilon)
+        self.center, self.scale, self.rms_scaling = center, scale, rms_scaling
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        axes = (self.axis,) if isinstance(self.axis, int) else self.axis
+        self._axes = tuple(sorted(_positive_axes(axes, rank, f"LayerNormalization {self.name!r}")))
+        param_shape = tuple(input_shape[a] for a in self._axes)
+        if None in param_shape:
+            raise ValueError(f"LayerNormalization {self.name!r}: the normalized axes "
+                             f"{self._axes} of the input must be known; got input shape "
+                             f"{tuple(input_shape)}.")
+        self.gamma = self.beta = None
+        if self.scale or self.rms_scaling:
+            self.gamma = self.add_weight(param_shape, self.gamma_initializer, name="gamma",
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center and not self.rms_scaling:
+            self.beta = self.add_weight(param_shape, self.beta_initializer, name="beta",
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self._param_broadcast = tuple(input_shape[a] if a in self._axes else 1
+                                      for a in range(rank))
+        self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in self._axes})
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        out_dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype
+        x = x.astype(_compute_dtype(x) if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype)
+        if self.rms_scaling:
+            mean_square = jnp.mean(jnp.square(x), axis=self._axes, keepdims=True)
+            y = x * jax.lax.rsqrt(mean_square + self.epsilon)
+        else:
+            mean = jnp.mean(x, axis=self._axes, keepdims=True)
+            variance = jnp.var(x, axis=self._axes, keepdims=True)
+            y = (x - mean) * jax.lax.rsqrt(variance + self.epsilon)
+        if self.gamma is not None:
+            y = y * self.gamma.value.reshape(self._param_broadcast)
+        if self.beta is not None:
+            y = y + self.beta.value.reshape(self._param_broadcast)
+        return y.astype(out_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale, "rms_scaling": self.rms_scaling,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}

@@ -1,0 +1,152 @@
+"""Pooling layers: windowed max/average and global max/average, 1-D and 2-D.
+
+Channels-last input `(batch, *spatial, channels)` unless
+`data_format="channels_first"`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+from jax import lax
+
+from loopax.src.layers.conv_utils import (standardize_data_format, standardize_padding,
+                                          standardize_tuple)
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.tensor import unwrap
+
+
+class BasePooling(Layer):
+    """Max or average over windows of `pool_size`, moved by `strides`
+    (default: `pool_size`). "same" padding averages only real entries."""
+
+    def __init__(self, rank, reduction, pool_size, strides=None, padding="valid",
+                 data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        owner = type(self).__name__
+        self.rank, self.reduction = rank, reduction
+        self.pool_size = standardize_tuple(pool_size, rank, "pool_size", owner)
+        self.strides = standardize_tuple(strides if strides is not None else self.pool_size,
+                                         rank, "strides", owner)
+        self.padding = standardize_padding(padding, owner)
+        self.data_format = standardize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=rank + 2)
+        self.built = True  # no weights
+
+    def _full(self, spatial):
+        """Extends per-spatial-axis sizes with 1 for batch and channels."""
+        return (1,) + spatial + (1,) if self.data_format == "channels_last" else (1, 1) + spatial
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        window, strides = self._full(self.pool_size), self._full(self.strides)
+        padding = self.padding.upper()
+        if self.reduction == "max":
+            lowest = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
+            return lax.reduce_window(x, jnp.array(lowest, x.dtype), lax.max,
+                                     window, strides, padding)
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            x = x.astype(self.dtype)
+        total = lax.reduce_window(x, jnp.array(0, x.dtype), lax.add, window, strides, padding)
+        if self.padding == "valid":
+            return total / math.prod(self.pool_size)
+        # Count the real (unpadded) entries of each window.
+        spatial_axes = range(1, self.rank + 1) if self.data_format == "channels_last" \
+            else range(2, self.rank + 2)
+        ones = jnp.ones(self._full(tuple(x.shape[a] for a in spatial_axes)), x.dtype)
+        count = lax.reduce_window(ones, jnp.array(0, x.dtype), lax.add, window, strides, padding)
+        return total / count
+
+    def get_config(self):
+        return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format}
+
+
+class MaxPooling1D(BasePooling):
+    """Max over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(1, "max", pool_size, strides, padding, data_format, **kwargs)
+
+
+class MaxPooling2D(BasePooling):
+    """Max over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`."""
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(2, "max", pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling1D(BasePooling):
+    """Mean over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(1, "average", pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling2D(BasePooling):
+    """Mean over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`."""
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(2, "average", pool_size, strides, padding, data_format, **kwargs)
+
+
+class BaseGlobalPooling(Layer):
+    """Max or mean over all spatial axes: `(batch, *spatial, channels)` ->
+    `(batch, channels)` (or `(batch, 1, ..., channels)` with `keepdims`)."""
+
+    def __init__(self, rank, reduction, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.rank, self.reduction = rank, reduction
+        self.data_format = standardize_data_format(data_format)
+        self.keepdims = keepdims
+        self.input_spec = InputSpec(ndim=rank + 2)
+        self.built = True  # no weights
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        first = 1 if self.data_format == "channels_last" else 2
+        axes = tuple(range(first, first + self.rank))
+        reduce = jnp.max if self.reduction == "max" else jnp.mean
+        return reduce(x, axis=axes, keepdims=self.keepdims)
+
+    def get_config(self):
+        return {**super().get_config(), "data_format": self.data_format,
+                "keepdims": self.keepdims}
+
+
+class GlobalAveragePooling1D(BaseGlobalPooling):
+    """Mean over steps: `(batch, steps, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(1, "average", data_format, keepdims, **kwargs)
+
+
+class GlobalAveragePooling2D(BaseGlobalPooling):
+    """Mean over positions: `(batch, h, w, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(2, "average", data_format, keepdims, **kwargs)
+
+
+class GlobalMaxPooling1D(BaseGlobalPooling):
+    """Max over steps: `(batch, steps, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(1, "max", data_format, keepdims, **kwargs)
+
+
+class GlobalMaxPooling2D(BaseGlobalPooling):
+    """Max over positions: `(batch, h, w, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(2, "max", data_format, keepdims, **kwargs)
+
+
+# Keras' short aliases.
+MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
+AvgPool1D, AvgPool2D = AveragePooling1D, AveragePooling2D
+GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
+GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D

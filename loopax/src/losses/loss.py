@@ -1,0 +1,198 @@
+"""`Loss`, the base of every loss, and how per-sample losses are reduced.
+
+A loss object is called as `loss(y_true, y_pred, sample_weight=None)`:
+
+1. `y_true` and `y_pred` become arrays of the loss's dtype (float32 unless
+   `dtype=` says otherwise);
+2. `call(y_true, y_pred)` computes the per-sample losses, e.g. shape (batch,)
+   for (batch, d) inputs;
+3. `sample_weight` multiplies them (a (batch,) or (batch, 1) weight applies
+   per sample; a weight of the losses' shape applies per element);
+4. `reduction` reduces: "sum_over_batch_size" (default) and "mean" divide the
+   weighted sum by the number of loss elements, "mean_with_sample_weight" by
+   the sum of the weights, "sum" sums, "none" / None returns them as they are.
+
+The whole call is one loopax op, so a recording `GradientTape` records a loss
+as a single node, and it is pure JAX, so it runs under `jax.jit`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.module import _snake_case
+from loopax.src.state import unique_name
+from loopax.src.tensor import op, unwrap
+
+EPSILON = 1e-7  # Keras's backend.epsilon(): the clip for log() of probabilities
+
+REDUCTIONS = ("sum", "sum_over_batch_size", "mean", "mean_with_sample_weight", "none")
+
+
+def standardize_reduction(reduction):
+    """`reduction` checked; None becomes "none"."""
+    if reduction is None:
+        return "none"
+    if reduction not in REDUCTIONS:
+        raise ValueError(
+            f"Invalid value for argument `reduction`: {reduction!r}. Expected "
+            f"one of {list(REDUCTIONS) + [None]}.")
+    return reduction
+
+
+class Loss:
+    """Base class for losses: subclass it and implement `call(y_true, y_pred)`.
+
+    Args:
+        name: the loss's name (defaults to the class name in snake case).
+        reduction: "sum_over_batch_size" (default), "sum", "mean",
+            "mean_with_sample_weight", "none" or None.
+        dtype: the dtype the loss computes in (default: `floatx()`).
+    """
+
+    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+        self.name = name or unique_name(_snake_case(type(self).__name__))
+        self.reduction = standardize_reduction(reduction)
+        self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        """The reduced loss (a scalar unless `reduction` is "none")."""
+        return _loss_value(self, y_true, y_pred, sample_weight)
+
+    def call(self, y_true, y_pred):
+        """Per-sample losses of `y_true` and `y_pred` (arrays of `self.dtype`)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement `call(y_true, y_pred)`.")
+
+    def _losses_and_mask(self, y_true, y_pred):
+        """Per-sample losses and an optional mask of the entries that count."""
+        return self.call(y_true, y_pred), None
+
+    def get_config(self):
+        return {"name": self.name, "reduction": self.reduction, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r} reduction={self.reduction!r}>"
+
+
+@op
+def _loss_value(loss, y_true, y_pred, sample_weight):
+    y_pred = jnp.asarray(unwrap(y_pred), dtype=loss.dtype)
+    y_true = jnp.asarray(unwrap(y_true), dtype=loss.dtype)
+    values, mask = loss._losses_and_mask(y_true, y_pred)
+    return reduce_weighted_values(values, sample_weight, mask=mask,
+                                  reduction=loss.reduction, dtype=loss.dtype,
+                                  who=loss.name)
+
+
+# --------------------------------------------------------------------------
+# Shapes and reduction
+# --------------------------------------------------------------------------
+
+def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
+    """Makes ranks equal when they differ by a trailing axis of size 1.
+
+    (batch,) against (batch, 1): the rank-1 side gains an axis when
+    `expand_rank_1`, else the other side loses its trailing 1 (Keras's rule).
+    """
+    r1, r2 = jnp.ndim(x1), jnp.ndim(x2)
+    if r1 == r2 + 1 and jnp.shape(x1)[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = jnp.expand_dims(x2, -1)
+        else:
+            x1 = jnp.squeeze(x1, -1)
+    elif r2 == r1 + 1 and jnp.shape(x2)[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = jnp.expand_dims(x1, -1)
+        else:
+            x2 = jnp.squeeze(x2, -1)
+    return x1, x2
+
+
+def broadcast_sample_weight(values, sample_weight, who="loss"):
+    """(values, weight) with `weight` broadcastable to `values`' shape.
+
+    A weight of lower rank applies per sample: (batch,) against (batch, T)
+    becomes (batch, 1). Anything that would not broadcast into `values`
+    raises a ValueError naming both shapes.
+    """
+    values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)
+    vs, ws = tuple(values.shape), tuple(sample_weight.shape)
+    if len(ws) < len(vs):
+        sample_weight = jnp.reshape(sample_weight, ws + (1,) * (len(vs) - len(ws)))
+        ws = tuple(sample_weight.shape)
+    if vs and not _broadcasts_into(ws, vs):
+        raise ValueError(
+            f"{who}: `sample_weight` of shape {ws} does not fit the per-sample "
+            f"losses of shape {vs}. Pass one weight per sample (shape "
+            f"{vs[:1]}) or one per loss element (shape {vs}).")
+    return values, sample_weight
+
+
+def _broadcasts_into(small, big):
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
+
+
+def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
+    """Reduces (already weighted) `values` to a scalar as `reduction` says."""
+    if reduction == "none" or values.ndim == 0 or values.size == 0:
+        return values
+    total = jnp.sum(values)
+    if reduction == "sum":
+        return total
+    if reduction == "mean_with_sample_weight" and sample_weight is not None:
+        divisor = jnp.sum(jnp.broadcast_to(sample_weight, values.shape)).astype(total.dtype)
+    else:
+        divisor = jnp.asarray(values.size, total.dtype)
+    return jnp.where(divisor == 0, jnp.zeros_like(total), total / jnp.where(divisor == 0, 1, divisor))
+
+
+def reduce_weighted_values(values, sample_weight=None, mask=None,
+                           reduction="sum_over_batch_size", dtype=None, who="loss"):
+    """Weights per-sample `values` by `sample_weight` and `mask`, then reduces.
+
+    A `mask` (True where an entry counts) makes the mean reductions average
+    over the valid entries only.
+    """
+    reduction = standardize_reduction(reduction)
+    dtype = dtype or dtypes.floatx()
+    values = jnp.asarray(values, dtype=dtype)
+    if sample_weight is not None:
+        sample_weight = jnp.asarray(unwrap(sample_weight), dtype=dtype)
+    if mask is not None:
+        mask = jnp.asarray(mask, dtype=dtype)
+        if reduction in ("mean", "sum_over_batch_size"):
+            # Valid entries get weight total/valid, so the mean over all
+            # entries becomes the mean over the valid ones.
+            mask = mask * (mask.size / (jnp.sum(mask) + EPSILON))
+        if sample_weight is None:
+            sample_weight = mask
+        else:
+            mask, sample_weight = broadcast_sample_weight(mask, sample_weight, who)
+            sample_weight = sample_weight * mask
+    if sample_weight is not None:
+        values, sample_weight = broadcast_sample_weight(values, sample_weight, who)
+        values = values * sample_weight
+    return reduce_values(values, sample_weight, reduction)
+
+
+def check_same_shape(y_true, y_pred, who, hint=""):
+    """Raises a ValueError naming both shapes unless `y_true` broadcasts into
+    `y_pred`'s shape (after the (batch,) vs (batch, 1) rank fix)."""
+    ts, ps = tuple(np.shape(y_true)), tuple(np.shape(y_pred))
+    if ts != ps and not _broadcasts_into(ts, ps):
+        raise ValueError(
+            f"{who}: y_true has shape {ts} but y_pred has shape {ps}; they must "
+            f"match (or y_true broadcast to y_pred).{(' ' + hint) if hint else ''}")

@@ -1,0 +1,152 @@
+"""`Metric`: a running statistic held in non-trainable Variables.
+
+A metric accumulates over batches with `update_state(...)`, reports with
+`result()` and starts over with `reset_state()`. Its state is the list
+`metric.variables` (in creation order), so the same metric also runs
+statelessly, e.g. inside `jax.jit`:
+
+    values = metric.stateless_reset_state()
+    values = metric.stateless_update_state(values, y_true, y_pred)
+    result = metric.stateless_result(values)
+
+The stateless methods run the ordinary stateful code inside a `StateScope`
+that substitutes `values` for the variables and collects the assignments, so
+both ways give the same numbers by construction. A Metric is not a Module:
+models do not list its variables among their weights.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from loopax.src import dtypes
+from loopax.src.module import _snake_case
+from loopax.src.state import StateScope, Variable, check_values_match, name_scope, unique_name
+
+
+class Metric:
+    """Base class for metrics: implement `update_state` and `result`, create
+    state with `add_variable` in `__init__`.
+
+    Args:
+        name: the metric's name (defaults to the class name in snake case,
+            numbered when taken: "precision", "precision_1", ...).
+        dtype: the dtype of its state and result (default: `floatx()`).
+    """
+
+    def __init__(self, dtype=None, name=None):
+        self.name = name or unique_name(_snake_case(type(self).__name__))
+        self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+        self._variables = []
+        self._initial_values = []
+        self._metrics = []
+
+    def __setattr__(self, name, value):
+        # Metrics held as attributes contribute their variables (after ours).
+        if isinstance(value, Metric) and name != "_metrics" and "_metrics" in self.__dict__:
+            self._metrics.append(value)
+        super().__setattr__(name, value)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    # ---- state -----------------------------------------------------------
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum", name=None):
+        """A non-trainable Variable named `<metric name>/<name>`, in `.variables`."""
+        if "_variables" not in self.__dict__:
+            raise RuntimeError(f"{type(self).__name__}: call `super().__init__(...)` "
+                               "before `add_variable`.")
+        dtype = dtypes.standardize(dtype) if dtype is not None else self.dtype
+        if isinstance(initializer, str) and initializer in _CONSTANT_INITIALIZERS:
+            initializer = _CONSTANT_INITIALIZERS[initializer](tuple(shape), dtype)
+        with name_scope(self.name.replace("/", ">")):
+            variable = Variable(initializer, shape=tuple(shape), dtype=dtype, trainable=False,
+                                name=name, aggregation=aggregation)
+        self._variables.append(variable)
+        self._initial_values.append(variable.value)
+        return variable
+
+    def add_weight(self, shape=(), initializer="zeros", dtype=None, name=None):
+        """Alias of `add_variable` (older Keras code uses this name)."""
+        return self.add_variable(shape, initializer, dtype=dtype, name=name)
+
+    @property
+    def variables(self) -> list[Variable]:
+        """Own variables in creation order, then those of held metrics."""
+        out = list(self._variables)
+        for metric in self._metrics:
+            out.extend(metric.variables)
+        return out
+
+    def reset_state(self):
+        """Puts every variable back to its initial value."""
+        for variable, value in zip(self._variables, self._initial_values):
+            variable.assign(value)
+        for metric in self._metrics:
+            metric.reset_state()
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must implement `update_state`.")
+
+    def result(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement `result`.")
+
+    def __call__(self, *args, **kwargs):
+        """Updates the state with one batch and returns the new result."""
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    # ---- stateless -------------------------------------------------------
+    def _scope(self, metric_variables, method):
+        variables = self.variables
+        values = check_values_match(variables, metric_variables, "metric_variables",
+                                    f"{type(self).__name__}.{method}")
+        return variables, StateScope(zip(variables, values))
+
+    def stateless_update_state(self, metric_variables, *args, **kwargs):
+        """`update_state` on the state `metric_variables` (values or Variables,
+        in the order of `.variables`); returns the new values as a list."""
+        variables, scope = self._scope(metric_variables, "stateless_update_state")
+        with scope:
+            self.update_state(*args, **kwargs)
+        return [scope.get_current_value(v) for v in variables]
+
+    def stateless_result(self, metric_variables):
+        """`result()` computed from the state `metric_variables`."""
+        _, scope = self._scope(metric_variables, "stateless_result")
+        with scope:
+            return self.result()
+
+    def stateless_reset_state(self):
+        """The initial values of `.variables`, as a list."""
+        variables = self.variables
+        with StateScope() as scope:
+            self.reset_state()
+        return [_current(scope, v) for v in variables]
+
+    # ---- config ----------------------------------------------------------
+    def get_config(self):
+        return {"name": self.name, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+_CONSTANT_INITIALIZERS = {"zeros": jnp.zeros, "ones": jnp.ones}
+
+
+def _current(scope, variable):
+    value = scope.get_current_value(variable)
+    return variable.value if value is None else value
+
+
+def as_array(x, dtype=None):
+    """`x` (array, Variable, Tensor, list, number) as a JAX array, cast to `dtype`."""
+    from loopax.src.tensor import unwrap
+    x = jnp.asarray(unwrap(x))
+    return x if dtype is None else x.astype(dtype)

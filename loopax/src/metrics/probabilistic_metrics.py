@@ -1,0 +1,73 @@
+"""Crossentropy, KL divergence, Poisson and hinge metrics: running means of
+the loss functions of the same names."""
+
+from __future__ import annotations
+
+from loopax.src.losses import losses
+from loopax.src.metrics.reduction_metrics import MeanMetricWrapper
+
+
+class _LossMetric(MeanMetricWrapper):
+    _direction = "down"
+
+
+class BinaryCrossentropy(_LossMetric):
+    """Running mean of `binary_crossentropy`."""
+
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False,
+                 label_smoothing=0.0):
+        super().__init__(losses.binary_crossentropy, name=name, dtype=dtype,
+                         from_logits=from_logits, label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(_LossMetric):
+    """Running mean of `categorical_crossentropy`."""
+
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False,
+                 label_smoothing=0.0, axis=-1):
+        super().__init__(losses.categorical_crossentropy, name=name, dtype=dtype,
+                         from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(_LossMetric):
+    """Running mean of `sparse_categorical_crossentropy`."""
+
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False,
+                 axis=-1):
+        super().__init__(losses.sparse_categorical_crossentropy, name=name, dtype=dtype,
+                         from_logits=from_logits, axis=axis)
+
+
+class KLDivergence(_LossMetric):
+    """Running mean of `kl_divergence`."""
+
+    def __init__(self, name="kl_divergence", dtype=None):
+        super().__init__(losses.kl_divergence, name=name, dtype=dtype)
+
+
+class Poisson(_LossMetric):
+    """Running mean of `poisson`."""
+
+    def __init__(self, name="poisson", dtype=None):
+        super().__init__(losses.poisson, name=name, dtype=dtype)
+
+
+class Hinge(_LossMetric):
+    """Running mean of `hinge`."""
+
+    def __init__(self, name="hinge", dtype=None):
+        super().__init__(losses.hinge, name=name, dtype=dtype)
+
+
+class SquaredHinge(_LossMetric):
+    """Running mean of `squared_hinge`."""
+
+    def __init__(self, name="squared_hinge", dtype=None):
+        super().__init__(losses.squared_hinge, name=name, dtype=dtype)
+
+
+class CategoricalHinge(_LossMetric):
+    """Running mean of `categorical_hinge`."""
+
+    def __init__(self, name="categorical_hinge", dtype=None):
+        super().__init__(losses.categorical_hinge, name=name, dtype=dtype)

@@ -1,0 +1,227 @@
+"""`Model`: a `Layer` that trains (`compile`/`fit` from `Trainer`), saves and
+summarizes itself.
+
+Three ways to make one, as in Keras:
+
+- functional: `Model(inputs, outputs)` with tensors from `loopax.Input`
+  (returns a `Functional`, see `functional.py`);
+- `Sequential([layers])` (see `sequential.py`);
+- subclassing: `class M(Model)` with layers as attributes and a `call`.
+
+A subclass called with `inputs=`/`outputs=` (seed 001/004's
+`CustomModel(inputs, outputs)` overriding `train_step`) becomes a functional
+model that is still an instance of the subclass.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import jax
+import jax.numpy as jnp
+
+from loopax.src import dtypes
+from loopax.src.layers.layer import Layer, _shape_of
+from loopax.src.trainers.trainer import Trainer
+
+
+def is_functional_call(args, kwargs) -> bool:
+    """Whether constructor arguments are `(inputs, outputs)`."""
+    return (len(args) >= 2 or (len(args) == 1 and "outputs" in kwargs)
+            or ("inputs" in kwargs and "outputs" in kwargs))
+
+
+_functional_subclasses: dict[type, type] = {}
+
+
+def _functional_version_of(cls):
+    """`cls` with `Functional`'s graph machinery mixed in (cached).
+
+    MRO: user class (its train_step etc.) -> Functional -> Model -> Trainer
+    -> Layer; `type(m).__name__` and `isinstance(m, cls)` stay the user's.
+    """
+    from loopax.src.models.functional import Functional
+    if cls not in _functional_subclasses:
+        _functional_subclasses[cls] = type(cls.__name__, (cls, Functional), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+            "_functional_base": cls})
+    return _functional_subclasses[cls]
+
+
+def _is_json_able(value) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+class Model(Trainer, Layer):
+    """A layer with `fit`/`evaluate`/`predict`, `summary`, saving and weights I/O.
+
+    Subclass it and define `call(inputs, training=None)`; create layers in
+    `__init__` (they are tracked as attributes) and they build on the first
+    call. Or call `Model(inputs, outputs)` for a functional model.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        from loopax.src.models.functional import Functional
+        from loopax.src.models.sequential import Sequential
+        if is_functional_call(args, kwargs) and not issubclass(cls, (Functional, Sequential)):
+            target = Functional if cls is Model else _functional_version_of(cls)
+            return object.__new__(target)
+        instance = object.__new__(cls)
+        if not issubclass(cls, (Functional, Sequential)):
+            instance._auto_config = _capture_init_args(cls, args, kwargs)
+        return instance
+
+    def __init__(self, *, name=None, trainable=True, dtype=None, **kwargs):
+        Trainer.__init__(self)
+        Layer.__init__(self, name=name, trainable=trainable, dtype=dtype, **kwargs)
+        self._build_input_shape = None
+
+    # ---- building ----------------------------------------------------------
+    def _maybe_build(self, first_arg):
+        if self.built:
+            return
+        self._build_input_shape = _shape_of(first_arg)
+        if type(self).build is Model.build:
+            self.built = True   # sub-layers build themselves inside this first call
+        else:
+            self.build(self._build_input_shape)
+            self.built = True
+
+    def build(self, input_shape=None):
+        """Creates the weights by calling the model once on zeros of `input_shape`
+        (None sizes become 1). A list or dict of shapes for several inputs."""
+        if self.built:
+            return
+        self._build_input_shape = input_shape
+        if input_shape is None:
+            self.built = True
+            return
+        zeros = _zeros_like_shapes(input_shape)
+        self.built = True
+        try:
+            self(zeros, training=False)
+        except Exception:
+            self.built = False
+            raise
+
+    # ---- layers ------------------------------------------------------------
+    def get_layer(self, name=None, index=None):
+        """The layer called `name`, or the one at position `index` in `layers`."""
+        if (name is None) == (index is None):
+            raise ValueError("get_layer() needs exactly one of `name=` or `index=`.")
+        layers = self.layers
+        if index is not None:
+            if not -len(layers) <= index < len(layers):
+                raise ValueError(f"get_layer(index={index}): model {self.name!r} has "
+                                 f"{len(layers)} layers.")
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No layer named {name!r} in model {self.name!r}. Its layers are: "
+                         f"{[layer.name for layer in layers]}.")
+
+    def count_params(self) -> int:
+        """The number of scalars in `weights` (the model must be built)."""
+        if not self.built:
+            raise ValueError(f"Model {self.name!r} is not built yet, so it has no weights to "
+                             "count: call it on a batch or call build(input_shape) first.")
+        return int(sum(v.size for v in self.weights))
+
+    def summary(self, line_length=None, positions=None, print_fn=None,
+                expand_nested=False, show_trainable=False, layer_range=None):
+        """Prints a table of layers, output shapes and parameter counts."""
+        from loopax.src.models import summary
+        summary.print_summary(self, line_length=line_length, positions=positions,
+                              print_fn=print_fn, show_trainable=show_trainable)
+
+    # ---- saving ------------------------------------------------------------
+    def save_weights(self, filepath, overwrite=True):
+        """Writes `weights` to a safetensors file (see `loopax.saving`)."""
+        from loopax.src.saving import weights_file
+        weights_file.save_weights(self, filepath, overwrite=overwrite)
+
+    def load_weights(self, filepath, skip_mismatch=False):
+        """Reads weights written by `save_weights` (or `save`) into this model."""
+        from loopax.src.saving import weights_file
+        weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+    def save(self, filepath, overwrite=True, **kwargs):
+        """Writes the architecture and weights to one zip file; read it back with
+        `loopax.saving.load_model(filepath)`."""
+        from loopax.src.saving import model_file
+        model_file.save_model(self, filepath, overwrite=overwrite)
+
+    # ---- config ------------------------------------------------------------
+    def get_config(self) -> dict:
+        """For a subclassed model: name, trainable, dtype and the `__init__`
+        arguments it was called with when they are plain JSON values.
+        Override it (with `from_config`) when `__init__` takes other objects."""
+        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        auto = getattr(self, "_auto_config", None)
+        if auto is not None:
+            config = {k: v for k, v in config.items() if _accepts(type(self), k)}
+            config.update(auto)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from loopax.src.models import functional
+        if functional.is_functional_config(config):
+            return functional.functional_from_config(cls, config, custom_objects)
+        try:
+            return cls(**config)
+        except TypeError as e:
+            raise TypeError(
+                f"Could not re-create {cls.__name__} from its config {config}: {e}. "
+                f"Give {cls.__name__} a get_config() returning its __init__ arguments "
+                "(and a from_config() if they are not plain values).") from e
+
+
+def _capture_init_args(cls, args, kwargs):
+    """The `__init__` arguments as a dict, if all are JSON values (else None)."""
+    init = cls.__init__
+    if init is Model.__init__:
+        return None
+    try:
+        bound = inspect.signature(init).bind(None, *args, **kwargs)
+    except TypeError:
+        return None
+    captured = {}
+    for key, value in list(bound.arguments.items())[1:]:
+        kind = inspect.signature(init).parameters[key].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            captured.update(value)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                return None
+        else:
+            captured[key] = value
+    return captured if _is_json_able(captured) else None
+
+
+def _accepts(cls, key) -> bool:
+    params = inspect.signature(cls.__init__).parameters
+    return key in params or any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                for p in params.values())
+
+
+def _is_shape(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(
+        d is None or isinstance(d, int) for d in value)
+
+
+def _zeros_like_shapes(shapes):
+    if _is_shape(shapes):
+        return jnp.zeros(tuple(1 if d is None else d for d in shapes), dtypes.floatx())
+    if isinstance(shapes, dict):
+        return {k: _zeros_like_shapes(v) for k, v in shapes.items()}
+    if isinstance(shapes, (list, tuple)):
+        return type(shapes)(_zeros_like_shapes(s) for s in shapes)
+    raise ValueError(f"build(input_shape=...) takes a shape such as (None, 784), or a "
+                     f"list/dict of shapes; got {shapes!r}.")

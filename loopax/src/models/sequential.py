@@ -1,0 +1,184 @@
+"""`Sequential`: a model that is a plain stack of layers.
+
+Once the input shape is known (an `Input`/`InputLayer` first, an
+`input_shape=` on the first layer, `build(input_shape)`, or the first call on
+data) the stack is wired into a functional graph, which every later call
+replays. `layers` leaves out the `InputLayer`, as in Keras.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.layers.input_layer import InputLayer
+from loopax.src.layers.layer import Layer
+from loopax.src.layers.symbolic import SymbolicTensor
+from loopax.src.models.model import Model
+
+
+class _Untracked:
+    """Holds the wired graph out of sight of variable tracking (its layers
+    are already tracked through `Sequential._layers`)."""
+
+    __slots__ = ("model",)
+
+    def __init__(self):
+        self.model = None
+
+
+class Sequential(Model):
+    """`Sequential([layer, ...], name=None)`: each layer feeds the next.
+
+    Example:
+        model = Sequential([loopax.Input(shape=(784,)), Dense(64, "relu"), Dense(10)])
+    """
+
+    def __init__(self, layers=None, trainable=True, name=None, **kwargs):
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self._layers = []
+        self._graph = _Untracked()
+        for layer in layers or ():
+            self.add(layer, rebuild=False)
+        self._maybe_rebuild()
+
+    # ---- editing -------------------------------------------------------------
+    def add(self, layer, rebuild=True):
+        """Appends a layer (or an `Input` tensor, first only)."""
+        if isinstance(layer, SymbolicTensor):
+            if layer.node is None or not isinstance(layer.node.layer, InputLayer):
+                raise TypeError(f"Sequential {self.name!r}.add() takes layers or a "
+                                "loopax.Input(); got a symbolic tensor computed by a layer.")
+            layer = layer.node.layer
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential {self.name!r}.add() takes a loopax Layer; got "
+                            f"{type(layer).__name__} ({layer!r:.80}).")
+        if isinstance(layer, InputLayer):
+            if self._layers:
+                raise ValueError(
+                    f"Sequential {self.name!r}: an Input must be the first layer; this model "
+                    f"already has {[l.name for l in self._layers]}.")
+        elif not self._layers and layer._batch_input_shape is not None:
+            self._layers.append(InputLayer(batch_shape=layer._batch_input_shape,
+                                           dtype=layer.dtype if dtypes.is_int(layer.dtype) else None))
+        if any(l is layer for l in self._layers):
+            raise ValueError(f"Layer {layer.name!r} is already in Sequential {self.name!r}.")
+        if any(l.name == layer.name for l in self._layers):
+            raise ValueError(f"Sequential {self.name!r} already has a layer named "
+                             f"{layer.name!r}; layer names must be unique within a model.")
+        self._layers.append(layer)
+        if rebuild:
+            self._maybe_rebuild()
+
+    def pop(self, rebuild=True):
+        """Removes and returns the last layer."""
+        if not self.layers:
+            raise TypeError(f"Sequential {self.name!r} has no layers to pop.")
+        layer = self._layers.pop()
+        if rebuild:
+            self._maybe_rebuild()
+        return layer
+
+    def _maybe_rebuild(self):
+        from loopax.src.models.functional import Functional
+        self._graph.model = None
+        if not self._layers or not isinstance(self._layers[0], InputLayer):
+            self.built = False
+            return
+        inputs = x = self._layers[0].output
+        for layer in self._layers[1:]:
+            x = layer(x)
+        if len(self._layers) > 1:
+            self._graph.model = Functional(inputs, x, name=self.name)
+        self.built = True
+
+    # ---- building and calling ----------------------------------------------
+    def _maybe_build(self, first_arg):
+        if self.built:
+            return
+        shape = getattr(first_arg, "shape", None)
+        if shape is None:
+            raise ValueError(f"Sequential {self.name!r} takes one array input; got "
+                             f"{type(first_arg).__name__}.")
+        dtype = first_arg.dtype if dtypes.is_int(first_arg.dtype) else None
+        self._build_input_shape = tuple(shape)
+        self._add_input((None,) + tuple(shape[1:]), dtype)
+
+    def build(self, input_shape=None):
+        """Wires the layers for inputs of `input_shape` (batch size first)."""
+        if self.built:
+            return
+        if input_shape is None:
+            raise ValueError(f"Sequential {self.name!r}.build() needs `input_shape`, e.g. "
+                             "(None, 784), or an Input as the first layer.")
+        self._build_input_shape = tuple(input_shape)
+        self._add_input(tuple(input_shape), None)
+
+    def _add_input(self, batch_shape, dtype):
+        if self._layers and isinstance(self._layers[0], InputLayer):
+            self._maybe_rebuild()
+            return
+        self._layers.insert(0, InputLayer(batch_shape=batch_shape, dtype=dtype))
+        self._maybe_rebuild()
+
+    def call(self, inputs, training=None, mask=None):
+        if self._graph.model is not None:
+            return self._graph.model.call(inputs)
+        for layer in self.layers:
+            inputs = layer(inputs)
+        return inputs
+
+    # ---- structure -----------------------------------------------------------
+    @property
+    def layers(self) -> list[Layer]:
+        """The layers, without the InputLayer."""
+        return [l for l in self._layers if not isinstance(l, InputLayer)]
+
+    def _graph_model(self):
+        if self._graph.model is None:
+            raise ValueError(
+                f"Sequential {self.name!r} has no defined input yet. Start it with "
+                "loopax.Input(shape=...), give the first layer input_shape=, call "
+                "build(input_shape) or call the model on a batch.")
+        return self._graph.model
+
+    @property
+    def inputs(self):
+        return self._graph_model().inputs
+
+    @property
+    def outputs(self):
+        return self._graph_model().outputs
+
+    @property
+    def input(self):
+        return self._graph_model().input
+
+    @property
+    def output(self):
+        return self._graph_model().output
+
+    @property
+    def input_shape(self):
+        return self._graph_model().inputs[0].shape
+
+    @property
+    def output_shape(self):
+        return self._graph_model().outputs[0].shape
+
+    # ---- config --------------------------------------------------------------
+    def get_config(self) -> dict:
+        from loopax.src.saving import serialization
+        return {"name": self.name, "trainable": self.trainable,
+                "layers": [serialization.serialize(l) for l in self._layers]}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from loopax.src.saving import serialization
+        with serialization.custom_object_scope(custom_objects or {}):
+            layers = [serialization.deserialize(c) for c in config["layers"]]
+        model = cls(name=config.get("name"), trainable=config.get("trainable", True))
+        for layer in layers:
+            model.add(layer, rebuild=False)
+        model._maybe_rebuild()
+        return model

@@ -1,0 +1,387 @@
+"""Core ops (`keras.ops.core`): conversion, casting, control flow, slicing
+and scattering, dtype helpers.
+
+Control flow and a recording GradientTape: a tape only sees loopax ops that
+run in Python, and JAX's loop primitives run their body as one traced
+program the tape cannot look into. So while a tape records, the control-flow
+ops run in Python whenever the decision is known (a concrete predicate, loop
+bounds or scan length), and every op in the taken branch or loop body is
+recorded. Without a tape they are `lax.cond`, `lax.fori_loop`, `lax.scan`, ...
+(as in Keras). A data-dependent `while_loop` (or `fori_loop` with traced
+bounds) over values a tape follows raises: JAX cannot reverse-differentiate
+it either. Values captured by closure inside a traced `lax` loop are not
+seen by a tape; pass them through the loop state instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from loopax.src import dtypes
+from loopax.src.state import Variable, _state, is_tracer
+from loopax.src.ops.utils import as_array
+from loopax.src.tensor import Tensor, op, unwrap
+
+_IMPORTED = set(globals())
+
+
+# --------------------------------------------------------------------------
+# Conversion and dtypes
+# --------------------------------------------------------------------------
+
+def _default_dtype(x):
+    """The dtype Keras picks when none is given: float64 and Python floats ->
+    floatx, int64 and Python ints -> int32."""
+    if isinstance(x, (bool, np.bool_)):
+        return "bool"
+    if isinstance(x, int):
+        return "int32"
+    if isinstance(x, float):
+        return dtypes.floatx()
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:  # a nested list or tuple
+        dtype = np.asarray(jnp.asarray(x)).dtype if _has_tracer(x) else np.asarray(x).dtype
+    dtype = np.dtype(dtype)
+    if dtype == np.float64:
+        return dtypes.floatx()
+    if dtype == np.int64:
+        return "int32"
+    if dtype == np.uint64:
+        return "uint32"
+    return dtype.name
+
+
+def _has_tracer(x):
+    return builtins.any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(x))
+
+
+@op
+def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+    """`x` as a `jax.Array` (NumPy arrays, lists, scalars, Variables).
+
+    Without `dtype`, float64 and Python floats become floatx (float32),
+    int64 and Python ints become int32, as in Keras.
+    """
+    if sparse or ragged:
+        raise ValueError("convert_to_tensor: loopax has no sparse or ragged tensors.")
+    if dtype is None and isinstance(x, jax.Array):
+        return x
+    dtype = dtypes.standardize(dtype) if dtype is not None else _default_dtype(x)
+    return jnp.asarray(x, dtype=dtype)
+
+
+@op
+def cast(x, dtype):
+    """`x` converted to `dtype` (floats to ints truncate toward zero)."""
+    return jnp.asarray(x).astype(dtypes.standardize(dtype))
+
+
+@op
+def saturate_cast(x, dtype):
+    """`cast` that first clips to `dtype`'s range instead of wrapping around."""
+    dtype = jnp.dtype(dtypes.standardize(dtype))
+    x = jnp.asarray(x)
+    if not (jnp.issubdtype(x.dtype, jnp.bool_) or jnp.issubdtype(dtype, jnp.bool_)):
+        low, high = _range(dtype)
+        source_low, source_high = _range(x.dtype)
+        x = jnp.clip(x, builtins.max(low, source_low), builtins.min(high, source_high))
+    return x.astype(dtype)
+
+
+def _range(dtype):
+    info = jnp.iinfo(dtype) if jnp.issubdtype(dtype, jnp.integer) else jnp.finfo(dtype)
+    return float(info.min), float(info.max)
+
+
+def convert_to_numpy(x):
+    """`x` as a NumPy array."""
+    return np.asarray(unwrap(x))
+
+
+def is_tensor(x):
+    """Whether `x` is an array loopax computes on (a `jax.Array` or `Tensor`;
+    not a Variable or a NumPy array)."""
+    return isinstance(x, (jax.Array, Tensor))
+
+
+def shape(x):
+    """The shape of `x` as a tuple of Python ints."""
+    return tuple(np.shape(unwrap(x)) if not hasattr(x, "shape") else x.shape)
+
+
+def dtype(x):
+    """The standardized dtype name of `x` ("float32", "int32", ...)."""
+    value = unwrap(x)
+    return dtypes.standardize(value.dtype if hasattr(value, "dtype") else _default_dtype(value))
+
+
+standardize_dtype = dtypes.standardize
+is_float_dtype = dtypes.is_float
+is_int_dtype = dtypes.is_int
+
+
+def result_type(*dtypes_or_values):
+    """The dtype JAX promotes the given dtypes (or values) to."""
+    return dtypes.standardize(jnp.result_type(*(
+        unwrap(d) if isinstance(d, (Variable, Tensor)) else d for d in dtypes_or_values)))
+
+
+@op
+def stop_gradient(variable):
+    """`variable`'s value, treated as a constant by every gradient."""
+    return lax.stop_gradient(variable)
+
+
+# --------------------------------------------------------------------------
+# Slicing and scattering
+# --------------------------------------------------------------------------
+
+@op
+def slice(inputs, start_indices, shape):
+    """The block of `shape` starting at `start_indices` (which may be traced)."""
+    return lax.dynamic_slice(inputs, tuple(start_indices), tuple(shape))
+
+
+@op
+def slice_update(inputs, start_indices, updates):
+    """`inputs` with the block at `start_indices` replaced by `updates`."""
+    inputs = as_array(inputs)
+    return lax.dynamic_update_slice(inputs, as_array(updates).astype(inputs.dtype),
+                                    tuple(start_indices))
+
+
+def _index_tuple(indices):
+    indices = jnp.asarray(indices)
+    return tuple(jnp.moveaxis(indices, -1, 0))
+
+
+@op
+def scatter(indices, values, shape):
+    """Zeros of `shape` with `values` added at `indices` (N, index_depth);
+    repeated indices accumulate."""
+    return jnp.zeros(tuple(shape), jnp.asarray(values).dtype).at[_index_tuple(indices)].add(values)
+
+
+@op
+def scatter_update(inputs, indices, updates):
+    """`inputs` with the entries at `indices` (N, index_depth) set to `updates`."""
+    return as_array(inputs).at[_index_tuple(indices)].set(updates)
+
+
+@op
+def unstack(x, num=None, axis=0):
+    """The slices of `x` along `axis`, as a list."""
+    x = as_array(x)
+    if num is not None and num != x.shape[axis]:
+        raise ValueError(f"unstack: num={num} but axis {axis} of x {x.shape} has "
+                         f"{x.shape[axis]} entries.")
+    return [jnp.squeeze(part, axis) for part in jnp.split(x, x.shape[axis], axis=axis)]
+
+
+# --------------------------------------------------------------------------
+# Control flow
+# --------------------------------------------------------------------------
+
+def _is_wrapped(x):
+    return isinstance(x, (Variable, Tensor))
+
+
+def _values(tree):
+    """`tree` with Variables and Tensors replaced by their arrays (for lax)."""
+    return jax.tree_util.tree_map(unwrap, tree, is_leaf=_is_wrapped)
+
+
+def _leaves(tree):
+    return jax.tree_util.tree_leaves(tree, is_leaf=_is_wrapped)
+
+
+def _followed(tree):
+    tapes = _state.tapes
+    return bool(tapes) and builtins.any(
+        _is_wrapped(leaf) and tape._follows(leaf) for leaf in _leaves(tree) for tape in tapes)
+
+
+def _refuse_followed(tree, name, what):
+    if _followed(tree):
+        raise ValueError(
+            f"{name}: a GradientTape follows the loop state, but {what} is traced, so the "
+            "loop cannot run in Python for the tape and JAX cannot reverse-differentiate "
+            "a data-dependent loop. Use Python-int bounds (fori_loop) or `scan`.")
+
+
+def _recording():
+    return bool(_state.tapes)
+
+
+def _select(pred, on_true, on_false):
+    from loopax.src.ops.numpy import where
+    return jax.tree_util.tree_map(lambda a, b: where(pred, a, b), on_true, on_false,
+                                  is_leaf=_is_wrapped)
+
+
+def cond(pred, true_fn, false_fn):
+    """`true_fn()` if `pred` else `false_fn()`.
+
+    A concrete `pred` runs only the chosen branch, in Python. A traced one
+    (inside `jax.jit`) is `lax.cond`, or, while a tape records, both branches
+    joined by `where` so the tape can differentiate them.
+    """
+    pred_value = unwrap(pred)
+    if not is_tracer(pred_value):
+        return true_fn() if bool(pred_value) else false_fn()
+    if _recording():
+        return _select(pred, true_fn(), false_fn())
+    return lax.cond(pred_value, lambda: _values(true_fn()), lambda: _values(false_fn()))
+
+
+def switch(index, branches, *operands):
+    """`branches[index](*operands)`, `index` clamped to the valid range."""
+    index_value = unwrap(index)
+    last = len(branches) - 1
+    if not is_tracer(index_value):
+        return branches[builtins.min(builtins.max(int(index_value), 0), last)](*operands)
+    if _recording():
+        from loopax.src.ops.numpy import clip
+        index = clip(index, 0, last)
+        result = branches[last](*operands)
+        for i in range(last - 1, -1, -1):
+            result = _select(index == i, branches[i](*operands), result)
+        return result
+    return lax.switch(index_value, [lambda *a, f=f: _values(f(*a)) for f in branches],
+                      *_values(operands))
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`val = body_fun(i, val)` for `i` in `[lower, upper)`; returns `val`."""
+    lower_value, upper_value = unwrap(lower), unwrap(upper)
+    bounds_known = not (is_tracer(lower_value) or is_tracer(upper_value))
+    if _recording() and bounds_known:
+        val = init_val
+        for i in range(int(lower_value), int(upper_value)):
+            val = body_fun(i, val)
+        return val
+    if not bounds_known:
+        _refuse_followed(init_val, "fori_loop", "a loop bound")
+    return lax.fori_loop(lower_value, upper_value,
+                         lambda i, v: _values(body_fun(i, v)), _values(init_val))
+
+
+def while_loop(cond, body, loop_vars, maximum_iterations=None):
+    """Runs `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, at most
+    `maximum_iterations` times. A tuple or list of loop vars is passed
+    positionally and comes back as a tuple."""
+    is_sequence = isinstance(loop_vars, (tuple, list))
+    state = tuple(loop_vars) if is_sequence else (loop_vars,)
+
+    def as_state(out):
+        return tuple(out) if is_sequence else (out,)
+
+    def output(state):
+        return state if is_sequence else state[0]
+
+    steps_left = maximum_iterations
+    if _recording():
+        while steps_left is None or steps_left > 0:
+            keep_going = unwrap(cond(*state))
+            if is_tracer(keep_going):  # continue as a lax loop from here
+                _refuse_followed(state, "while_loop", "the loop condition")
+                break
+            if not keep_going:
+                return output(state)
+            state = as_state(body(*state))
+            steps_left = None if steps_left is None else steps_left - 1
+        else:
+            return output(state)
+
+    def lax_cond(carry):
+        state, step = carry
+        keep_going = unwrap(cond(*state))
+        if steps_left is None:
+            return keep_going
+        return jnp.logical_and(keep_going, step < steps_left)
+
+    def lax_body(carry):
+        state, step = carry
+        return _values(as_state(body(*state))), step + 1
+
+    state, _ = lax.while_loop(lax_cond, lax_body, (_values(state), 0))
+    return output(state)
+
+
+def _slice_tree(tree, i):
+    return jax.tree_util.tree_map(lambda a: a[i], tree, is_leaf=_is_wrapped)
+
+
+def _stack_trees(trees):
+    from loopax.src.ops.numpy import stack
+    return jax.tree_util.tree_map(lambda *xs: stack(list(xs)), *trees, is_leaf=_is_wrapped)
+
+
+def _leading_length(xs, length, name):
+    if xs is None:
+        if length is None:
+            raise ValueError(f"{name}: give `xs` or `length`.")
+        return length
+    sizes = {leaf.shape[0] for leaf in _leaves(xs)}
+    if len(sizes) != 1:
+        raise ValueError(f"{name}: every array in `xs` needs the same leading axis, "
+                         f"got lengths {sorted(sizes)}.")
+    return sizes.pop()
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the
+    final carry and the stacked `y`s."""
+    if not _recording():
+        return lax.scan(lambda c, x: _values(f(c, x)), _values(init), _values(xs),
+                        length=length, reverse=reverse, unroll=unroll)
+    n = _leading_length(xs, length, "scan")
+    carry, ys = init, []
+    for i in (reversed(range(n)) if reverse else range(n)):
+        carry, y = f(carry, None if xs is None else _slice_tree(xs, i))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+    return carry, (None if not ys or ys[0] is None else _stack_trees(ys))
+
+
+def map(f, xs):
+    """`f` applied to each slice of `xs` along its leading axis, stacked."""
+    if not _recording():
+        return lax.map(lambda x: _values(f(x)), _values(xs))
+    n = _leading_length(xs, None, "map")
+    return _stack_trees([f(_slice_tree(xs, i)) for i in range(n)])
+
+
+def vectorized_map(function, elements):
+    """`function` applied to each slice of `elements` along axis 0 (jax.vmap)."""
+    if not _recording():
+        return jax.vmap(lambda e: _values(function(e)))(_values(elements))
+    n = _leading_length(elements, None, "vectorized_map")
+    return _stack_trees([function(_slice_tree(elements, i)) for i in range(n)])
+
+
+def associative_scan(f, elems, reverse=False, axis=0):
+    """Inclusive scan of an associative `f` along `axis` (prefix sums for `add`)."""
+    if not _recording():
+        return lax.associative_scan(lambda a, b: _values(f(a, b)), _values(elems),
+                                    reverse=reverse, axis=axis)
+    from loopax.src.ops.numpy import moveaxis
+    elems = jax.tree_util.tree_map(lambda a: moveaxis(a, axis, 0), elems, is_leaf=_is_wrapped)
+    n = _leading_length(elems, None, "associative_scan")
+    order = list(range(n))[::-1] if reverse else list(range(n))
+    acc, out = None, {}
+    for i in order:
+        x = _slice_tree(elems, i)
+        acc = x if acc is None else (f(x, acc) if reverse else f(acc, x))
+        out[i] = acc
+    stacked = _stack_trees([out[i] for i in range(n)])
+    return jax.tree_util.tree_map(lambda a: moveaxis(a, 0, axis), stacked, is_leaf=_is_wrapped)
+
+
+__all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

@@ -1,0 +1,62 @@
+"""Linear-algebra ops (`keras.ops.linalg`)."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import jax.scipy.linalg
+
+from loopax.src.ops.utils import as_array, axis_arg
+from loopax.src.tensor import op
+
+_IMPORTED = set(globals())
+
+
+@op
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm (NumPy's `ord` semantics); integers as floats."""
+    x = as_array(x)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        x = x.astype("float32")
+    return jnp.linalg.norm(x, ord=ord, axis=axis_arg(axis), keepdims=keepdims)
+
+
+inv = op(jnp.linalg.inv)
+det = op(jnp.linalg.det)
+slogdet = op(jnp.linalg.slogdet)
+eigh = op(jnp.linalg.eigh)
+
+
+@op
+def solve(a, b):
+    """x with `a @ x = b`."""
+    return jnp.linalg.solve(a, b)
+
+
+@op
+def solve_triangular(a, b, lower=False):
+    return jax.scipy.linalg.solve_triangular(a, b, lower=lower)
+
+
+@op
+def cholesky(x, upper=False):
+    """Lower (or upper) Cholesky factor of a positive-definite `x`."""
+    lower = jnp.linalg.cholesky(x)
+    return jnp.swapaxes(lower, -1, -2).conj() if upper else lower
+
+
+@op
+def qr(x, mode="reduced"):
+    return jnp.linalg.qr(x, mode=mode)
+
+
+@op
+def svd(x, full_matrices=True, compute_uv=True):
+    return jnp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+@op
+def lstsq(a, b, rcond=None):
+    return jnp.linalg.lstsq(a, b, rcond=rcond)[0]
+
+
+__all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

@@ -1,0 +1,100 @@
+"""Math ops (`keras.ops.math`): top-k, log-sum-exp, special functions and
+segment reductions."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from loopax.src.ops.utils import as_array, axis_arg
+from loopax.src.tensor import op, unwrap
+
+_IMPORTED = set(globals())
+
+
+@op
+def top_k(x, k, sorted=True):
+    """(values, indices) of the `k` largest entries along the last axis,
+    largest first."""
+    x = as_array(x)
+    if k > x.shape[-1]:
+        raise ValueError(f"top_k: k={k} is larger than the last axis of x {x.shape}.")
+    return tuple(lax.top_k(x, k))
+
+
+@op
+def in_top_k(targets, predictions, k):
+    """Whether each `targets[i]` is among the `k` largest of `predictions[i]`
+    (ties with the k-th value count as in)."""
+    targets = as_array(targets).astype("int32")
+    target_score = jnp.take_along_axis(as_array(predictions), targets[:, None], axis=-1)
+    return jnp.sum(predictions > target_score, axis=-1) < k
+
+
+@op
+def logsumexp(x, axis=None, keepdims=False):
+    """`log(sum(exp(x)))`, computed stably."""
+    return jax.nn.logsumexp(x, axis=axis_arg(axis), keepdims=keepdims)
+
+
+@op
+def rsqrt(x):
+    """`1 / sqrt(x)`."""
+    return lax.rsqrt(_float(x))
+
+
+@op
+def erf(x):
+    return lax.erf(_float(x))
+
+
+@op
+def erfinv(x):
+    return lax.erf_inv(_float(x))
+
+
+@op
+def logdet(x):
+    """`log(det(x))` for symmetric positive-definite `x`."""
+    return jnp.linalg.slogdet(x)[1]
+
+
+def _float(x):
+    x = as_array(x)
+    return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype("float32")
+
+
+def _num_segments(segment_ids, num_segments):
+    """`num_segments`, or (eagerly) one more than the largest id. Read here,
+    outside the op, so a tape replays the op with the same static size."""
+    if num_segments is not None:
+        return num_segments
+    segment_ids = unwrap(segment_ids)
+    if isinstance(segment_ids, jax.core.Tracer):
+        raise ValueError("segment ops: inside jax.jit `num_segments` must be given "
+                         "(the output size has to be static).")
+    return int(jnp.max(segment_ids)) + 1
+
+
+def segment_sum(data, segment_ids, num_segments=None, sorted=False):
+    """Sums of `data` rows sharing a segment id: out[i] = sum(data[ids == i])."""
+    return _segment_sum(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+def segment_max(data, segment_ids, num_segments=None, sorted=False):
+    """Maxima of `data` rows sharing a segment id."""
+    return _segment_max(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+@op
+def _segment_sum(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_sum(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+@op
+def _segment_max(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_max(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+__all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

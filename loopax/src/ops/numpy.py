@@ -1,0 +1,660 @@
+"""NumPy-named ops (`keras.ops.numpy`): elementwise math, reductions,
+shape manipulation, array creation and comparison.
+
+Every op is a pure JAX function made a loopax op by `op`: it accepts NumPy
+and JAX arrays, Python scalars, Variables and Tensors, returns a `jax.Array`
+(a `Tensor` while a GradientTape records it), and takes its non-array
+arguments (axis, shape, dtype, mode) as static Python values.
+
+Dtypes follow Keras: creation ops default to `floatx()`, Python floats and
+float64 NumPy arrays become float32, integer means and square roots are
+float.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src import dtypes
+from loopax.src.ops import operators
+from loopax.src.ops.utils import as_array, axis_arg as _axis
+from loopax.src.tensor import op, unwrap
+
+_IMPORTED = set(globals())
+
+
+def _dtype(dtype, default=None):
+    if dtype is None:
+        return None if default is None else dtypes.standardize(default)
+    return dtypes.standardize(dtype)
+
+
+def _python_scalar_dtype(value):
+    """The dtype Keras gives a Python scalar or array-like fill value."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "int32"
+    if isinstance(value, float):
+        return dtypes.floatx()
+    if hasattr(value, "dtype"):
+        return dtypes.standardize(value.dtype)
+    return None
+
+
+# --------------------------------------------------------------------------
+# Elementwise, two arguments
+# --------------------------------------------------------------------------
+
+add = op(jnp.add)
+subtract = op(jnp.subtract)
+multiply = op(jnp.multiply)
+divide = op(jnp.true_divide)
+true_divide = op(jnp.true_divide)
+floor_divide = op(jnp.floor_divide)
+mod = op(jnp.mod)
+power = op(jnp.power)
+maximum = op(jnp.maximum)
+minimum = op(jnp.minimum)
+arctan2 = op(jnp.arctan2)
+hypot = op(jnp.hypot)
+logaddexp = op(jnp.logaddexp)
+copysign = op(jnp.copysign)
+heaviside = op(jnp.heaviside)
+
+equal = op(jnp.equal)
+not_equal = op(jnp.not_equal)
+less = op(jnp.less)
+less_equal = op(jnp.less_equal)
+greater = op(jnp.greater)
+greater_equal = op(jnp.greater_equal)
+logical_and = op(jnp.logical_and)
+logical_or = op(jnp.logical_or)
+logical_xor = op(jnp.logical_xor)
+bitwise_and = op(jnp.bitwise_and)
+bitwise_or = op(jnp.bitwise_or)
+bitwise_xor = op(jnp.bitwise_xor)
+left_shift = op(jnp.left_shift)
+right_shift = op(jnp.right_shift)
+
+
+@op
+def divide_no_nan(x1, x2):
+    """`x1 / x2`, with 0 where `x2 == 0`."""
+    safe = jnp.where(x2 == 0, 1, x2)
+    return jnp.where(x2 == 0, 0, jnp.true_divide(x1, safe))
+
+
+@op
+def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+    return jnp.isclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+# --------------------------------------------------------------------------
+# Elementwise, one argument
+# --------------------------------------------------------------------------
+
+negative = op(jnp.negative)
+abs = op(jnp.abs)
+absolute = abs
+square = op(jnp.square)
+sqrt = op(jnp.sqrt)
+cbrt = op(jnp.cbrt)
+reciprocal = op(jnp.reciprocal)
+exp = op(jnp.exp)
+exp2 = op(jnp.exp2)
+expm1 = op(jnp.expm1)
+log = op(jnp.log)
+log1p = op(jnp.log1p)
+log2 = op(jnp.log2)
+log10 = op(jnp.log10)
+sin = op(jnp.sin)
+cos = op(jnp.cos)
+tan = op(jnp.tan)
+arcsin = op(jnp.arcsin)
+arccos = op(jnp.arccos)
+arctan = op(jnp.arctan)
+sinh = op(jnp.sinh)
+cosh = op(jnp.cosh)
+tanh = op(jnp.tanh)
+arcsinh = op(jnp.arcsinh)
+arccosh = op(jnp.arccosh)
+arctanh = op(jnp.arctanh)
+deg2rad = op(jnp.deg2rad)
+rad2deg = op(jnp.rad2deg)
+sign = op(jnp.sign)
+signbit = op(jnp.signbit)
+floor = op(jnp.floor)
+ceil = op(jnp.ceil)
+trunc = op(jnp.trunc)
+isnan = op(jnp.isnan)
+isinf = op(jnp.isinf)
+isfinite = op(jnp.isfinite)
+logical_not = op(jnp.logical_not)
+bitwise_not = op(jnp.bitwise_not)
+real = op(jnp.real)
+imag = op(jnp.imag)
+conj = op(jnp.conjugate)
+conjugate = conj
+
+
+@op
+def round(x, decimals=0):
+    return jnp.round(x, decimals)
+
+
+@op
+def clip(x, x_min, x_max):
+    """Limits `x` to `[x_min, x_max]`."""
+    return jnp.clip(x, x_min, x_max)
+
+
+@op
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    return jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def where(condition, x1=None, x2=None):
+    """`x1` where `condition`, else `x2`; with neither, the indices of the
+    nonzero entries (eager only, as `nonzero`)."""
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise ValueError("where: give both `x1` and `x2`, or neither.")
+    return _where(condition, x1, x2)
+
+
+_where = op(jnp.where)
+
+
+@op
+def select(condlist, choicelist, default=0):
+    return jnp.select(list(condlist), list(choicelist), default)
+
+
+# --------------------------------------------------------------------------
+# Products
+# --------------------------------------------------------------------------
+
+@op
+def matmul(x1, x2):
+    """Matrix product with NumPy broadcasting: (..., n, k) @ (..., k, m)."""
+    a, b = jnp.shape(x1), jnp.shape(x2)
+    if a and b:
+        inner_b = b[-2] if len(b) >= 2 else b[0]
+        if a[-1] != inner_b:
+            where_b = "second-to-last" if len(b) >= 2 else "only"
+            raise ValueError(
+                f"matmul: x1 has shape {a} and x2 has shape {b}; the last axis of "
+                f"x1 ({a[-1]}) must equal the {where_b} axis of x2 ({inner_b}).")
+    return jnp.matmul(x1, x2)
+
+
+dot = op(jnp.dot)
+vdot = op(jnp.vdot)
+inner = op(jnp.inner)
+outer = op(jnp.outer)
+kron = op(jnp.kron)
+
+
+@op
+def tensordot(x1, x2, axes=2):
+    return jnp.tensordot(x1, x2, axes=axes)
+
+
+@op
+def einsum(subscripts, *operands, **kwargs):
+    """Einstein summation: `einsum("ij,jk->ik", a, b)`."""
+    return jnp.einsum(subscripts, *operands, **kwargs)
+
+
+@op
+def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return jnp.cross(x1, x2, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+
+
+@op
+def correlate(x1, x2, mode="valid"):
+    return jnp.correlate(x1, x2, mode=mode)
+
+
+# --------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------
+
+@op
+def sum(x, axis=None, keepdims=False):
+    return jnp.sum(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def mean(x, axis=None, keepdims=False):
+    """Mean over `axis` (all axes by default); integer inputs give floats."""
+    return jnp.mean(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def prod(x, axis=None, keepdims=False, dtype=None):
+    return jnp.prod(x, axis=_axis(axis), keepdims=keepdims, dtype=_dtype(dtype))
+
+
+@op
+def max(x, axis=None, keepdims=False, initial=None):
+    return jnp.max(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
+
+
+@op
+def min(x, axis=None, keepdims=False, initial=None):
+    return jnp.min(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
+
+
+amax = max
+amin = min
+
+
+@op
+def argmax(x, axis=None, keepdims=False):
+    return jnp.argmax(x, axis=axis, keepdims=keepdims)
+
+
+@op
+def argmin(x, axis=None, keepdims=False):
+    return jnp.argmin(x, axis=axis, keepdims=keepdims)
+
+
+@op
+def any(x, axis=None, keepdims=False):
+    return jnp.any(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def all(x, axis=None, keepdims=False):
+    return jnp.all(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def std(x, axis=None, keepdims=False):
+    """Population standard deviation (ddof=0)."""
+    return jnp.std(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def var(x, axis=None, keepdims=False):
+    """Population variance (ddof=0)."""
+    return jnp.var(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def average(x, axis=None, weights=None):
+    return jnp.average(x, axis=_axis(axis), weights=weights)
+
+
+@op
+def median(x, axis=None, keepdims=False):
+    return jnp.median(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+def quantile(x, q, axis=None, method="linear", keepdims=False):
+    return jnp.quantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
+
+
+@op
+def count_nonzero(x, axis=None):
+    return jnp.count_nonzero(x, axis=_axis(axis))
+
+
+@op
+def cumsum(x, axis=None, dtype=None):
+    return jnp.cumsum(x, axis=axis, dtype=_dtype(dtype))
+
+
+@op
+def cumprod(x, axis=None, dtype=None):
+    return jnp.cumprod(x, axis=axis, dtype=_dtype(dtype))
+
+
+@op
+def trace(x, offset=0, axis1=0, axis2=1):
+    return jnp.trace(x, offset=offset, axis1=axis1, axis2=axis2)
+
+
+# --------------------------------------------------------------------------
+# Shape manipulation
+# --------------------------------------------------------------------------
+
+@op
+def reshape(x, newshape):
+    return jnp.reshape(x, newshape)
+
+
+@op
+def transpose(x, axes=None):
+    return jnp.transpose(x, axes)
+
+
+@op
+def moveaxis(x, source, destination):
+    return jnp.moveaxis(x, source, destination)
+
+
+@op
+def swapaxes(x, axis1, axis2):
+    return jnp.swapaxes(x, axis1, axis2)
+
+
+@op
+def expand_dims(x, axis):
+    return jnp.expand_dims(x, _axis(axis))
+
+
+@op
+def squeeze(x, axis=None):
+    return jnp.squeeze(x, _axis(axis))
+
+
+@op
+def ravel(x):
+    return jnp.ravel(x)
+
+
+@op
+def broadcast_to(x, shape):
+    return jnp.broadcast_to(x, tuple(shape))
+
+
+@op
+def concatenate(xs, axis=0):
+    """Joins a sequence of arrays along an existing `axis`."""
+    return jnp.concatenate(xs, axis=axis)
+
+
+@op
+def stack(x, axis=0):
+    """Joins a sequence of same-shape arrays along a new `axis`."""
+    return jnp.stack(x, axis=axis)
+
+
+@op
+def hstack(xs):
+    return jnp.hstack(xs)
+
+
+@op
+def vstack(xs):
+    return jnp.vstack(xs)
+
+
+@op
+def append(x1, x2, axis=None):
+    return jnp.append(x1, x2, axis=axis)
+
+
+@op
+def split(x, indices_or_sections, axis=0):
+    """A list of sub-arrays: `indices_or_sections` equal parts, or cut at
+    the given indices."""
+    return jnp.split(x, indices_or_sections, axis=axis)
+
+
+@op
+def array_split(x, indices_or_sections, axis=0):
+    return jnp.array_split(x, indices_or_sections, axis=axis)
+
+
+@op
+def tile(x, repeats):
+    return jnp.tile(x, repeats)
+
+
+@op
+def repeat(x, repeats, axis=None):
+    return jnp.repeat(x, repeats, axis=axis)
+
+
+@op
+def pad(x, pad_width, mode="constant", constant_values=None):
+    """Pads `x`; `pad_width` is `((before, after), ...)` per axis (or one
+    pair / one int for all)."""
+    if constant_values is not None:
+        if mode != "constant":
+            raise ValueError(
+                f"pad: `constant_values` only applies to mode='constant', got mode={mode!r}.")
+        return jnp.pad(x, pad_width, mode=mode, constant_values=constant_values)
+    return jnp.pad(x, pad_width, mode=mode)
+
+
+@op
+def flip(x, axis=None):
+    return jnp.flip(x, axis=_axis(axis))
+
+
+@op
+def roll(x, shift, axis=None):
+    return jnp.roll(x, shift, axis=_axis(axis))
+
+
+@op
+def rot90(array, k=1, axes=(0, 1)):
+    return jnp.rot90(array, k=k, axes=tuple(axes))
+
+
+@op
+def diag(x, k=0):
+    return jnp.diag(x, k=k)
+
+
+@op
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    return jnp.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
+
+
+@op
+def triu(x, k=0):
+    return jnp.triu(x, k=k)
+
+
+@op
+def tril(x, k=0):
+    return jnp.tril(x, k=k)
+
+
+@op
+def diff(a, n=1, axis=-1):
+    return jnp.diff(a, n=n, axis=axis)
+
+
+# --------------------------------------------------------------------------
+# Indexing, sorting, searching
+# --------------------------------------------------------------------------
+
+@op
+def take(x, indices, axis=None):
+    """Entries of `x` at `indices` along `axis` (of the flattened `x` if None)."""
+    return jnp.take(x, indices, axis=axis)
+
+
+@op
+def take_along_axis(x, indices, axis=None):
+    return jnp.take_along_axis(x, indices, axis=axis)
+
+
+def get_item(x, key):
+    """`x[key]`."""
+    return operators.getitem(x, key)
+
+
+@op
+def sort(x, axis=-1):
+    return jnp.sort(x, axis=axis)
+
+
+@op
+def argsort(x, axis=-1):
+    return jnp.argsort(x, axis=axis)
+
+
+@op
+def searchsorted(sorted_sequence, values, side="left"):
+    return jnp.searchsorted(sorted_sequence, values, side=side)
+
+
+@op
+def digitize(x, bins):
+    return jnp.digitize(x, bins)
+
+
+def nonzero(x):
+    """Indices of the nonzero entries, one array per axis. Eager only (the
+    output size depends on the values); integer results, so not recorded."""
+    return jnp.nonzero(unwrap(x))
+
+
+def bincount(x, weights=None, minlength=0, sparse=False):
+    """Counts of each value in non-negative integer `x` (per row if 2-D),
+    weighted by `weights` if given.
+
+    The output length is `max(minlength, x.max() + 1)`, read from `x`
+    eagerly; inside `jax.jit` it must be static, so it is `minlength` there
+    (larger values are dropped).
+    """
+    if sparse:
+        raise ValueError("bincount: loopax has no sparse tensors; use sparse=False.")
+    values = as_array(unwrap(x))
+    if isinstance(values, jax.core.Tracer):
+        length = minlength
+    else:
+        length = builtins.max(minlength, int(jnp.max(values)) + 1 if values.size else 0)
+    return _bincount(x, weights, length)
+
+
+@op
+def _bincount(x, weights, length):
+    def count(row, w):
+        return jnp.bincount(row, weights=w, length=length)
+
+    if jnp.ndim(x) == 1:
+        return count(x, weights)
+    if jnp.ndim(x) != 2:
+        raise ValueError(f"bincount: x must be 1-D or 2-D, got shape {jnp.shape(x)}.")
+    if weights is None:
+        return jax.vmap(lambda row: count(row, None))(x)
+    return jax.vmap(count)(x, weights)
+
+
+# --------------------------------------------------------------------------
+# Creation
+# --------------------------------------------------------------------------
+
+def arange(start, stop=None, step=1, dtype=None):
+    """`[start, stop)` by `step`; int32 for integer bounds, floatx otherwise."""
+    if dtype is None:
+        bounds = [unwrap(v) for v in (start, stop, step) if v is not None]
+        is_float = builtins.any(
+            isinstance(v, float) or dtypes.is_float(getattr(v, "dtype", "int32"))
+            for v in bounds)
+        dtype = dtypes.floatx() if is_float else "int32"
+    return jnp.arange(unwrap(start), None if stop is None else unwrap(stop),
+                      unwrap(step), dtype=dtypes.standardize(dtype))
+
+
+@op
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    return jnp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                        dtype=_dtype(dtype), axis=axis)
+
+
+@op
+def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
+    return jnp.logspace(start, stop, num, endpoint=endpoint, base=base,
+                        dtype=_dtype(dtype), axis=axis)
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def zeros(shape, dtype=None):
+    """Zeros of `shape` (floatx by default)."""
+    return jnp.zeros(_shape(shape), dtype=dtypes.standardize(dtype))
+
+
+def ones(shape, dtype=None):
+    """Ones of `shape` (floatx by default)."""
+    return jnp.ones(_shape(shape), dtype=dtypes.standardize(dtype))
+
+
+def empty(shape, dtype=None):
+    return jnp.empty(_shape(shape), dtype=dtypes.standardize(dtype))
+
+
+@op
+def full(shape, fill_value, dtype=None):
+    """`fill_value` broadcast to `shape`; the dtype follows the fill value
+    (floatx for Python floats, int32 for Python ints) unless given."""
+    dtype = _dtype(dtype) or _python_scalar_dtype(fill_value)
+    return jnp.full(_shape(shape), fill_value, dtype=dtype)
+
+
+@op
+def zeros_like(x, dtype=None):
+    return jnp.zeros_like(x, dtype=_dtype(dtype))
+
+
+@op
+def ones_like(x, dtype=None):
+    return jnp.ones_like(x, dtype=_dtype(dtype))
+
+
+@op
+def full_like(x, fill_value, dtype=None):
+    return jnp.full_like(x, fill_value, dtype=_dtype(dtype))
+
+
+def eye(N, M=None, k=0, dtype=None):
+    """An N×M matrix with ones on diagonal `k` (floatx by default)."""
+    return jnp.eye(N, M, k=k, dtype=dtypes.standardize(dtype))
+
+
+def identity(n, dtype=None):
+    return jnp.identity(n, dtype=dtypes.standardize(dtype))
+
+
+def tri(N, M=None, k=0, dtype=None):
+    return jnp.tri(N, M, k=k, dtype=dtypes.standardize(dtype))
+
+
+@op
+def meshgrid(*x, indexing="xy"):
+    return jnp.meshgrid(*x, indexing=indexing)
+
+
+@op
+def array(x, dtype=None):
+    return jnp.array(x, dtype=_dtype(dtype))
+
+
+@op
+def copy(x):
+    return jnp.array(x, copy=True)
+
+
+# --------------------------------------------------------------------------
+# Metadata (static Python values, not ops)
+# --------------------------------------------------------------------------
+
+def ndim(x):
+    """The rank of `x` (a Python int)."""
+    return jnp.ndim(unwrap(x))
+
+
+def size(x):
+    """The number of elements of `x` (a Python int)."""
+    return int(np.prod(jnp.shape(unwrap(x))))
+
+
+__all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

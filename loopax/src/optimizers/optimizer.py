@@ -1,0 +1,688 @@
+"""`Optimizer`: Keras's optimizer API over optax update math.
+
+State. Everything an optimizer remembers is a non-trainable `Variable`;
+`optimizer.variables` lists them in this documented order:
+
+1. `iterations` (int32, the number of updates applied),
+2. `learning_rate` (float32), when the learning rate is a number,
+3. the optax state, one Variable per leaf of `transform.init(params)` in
+   JAX's flattening order (for Adam: every `momentum`, then every
+   `velocity`), named like Keras: `adam/dense_kernel_momentum`,
+4. gradient accumulators, then EMA averages, when enabled,
+5. variables a Keras-style subclass adds with `add_variable`.
+
+The update. `apply(grads, variables)` is ordinary stateful code: it reads
+Variables (`.value`, which a `StateScope` can substitute) and assigns them.
+`stateless_apply` runs that same code inside a `StateScope` mapping the
+optimizer's and the model's Variables to the given values and reads the
+results back. Called eagerly (no scope, no tracers), `apply` runs that
+stateless function through a cached `jax.jit`, so a tape-style training
+loop pays one compiled call per step. Because the learning rate is a
+Variable read inside the update, `optimizer.learning_rate = x` takes effect
+without recompiling.
+
+The math of a subclass is an optax `GradientTransformation` (its
+`_transform()`); its `update` receives the extra keyword arguments
+`learning_rate` (the current rate) and `step` (`iterations` before this
+update), which plain optax transforms ignore (`optax.chain` drops them).
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import re
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from loopax.src import dtypes
+from loopax.src.optimizers import schedules
+from loopax.src.state import (StateScope, Variable, active_scope, check_values_match,
+                              is_tracer, name_scope, unique_name)
+from loopax.src.tensor import unwrap
+
+_BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
+              "use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+              "gradient_accumulation_steps", "name")
+
+
+def scale_by_learning_rate():
+    """optax transform: `updates * -learning_rate`, the rate read from the
+    `learning_rate` extra argument of `update` (so it can change per step)."""
+
+    def init_fn(params):
+        del params
+        return optax.EmptyState()
+
+    def update_fn(updates, state, params=None, *, learning_rate, **extra):
+        del params, extra
+        return jax.tree.map(
+            lambda g: g * jnp.asarray(-learning_rate, g.dtype), updates), state
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def _is_concrete(x):
+    return not is_tracer(x)
+
+
+class Optimizer:
+    """Base class of loopax optimizers (Keras 3's API).
+
+    Args:
+        learning_rate: a float, a `LearningRateSchedule`, or any callable of
+            the step (an optax schedule works) or of no arguments.
+        weight_decay: decoupled weight decay: before each update every
+            variable not excluded (`exclude_from_weight_decay`) becomes
+            `var - var * weight_decay * learning_rate`.
+        clipnorm: clip each gradient to this L2 norm.
+        clipvalue: clip each gradient element to `[-clipvalue, clipvalue]`.
+        global_clipnorm: clip all gradients jointly to this global L2 norm.
+            (Only one of the three clipping arguments may be set.)
+        use_ema: keep an exponential moving average of the variables
+            (`ema_momentum`), written into them every `ema_overwrite_frequency`
+            steps and by `finalize_variable_values()`.
+        loss_scale_factor: gradients are divided by it (see `scale_loss`).
+        gradient_accumulation_steps: apply one update every N calls, with the
+            mean of the N gradients.
+        name: prefix of the optimizer's variable paths.
+    """
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        if kwargs:
+            own = [p for p in inspect.signature(type(self)).parameters if p != "kwargs"]
+            raise ValueError(
+                f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}. "
+                f"Valid arguments: {sorted(set(own) | set(_BASE_ARGS))}.")
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(
+                f"{type(self).__name__}: set only one of `clipnorm`, `clipvalue` and "
+                f"`global_clipnorm`; got clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                f"global_clipnorm={global_clipnorm}.")
+        if gradient_accumulation_steps is not None and (
+                not isinstance(gradient_accumulation_steps, int)
+                or gradient_accumulation_steps < 2):
+            raise ValueError(
+                f"{type(self).__name__}: `gradient_accumulation_steps` must be an "
+                f"int >= 2, got {gradient_accumulation_steps!r}.")
+        if use_ema and not 0 <= ema_momentum <= 1:
+            raise ValueError(f"{type(self).__name__}: `ema_momentum` must be in "
+                             f"[0, 1], got {ema_momentum!r}.")
+        self.name = name or unique_name(type(self).__name__.lower())
+        self.weight_decay = weight_decay
+        self.clipnorm = clipnorm
+        self.clipvalue = clipvalue
+        self.global_clipnorm = global_clipnorm
+        self.use_ema = bool(use_ema)
+        self.ema_momentum = ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.jit_compile = True  # eager apply() through a cached jax.jit
+        self.built = False
+        self._variables: list[Variable] = []
+        self._trainable_variables: list[Variable] = []
+        self._compiled = {}
+        self._warned_missing = set()
+        self._exclude_ids = set()
+        self._exclude_pattern = None
+        with name_scope(self.name):
+            self._iterations = self._track(Variable(0, dtype="int32", trainable=False,
+                                                    name="iteration"))
+        self._learning_rate = None
+        self._lr_takes_step = True
+        if learning_rate is not None:
+            self.learning_rate = learning_rate
+
+    # ---- state -------------------------------------------------------------
+    def _track(self, variable):
+        self._variables.append(variable)
+        self._compiled.clear()
+        return variable
+
+    @property
+    def variables(self) -> list[Variable]:
+        """[iterations, learning_rate (if a number), *slot variables]; see the module doc."""
+        return list(self._variables)
+
+    @property
+    def iterations(self) -> Variable:
+        """The number of updates applied so far (an int32 Variable)."""
+        return self._iterations
+
+    # ---- learning rate ------------------------------------------------------
+    @property
+    def learning_rate(self):
+        """The learning-rate Variable (a float rate; assign to change it), or the
+        schedule's value at the current step."""
+        if isinstance(self._learning_rate, Variable):
+            return self._learning_rate
+        return self._current_learning_rate()
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        value = unwrap(value)
+        if isinstance(value, schedules.LearningRateSchedule) or callable(value):
+            self._set_schedule(value)
+            return
+        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+            raise TypeError(
+                f"{self.name} was created with a LearningRateSchedule, so its learning "
+                "rate cannot be set to a number; create the optimizer with a float "
+                "`learning_rate` to make it settable.")
+        try:
+            value = float(np.asarray(value))
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{type(self).__name__}: `learning_rate` must be a float, a "
+                f"LearningRateSchedule or a callable of the step; got {value!r}.") from None
+        if isinstance(self._learning_rate, Variable):
+            self._learning_rate.assign(value)
+        else:
+            with name_scope(self.name):
+                self._learning_rate = self._track(Variable(
+                    value, dtype="float32", trainable=False, name="learning_rate"))
+
+    def _set_schedule(self, schedule):
+        if isinstance(self._learning_rate, Variable):
+            self._variables.remove(self._learning_rate)
+        self._learning_rate = schedule
+        self._lr_takes_step = True
+        if not isinstance(schedule, schedules.LearningRateSchedule):
+            try:
+                params = inspect.signature(schedule).parameters.values()
+                self._lr_takes_step = any(
+                    p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+                    for p in params)
+            except (TypeError, ValueError):
+                pass
+        self._compiled.clear()
+
+    def _current_learning_rate(self):
+        """The rate for this step (a float32 scalar; scope-aware)."""
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            return lr.value
+        if lr is None:
+            raise ValueError(f"{self.name} has no learning rate.")
+        value = lr(self._iterations.value) if self._lr_takes_step else lr()
+        return jnp.asarray(unwrap(value), jnp.float32)
+
+    # ---- building -------------------------------------------------------------
+    def _transform(self):
+        """The optax GradientTransformation doing this optimizer's math (or None
+        for a Keras-style subclass that overrides `update_step`)."""
+        return None
+
+    def build(self, var_list):
+        """Creates the slot variables for `var_list` (the variables to train)."""
+        if self.built:
+            return
+        var_list = list(var_list)
+        for i, v in enumerate(var_list):
+            if not isinstance(v, Variable):
+                raise TypeError(
+                    f"{self.name}.build: entry {i} of the variable list is a "
+                    f"{type(v).__name__}, not a loopax Variable.")
+            if not dtypes.is_float(v.dtype):
+                raise TypeError(
+                    f"{self.name}: variable {v.path!r} has dtype {v.dtype}; only float "
+                    "variables can be trained. Create it with trainable=False or a "
+                    "float dtype.")
+        self._trainable_variables = var_list
+        self._index_by_id = {id(v): i for i, v in enumerate(var_list)}
+        self._keys = _unique_keys([v.path.replace("/", "_") for v in var_list])
+        self._tx = self._transform()
+        self._slots_for = {}
+        if self._tx is not None:
+            self._build_transform_state(var_list)
+        if self.gradient_accumulation_steps:
+            self._accumulators = self.add_optimizer_variables(var_list, "gradient_accumulator")
+        if self.use_ema:
+            # Zeros are fine: the first update sets each average to its variable.
+            self._averages = self.add_optimizer_variables(var_list, "average")
+        self.built = True
+
+    def _build_transform_state(self, var_list):
+        params = collections.OrderedDict(
+            (k, v._value) for k, v in zip(self._keys, var_list))
+        with jax.ensure_compile_time_eval():
+            state = self._tx.init(params)
+        leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
+        keypaths = [path for path, _ in leaves]
+        names = _slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
+        self._slot_by_keypath = {}
+        with name_scope(self.name):
+            for path, name, (_, leaf) in zip(keypaths, names, leaves):
+                var = self._track(Variable(jnp.asarray(leaf), trainable=False, name=name))
+                self._slot_by_keypath[path] = var
+        all_indices = tuple(range(len(var_list)))
+        self._slots_for[all_indices] = (list(self._slot_by_keypath.values()), treedef)
+
+    def _transform_slots(self, indices):
+        """(slot Variables, state treedef) of the transform state for a subset
+        of the variables (the subset whose gradients are not None)."""
+        cached = self._slots_for.get(indices)
+        if cached is None:
+            params = collections.OrderedDict(
+                (self._keys[i], self._trainable_variables[i]._value) for i in indices)
+            shapes = jax.eval_shape(self._tx.init, params)
+            leaves, treedef = jax.tree_util.tree_flatten_with_path(shapes)
+            cached = ([self._slot_by_keypath[path] for path, _ in leaves], treedef)
+            self._slots_for[indices] = cached
+        return cached
+
+    def add_variable(self, shape, initializer="zeros", dtype=None, name=None):
+        """A new slot Variable (for Keras-style subclasses)."""
+        from loopax.src import initializers
+        init = initializers.get(initializer)
+        with name_scope(self.name), jax.ensure_compile_time_eval():
+            value = init(tuple(shape), dtypes.standardize(dtype))
+            return self._track(Variable(value, trainable=False, name=name or "variable"))
+
+    def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
+        """A slot Variable shaped like `reference_variable`, named
+        `<its path with _>_<name>`."""
+        return self.add_variable(
+            reference_variable.shape, initializer, reference_variable.dtype,
+            f"{reference_variable.path.replace('/', '_')}_{name}")
+
+    def add_optimizer_variables(self, var_list, name, initializer="zeros"):
+        return [self.add_variable_from_reference(v, name, initializer) for v in var_list]
+
+    def _get_variable_index(self, variable):
+        return self._index_by_id[id(variable)]
+
+    def _var_key(self, variable):
+        return id(variable)
+
+    # Keras-style helpers for subclasses' update_step.
+    def assign(self, variable, value):
+        variable.assign(value)
+
+    def assign_add(self, variable, value):
+        variable.assign_add(value)
+
+    def assign_sub(self, variable, value):
+        variable.assign_sub(value)
+
+    def update_step(self, gradient, variable, learning_rate):
+        """Override (with `build`) to write a Keras-style optimizer by hand."""
+        raise NotImplementedError(
+            f"{type(self).__name__} defines neither `_transform()` nor `update_step()`.")
+
+    def _overrides_update_step(self):
+        return type(self).update_step is not Optimizer.update_step
+
+    # ---- public apply API ------------------------------------------------------
+    def apply_gradients(self, grads_and_vars):
+        """Applies `[(grad, variable), ...]`; returns `iterations`."""
+        grads_and_vars = list(grads_and_vars)
+        if not grads_and_vars:
+            raise ValueError(f"{self.name}.apply_gradients got no (gradient, variable) pairs.")
+        grads, variables = zip(*grads_and_vars)
+        self.apply(list(grads), list(variables))
+        return self._iterations
+
+    def apply(self, grads, trainable_variables=None):
+        """Updates `trainable_variables` (default: those built with) from `grads`.
+
+        A None gradient skips its variable for this step (with a warning).
+        """
+        grads, variables, indices = self._prepare(grads, trainable_variables, "apply")
+        if self._should_compile(grads):
+            opt_values, var_values = self._own_values()
+            new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
+            for v, value in zip(self._trainable_variables, new_vars):
+                _write(v, value)
+            for v, value in zip(self._variables, new_opt):
+                _write(v, value)
+        else:
+            self._update(grads, variables)
+
+    def stateless_apply(self, optimizer_variables, grads, trainable_variables):
+        """`apply` on values: returns `(new_trainable_values, new_optimizer_values)`.
+
+        `optimizer_variables` matches `optimizer.variables` and
+        `trainable_variables` the variables the optimizer was built with, one
+        to one (Variables or arrays). Works under `jax.jit`.
+        """
+        if not self.built:
+            raise ValueError(
+                f"{self.name}.stateless_apply: the optimizer is not built; call "
+                "`optimizer.build(model.trainable_variables)` first.")
+        owner = f"{self.name}.stateless_apply"
+        opt_values = [unwrap(v) for v in check_values_match(
+            self._variables, optimizer_variables, "optimizer_variables", owner)]
+        var_values = [unwrap(v) for v in check_values_match(
+            self._trainable_variables, trainable_variables, "trainable_variables", owner)]
+        grads, variables, indices = self._prepare(grads, None, "stateless_apply")
+        if self._should_compile(grads + opt_values + var_values):
+            return self._compiled_step(indices)(opt_values, var_values, grads)
+        mapping = list(zip(self._variables, opt_values)) + list(
+            zip(self._trainable_variables, var_values))
+        with StateScope(mapping) as scope:
+            self._update(grads, variables)
+        return ([scope.get_current_value(v) for v in self._trainable_variables],
+                [scope.get_current_value(v) for v in self._variables])
+
+    def finalize_variable_values(self, var_list):
+        """With `use_ema`, writes the moving averages into the variables."""
+        if self.use_ema and self.built:
+            for v in var_list:
+                if id(v) in self._index_by_id:
+                    v.assign(self._averages[self._index_by_id[id(v)]].value)
+
+    def scale_loss(self, loss):
+        """`loss * loss_scale_factor` (identity when no factor is set)."""
+        return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
+
+    # ---- checks ------------------------------------------------------------------
+    def _prepare(self, grads, trainable_variables, caller):
+        """Unwraps gradients, drops None ones, checks them; builds if needed.
+
+        Returns (grads, variables, indices into the built variable list).
+        """
+        grads = list(grads)
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError(
+                    f"{self.name}.{caller}: pass the variables to update (the "
+                    "optimizer is not built yet), or call `optimizer.build(vars)`.")
+            variables = self._trainable_variables
+        else:
+            variables = list(trainable_variables)
+            for i, v in enumerate(variables):
+                if not isinstance(v, Variable):
+                    raise TypeError(
+                        f"{self.name}.{caller}: trainable_variables[{i}] is a "
+                        f"{type(v).__name__}; pass the loopax Variables to update "
+                        "(to update plain arrays use `stateless_apply`).")
+            if not self.built:
+                self.build(variables)
+        if len(grads) != len(variables):
+            raise ValueError(
+                f"{self.name}.{caller}: got {len(grads)} gradients for "
+                f"{len(variables)} variables; pass one gradient per variable.")
+        kept_grads, kept_vars, indices, missing = [], [], [], []
+        for g, v in zip(grads, variables):
+            if g is None:
+                missing.append(v.path)
+                continue
+            index = self._index_by_id.get(id(v))
+            if index is None:
+                raise ValueError(
+                    f"{self.name}: unknown variable {v.path!r}. An optimizer updates "
+                    "only the variables it was built with; create a new optimizer "
+                    "for a new set of variables.")
+            g = unwrap(g)
+            if not hasattr(g, "shape"):
+                g = jnp.asarray(g)
+            if tuple(g.shape) != v.shape:
+                raise ValueError(
+                    f"{self.name}: the gradient for variable {v.path!r} has shape "
+                    f"{tuple(g.shape)} but the variable has shape {v.shape}.")
+            kept_grads.append(g)
+            kept_vars.append(v)
+            indices.append(index)
+        if not kept_grads:
+            raise ValueError(f"{self.name}.{caller}: no gradients provided for any "
+                             f"variable (all were None): {missing}.")
+        if missing and tuple(missing) not in self._warned_missing:
+            self._warned_missing.add(tuple(missing))
+            warnings.warn(f"Gradients do not exist for variables {missing} when "
+                          "minimizing the loss; they were not updated.", stacklevel=3)
+        return kept_grads, kept_vars, tuple(indices)
+
+    # ---- the compiled eager path -------------------------------------------------
+    def _should_compile(self, arrays):
+        return (self.jit_compile and active_scope() is None
+                and all(_is_concrete(a) for a in arrays))
+
+    def _own_values(self):
+        return ([v._value for v in self._variables],
+                [v._value for v in self._trainable_variables])
+
+    def _compiled_step(self, indices):
+        """jit(opt_values, var_values, grads) -> (new var values, new opt values),
+        for gradients given for the variables at `indices`."""
+        step = self._compiled.get(indices)
+        if step is None:
+            opt_vars = list(self._variables)
+            all_vars = list(self._trainable_variables)
+            updated = [all_vars[i] for i in indices]
+
+            def stateless_step(opt_values, var_values, grads):
+                mapping = list(zip(opt_vars, opt_values)) + list(zip(all_vars, var_values))
+                with StateScope(mapping) as scope:
+                    self._update(grads, updated)
+                return ([scope.get_current_value(v) for v in all_vars],
+                        [scope.get_current_value(v) for v in opt_vars])
+
+            step = self._compiled[indices] = jax.jit(stateless_step)
+        return step
+
+    # ---- the update (stateful, scope-aware) -----------------------------------------
+    def _update(self, grads, variables):
+        """One optimizer step: reads and assigns Variables."""
+        grads = [g.astype(v.dtype) if g.dtype != v.dtype else g
+                 for g, v in zip(grads, variables)]
+        if self.loss_scale_factor is not None:
+            grads = [g / self.loss_scale_factor for g in grads]
+        if self.gradient_accumulation_steps:
+            self._accumulate_or_step(grads, variables)
+        else:
+            self._step(grads, variables)
+        if self.use_ema:
+            self._update_averages()
+        self._iterations.assign(self._iterations.value + 1)
+        for v in variables:
+            constraint = getattr(v, "constraint", None)
+            if constraint is not None:
+                v.assign(unwrap(constraint(v.value)))
+
+    def _step(self, grads, variables):
+        """Clip, decay weights, then let the transform (or update_step) update."""
+        learning_rate = self._current_learning_rate()
+        grads = self._clip_gradients(grads)
+        self._apply_weight_decay(variables, learning_rate)
+        if self._overrides_update_step():
+            for g, v in zip(grads, variables):
+                self.update_step(g, v, learning_rate)
+            return
+        indices = tuple(self._index_by_id[id(v)] for v in variables)
+        slots, treedef = self._transform_slots(indices)
+        keys = [self._keys[i] for i in indices]
+        params = collections.OrderedDict((k, v.value) for k, v in zip(keys, variables))
+        state = treedef.unflatten([s.value for s in slots])
+        updates, new_state = self._transform_update(
+            collections.OrderedDict(zip(keys, grads)), state, params,
+            learning_rate, self._iterations.value)
+        for v, key in zip(variables, keys):
+            v.assign((params[key] + updates[key]).astype(v.dtype))
+        for s, leaf in zip(slots, treedef.flatten_up_to(new_state)):
+            s.assign(leaf)
+
+    def _transform_update(self, grads, state, params, learning_rate, step):
+        return self._tx.update(grads, state, params, learning_rate=learning_rate, step=step)
+
+    def _clip_gradients(self, grads):
+        if self.clipnorm:
+            clip = optax.clip_by_global_norm(self.clipnorm)
+            return [clip.update(g, optax.EmptyState())[0] for g in grads]
+        if self.global_clipnorm:
+            return optax.clip_by_global_norm(self.global_clipnorm).update(
+                grads, optax.EmptyState())[0]
+        if self.clipvalue:
+            return optax.clip(self.clipvalue).update(grads, optax.EmptyState())[0]
+        return grads
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Exempts variables from `weight_decay`: those in `var_list`, and
+        those whose name matches (`re.search`) any string in `var_names`.
+        Call before the optimizer is built."""
+        if self.built:
+            raise ValueError(
+                f"{self.name}.exclude_from_weight_decay must be called before the "
+                "optimizer is built (before its first apply or build).")
+        self._exclude_ids = {id(v) for v in var_list or ()}
+        self._exclude_pattern = re.compile("|".join(set(var_names))) if var_names else None
+
+    def _use_weight_decay(self, variable):
+        if id(variable) in self._exclude_ids:
+            return False
+        return not (self._exclude_pattern is not None
+                    and self._exclude_pattern.search(variable.name))
+
+    def _apply_weight_decay(self, variables, learning_rate):
+        if not self.weight_decay:
+            return
+        for v in variables:
+            if self._use_weight_decay(v):
+                decay = jnp.asarray(self.weight_decay * learning_rate, v.dtype)
+                v.assign(v.value - v.value * decay)
+
+    def _accumulate_or_step(self, grads, variables):
+        """Every N-th call: update with the mean gradient and reset the
+        accumulators; otherwise add the gradients to the accumulators."""
+        steps = self.gradient_accumulation_steps
+        accumulators = [self._accumulators[self._index_by_id[id(v)]] for v in variables]
+        touched = list(variables) + [v for v in self._variables[1:]
+                                     if v is not self._learning_rate]
+
+        def update_step():
+            mean = [(g + a.value) / steps for g, a in zip(grads, accumulators)]
+            self._step(mean, variables)
+            for a in accumulators:
+                a.assign(jnp.zeros_like(a.value))
+
+        def accumulate():
+            for g, a in zip(grads, accumulators):
+                a.assign(a.value + g)
+
+        is_update_step = (self._iterations.value + 1) % steps == 0
+        new_values = jax.lax.cond(is_update_step, _as_pure(update_step, touched),
+                                  _as_pure(accumulate, touched),
+                                  [v.value for v in touched])
+        for v, value in zip(touched, new_values):
+            v.assign(value)
+
+    def _update_averages(self):
+        first_step = self._iterations.value == 0
+        for v, avg in zip(self._trainable_variables, self._averages):
+            momentum = jnp.where(first_step, 0.0, self.ema_momentum).astype(v.dtype)
+            avg.assign(momentum * avg.value + (1 - momentum) * v.value)
+        if self.ema_overwrite_frequency:
+            overwrite = (self._iterations.value + 1) % self.ema_overwrite_frequency == 0
+            for v, avg in zip(self._trainable_variables, self._averages):
+                v.assign(jnp.where(overwrite, avg.value, v.value))
+
+    # ---- config ----------------------------------------------------------------------
+    def get_config(self):
+        lr = self._learning_rate
+        if isinstance(lr, Variable):
+            lr = float(lr.numpy())
+        elif isinstance(lr, schedules.LearningRateSchedule):
+            lr = schedules.serialize(lr)
+        return dict(name=self.name, learning_rate=lr, weight_decay=self.weight_decay,
+                    clipnorm=self.clipnorm, global_clipnorm=self.global_clipnorm,
+                    clipvalue=self.clipvalue, use_ema=self.use_ema,
+                    ema_momentum=self.ema_momentum,
+                    ema_overwrite_frequency=self.ema_overwrite_frequency,
+                    loss_scale_factor=self.loss_scale_factor,
+                    gradient_accumulation_steps=self.gradient_accumulation_steps)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if isinstance(config.get("learning_rate"), dict):
+            config["learning_rate"] = schedules.deserialize(
+                config["learning_rate"], custom_objects)
+        return cls(**config)
+
+    def get_weights(self):
+        return [v.numpy() for v in self._variables]
+
+    def set_weights(self, weights):
+        if len(weights) != len(self._variables):
+            raise ValueError(f"{self.name}.set_weights: got {len(weights)} arrays for "
+                             f"{len(self._variables)} variables.")
+        for v, w in zip(self._variables, weights):
+            v.assign(w)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name} built={self.built}>"
+
+
+def _write(variable, value):
+    """Stores a computed value outside any scope (the compiled eager path)."""
+    variable._value = value
+    variable._version += 1
+
+
+def _as_pure(fn, variables):
+    """`fn` (which assigns `variables`) as a pure function of their values,
+    for `lax.cond`."""
+
+    def pure(values):
+        with StateScope(zip(variables, values)) as scope:
+            fn()
+        return [scope.get_current_value(v) for v in variables]
+
+    return pure
+
+
+def _unique_keys(keys):
+    seen = collections.Counter()
+    out = []
+    for k in keys:
+        out.append(k if seen[k] == 0 else f"{k}_{seen[k]}")
+        seen[k] += 1
+    return out
+
+
+def _slot_names(keypaths, variable_keys, aliases):
+    """Readable, unique names for the leaves of an optax state.
+
+    A leaf under a parameter key `k` gets `k_<field>` (`dense_kernel_mu`),
+    others `<field>` (`count`). Names start from the innermost field and grow
+    outwards only as far as needed to be unique.
+    """
+    def parts(path):
+        var_key, fields, all_fields = None, [], []
+        for entry in path:
+            if isinstance(entry, jax.tree_util.DictKey) and entry.key in variable_keys:
+                var_key = entry.key
+                continue
+            if isinstance(entry, jax.tree_util.SequenceKey):
+                all_fields.append(str(entry.idx))
+                continue
+            name = getattr(entry, "name", None) or str(getattr(entry, "key", entry))
+            fields.append(aliases.get(name, name))
+            all_fields.append(fields[-1])
+        return var_key, fields or ["state"], all_fields or ["state"]
+
+    decomposed = [parts(p) for p in keypaths]
+
+    def name_at(i, depth):
+        var_key, fields, all_fields = decomposed[i]
+        field = "_".join(fields[-depth:]) if depth <= len(fields) else "_".join(all_fields)
+        return f"{var_key}_{field}" if var_key is not None else field
+
+    depth = [1] * len(keypaths)
+    for _ in range(max((len(d[2]) for d in decomposed), default=0) + 1):
+        names = [name_at(i, depth[i]) for i in range(len(keypaths))]
+        counts = collections.Counter(names)
+        clashing = [i for i, n in enumerate(names) if counts[n] > 1]
+        if not clashing:
+            return names
+        for i in clashing:
+            depth[i] += 1
+    return _unique_keys([name_at(i, depth[i]) for i in range(len(keypaths))])

@@ -1,0 +1,194 @@
+"""Objects <-> JSON-able configs, resolved by class name through a registry.
+
+`serialize(obj)` gives `{"class_name": ..., "config": obj.get_config()}`
+(plus `"registered_name"` for registered custom classes);
+`deserialize(config)` looks the class up and calls its `from_config`.
+
+A name resolves, in order, to: `custom_objects` passed in (or an active
+`custom_object_scope`), classes registered with `@register_serializable()`,
+then loopax's own public classes. Nothing else: a config is data, and loading
+one never imports a module, unpickles or evaluates anything, so a model file
+cannot run code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import inspect
+import threading
+
+_REGISTERED: dict[str, object] = {}      # "package>Name" -> class or function
+_NAME_OF: dict[int, str] = {}            # id(object) -> "package>Name"
+
+
+class _Scopes(threading.local):
+    def __init__(self):
+        self.stack: list[dict] = []
+
+
+_scopes = _Scopes()
+
+
+def register_serializable(package="Custom", name=None):
+    """Decorator registering a class (or function) for `load_model` and
+    `deserialize` under `"package>name"` (name defaults to `__name__`).
+
+        @loopax.saving.register_serializable(package="my_project")
+        class Scale(loopax.layers.Layer): ...
+    """
+    def decorator(obj):
+        registered = f"{package}>{name or obj.__name__}"
+        if inspect.isclass(obj) and not hasattr(obj, "get_config"):
+            raise TypeError(f"Cannot register {obj.__name__}: it has no get_config().")
+        _REGISTERED[registered] = obj
+        _NAME_OF[id(obj)] = registered
+        return obj
+    return decorator
+
+
+def get_registered_name(obj) -> str:
+    """`"package>Name"` for a registered object, else its `__name__`."""
+    return _NAME_OF.get(id(obj), getattr(obj, "__name__", type(obj).__name__))
+
+
+def get_custom_objects() -> dict:
+    """The registry of custom objects (`"package>Name"` -> object); editable."""
+    return _REGISTERED
+
+
+@contextlib.contextmanager
+def custom_object_scope(*objects):
+    """Makes `{name: class_or_function}` dicts resolvable inside the block."""
+    merged = {}
+    for mapping in objects:
+        merged.update(mapping or {})
+    _scopes.stack.append(merged)
+    try:
+        yield
+    finally:
+        _scopes.stack.pop()
+
+
+CustomObjectScope = custom_object_scope
+
+# Public loopax modules whose classes (and functions) configs may name.
+_BUILTIN_MODULES = (
+    "loopax.layers", "loopax.models", "loopax.initializers", "loopax.regularizers",
+    "loopax.constraints", "loopax.activations", "loopax.losses", "loopax.metrics",
+    "loopax.optimizers",
+)
+
+
+# Of those, the ones whose plain functions may be named (activations, losses...).
+_FUNCTION_MODULES = ("loopax.activations", "loopax.losses", "loopax.metrics")
+
+
+@functools.lru_cache(maxsize=1)
+def _builtins() -> dict:
+    table = {}
+    for module_name in _BUILTIN_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for attr, value in vars(module).items():
+            if attr.startswith("_"):
+                continue
+            nameable = inspect.isclass(value) or (
+                inspect.isfunction(value) and module_name in _FUNCTION_MODULES)
+            if nameable and getattr(value, "__module__", "").startswith("loopax."):
+                table.setdefault(value.__name__, value)
+                table.setdefault(attr, value)
+    from loopax.src.layers.input_layer import InputLayer
+    from loopax.src.models.functional import Functional
+    from loopax.src.models.model import Model
+    from loopax.src.models.sequential import Sequential
+    for cls in (InputLayer, Functional, Model, Sequential):
+        table[cls.__name__] = cls
+    return table
+
+
+def get_registered_object(name, custom_objects=None, module_objects=None):
+    """The object `name` refers to in the scopes described above, or None."""
+    for mapping in [custom_objects or {}] + list(reversed(_scopes.stack)):
+        if name in mapping:
+            return mapping[name]
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if module_objects and name in module_objects:
+        return module_objects[name]
+    return None
+
+
+def _resolve(class_name, registered_name, custom_objects):
+    for key in (registered_name, class_name):
+        if key is None:
+            continue
+        obj = get_registered_object(key, custom_objects)
+        if obj is not None:
+            return obj
+    # A custom class registered under "package>Name" may also be named plainly.
+    for key, obj in _REGISTERED.items():
+        if key.split(">", 1)[-1] == class_name:
+            return obj
+    return _builtins().get(class_name)
+
+
+def serialize(obj) -> dict:
+    """`{"class_name", "config"[, "registered_name"]}` for an object with get_config()."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    cls = obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
+    cls = getattr(cls, "_functional_base", cls)   # a Model subclass used functionally
+    if inspect.isfunction(obj):
+        return {"class_name": "function", "config": get_registered_name(obj)}
+    if not hasattr(obj, "get_config"):
+        raise TypeError(f"Cannot serialize {obj!r}: {type(obj).__name__} has no get_config().")
+    entry = {"class_name": cls.__name__, "config": obj.get_config()}
+    registered = _NAME_OF.get(id(cls))
+    if registered is not None:
+        entry["registered_name"] = registered
+    return entry
+
+
+def deserialize(config, custom_objects=None):
+    """The object a `serialize()` dict describes (classes via `from_config`)."""
+    if config is None or isinstance(config, (bool, int, float)):
+        return config
+    if isinstance(config, str):
+        obj = _resolve(config, None, custom_objects)
+        if obj is None:
+            raise ValueError(_unknown(config, custom_objects))
+        return obj
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"Not a serialized loopax object (no 'class_name'): {config!r:.200}")
+    class_name = config["class_name"]
+    if class_name == "function":
+        return deserialize(config["config"], custom_objects)
+    obj = _resolve(class_name, config.get("registered_name"), custom_objects)
+    if obj is None:
+        raise ValueError(_unknown(config.get("registered_name") or class_name, custom_objects))
+    if not inspect.isclass(obj):
+        return obj
+    inner = config.get("config", {})
+    with custom_object_scope(custom_objects or {}):
+        params = inspect.signature(obj.from_config).parameters
+        if "custom_objects" in params:
+            return obj.from_config(inner, custom_objects=custom_objects)
+        return obj.from_config(inner)
+
+
+def _unknown(name, custom_objects) -> str:
+    known = sorted(set(_REGISTERED) | set(custom_objects or {}))
+    return (f"Unknown class or function {name!r} in a config. loopax re-creates only "
+            "its own classes and those you pass as `custom_objects={name: cls}` or "
+            "register with `@loopax.saving.register_serializable()`; it never imports "
+            f"modules named in a file. Registered custom objects: {known}.")
+
+
+# Keras names.
+register_keras_serializable = register_serializable
+serialize_keras_object = serialize
+deserialize_keras_object = deserialize

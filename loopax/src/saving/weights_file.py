@@ -1,0 +1,180 @@
+"""`save_weights` / `load_weights`: a model's variables in a safetensors file.
+
+Keys are structural paths through the model, not the variables' global
+names: each sub-layer is named by its class in snake case, numbered among its
+siblings as Keras does (`dense`, `dense_1`, ...), then the variable's name:
+
+    dense/kernel, dense/bias, dense_1/kernel, ..., batch_normalization/moving_mean
+
+So a second instance of the same architecture (whose layers got other
+automatic names, `dense_7`...) loads the file, and the order of keys in the
+file does not matter. A file whose keys or shapes do not match the model is
+refused with the list of every missing, unexpected and mis-shaped key.
+
+Any file name works; `.weights.safetensors` is the recommended suffix. A
+Keras-style `.weights.h5` name is accepted too, but the content is always
+safetensors (loopax reads and writes no HDF5); loading a real HDF5 file says
+so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import warnings
+
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import safetensors
+from safetensors import numpy as safetensors_numpy
+
+from loopax.src.module import Module, _snake_case
+
+FORMAT = "loopax.weights"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+_DTYPES = {
+    "F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+    "I64": np.int64, "U64": np.uint64, "I32": np.int32, "U32": np.uint32,
+    "I16": np.int16, "U16": np.uint16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_,
+    "C64": np.complex64,
+}
+
+
+# --------------------------------------------------------------------------
+# Keys
+# --------------------------------------------------------------------------
+
+def _unique(name, used):
+    n = used.get(name, 0)
+    used[name] = n + 1
+    return name if n == 0 else f"{name}_{n}"
+
+
+def weight_keys(model) -> list[str]:
+    """One structural key per entry of `model.weights`, in that order.
+
+    Walks the model exactly as `Module.variables` does (own variables, then
+    each sub-module in attribute order, each reached once).
+    """
+    keys = {}
+    seen = {id(model)}
+
+    def visit(mod, prefix):
+        if isinstance(mod, Module):
+            own, subs = mod._direct(seen)
+        else:  # a trackable such as a SeedGenerator
+            own = [v for v in mod.variables if id(v) not in seen]
+            seen.update(id(v) for v in own)
+            subs = []
+        used = {}
+        for var in own:
+            keys[id(var)] = prefix + _unique(var.name, used)
+        for sub in subs:
+            visit(sub, prefix + _unique(_snake_case(type(sub).__name__), used) + "/")
+
+    visit(model, "")
+    return [keys.get(id(v), v.path) for v in model.weights]
+
+
+# --------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------
+
+def weights_to_bytes(model) -> bytes:
+    arrays = {key: np.asarray(var.value) for key, var in zip(weight_keys(model), model.weights)}
+    return safetensors_numpy.save(arrays, metadata={"format": FORMAT, "version": "1"})
+
+
+def read_safetensors(data: bytes, where: str) -> dict[str, np.ndarray]:
+    """{key: array} from safetensors bytes (bfloat16 included)."""
+    if data[:8] == _HDF5_SIGNATURE:
+        raise ValueError(
+            f"{where} is an HDF5 file (Keras .h5). loopax reads weights it wrote itself "
+            "(safetensors). Load it with Keras and copy the arrays over with "
+            "model.set_weights(keras_model.get_weights()).")
+    try:
+        entries = safetensors.deserialize(bytes(data))
+    except Exception as e:
+        raise ValueError(f"{where} is not a safetensors weights file ({e}).") from None
+    out = {}
+    for key, entry in entries:
+        if entry["dtype"] not in _DTYPES:
+            raise ValueError(f"{where}: weight {key!r} has unsupported dtype {entry['dtype']}.")
+        out[key] = np.frombuffer(entry["data"], dtype=_DTYPES[entry["dtype"]]).reshape(
+            entry["shape"])
+    return out
+
+
+def _check_writable(filepath, overwrite):
+    if not overwrite and os.path.exists(filepath):
+        raise FileExistsError(f"{filepath} exists; pass overwrite=True to replace it.")
+    directory = os.path.dirname(os.path.abspath(filepath))
+    os.makedirs(directory, exist_ok=True)
+
+
+def save_weights(model, filepath, overwrite=True):
+    filepath = os.fspath(filepath)
+    _check_writable(filepath, overwrite)
+    data = weights_to_bytes(model)
+    tmp = filepath + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, filepath)
+
+
+def load_weights(model, filepath, skip_mismatch=False):
+    filepath = os.fspath(filepath)
+    if not os.path.exists(filepath):
+        raise FileNotFoundError(f"No weights file at {filepath!r}.")
+    if _is_zip(filepath):
+        from loopax.src.saving import model_file
+        arrays = model_file.read_weights_from_archive(filepath)
+    else:
+        with open(filepath, "rb") as f:
+            arrays = read_safetensors(f.read(), filepath)
+    assign_weights(model, arrays, filepath, skip_mismatch=skip_mismatch)
+
+
+def _is_zip(filepath) -> bool:
+    with open(filepath, "rb") as f:
+        return f.read(4) == b"PK\x03\x04"
+
+
+def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
+    """Assigns `arrays` (keyed as `weight_keys`) to the model's variables after
+    checking that keys and shapes match one to one."""
+    keys = weight_keys(model)
+    variables = dict(zip(keys, model.weights))
+    missing = [k for k in keys if k not in arrays]
+    unexpected = [k for k in arrays if k not in variables]
+    mis_shaped = [f"{k}: file {tuple(arrays[k].shape)}, model {variables[k].shape}"
+                  for k in keys if k in arrays and tuple(arrays[k].shape) != variables[k].shape]
+    problems = []
+    if missing:
+        problems.append(f"missing from the file: {missing}")
+    if unexpected:
+        problems.append(f"in the file but not in the model: {unexpected}")
+    if mis_shaped:
+        problems.append("different shapes: " + "; ".join(mis_shaped))
+    if problems:
+        message = (f"Weights in {where} do not match model {model.name!r}:\n  "
+                   + "\n  ".join(problems))
+        if not model.weights:
+            message += ("\nThe model has no weights yet: build it first (call it on a "
+                        "batch or call model.build(input_shape)).")
+        if not skip_mismatch:
+            raise ValueError(message + "\n(load_weights(..., skip_mismatch=True) loads "
+                             "the weights that do match.)")
+        warnings.warn(message + "\nLoading only the matching weights.", stacklevel=3)
+    for key, var in variables.items():
+        if key in arrays and tuple(arrays[key].shape) == var.shape:
+            var.assign(jnp.asarray(arrays[key], dtype=var.dtype))
+
+
+def read_metadata(data: bytes) -> dict:
+    """The `__metadata__` of safetensors bytes."""
+    (n,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + n]).get("__metadata__", {})

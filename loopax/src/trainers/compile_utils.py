@@ -1,0 +1,366 @@
+"""`CompileLoss` and `CompileMetrics`: what `compile(loss=..., metrics=...)` builds.
+
+Both map the user's specification (one item, a list in output order, or a
+dict keyed by output names) onto the model's outputs, once the first batch
+shows the shapes of the targets and outputs (`build`). Each output is named
+as the model names it (`model.output_names`), else `output_0`, `output_1`...
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from loopax.src.state import StateScope, _state
+
+
+# --------------------------------------------------------------------------
+# Outputs and targets as aligned flat lists
+# --------------------------------------------------------------------------
+
+def flatten_outputs(y_pred, output_names=None):
+    """(names, leaves) of the model outputs, in the model's output order."""
+    if isinstance(y_pred, dict):
+        keys = list(output_names) if output_names and set(output_names) == set(
+            map(str, y_pred)) else sorted(y_pred)
+        return [str(k) for k in keys], [y_pred[k] for k in keys]
+    if isinstance(y_pred, (list, tuple)):
+        leaves = list(y_pred)
+    else:
+        leaves = [y_pred]
+    if output_names and len(output_names) == len(leaves):
+        names = [str(n) for n in output_names]
+    elif len(leaves) == 1:
+        names = ["output"]
+    else:
+        names = [f"output_{i}" for i in range(len(leaves))]
+    return names, leaves
+
+
+def _is_multi(spec):
+    return isinstance(spec, (list, tuple, dict))
+
+
+def match_to_outputs(spec, names, what, allow_single=True, default=None):
+    """`spec` as one entry per output: one item repeated, a list in output
+    order, or a dict keyed by output names (absent names get `default`)."""
+    n = len(names)
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in names]
+        if unknown:
+            raise ValueError(
+                f"`{what}` has keys {unknown} that name no output; the model's outputs "
+                f"are {names}. Key `{what}` by those names.")
+        return [spec.get(name, default) for name in names]
+    if isinstance(spec, (list, tuple)):
+        if len(spec) == n:
+            return list(spec)
+        if n == 1 and allow_single:
+            return [spec]
+        raise ValueError(
+            f"`{what}` is a {type(spec).__name__} of {len(spec)} entries but the model has "
+            f"{n} output(s) {names}. Give one entry per output, in order, or a dict "
+            "keyed by output name.")
+    return [spec] * n
+
+
+def match_targets(y_true, names, what="y"):
+    """The targets as one entry per output (None where an output has none)."""
+    n = len(names)
+    if y_true is None:
+        return [None] * n
+    if isinstance(y_true, dict):
+        if n == 1 and len(y_true) == 1 and names[0] not in y_true:
+            return list(y_true.values())
+        unknown = [k for k in y_true if k not in names]
+        if unknown:
+            raise ValueError(
+                f"`{what}` is a dict with keys {sorted(map(str, y_true))}, but the model's "
+                f"outputs are named {names}; unknown: {unknown}. Key the targets by "
+                "output name.")
+        return [y_true.get(name) for name in names]
+    if isinstance(y_true, (list, tuple)):
+        if len(y_true) == n:
+            return list(y_true)
+        raise ValueError(
+            f"`{what}` is a {type(y_true).__name__} of {len(y_true)} arrays but the model "
+            f"has {n} output(s) {names}. Pass one target per output, in order, or a dict "
+            "keyed by output name.")
+    if n != 1:
+        raise ValueError(
+            f"The model has {n} outputs {names} but `{what}` is a single array. Pass a "
+            "list with one target per output, or a dict keyed by output name.")
+    return [y_true]
+
+
+def _shape(x):
+    return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
+
+
+def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model"):
+    """A clear error when `y_true` cannot be compared with output `name`."""
+    t, p = _shape(y_true), _shape(y_pred)
+    if t == p:
+        return
+    ok = False
+    if loss_kind == "sparse":
+        ok = (len(t) == len(p) - 1 and t == p[:-1]) or (len(t) == len(p) and t[-1:] == (1,)
+                                                         and t[:-1] == p[:-1])
+    else:
+        tt, pp = t, p
+        if len(tt) == len(pp) + 1 and tt[-1] == 1:
+            tt = tt[:-1]
+        elif len(pp) == len(tt) + 1 and pp[-1] == 1:
+            pp = pp[:-1]
+        ok = len(tt) == len(pp) and all(a == b or a == 1 or b == 1 for a, b in zip(tt, pp))
+    if ok:
+        return
+    hint = ""
+    if loss_kind == "categorical" and len(t) == len(p) - 1:
+        hint = (" The targets look like class indices: use "
+                "loss='sparse_categorical_crossentropy', or one-hot encode them with "
+                "loopax.utils.to_categorical.")
+    elif loss_kind == "sparse":
+        hint = (" A sparse loss takes integer class indices of shape (batch,) or "
+                "(batch, 1).")
+    raise ValueError(
+        f"Output {name!r} of {model_name} has shape {p} but its target y has shape "
+        f"{t}; these cannot be compared. Pass targets matching the output's shape "
+        f"(or change the model's output).{hint}")
+
+
+def _scoped_or_eager(metric, value) -> bool:
+    """Whether updating `metric` now is safe: eagerly on concrete values, or
+    with its variables mapped by an active `StateScope` (a stateless step)."""
+    variables = metric.variables
+    if not variables:
+        return True
+    if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+        return True
+    return all(any(s.get_current_value(v) is not None for s in _state.scopes) for v in variables)
+
+
+def _batch_size(tree):
+    for leaf in jax.tree_util.tree_leaves(tree):
+        if getattr(leaf, "ndim", 0):
+            return leaf.shape[0]
+    return 1
+
+
+# --------------------------------------------------------------------------
+# CompileLoss
+# --------------------------------------------------------------------------
+
+class CompileLoss:
+    """The total loss `sum_i weight_i * loss_i(y_true_i, y_pred_i, sample_weight_i)`
+    over the outputs that have a loss.
+
+    With several losses, `metrics` holds one `Mean` per output named
+    `<output>_loss`, updated whenever the loss is computed in a stateless step
+    or eagerly (Keras 3's per-output loss logs).
+    """
+
+    def __init__(self, loss, loss_weights=None, output_names=None, model_name="model"):
+        self._loss_spec = loss
+        self._weights_spec = loss_weights
+        self._output_names = list(output_names) if output_names else None
+        self._model_name = model_name
+        self.built = False
+        self.metrics = []
+        self.last_losses = None
+
+    def build(self, y_true, y_pred):
+        from loopax.src import losses as losses_module
+        from loopax.src.metrics import Mean
+        self.names, preds = flatten_outputs(y_pred, self._output_names)
+        targets = match_targets(y_true, self.names)
+        specs = match_to_outputs(self._loss_spec, self.names, "loss")
+        weights = match_to_outputs(self._weights_spec, self.names, "loss_weights",
+                                   allow_single=False)
+        self.entries = []  # (output index, Loss, weight)
+        for i, (name, spec, target, pred) in enumerate(zip(self.names, specs, targets, preds)):
+            if spec is None:
+                continue
+            tshape = _shape(target) if target is not None else None
+            loss = losses_module.resolve(spec, tshape, _shape(pred))
+            if target is not None:
+                check_target_shape(name, target, pred, losses_module.loss_kind(loss),
+                                   self._model_name)
+            weight = 1.0 if weights[i] is None else float(weights[i])
+            self.entries.append((i, loss, weight))
+        if not self.entries:
+            raise ValueError(f"`loss` {self._loss_spec!r} gives no output a loss.")
+        if len(self.entries) > 1 and not self.metrics:
+            self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
+        self.losses_by_output = {self.names[i]: loss for i, loss, _ in self.entries}
+        self.built = True
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        if not self.built:
+            self.build(y_true, y_pred)
+        _, preds = flatten_outputs(y_pred, self.names)
+        targets = match_targets(y_true, self.names)
+        weights = match_to_outputs(sample_weight, self.names, "sample_weight") \
+            if sample_weight is not None else [None] * len(self.names)
+        total = 0.0
+        values = []
+        for i, loss, weight in self.entries:
+            if targets[i] is None:
+                raise ValueError(
+                    f"The model was compiled with a loss for output {self.names[i]!r} but "
+                    "the data gives it no target y. Pass y (x, y pairs), or compile "
+                    "without that loss and compute it in train_step.")
+            value = loss(targets[i], preds[i], sample_weight=weights[i])
+            check_scalar(value, f"loss {getattr(loss, 'name', loss)!r} of output "
+                                f"{self.names[i]!r}")
+            values.append(value)
+            total = total + weight * value if weight != 1.0 else total + value
+        self.last_losses = values
+        if self.metrics:
+            n = _batch_size(preds)
+            for tracker, value in zip(self.metrics, values):
+                if _scoped_or_eager(tracker, value):
+                    tracker.update_state(value, sample_weight=n)
+        return total
+
+
+def check_scalar(value, who):
+    shape = _shape(value)
+    if shape != ():
+        raise ValueError(
+            f"The {who} is not a scalar: it has shape {shape}. A training loss must "
+            "reduce to one number: use a Loss with reduction='sum_over_batch_size' "
+            "(the default), or reduce it yourself (e.g. loopax.ops.mean).")
+
+
+# --------------------------------------------------------------------------
+# CompileMetrics
+# --------------------------------------------------------------------------
+
+class CompileMetrics:
+    """The compiled metrics of every output, as one metric-like object.
+
+    `metrics=` gets no sample weights; `weighted_metrics=` gets them. A flat
+    list applies to every output; a list of lists (or None) gives each output
+    its own; a dict is keyed by output names. With several outputs the names
+    are prefixed: `<output>_<metric>`.
+    """
+
+    name = "compile_metrics"
+
+    def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
+        self._metrics_spec = metrics
+        self._weighted_spec = weighted_metrics
+        self._output_names = list(output_names) if output_names else None
+        self.built = False
+        self.entries = []  # (output index, Metric, weighted)
+
+    @property
+    def metrics(self):
+        return [m for _, m, _ in self.entries]
+
+    @property
+    def variables(self):
+        out = []
+        for m in self.metrics:
+            out.extend(m.variables)
+        return out
+
+    def build(self, y_true, y_pred, losses_by_output=None):
+        from loopax.src import metrics as metrics_module
+        self.names, preds = flatten_outputs(y_pred, self._output_names)
+        targets = match_targets(y_true, self.names)
+        multi = len(self.names) > 1
+        taken = set()
+        for spec, weighted in ((self._metrics_spec, False), (self._weighted_spec, True)):
+            for i, items in enumerate(_per_output(spec, self.names, weighted)):
+                for item in items:
+                    if item is None:
+                        continue
+                    tshape = _shape(targets[i]) if targets[i] is not None else None
+                    loss = (losses_by_output or {}).get(self.names[i])
+                    metric = metrics_module.resolve(item, tshape, _shape(preds[i]), loss=loss)
+                    if any(metric is m for _, m, _ in self.entries):
+                        metric = type(metric).from_config(metric.get_config())
+                    if multi:
+                        metric.name = f"{self.names[i]}_{metric.name}"
+                    if weighted and metric.name in taken:
+                        metric.name = f"weighted_{metric.name}"
+                    taken.add(metric.name)
+                    self.entries.append((i, metric, weighted))
+        self.built = True
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        if not self.built:
+            self.build(y_true, y_pred)
+        if not self.entries:
+            return
+        _, preds = flatten_outputs(y_pred, self.names)
+        targets = match_targets(y_true, self.names)
+        weights = match_to_outputs(sample_weight, self.names, "sample_weight") \
+            if sample_weight is not None else [None] * len(self.names)
+        for i, metric, weighted in self.entries:
+            if targets[i] is None:
+                continue
+            if weighted and weights[i] is not None:
+                metric.update_state(targets[i], preds[i], sample_weight=weights[i])
+            else:
+                metric.update_state(targets[i], preds[i])
+
+    def result(self):
+        out = {}
+        for metric in self.metrics:
+            value = metric.result()
+            if isinstance(value, dict):
+                out.update(value)
+            else:
+                out[metric.name] = value
+        return out
+
+    def reset_state(self):
+        for metric in self.metrics:
+            metric.reset_state()
+
+    # Keras's stateless API, for train_steps that loop over `model.metrics`.
+    def stateless_update_state(self, metric_variables, y_true, y_pred, sample_weight=None):
+        variables = self.variables
+        with StateScope(zip(variables, metric_variables)) as scope:
+            self.update_state(y_true, y_pred, sample_weight)
+        return [scope.get_current_value(v) for v in variables]
+
+    def stateless_result(self, metric_variables):
+        with StateScope(zip(self.variables, metric_variables)):
+            return self.result()
+
+    def stateless_reset_state(self):
+        variables = self.variables
+        with StateScope() as scope:
+            self.reset_state()
+        return [scope.get_current_value(v) for v in variables]
+
+    def __repr__(self):
+        return f"<CompileMetrics {[m.name for m in self.metrics]}>"
+
+
+def _per_output(spec, names, weighted):
+    """`spec` (metrics=/weighted_metrics=) as a list of metric lists, one per output."""
+    what = "weighted_metrics" if weighted else "metrics"
+    n = len(names)
+    if spec is None:
+        return [[] for _ in names]
+    if isinstance(spec, dict):
+        per = match_to_outputs(spec, names, what, default=[])
+        return [list(p) if isinstance(p, (list, tuple)) else [p] for p in per]
+    if isinstance(spec, (list, tuple)):
+        nested = any(isinstance(s, (list, tuple)) or s is None for s in spec)
+        if nested:
+            if len(spec) != n:
+                raise ValueError(
+                    f"`{what}` is a list of {len(spec)} lists but the model has {n} "
+                    f"output(s) {names}. Give one list per output, or a dict keyed by "
+                    "output name.")
+            return [list(s) if isinstance(s, (list, tuple)) else ([] if s is None else [s])
+                    for s in spec]
+        return [list(spec) for _ in names]
+    raise TypeError(f"`{what}` must be a list or a dict of metrics, got {spec!r}. "
+                    f"Wrap a single metric in a list: {what}=[{spec!r}].")

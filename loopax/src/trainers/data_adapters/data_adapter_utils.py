@@ -1,0 +1,179 @@
+"""Helpers shared by the data adapters: packing `(x, y, sample_weight)`,
+turning inputs into NumPy leaves, length checks, class weights, splits."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from loopax.src import dtypes
+
+
+def unpack_x_y_sample_weight(data):
+    """`(x, y, sample_weight)` from a batch: `x`, `(x,)`, `(x, y)` or `(x, y, sw)`.
+
+    A list is read as a tuple (Keras's rule); missing parts are None.
+    """
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data[0], data[1], data[2]
+    raise ValueError(
+        "A batch must be `x`, `(x,)`, `(x, y)` or `(x, y, sample_weight)`; got a "
+        f"tuple of {len(data)} elements. Wrap several inputs in a list or dict: "
+        "`([x1, x2], y)`.")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The inverse of `unpack_x_y_sample_weight`: the shortest tuple (or `x`)."""
+    if y is None:
+        return x if not isinstance(x, (list, tuple)) else (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def is_pandas(x) -> bool:
+    module = type(x).__module__
+    return module.startswith("pandas") and hasattr(x, "to_numpy")
+
+
+def _is_number_list(x) -> bool:
+    """A (nested) list of plain numbers: one array, not several inputs."""
+    if not isinstance(x, (list, tuple)) or not x:
+        return False
+    return all(isinstance(e, (int, float, bool, np.number)) or _is_number_list(e) for e in x)
+
+
+def is_array_leaf(x) -> bool:
+    return isinstance(x, (np.ndarray, jax.Array)) or is_pandas(x) or (
+        hasattr(x, "__array__") and hasattr(x, "shape") and not isinstance(x, (dict, list, tuple)))
+
+
+def to_array(x, where="x"):
+    """One input leaf as a NumPy (or JAX) array with loopax's dtypes:
+    float64 -> floatx, int64 -> int32."""
+    if is_pandas(x):
+        x = x.to_numpy()
+    elif _is_number_list(x):
+        x = np.asarray(x)
+    elif isinstance(x, (int, float, bool, np.number)):
+        x = np.asarray(x)
+    elif not isinstance(x, (np.ndarray, jax.Array)):
+        if hasattr(x, "numpy") and callable(x.numpy):   # TF/torch tensors
+            x = x.numpy()
+        try:
+            x = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - any failure means "not array data"
+            raise TypeError(f"`{where}`: cannot use a {type(x).__name__} as array data "
+                            f"({e}). Pass NumPy arrays, lists/dicts of them, pandas "
+                            "objects, a generator or a PyDataset.") from None
+    if x.dtype == object:
+        raise TypeError(f"`{where}` holds Python objects (dtype=object), not numbers. "
+                        "Convert it to a numeric array first, e.g. np.asarray(x, 'float32').")
+    if x.dtype == np.float64:
+        x = x.astype(dtypes.floatx())
+    elif x.dtype == np.int64 and isinstance(x, np.ndarray):
+        x = x.astype(np.int32)
+    elif x.dtype == np.uint64 and isinstance(x, np.ndarray):
+        x = x.astype(np.uint32)
+    return x
+
+
+def to_arrays(tree, where="x"):
+    """`tree` (array, pandas object, list/tuple/dict of them) with array leaves."""
+    if tree is None:
+        return None
+    if isinstance(tree, dict):
+        return {k: to_arrays(v, f"{where}[{k!r}]") for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)) and not _is_number_list(tree):
+        return type(tree)(to_arrays(v, f"{where}[{i}]") for i, v in enumerate(tree))
+    return to_array(tree, where)
+
+
+def leaves(tree):
+    return jax.tree_util.tree_leaves(tree)
+
+
+def num_samples(x, y=None, sample_weight=None) -> int:
+    """The shared first dimension of every array, or a clear error."""
+    sizes = []
+    for name, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
+        for path, leaf in jax.tree_util.tree_leaves_with_path(part):
+            shape = np.shape(leaf)
+            if not shape:
+                raise ValueError(f"`{name}{jax.tree_util.keystr(path)}` is a scalar; "
+                                 "array data needs a first (sample) dimension.")
+            sizes.append((name + jax.tree_util.keystr(path), shape[0]))
+    if not sizes:
+        raise ValueError("`x` holds no arrays. Pass the training data as x=...")
+    counts = {n for _, n in sizes}
+    if len(counts) > 1:
+        listing = ", ".join(f"{name} has {n}" for name, n in sizes)
+        raise ValueError(
+            f"x, y and sample_weight must have the same number of samples (first "
+            f"dimension), but {listing}. Pass arrays of equal length.")
+    n = sizes[0][1]
+    if n == 0:
+        raise ValueError("The dataset is empty (0 samples). Pass at least one sample.")
+    return n
+
+
+def class_weight_to_sample_weight(y, class_weight, sample_weight=None):
+    """Per-sample weights `class_weight[class of y]` (times `sample_weight`).
+
+    `y` holds class indices, shape (n,) or (n, 1), or one-hot rows (n, classes).
+    """
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError(
+            "`class_weight` is only supported for models with a single output; pass "
+            "per-output `sample_weight` instead.")
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"`class_weight` must be a dict {{class_index: weight}}, got "
+                        f"{type(class_weight).__name__}.")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] > 1:
+        classes = np.argmax(y, axis=-1)
+    elif y.ndim == 2 and y.shape[1] == 1:
+        classes = y[:, 0]
+        if np.issubdtype(classes.dtype, np.floating):
+            classes = np.round(classes)  # binary targets as floats
+    else:
+        classes = y
+    classes = classes.astype(np.int64)
+    top = int(max(class_weight)) + 1 if class_weight else 0
+    table = np.ones(max(top, int(classes.max(initial=0)) + 1), np.float32)
+    for cls, weight in class_weight.items():
+        if int(cls) < 0:
+            raise ValueError(f"`class_weight` keys must be class indices >= 0, got {cls!r}.")
+        table[int(cls)] = weight
+    weights = table[classes]
+    if sample_weight is not None:
+        per_sample = np.asarray(sample_weight, np.float32).reshape(len(weights), -1)[:, 0]
+        weights = weights * per_sample
+    return weights.astype(np.float32)
+
+
+def slice_arrays(tree, start, stop):
+    return jax.tree_util.tree_map(lambda a: a[start:stop], tree)
+
+
+def train_validation_split(arrays, validation_split):
+    """Splits every array into the first `1 - validation_split` (training)
+    and the last `validation_split` (validation), as Keras does (no shuffle)."""
+    if not 0.0 < validation_split < 1.0:
+        raise ValueError(f"`validation_split` must be in (0, 1), got {validation_split}.")
+    n = num_samples(arrays)
+    split_at = int(np.floor(n * (1.0 - validation_split)))
+    if split_at == 0 or split_at == n:
+        raise ValueError(
+            f"validation_split={validation_split} of {n} samples leaves "
+            f"{split_at} for training and {n - split_at} for validation; both need at "
+            "least one. Use a different split or more data.")
+    return slice_arrays(arrays, 0, split_at), slice_arrays(arrays, split_at, n)

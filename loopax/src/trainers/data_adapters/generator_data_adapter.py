@@ -1,0 +1,88 @@
+"""`GeneratorDataAdapter`: Python generators, iterators and re-iterable objects
+yielding batches `x`, `(x, y)` or `(x, y, sample_weight)`.
+
+An iterator (a generator object) is consumed across epochs: with
+`steps_per_epoch` each epoch takes that many batches and the next epoch
+continues where it stopped; without it an epoch ends when the iterator does
+(only one such epoch can run). A re-iterable object (with `__iter__` but no
+`__next__`) is iterated afresh each epoch.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from loopax.src.trainers.data_adapters import data_adapter_utils as utils
+from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
+
+
+class GeneratorDataAdapter(DataAdapter):
+    def __init__(self, source, steps=None, class_weight=None, convert=None):
+        self._reiterable = not hasattr(source, "__next__")
+        self._source = source
+        self._iterator = None if self._reiterable else iter(source)
+        self._class_weight = class_weight
+        self._convert = convert or (lambda batch: batch)
+        self._peeked = None
+        self.exhausted = False
+        self.num_batches = steps if steps is not None else _length(source)
+        first = self.peek()
+        self.batch_size = _batch_size_of(first)
+        self.partial_batch_size = None
+
+    def _fresh_iterator(self):
+        return iter(self._source) if self._reiterable else self._iterator
+
+    def peek(self):
+        if self._peeked is None:
+            iterator = self._fresh_iterator()
+            try:
+                first = next(iterator)
+            except StopIteration:
+                raise ValueError(
+                    f"The {type(self._source).__name__} given as data yielded no batch: the "
+                    "dataset is empty (or an exhausted generator was reused). Pass a "
+                    "generator that yields (x, y) batches.") from None
+            self._peeked = self._standardize(first)
+            if not self._reiterable:
+                self._iterator = itertools.chain([first], iterator)
+        return self._peeked
+
+    def _standardize(self, batch):
+        batch = self._convert(batch)
+        if isinstance(batch, list):
+            batch = tuple(batch)
+        x, y, sample_weight = utils.unpack_x_y_sample_weight(batch)
+        x = utils.to_arrays(x, "x")
+        y = utils.to_arrays(y, "y")
+        sample_weight = utils.to_arrays(sample_weight, "sample_weight")
+        if self._class_weight is not None and y is not None:
+            sample_weight = utils.class_weight_to_sample_weight(y, self._class_weight, sample_weight)
+        utils.num_samples(x, y, sample_weight)
+        return utils.pack_x_y_sample_weight(x, y, sample_weight)
+
+    def get_numpy_iterator(self, key=None):
+        iterator = self._fresh_iterator()
+        count = 0
+        while self.num_batches is None or count < self.num_batches:
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                if not self._reiterable:
+                    self.exhausted = True
+                return
+            count += 1
+            yield self._standardize(batch)
+
+
+def _length(source):
+    try:
+        n = len(source)
+    except TypeError:
+        return None
+    return n if n > 0 else None
+
+
+def _batch_size_of(batch):
+    leaves = utils.leaves(batch)
+    return int(leaves[0].shape[0]) if leaves and getattr(leaves[0], "ndim", 0) else None

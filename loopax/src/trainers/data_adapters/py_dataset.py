@@ -1,0 +1,131 @@
+"""`PyDataset`: a sequence of batches you index (`dataset[i]`), like Keras's.
+
+Subclass it, implement `__len__` (batches per epoch) and `__getitem__(i)`
+returning a batch `x`, `(x, y)` or `(x, y, sample_weight)`, and pass the
+object to `fit`, `evaluate` or `predict`. With `workers > 1` batches are
+loaded by a pool of threads, up to `max_queue_size` ahead.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import collections
+
+import numpy as np
+
+from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
+
+
+class PyDataset:
+    """Base class for indexable datasets of batches.
+
+    Args:
+        workers: threads loading batches in parallel (1: in the caller's thread).
+        use_multiprocessing: accepted for Keras compatibility; loopax uses
+            threads (loading NumPy batches releases the GIL).
+        max_queue_size: batches prepared ahead when `workers > 1`.
+    """
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self._workers = workers
+        self._use_multiprocessing = use_multiprocessing
+        self._max_queue_size = max_queue_size
+
+    @property
+    def workers(self):
+        return getattr(self, "_workers", 1)
+
+    @property
+    def use_multiprocessing(self):
+        return getattr(self, "_use_multiprocessing", False)
+
+    @property
+    def max_queue_size(self):
+        return getattr(self, "_max_queue_size", 10)
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must implement __getitem__(index).")
+
+    def __len__(self):
+        raise NotImplementedError(f"{type(self).__name__} must implement __len__().")
+
+    @property
+    def num_batches(self):
+        """Batches per epoch: `len(self)`, or None if `__len__` is not defined."""
+        try:
+            return len(self)
+        except NotImplementedError:
+            return None
+
+    def on_epoch_begin(self):
+        """Called at the start of every epoch."""
+
+    def on_epoch_end(self):
+        """Called at the end of every epoch (e.g. to reshuffle)."""
+
+
+class PyDatasetAdapter(GeneratorDataAdapter):
+    """Reads a `PyDataset` in index order (shuffled per epoch if asked)."""
+
+    def __init__(self, dataset: PyDataset, shuffle=False, steps=None, class_weight=None):
+        self._dataset = dataset
+        self._shuffle = shuffle
+        self._epoch = 0
+        n = dataset.num_batches
+        if n == 0:
+            raise ValueError(f"{type(dataset).__name__} has length 0: the dataset is empty.")
+        super().__init__(_Reiterable(self), steps=steps if steps is not None else n,
+                         class_weight=class_weight)
+
+    def _indices(self):
+        n = self._dataset.num_batches
+        if n is None:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        order = np.arange(n)
+        if self._shuffle:
+            np.random.default_rng(self._epoch).shuffle(order)
+        yield from order.tolist()
+
+    def _batches(self):
+        dataset = self._dataset
+        if dataset.workers <= 1:
+            for i in self._indices():
+                try:
+                    yield dataset[i]
+                except (IndexError, StopIteration):
+                    return
+            return
+        with concurrent.futures.ThreadPoolExecutor(dataset.workers) as pool:
+            pending = collections.deque()
+            indices = self._indices()
+            for i in indices:
+                pending.append(pool.submit(dataset.__getitem__, i))
+                if len(pending) >= max(dataset.max_queue_size, 1):
+                    break
+            while pending:
+                try:
+                    batch = pending.popleft().result()
+                except (IndexError, StopIteration):
+                    return
+                nxt = next(indices, None)
+                if nxt is not None:
+                    pending.append(pool.submit(dataset.__getitem__, nxt))
+                yield batch
+
+    def on_epoch_begin(self):
+        self._dataset.on_epoch_begin()
+
+    def on_epoch_end(self):
+        self._epoch += 1
+        self._dataset.on_epoch_end()
+
+
+class _Reiterable:
+    def __init__(self, adapter):
+        self._adapter = adapter
+
+    def __iter__(self):
+        return self._adapter._batches()

@@ -1,0 +1,61 @@
+"""`LiveState`: the training state while `fit`, `evaluate` or `predict` runs.
+
+The state is the values of groups of Variables (trainable, non-trainable,
+optimizer, metrics). During a loop it lives in device arrays that the
+compiled calls consume and return (donated: updated in place); the Variables
+are not touched. `write_back()` assigns the current values to the Variables:
+at the end of each epoch, before callbacks that may look at the model, at the
+end of the loop and when an exception interrupts it. `refresh()` re-reads
+the Variables before the next call whenever they hold the current values, so
+a callback that assigns a Variable (a new learning rate, restored weights) is
+seen by the next step.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+
+class LiveState:
+    def __init__(self, groups):
+        self.groups = [list(g) for g in groups]
+        self.values = None
+        self.in_variables = True
+        self._owned = set()
+        self.refresh()
+
+    def refresh(self):
+        """Reads the values from the Variables if they hold the current ones."""
+        if not self.in_variables and self.values is not None:
+            return
+        values = []
+        for group in self.groups:
+            out = []
+            for variable in group:
+                value = variable.value
+                if id(value) not in self._owned:
+                    # An array someone else may hold too (an initial value, a
+                    # callback's assignment): donate a copy, never the original.
+                    value = jnp.array(value, copy=True)
+                out.append(value)
+            values.append(out)
+        self.stored(tuple(values))
+        self.in_variables = True
+
+    def stored(self, values):
+        """Records the values a compiled call returned (the Variables are now stale)."""
+        self.values = values
+        self._owned = {id(v) for group in values for v in group}
+        self.in_variables = False
+
+    def write_back(self):
+        """Assigns the current values to the Variables."""
+        if self.in_variables or self.values is None:
+            return
+        for group, values in zip(self.groups, self.values):
+            for variable, value in zip(group, values):
+                if isinstance(value, jax.Array) and value.is_deleted():
+                    continue   # consumed by a call that failed; nothing better to keep
+                variable.assign(value)
+        self.in_variables = True

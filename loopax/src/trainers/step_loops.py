@@ -1,0 +1,109 @@
+"""Compiled loops of steps: `n` training, test or predict steps in one XLA call.
+
+A step is `step(state, batch) -> (logs, state)` (predict: `-> outputs`). The
+loops here run it `n` times inside one compiled call (`lax.fori_loop` with
+`n` a runtime value, so any `n` up to the data runs without recompiling) and
+return the final state and the last step's logs:
+
+- `device_loop`: the whole dataset is already on the device; batch `i` is
+  rows `order[row0 + i*B : row0 + (i+1)*B]` gathered inside the loop
+  (`order` is the epoch's permutation, or None for the natural order);
+- `stacked_loop`: `n` host batches stacked on a leading axis and transferred
+  together;
+- `single_step`: one batch.
+
+Training loops donate the state (argument 0): XLA updates weights and
+optimizer slots in place, and the caller must not reuse the arrays it passed.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def _zeros_like_spec(tree):
+    return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), tree)
+
+
+def device_batch(data, order, row0, i, batch_size):
+    """Batch `i` of a device-resident dataset, starting at row `row0`."""
+    start = row0 + i * batch_size
+    if order is None:
+        return jax.tree_util.tree_map(
+            lambda a: lax.dynamic_slice_in_dim(a, start, batch_size), data)
+    rows = lax.dynamic_slice_in_dim(order, start, batch_size)
+    return jax.tree_util.tree_map(lambda a: jnp.take(a, rows, axis=0, mode="clip"), data)
+
+
+def stacked_batch(stacked, i):
+    return jax.tree_util.tree_map(lambda a: lax.dynamic_index_in_dim(a, i, keepdims=False),
+                                  stacked)
+
+
+def _run(step, fetch, state, n, finalize):
+    """`step` applied `n` times (n >= 1) to `fetch(i)`; returns (state, logs)."""
+    logs_spec, _ = jax.eval_shape(step, state, fetch(0))
+
+    def body(i, carry):
+        state, _ = carry
+        logs, state = step(state, fetch(i))
+        return state, logs
+
+    state, logs = lax.fori_loop(0, n, body, (state, _zeros_like_spec(logs_spec)))
+    return state, finalize(logs, state)
+
+
+def _identity_finalize(logs, state):
+    return logs
+
+
+def make_device_loop(step, finalize=_identity_finalize, donate=True):
+    def loop(state, data, order, row0, n, batch_size):
+        return _run(step, lambda i: device_batch(data, order, row0, i, batch_size),
+                    state, n, finalize)
+    return jax.jit(loop, static_argnames=("batch_size",),
+                   donate_argnums=(0,) if donate else ())
+
+
+def make_stacked_loop(step, finalize=_identity_finalize, donate=True):
+    def loop(state, stacked, n):
+        return _run(step, lambda i: stacked_batch(stacked, i), state, n, finalize)
+    return jax.jit(loop, donate_argnums=(0,) if donate else ())
+
+
+def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
+    def one(state, batch):
+        logs, state = step(state, batch)
+        return state, finalize(logs, state)
+    return jax.jit(one, donate_argnums=(0,) if donate else ()) if jit else one
+
+
+# ---- predict: outputs of every step are kept ------------------------------
+
+def _collect(predict, fetch, state, n, capacity):
+    spec = jax.eval_shape(predict, state, fetch(0))
+    buffers = jax.tree_util.tree_map(
+        lambda s: jnp.zeros((capacity,) + tuple(s.shape), s.dtype), spec)
+
+    def body(i, buffers):
+        out = predict(state, fetch(i))
+        return jax.tree_util.tree_map(
+            lambda b, o: lax.dynamic_update_index_in_dim(b, o, i, 0), buffers, out)
+
+    return lax.fori_loop(0, n, body, buffers)
+
+
+def make_device_predict(predict):
+    def loop(state, data, order, row0, n, batch_size, capacity):
+        return _collect(predict, lambda i: device_batch(data, order, row0, i, batch_size),
+                        state, n, capacity)
+    return jax.jit(loop, static_argnames=("batch_size", "capacity"))
+
+
+def make_stacked_predict(predict):
+    def loop(state, stacked, n):
+        capacity = jax.tree_util.tree_leaves(stacked)[0].shape[0]
+        return _collect(predict, lambda i: stacked_batch(stacked, i), state, n, capacity)
+    return jax.jit(loop)

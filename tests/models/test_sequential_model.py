@@ -1,0 +1,78 @@
+"""Sequential: with and without an Input, add/pop, build, config."""
+
+import json
+
+import numpy as np
+import pytest
+
+import loopax
+from loopax.layers import BatchNormalization, Dense, InputLayer
+from loopax.models import Sequential
+
+X = np.random.default_rng(1).normal(size=(6, 4)).astype(np.float32)
+
+
+def forward_np(layers, x):
+    for layer in layers:
+        x = x @ layer.kernel.numpy() + layer.bias.numpy()
+        if layer.get_config().get("activation") == "relu":
+            x = np.maximum(x, 0)
+    return x
+
+
+def test_with_input_is_built_and_matches_numpy():
+    model = Sequential([loopax.Input(shape=(4,)), Dense(5, activation="relu"), Dense(2)],
+                       name="seq")
+    assert model.built and model.name == "seq"
+    assert [type(l).__name__ for l in model.layers] == ["Dense", "Dense"]   # no InputLayer
+    assert model.inputs[0].shape == (None, 4) and model.outputs[0].shape == (None, 2)
+    np.testing.assert_allclose(model(X), forward_np(model.layers, X), rtol=1e-5, atol=1e-6)
+
+
+def test_without_input_builds_on_first_call():
+    model = Sequential([Dense(3), Dense(2)])
+    assert not model.built and model.weights == []
+    with pytest.raises(ValueError, match="no defined input"):
+        model.inputs
+    out = model(X)
+    assert model.built and model.inputs[0].shape == (None, 4)
+    assert [v.path for v in model.weights] == ["dense/kernel", "dense/bias",
+                                               "dense_1/kernel", "dense_1/bias"]
+    np.testing.assert_allclose(out, forward_np(model.layers, X), rtol=1e-5, atol=1e-6)
+    assert model(X[:2]).shape == (2, 2)   # another batch size works
+
+
+def test_input_shape_on_first_layer_and_build():
+    model = Sequential([Dense(3, input_shape=(4,)), Dense(1)])
+    assert model.built and model.inputs[0].shape == (None, 4)
+    other = Sequential([Dense(3)])
+    other.build((None, 4))
+    assert other.built and [v.shape for v in other.weights] == [(4, 3), (3,)]
+
+
+def test_add_and_pop():
+    model = Sequential()
+    model.add(loopax.Input(shape=(4,)))
+    model.add(Dense(3, name="first"))
+    model.add(Dense(2, name="second"))
+    assert model(X).shape == (6, 2)
+    popped = model.pop()
+    assert popped.name == "second" and [l.name for l in model.layers] == ["first"]
+    assert model(X).shape == (6, 3) and model.outputs[0].shape == (None, 3)
+    model.pop()
+    with pytest.raises(TypeError, match="no layers to pop"):
+        model.pop()
+    with pytest.raises(TypeError, match="Layer"):
+        model.add("dense")
+    with pytest.raises(ValueError, match="first layer"):
+        Sequential([Dense(2), InputLayer(shape=(3,))])
+
+
+def test_config_round_trip():
+    model = Sequential([loopax.Input(shape=(4,)), Dense(3, activation="relu"),
+                        BatchNormalization(), Dense(2)])
+    clone = Sequential.from_config(json.loads(json.dumps(model.get_config())))
+    assert [type(l).__name__ for l in clone.layers] == ["Dense", "BatchNormalization", "Dense"]
+    clone.set_weights([w + 0.5 for w in model.get_weights()])
+    model.set_weights([w + 0.5 for w in model.get_weights()])
+    np.testing.assert_allclose(clone(X), model(X), rtol=1e-6)

@@ -1,0 +1,73 @@
+"""`optimizers.get`, configs, and the clear errors for bad input."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import loopax
+from loopax import optimizers
+from loopax.optimizers import schedules
+from optimizer_checks import make_problem, make_variables
+
+
+@pytest.mark.parametrize("name,cls", [
+    ("sgd", optimizers.SGD), ("adam", optimizers.Adam), ("AdamW", optimizers.AdamW),
+    ("rmsprop", optimizers.RMSprop), ("adagrad", optimizers.Adagrad),
+    ("adamax", optimizers.Adamax), ("nadam", optimizers.Nadam), ("lion", optimizers.Lion),
+    ("adafactor", optimizers.Adafactor)])
+def test_get_by_name(name, cls):
+    assert type(optimizers.get(name)) is cls
+
+
+def test_unknown_name_lists_the_valid_ones():
+    with pytest.raises(ValueError, match="adam.*sgd|Valid names"):
+        optimizers.get("adamm")
+    with pytest.raises(ValueError, match="Could not interpret"):
+        optimizers.get(3)
+
+
+def test_config_round_trip_keeps_hyperparameters_and_schedule():
+    optimizer = optimizers.Adam(schedules.ExponentialDecay(0.1, 10, 0.5), beta_1=0.8,
+                                amsgrad=True, clipnorm=2.0)
+    restored = optimizers.deserialize(optimizers.serialize(optimizer))
+    assert type(restored) is optimizers.Adam
+    assert (restored.beta_1, restored.amsgrad, restored.clipnorm) == (0.8, True, 2.0)
+    assert isinstance(restored._learning_rate, schedules.ExponentialDecay)
+    assert optimizers.get({"class_name": "SGD", "config": {"momentum": 0.5}}).momentum == 0.5
+
+
+def test_integer_variables_cannot_be_trained():
+    counter = loopax.Variable(np.array([1, 2]), name="counter")
+    with pytest.raises(TypeError, match="'counter'.*only float variables"):
+        optimizers.Adam().apply_gradients([(jnp.ones(2), counter)])
+
+
+def test_mismatched_gradients_are_clear_errors():
+    init, grads = make_problem(steps=1)
+    variables = make_variables(init)
+    optimizer = optimizers.Adam()
+    with pytest.raises(ValueError, match="1 gradients for 2 variables"):
+        optimizer.apply(grads[0][:1], variables)
+    with pytest.raises(ValueError, match="'bias'.*shape \\(3,\\).*\\(2,\\)"):
+        optimizer.apply([grads[0][0], jnp.ones(3)], variables)
+    with pytest.raises(ValueError, match="no gradients"):
+        optimizer.apply([None, None], variables)
+    with pytest.raises(ValueError, match="unknown variable 'other'"):
+        optimizer.apply([jnp.ones(2)], [loopax.Variable(np.zeros(2, np.float32), name="other")])
+
+
+def test_stateless_apply_checks_its_arguments():
+    init, grads = make_problem(steps=1)
+    optimizer = optimizers.Adam()
+    with pytest.raises(ValueError, match="not built"):
+        optimizer.stateless_apply([], grads[0], init)
+    optimizer.build(make_variables(init))
+    with pytest.raises(ValueError, match="`optimizer_variables` has 2 entries but 6"):
+        optimizer.stateless_apply(optimizer.variables[:2], grads[0], init)
+    with pytest.raises(ValueError, match="`trainable_variables\\[1\\]` has shape"):
+        optimizer.stateless_apply(optimizer.variables, grads[0], [init[0], np.zeros(5)])
+
+
+def test_unknown_argument_is_rejected():
+    with pytest.raises(ValueError, match="unknown argument.*'lr'"):
+        optimizers.Adam(lr=0.1)

@@ -1,0 +1,135 @@
+"""model.save / load_model: config + safetensors in a zip; a file never runs code."""
+
+import json
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import loopax
+from loopax.layers import BatchNormalization, Dense, Dropout, Layer
+from loopax.models import Model, Sequential
+from loopax.saving import load_model, register_serializable
+
+X = np.random.default_rng(4).normal(size=(4, 6)).astype(np.float32)
+
+
+def perturb(model):
+    model.set_weights([w + np.random.default_rng(i).normal(size=w.shape).astype(w.dtype)
+                       for i, w in enumerate(model.get_weights())])
+
+
+def test_functional_round_trip(tmp_path):
+    a = loopax.Input(shape=(6,), name="a")
+    b = loopax.Input(shape=(2,), name="b")
+    h = BatchNormalization()(Dense(4, activation="tanh")(a))
+    out = Dense(1)(loopax.layers.Concatenate()([Dropout(0.3)(h), b]))
+    model = Model({"a": a, "b": b}, out, name="two_inputs")
+    perturb(model)
+    model.save(tmp_path / "model.keras")
+    loaded = load_model(tmp_path / "model.keras")
+    data = {"a": X, "b": X[:, :2]}
+    assert loaded.name == "two_inputs" and loaded.input_names == ["a", "b"]
+    np.testing.assert_array_equal(loaded(data), model(data))
+    assert loopax.models.load_model is load_model
+
+
+def test_sequential_round_trip(tmp_path):
+    model = Sequential([Dense(3, activation="relu"), Dense(2)])
+    model(X)
+    perturb(model)
+    model.save(tmp_path / "seq.loopax")
+    loaded = load_model(tmp_path / "seq.loopax")
+    assert isinstance(loaded, Sequential) and len(loaded.layers) == 2
+    np.testing.assert_array_equal(loaded(X), model(X))
+
+
+class Scale(Layer):
+    def __init__(self, factor=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def build(self, input_shape):
+        self.gain = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gain")
+
+    def call(self, x):
+        return x * self.gain * self.factor
+
+    def get_config(self):
+        return {**super().get_config(), "factor": self.factor}
+
+
+@register_serializable(package="tests")
+class Tower(Model):
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.dense = Dense(units)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def test_custom_layer_needs_custom_objects(tmp_path):
+    x = loopax.Input(shape=(6,))
+    model = Model(x, Scale(2.0, name="scale")(x))
+    perturb(model)
+    model.save(tmp_path / "m.keras")
+    with pytest.raises(ValueError, match=r"Unknown class or function 'Scale'.*custom_objects"):
+        load_model(tmp_path / "m.keras")
+    loaded = load_model(tmp_path / "m.keras", custom_objects={"Scale": Scale})
+    assert loaded.get_layer("scale").factor == 2.0
+    np.testing.assert_array_equal(loaded(X), model(X))
+
+
+def test_registered_subclassed_model_round_trip(tmp_path):
+    model = Tower(units=4, name="tower")
+    model(X)
+    perturb(model)
+    model.save(tmp_path / "tower.keras")
+    loaded = load_model(tmp_path / "tower.keras")
+    assert type(loaded) is Tower and loaded.units == 4 and loaded.name == "tower"
+    np.testing.assert_array_equal(loaded(X), model(X))
+
+
+def write_model_file(path, config):
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("config.json", json.dumps(config))
+        zf.writestr("metadata.json", "{}")
+        zf.writestr("model.weights.safetensors", b"")
+
+
+@pytest.mark.parametrize("config", [
+    {"class_name": "Popen", "registered_name": "subprocess>Popen",
+     "module": "subprocess", "config": {"args": ["touch", "PWNED"]}},
+    {"class_name": "loopax_evil_module.Payload", "module": "loopax_evil_module", "config": {}},
+    {"class_name": "function", "config": "os.system"},
+    {"class_name": "Sequential", "config": {"name": "s", "layers": [
+        {"class_name": "eval", "module": "builtins", "config": {"source": "1/0"}}]}},
+])
+def test_a_file_naming_unregistered_classes_is_refused_without_running_code(
+        tmp_path, monkeypatch, config):
+    monkeypatch.chdir(tmp_path)
+    write_model_file(tmp_path / "evil.keras", config)
+    with pytest.raises(ValueError, match="Unknown class or function") as e:
+        load_model(tmp_path / "evil.keras")
+    assert "never imports" in str(e.value)
+    assert "loopax_evil_module" not in sys.modules
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_not_a_model_file(tmp_path):
+    model = Sequential([loopax.Input(shape=(6,)), Dense(2)])
+    model.save_weights(tmp_path / "w.safetensors")
+    with pytest.raises(ValueError, match="not a model file"):
+        load_model(tmp_path / "w.safetensors")
+    with zipfile.ZipFile(tmp_path / "keras3.keras", "w") as zf:
+        zf.writestr("config.json", "{}")
+        zf.writestr("model.weights.h5", b"")
+    with pytest.raises(ValueError, match="Keras file"):
+        load_model(tmp_path / "keras3.keras")
+    model.save(tmp_path / "whole.keras")
+    other = Sequential([loopax.Input(shape=(6,)), Dense(2)])
+    other.load_weights(tmp_path / "whole.keras")   # weights out of a whole-model file
+    np.testing.assert_array_equal(other(X), model(X))

@@ -1,0 +1,134 @@
+"""Initializers: fans, bounds and variances (Keras formulas), seeding, names."""
+
+import math
+
+import numpy as np
+import pytest
+
+import loopax
+from loopax import initializers
+from loopax.src import random
+
+BIG = (60, 90)  # enough samples for 5% moment checks, one compile per distribution
+
+
+def test_compute_fans():
+    assert initializers.compute_fans(()) == (1, 1)
+    assert initializers.compute_fans((5,)) == (5, 5)
+    assert initializers.compute_fans((3, 4)) == (3, 4)
+    # conv kernel (kh, kw, in, out): receptive field times channels
+    assert initializers.compute_fans((3, 3, 2, 8)) == (18, 72)
+
+
+@pytest.mark.parametrize("name, limit", [
+    ("glorot_uniform", math.sqrt(6 / (60 + 90))),
+    ("he_uniform", math.sqrt(6 / 60)),
+    ("lecun_uniform", math.sqrt(3 / 60)),
+])
+def test_uniform_variance_scaling_bounds(name, limit):
+    w = np.asarray(initializers.get(name)(BIG))
+    assert w.dtype == np.float32
+    assert np.abs(w).max() <= limit and np.abs(w).max() > 0.95 * limit
+    np.testing.assert_allclose(w.std(), limit / math.sqrt(3), rtol=0.05)
+
+
+@pytest.mark.parametrize("name, std", [
+    ("glorot_normal", math.sqrt(2 / (60 + 90))),
+    ("he_normal", math.sqrt(2 / 60)),
+    ("lecun_normal", math.sqrt(1 / 60)),
+])
+def test_truncated_normal_variance_scaling_has_target_std(name, std):
+    w = np.asarray(initializers.get(name)(BIG))
+    # The stddev is corrected for truncation at two (uncorrected) stddevs.
+    np.testing.assert_allclose(w.std(), std, rtol=0.05)
+    assert np.abs(w).max() <= 2 * std / 0.87962566103423978 + 1e-6
+
+
+def test_variance_scaling_modes_and_distributions():
+    w = np.asarray(initializers.VarianceScaling(3.0, "fan_out", "untruncated_normal", seed=1)(BIG))
+    np.testing.assert_allclose(w.std(), math.sqrt(3 / 90), rtol=0.05)
+    with pytest.raises(ValueError, match="mode"):
+        initializers.VarianceScaling(mode="fan")
+
+
+def test_random_distributions():
+    w = np.asarray(initializers.RandomNormal(1.0, 0.5, seed=3)(BIG))
+    np.testing.assert_allclose([w.mean(), w.std()], [1.0, 0.5], rtol=0.05)
+    u = np.asarray(initializers.RandomUniform(-1.0, 3.0, seed=3)(BIG))
+    assert u.min() >= -1 and u.max() < 3
+    np.testing.assert_allclose(u.mean(), 1.0, atol=0.1)
+    t = np.asarray(initializers.TruncatedNormal(0.0, 2.0, seed=3)(BIG))
+    assert np.abs(t).max() <= 4.0
+
+
+def test_constant_initializers_and_dtype():
+    np.testing.assert_array_equal(initializers.Zeros()((2, 3)), np.zeros((2, 3)))
+    np.testing.assert_array_equal(initializers.get("ones")((2,), "int32"), [1, 1])
+    assert initializers.Ones()((2,), dtype="bfloat16").dtype == "bfloat16"
+    np.testing.assert_array_equal(initializers.Constant(2.5)((2,)), [2.5, 2.5])
+    np.testing.assert_array_equal(initializers.Identity(gain=2.0)((2, 3)), 2 * np.eye(2, 3))
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 3, 4)])
+def test_orthogonal(shape):
+    w = np.asarray(initializers.Orthogonal(gain=2.0, seed=0)(shape)).reshape(-1, shape[-1])
+    small = min(w.shape)
+    gram = w.T @ w if w.shape[0] >= w.shape[1] else w @ w.T
+    np.testing.assert_allclose(gram, 4 * np.eye(small), atol=1e-5)
+
+
+def test_int_seed_repeats_and_different_seeds_differ():
+    a = initializers.GlorotUniform(seed=5)
+    np.testing.assert_array_equal(a((3, 4)), a((3, 4)))
+    np.testing.assert_array_equal(a((3, 4)), initializers.GlorotUniform(seed=5)((3, 4)))
+    assert not np.array_equal(a((3, 4)), initializers.GlorotUniform(seed=6)((3, 4)))
+
+
+def test_unseeded_initializers_follow_set_random_seed():
+    init = initializers.HeNormal()
+    random.set_random_seed(11)
+    first, second = np.asarray(init((3, 4))), np.asarray(init((3, 4)))
+    assert not np.array_equal(first, second)  # each call draws fresh numbers
+    random.set_random_seed(11)
+    np.testing.assert_array_equal(init((3, 4)), first)
+
+
+
+def test_layers_built_after_the_same_seed_get_the_same_weights():
+    def kernel():
+        layer = loopax.layers.Dense(4)
+        layer.build((None, 3))
+        return layer.kernel.numpy()
+
+    random.set_random_seed(3)
+    first = kernel()
+    assert not np.array_equal(kernel(), first)
+    random.set_random_seed(3)
+    np.testing.assert_array_equal(kernel(), first)
+
+
+def test_get_by_names_classes_and_configs():
+    assert isinstance(initializers.get("glorot_uniform"), initializers.GlorotUniform)
+    assert isinstance(initializers.get("GlorotUniform"), initializers.GlorotUniform)
+    assert isinstance(initializers.get("uniform"), initializers.RandomUniform)
+    assert initializers.get(None) is None
+    init = initializers.RandomNormal(mean=1.0, stddev=2.0, seed=4)
+    clone = initializers.get(initializers.serialize(init))
+    assert isinstance(clone, initializers.RandomNormal)
+    assert clone.get_config() == {"mean": 1.0, "stddev": 2.0, "seed": 4}
+    np.testing.assert_array_equal(clone((2, 2)), init((2, 2)))
+    assert initializers.HeUniform(seed=1).get_config() == {"seed": 1}
+    vs = initializers.VarianceScaling(2.0, "fan_avg", "uniform")
+    assert initializers.VarianceScaling.from_config(vs.get_config()).get_config() == vs.get_config()
+
+
+def test_unknown_initializer_lists_valid_names():
+    with pytest.raises(ValueError) as err:
+        initializers.get("glorot")
+    msg = str(err.value)
+    assert "'glorot'" in msg and "glorot_uniform" in msg and "he_normal" in msg
+
+
+def test_variables_accept_initializer_names():
+    v = loopax.Variable("ones", shape=(2, 2))
+    np.testing.assert_array_equal(v.numpy(), np.ones((2, 2)))
