@@ -9,6 +9,8 @@ from loopax.src.tensor import Tensor, constant
 from loopax.src.module import Module
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Input
+from loopax.src.models.model import Model
+from loopax.src.models.sequential import Sequential
 from loopax.src import random
 from loopax import (activations, callbacks, constraints, datasets, initializers, layers,
                     losses, metrics, models, ops, optimizers, regularizers, saving, utils)

@@ -19,6 +19,7 @@ _NOT_TRACKED = frozenset({
     "_inbound_nodes", "_outbound_nodes", "_call_context", "optimizer",
     "_compile_config", "compiled_loss", "compiled_metrics", "_tracker_cache",
     "history", "_trainer_state",
+    "_regularized",  # (variable, regularizer) pairs: would list regularized weights first
 })
 
 

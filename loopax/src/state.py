@@ -177,6 +177,7 @@ class Variable:
         return np.asarray(self.value)
 
     def __array__(self, dtype=None, copy=None):
+        check_not_followed(self)
         a = np.asarray(self.value)
         return a.astype(dtype) if dtype is not None else a
 
@@ -261,6 +262,21 @@ def _to_value(value, dtype, where):
         raise TypeError(
             f"Variable {where!r}: cannot make an array of {type(value).__name__}"
             f" ({e}). Pass an array, a number, or an initializer.") from None
+
+
+def check_not_followed(x):
+    """Refuses the implicit array conversion of a value a recording tape follows.
+
+    `jnp.sin(x)` would otherwise convert `x` to a constant through
+    `__array__`, and the tape would silently miss that part of the gradient.
+    """
+    if _state.tapes and any(t._follows(x) for t in _state.tapes):
+        raise TypeError(
+            f"A {type(x).__name__} that a recording GradientTape follows was passed "
+            "to a jax.numpy / NumPy function or a JAX transformation, which the tape "
+            "cannot see (its gradient would be silently missing). Use the loopax.ops "
+            "function of the same name (loopax.ops.sin, not jnp.sin) or Python "
+            "operators, which the tape records; for the value itself, call .numpy().")
 
 
 def _unwrap(x):

@@ -109,19 +109,12 @@ def _template_key(template):
 class _Node:
     """One recorded call: `fn(*args, **kwargs)` rebuilt from `template`."""
 
-    __slots__ = ("fn", "key", "treedef", "template", "positions", "inputs",
-                 "outputs", "_skey")
+    __slots__ = ("fn", "structure", "treedef", "template", "positions", "inputs", "outputs")
 
-    def __init__(self, fn, key, treedef, template, positions, inputs, outputs):
-        self.fn, self.key, self.treedef = fn, key, treedef
+    def __init__(self, fn, structure, treedef, template, positions, inputs, outputs):
+        self.fn, self.structure, self.treedef = fn, structure, treedef
         self.template, self.positions = template, positions
         self.inputs, self.outputs = inputs, outputs   # Tensors / arrays; Tensor or None
-        self._skey = None
-
-    def structure_key(self, in_slots, out_slots):
-        if self._skey is None:
-            self._skey = (static_key(self.key), self.treedef, _template_key(self.template))
-        return self._skey + (in_slots, out_slots)
 
 
 def _split_leaves(leaves):
@@ -143,6 +136,12 @@ def _fill(treedef, template, positions, values):
     return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
+def _call(fn, treedef, template, positions, values):
+    a, k = _fill(treedef, template, positions, values)
+    with _suspended():
+        return fn(*a, **k)
+
+
 def _following(leaves, extra_variables=()):
     """The recording tapes that follow any of these leaves."""
     return [t for t in _state.tapes
@@ -150,7 +149,19 @@ def _following(leaves, extra_variables=()):
             or any(t._follows(v) for v in extra_variables)]
 
 
-def _add_node(tapes, fn, key, treedef, template, positions, inputs, out):
+def _read_value(var, value, tapes):
+    """A read of `var` (its `value` now) as a Tensor each following tape notes."""
+    read = Tensor(value)
+    for t in tapes:
+        t._note_read(var, read)
+    return read
+
+
+def _has_tracer(values):
+    return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def _add_node(tapes, fn, structure, treedef, template, positions, inputs, out):
     """Wraps `out`'s arrays in Tensors, appends the node, returns the Tensors' tree."""
     if isinstance(out, jax.Array):
         outputs = [Tensor(out)]
@@ -160,13 +171,52 @@ def _add_node(tapes, fn, key, treedef, template, positions, inputs, out):
         outputs = [Tensor(o) if isinstance(o, jax.Array) else None for o in leaves]
         result = jax.tree_util.tree_unflatten(
             out_tree, [o if t is None else t for o, t in zip(leaves, outputs)])
-    node = _Node(fn, key, treedef, template, positions, inputs, outputs)
+    node = _Node(fn, structure, treedef, template, positions, inputs, outputs)
     for t in tapes:
         t._add(node)
     return result
 
 
-def record(fn, args, kwargs, key=None):
+# A recorded op runs eagerly. From its second use on, an op structure runs
+# as one jitted call: that costs far less than JAX's primitive-by-primitive
+# dispatch (a loss is a dozen primitives), and loopax ops are pure by
+# contract. A family of structures that keeps meeting new Python numbers
+# (one that changes every step) stays on plain dispatch rather than compile
+# on every step.
+_EAGER: "collections.OrderedDict" = collections.OrderedDict()  # structure -> uses | jitted | None
+_EAGER_FAMILIES: "collections.Counter" = collections.Counter()
+_EAGER_PER_FAMILY = 8
+
+
+def _evaluate(fn, structure, treedef, template, positions, values):
+    """`fn` on `values`, jitted per op structure once it is reused."""
+    if _has_tracer(values):
+        return _call(fn, treedef, template, positions, values)
+    jitted = _EAGER.get(structure, 0)
+    if jitted == 0:
+        _EAGER[structure] = 1
+        if len(_EAGER) > _CACHE_SIZE:
+            _EAGER.popitem(last=False)
+        return _call(fn, treedef, template, positions, values)
+    if jitted == 1:
+        family = structure[:2] + tuple(k[0] if k[0] in (int, float) else k
+                                       for k in structure[2])
+        _EAGER_FAMILIES[family] += 1
+        jitted = None
+        if _EAGER_FAMILIES[family] <= _EAGER_PER_FAMILY:
+            jitted = jax.jit(functools.partial(_call, fn, treedef, template, positions))
+        _EAGER[structure] = jitted
+    if jitted is None:
+        return _call(fn, treedef, template, positions, values)
+    try:
+        return jitted(values)
+    except TypeError:   # non-array outputs, or Python control flow on values
+        out = _call(fn, treedef, template, positions, values)
+        _EAGER[structure] = None
+        return out
+
+
+def record(fn, args, kwargs):
     """Runs the op `fn(*args, **kwargs)`, recording it on every tape that
     follows one of its inputs. Called by `loopax.src.tensor.op`."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_wrapped)
@@ -183,11 +233,13 @@ def record(fn, args, kwargs, key=None):
         x = leaves[p]
         inputs.append(_read_value(x, x.value, tapes) if isinstance(x, Variable) else x)
     values = [x._loopax_value if isinstance(x, Tensor) else x for x in inputs]
-    a, k = _fill(treedef, template, positions, values)
-    with _suspended():
-        out = fn(*a, **k)
-    return _add_node(tapes, fn, fn if key is None else key, treedef, template,
-                     positions, inputs, out)
+    structure = (static_key(fn), treedef, _template_key(template))
+    out = _evaluate(fn, structure, treedef, template, positions, values)
+    return _add_node(tapes, fn, structure, treedef, template, positions, inputs, out)
+
+
+class _UnmappedRead(RuntimeError):
+    pass
 
 
 class _TrackingScope(StateScope):
@@ -207,14 +259,17 @@ class _TrackingScope(StateScope):
         if hit is not None:
             return hit[1]
         if self.strict is not None:
-            raise RuntimeError(
-                f"{self.strict} read variable {var.path!r} while a GradientTape "
-                "replayed it, but not when it was called under the tape. A layer "
-                "must read the same variables each time it is called with the "
-                "same arguments.")
+            raise _UnmappedRead(
+                f"{self.strict} read variable {var.path!r} that it did not read "
+                "when it was first called under the GradientTape with these "
+                "arguments. It must read the same variables each time.")
         self.unmapped.setdefault(id(var), var)
         return None
 
+
+# --------------------------------------------------------------------------
+# Layer calls
+# --------------------------------------------------------------------------
 
 def _call_and_collect(layer, args, kwargs):
     """Calls `layer`; returns (outputs, add_loss losses, [(layer, count)])."""
@@ -228,74 +283,127 @@ def _call_and_collect(layer, args, kwargs):
     return outputs, losses, owners
 
 
-def _layer_replay_fn(layer, variables, treedef, template, positions):
-    """The pure function (variable values, argument arrays) -> (outputs, losses)."""
-    where = f"Layer {layer.name!r} ({type(layer).__name__})"
+class _LayerPlan:
+    """How a layer is called under a tape with one argument structure.
 
-    def replay_layer(variable_values, arrays):
-        with _suspended(), _TrackingScope(zip(variables, variable_values), strict=where):
-            a, k = _fill(treedef, template, positions, arrays)
-            outputs, losses, _ = _call_and_collect(layer, a, k)
+    Made after an eager first call, which builds sub-layers and shows which
+    Variables the call reads (`variables`: the layer's own, then others).
+    Later calls with concrete values run `forward` jitted (so Python side
+    effects in `call()` run when it is traced), unless the layer is a Model
+    with `run_eagerly` set, or the call cannot be traced (Python control flow
+    on values). A compiled call that reads a Variable outside `variables` (a
+    sub-layer built since) goes back to the eager path, which makes a new
+    plan. `replay` is the pure function the tape records.
+    """
+
+    def __init__(self, layer, treedef, template, positions, variables):
+        self.layer, self.variables = layer, variables
+        self.treedef, self.template, self.positions = treedef, template, positions
+        self.where = f"Layer {layer.name!r} ({type(layer).__name__})"
+        self.structure = (("plan", id(self)),)
+        self.eager = False   # set when the call cannot be compiled
+        self.forward = jax.jit(self._forward)
+        self.assigned, self.owners = [], []
+
+    def _run(self, values, arrays):
+        scope = _TrackingScope(zip(self.variables, values), strict=self.where)
+        with _suspended(), scope:
+            a, k = _fill(self.treedef, self.template, self.positions, arrays)
+            outputs, losses, owners = _call_and_collect(self.layer, a, k)
+        return outputs, losses, owners, scope
+
+    def replay(self, values, arrays):
+        outputs, losses, _, _ = self._run(values, arrays)
         return outputs, losses
-    return replay_layer
+
+    def _forward(self, values, arrays):
+        outputs, losses, self.owners, scope = self._run(values, arrays)
+        self.assigned = scope.assigned_variables
+        return outputs, losses, [scope.get_current_value(v) for v in self.assigned]
+
+    def run_compiled(self, values, arrays):
+        """(outputs, losses, owners), or None where it must run eagerly."""
+        try:
+            outputs, losses, new_values = self.forward(values, arrays)
+        except _UnmappedRead:
+            return None
+        except TypeError:   # Python control flow on values: stay eager
+            self.eager = True
+            return None
+        for v, value in zip(self.assigned, new_values):
+            v.assign(value)
+        from loopax.src.layers import layer as layer_lib
+        layer_lib._ctx.counter += 1    # `layer.losses` now means this call's
+        self.layer._last_outer_ctx = layer_lib._ctx.counter
+        for owner, _ in self.owners:
+            owner._loss_ctx = layer_lib._ctx.counter
+        return outputs, losses, self.owners
+
+
+_PLANS: "collections.OrderedDict" = collections.OrderedDict()
+
+
+def _run_eagerly(layer, treedef, template, positions, arg_values, own):
+    """Calls the layer op by op; returns (outputs, losses, owners, variables, values)."""
+    values = [v.value for v in own]
+    scope = _TrackingScope(zip(own, values))
+    with _suspended(), scope:
+        a, k = _fill(treedef, template, positions, arg_values)
+        outputs, losses, owners = _call_and_collect(layer, a, k)
+    # Variables read but not owned (sub-layers built during this call, shared ones).
+    extras = list(scope.unmapped.values())
+    values = values + [v.value for v in extras]
+    for v in scope.assigned_variables:
+        v.assign(scope.get_current_value(v))
+    return outputs, losses, owners, own + extras, values
 
 
 def record_layer_call(layer, args, kwargs):
     """Runs the outermost call of a built `layer` while tapes record.
 
-    The call runs eagerly (tapes suspended) with the layer's variables mapped
-    by a StateScope; its assignments (BatchNorm statistics, seed states) are
-    then applied by assignment. If a tape follows an input or a variable the
-    call read, the call becomes one node whose outputs, and the losses the
-    layers added (`layer.losses`), are Tensors the tape follows.
+    Variable assignments the call makes (BatchNorm statistics, seed states)
+    are applied. If a tape follows an input or a Variable the call reads, the
+    call becomes one node whose outputs, and the losses its layers added
+    (`layer.losses`), are Tensors the tape follows.
     """
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_wrapped)
     template, positions = _split_leaves(leaves)
     arg_values = [leaves[p]._loopax_value if isinstance(leaves[p], Tensor) else
                   leaves[p].value if isinstance(leaves[p], Variable) else leaves[p]
                   for p in positions]
-    variables = layer.variables
-    values = [v.value for v in variables]
-    with _suspended():
-        scope = _TrackingScope(zip(variables, values))
-        with scope:
-            a, k = _fill(treedef, template, positions, arg_values)
-            outputs, losses, owners = _call_and_collect(layer, a, k)
-    # Variables read but not owned (sub-layers built during this call, shared ones).
-    extras = list(scope.unmapped.values())
-    variables = variables + extras
-    values = values + [v.value for v in extras]
-    for v in scope.assigned_variables:
-        v.assign(scope.get_current_value(v))
-
-    tapes = _following(leaves, variables)
+    plan_key = (id(layer), treedef, _template_key(template))
+    plan = _PLANS.get(plan_key)
+    result = None
+    if plan is not None and not plan.eager and not getattr(layer, "run_eagerly", False):
+        values = [v.value for v in plan.variables]
+        if not _has_tracer(values) and not _has_tracer(arg_values):
+            result = plan.run_compiled(values, arg_values)
+    if result is None:
+        outputs, losses, owners, variables, values = _run_eagerly(
+            layer, treedef, template, positions, arg_values, layer.variables)
+        if plan is None or [id(v) for v in variables] != [id(v) for v in plan.variables]:
+            plan = _PLANS[plan_key] = _LayerPlan(layer, treedef, template, positions, variables)
+            if len(_PLANS) > _CACHE_SIZE:
+                _PLANS.popitem(last=False)
+    else:
+        outputs, losses, owners = result
+    tapes = _following(leaves, plan.variables)
     if not tapes:
         return outputs
-    reads = [_read_value(v, value, tapes) for v, value in zip(variables, values)]
+    reads = [_read_value(v, value, tapes) for v, value in zip(plan.variables, values)]
     inputs = [_read_value(leaves[p], val, tapes) if isinstance(leaves[p], Variable)
               else leaves[p] for p, val in zip(positions, arg_values)]
-    fn = _layer_replay_fn(layer, variables, treedef, template, positions)
-    key = ("layer", layer, treedef, _template_key(template), tuple(map(id, variables)))
-    node_args = (reads, inputs)
-    node_leaves, node_tree = jax.tree_util.tree_flatten((node_args, {}), is_leaf=_is_wrapped)
+    node_leaves, node_tree = jax.tree_util.tree_flatten(((reads, inputs), {}),
+                                                        is_leaf=_is_wrapped)
     node_template, node_positions = _split_leaves(node_leaves)
     recorded_outputs, recorded_losses = _add_node(
-        tapes, fn, key, node_tree, node_template, node_positions,
-        [node_leaves[p] for p in node_positions], (outputs, losses))
+        tapes, plan.replay, plan.structure, node_tree, node_template, node_positions,
+        node_leaves, (outputs, losses))
     i = 0
     for owner, count in owners:
         owner._losses = list(recorded_losses[i:i + count])
         i += count
     return recorded_outputs
-
-
-def _read_value(var, value, tapes):
-    """A read of `var` (its `value` now) as a Tensor each following tape notes."""
-    read = Tensor(value)
-    for t in tapes:
-        t._note_read(var, read)
-    return read
-
 
 # --------------------------------------------------------------------------
 # Replay and the compiled gradient functions
@@ -706,7 +814,7 @@ class GradientTape:
                     n += 1
             ins, outs = tuple(ins), tuple(outs)
             steps.append((node, ins, outs))
-            key.append(node.structure_key(ins, outs))
+            key.append(node.structure + (ins, outs))
         target_slots = []
         for t in targets:
             s = slot.get(id(t))

@@ -70,6 +70,7 @@ class Tensor:
         return np.asarray(self._loopax_value)
 
     def __array__(self, dtype=None, copy=None):
+        state.check_not_followed(self)
         a = np.asarray(self._loopax_value)
         return a.astype(dtype) if dtype is not None else a
 
@@ -119,8 +120,14 @@ class Tensor:
 install_operators(Tensor)
 Tensor.__hash__ = lambda self: id(self)
 
-jax.tree_util.register_pytree_node(
-    Tensor, lambda t: ((t._loopax_value,), None), lambda _, c: Tensor(c[0]))
+def _flatten_tensor(t):
+    # jnp functions are jitted: they flatten their arguments, which would
+    # hide a recorded Tensor's use from the tape. Refuse while one follows it.
+    state.check_not_followed(t)
+    return (t._loopax_value,), None
+
+
+jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, lambda _, c: Tensor(c[0]))
 
 
 _WRAPPED = (Variable, Tensor)

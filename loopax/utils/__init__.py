@@ -15,3 +15,4 @@ from loopax.src.saving.serialization import (
 from loopax.src.utils.file_utils import get_file
 from loopax.src.utils.numerical_utils import normalize, to_categorical
 from loopax.src.utils.sequence_utils import pad_sequences
+from loopax.src.callbacks.progbar import Progbar

@@ -70,3 +70,8 @@ def test_resolve_for_compile():
     assert src_losses.resolve("crossentropy", (8, 5), (8, 5)).fn is losses.categorical_crossentropy
     obj = losses.Hinge()
     assert src_losses.resolve(obj) is obj
+    # A wrapped element-wise function weighs (batch,) outputs sample by sample.
+    y, p, w = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 0.0]), np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(mse(y, p, sample_weight=w), (1 + 0 + 2) / 3)
+    custom = src_losses.resolve(lambda t, p: (t - p) ** 2)
+    np.testing.assert_allclose(custom(y, p, sample_weight=w), (1 + 0 + 2) / 3)

@@ -317,3 +317,31 @@ def test_reduction_invariants(values, weights):
                                rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(losses.MeanSquaredError()(y, p, sample_weight=np.ones(3)),
                                losses.MeanSquaredError()(y, p), rtol=1e-6)
+
+
+def test_rank_one_inputs():
+    # Element-wise losses: a (batch,) pair is one loss per sample.
+    y, p, w = np.array([0.0, 1.0, 2.0]), np.array([1.0, 1.0, 0.0]), np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(losses.MeanSquaredError(reduction="none")(y, p), [1.0, 0.0, 4.0])
+    np.testing.assert_allclose(losses.MeanSquaredError(reduction="sum")(y, p, sample_weight=w), 3.0)
+    np.testing.assert_allclose(losses.MeanAbsoluteError()(y, p, sample_weight=w), (1 + 0 + 1) / 3)
+    # Losses over a class or feature axis: a (classes,) pair is one sample.
+    np.testing.assert_allclose(losses.CategoricalCrossentropy()([0.0, 1.0, 0.0], [0.05, 0.95, 0.0]),
+                               -np.log(0.95), rtol=1e-6)
+    np.testing.assert_allclose(losses.CosineSimilarity()([1.0, 0.0], [2.0, 0.0]), -1.0, rtol=1e-6)
+    # Function forms keep Keras's result: the mean over the last axis.
+    np.testing.assert_allclose(losses.mean_squared_error(y, p), 5 / 3, rtol=1e-6)
+
+
+def test_a_recording_tape_differentiates_loss_objects_and_functions():
+    from loopax.src.tape import GradientTape
+    w = loopax.Variable(np.array([[1.0, -2.0, 0.5]], np.float32))
+    x = np.array([[1.0], [0.5], [-1.0], [2.0]], np.float32)
+    loss_fn = losses.SparseCategoricalCrossentropy(from_logits=True)
+    with GradientTape() as tape:
+        loss = loss_fn(LABELS, loopax.ops.matmul(x, w), sample_weight=W)
+        other = losses.mse(np.zeros((B, D)), loopax.ops.matmul(x, w))
+    grads = tape.gradient([loss, other], [w, w])
+    ref = jax.grad(lambda v: loss_fn(LABELS, x @ v, sample_weight=W))(w.value)
+    ref_mse = jax.grad(lambda v: losses.mse(np.zeros((B, D)), x @ v).sum())(w.value)
+    np.testing.assert_allclose(grads[0], ref + ref_mse, rtol=1e-5)

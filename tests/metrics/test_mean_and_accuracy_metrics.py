@@ -95,6 +95,18 @@ def test_accuracy_family_hand_counts():
     np.testing.assert_allclose(sparse.result(), 3 / 4)
 
 
+def test_rank_one_batches_count_each_sample():
+    # A short last batch of (batch,) values weighs by its samples, not as one.
+    mae = metrics.MeanAbsoluteError()
+    mae.update_state([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    mae.update_state([0.0], [4.0])
+    np.testing.assert_allclose(mae.result(), (1 + 1 + 1 + 4) / 4)
+    # A (classes,) one-hot pair is one sample for the categorical metrics.
+    cat = metrics.CategoricalAccuracy()
+    cat.update_state([0, 1, 0], [0.2, 0.7, 0.1])
+    np.testing.assert_allclose(cat.result(), 1.0)
+
+
 def test_sequence_accuracy_counts_each_sample_once():
     y = np.array([[0, 1, 1], [2, 2, 0]])
     p = np.eye(3)[[[0, 1, 0], [2, 1, 0]]]   # sample 0: 2/3 right, sample 1: 2/3 right

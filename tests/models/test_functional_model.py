@@ -198,3 +198,34 @@ def test_subclass_called_with_inputs_outputs_is_functional_and_keeps_overrides()
     assert model.train_step(None) == "custom train_step" and model.extra == "set in __init__"
     assert model(np.ones((2, 32))).shape == (2, 1)
     assert type(CustomModel(inputs=x, outputs=Dense(1)(x))) is type(model)
+
+
+class BuildsItsOwnGraph(Model):
+    """A subclass whose __init__ builds a graph and passes it to super()."""
+
+    def __init__(self, **kwargs):
+        inputs = loopax.Input(shape=(3,))
+        super().__init__(inputs=inputs, outputs=Dense(2, name="head")(inputs), **kwargs)
+        self.note = "after super"
+
+
+class TwoArgs(Model):
+    """Two positional constructor arguments that are not tensors."""
+
+    def __init__(self, a, b, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = Dense(a + b)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def test_graph_built_inside_a_subclass_init_and_non_tensor_positional_args():
+    model = BuildsItsOwnGraph(name="own")
+    assert isinstance(model, BuildsItsOwnGraph) and isinstance(model, Functional)
+    assert model.note == "after super" and model.name == "own"
+    np.testing.assert_allclose(model(XA), dense_np(model.get_layer("head"), XA), rtol=1e-6)
+    two = TwoArgs(1, 2)
+    assert not isinstance(two, Functional) and two(XA).shape == (5, 3)
+    with pytest.raises(TypeError, match="positional"):
+        Model(3)

@@ -76,3 +76,8 @@ def test_config_round_trip():
     clone.set_weights([w + 0.5 for w in model.get_weights()])
     model.set_weights([w + 0.5 for w in model.get_weights()])
     np.testing.assert_allclose(clone(X), model(X), rtol=1e-6)
+
+
+def test_weight_order_is_kernel_then_bias_even_with_a_bias_regularizer():
+    model = Sequential([loopax.Input(shape=(4,)), Dense(3, bias_regularizer="l2", name="reg")])
+    assert [v.path for v in model.weights] == ["reg/kernel", "reg/bias"]

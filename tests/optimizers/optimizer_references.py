@@ -118,3 +118,24 @@ def run(step_fn, init, grads_seq, lr, weight_decay=None, shared=None, **hp):
                 values[i] = values[i] - values[i] * weight_decay * rate
             values[i] = step_fn(values[i], np.asarray(g, np.float64), slots[i], t, rate, **hp)
     return values
+
+
+def adadelta_step(var, g, s, t, lr, rho=0.95, epsilon=1e-7):
+    rms = lambda x: np.sqrt(x + epsilon)
+    acc_g = rho * s.get("acc_g", np.zeros_like(var)) + (1 - rho) * g * g
+    acc_dx = s.get("acc_dx", np.zeros_like(var))
+    delta = -rms(acc_dx) * g / rms(acc_g)
+    s["acc_g"], s["acc_dx"] = acc_g, rho * acc_dx + (1 - rho) * delta * delta
+    return var + lr * delta
+
+
+def lamb_step(var, g, s, t, lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    m = s.get("m", np.zeros_like(var))
+    v = s.get("v", np.zeros_like(var))
+    m = m + (g - m) * (1 - beta_1)
+    v = v + (g * g - v) * (1 - beta_2)
+    s["m"], s["v"] = m, v
+    update = (m / (1 - beta_1 ** t)) / (np.sqrt(v / (1 - beta_2 ** t)) + epsilon)
+    w_norm, u_norm = np.linalg.norm(var), np.linalg.norm(update)
+    ratio = w_norm / u_norm if w_norm > 0 and u_norm > 0 else 1.0
+    return var - lr * ratio * update

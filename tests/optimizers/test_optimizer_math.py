@@ -23,7 +23,9 @@ CASES = [
     (optimizers.RMSprop, ref.rmsprop_step, {}),
     (optimizers.RMSprop, ref.rmsprop_step, {"momentum": 0.5, "centered": True, "epsilon": 0.1}),
     (optimizers.Adagrad, ref.adagrad_step, {"initial_accumulator_value": 0.5, "epsilon": 0.1}),
+    (optimizers.Adadelta, ref.adadelta_step, {"rho": 0.8, "epsilon": 0.1}),
     (optimizers.Lion, ref.lion_step, {"beta_1": 0.8}),
+    (optimizers.Lamb, ref.lamb_step, {"epsilon": 0.1}),
     (optimizers.Adafactor, ref.adafactor_step, {}),
     (optimizers.Adafactor, ref.adafactor_step, {"clip_threshold": 0.5, "epsilon_2": 0.3}),
 ]

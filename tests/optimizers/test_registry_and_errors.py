@@ -14,7 +14,8 @@ from optimizer_checks import make_problem, make_variables
     ("sgd", optimizers.SGD), ("adam", optimizers.Adam), ("AdamW", optimizers.AdamW),
     ("rmsprop", optimizers.RMSprop), ("adagrad", optimizers.Adagrad),
     ("adamax", optimizers.Adamax), ("nadam", optimizers.Nadam), ("lion", optimizers.Lion),
-    ("adafactor", optimizers.Adafactor)])
+    ("adafactor", optimizers.Adafactor), ("adadelta", optimizers.Adadelta),
+    ("lamb", optimizers.Lamb)])
 def test_get_by_name(name, cls):
     assert type(optimizers.get(name)) is cls
 
@@ -71,3 +72,20 @@ def test_stateless_apply_checks_its_arguments():
 def test_unknown_argument_is_rejected():
     with pytest.raises(ValueError, match="unknown argument.*'lr'"):
         optimizers.Adam(lr=0.1)
+
+
+def test_weights_round_trip_between_optimizers():
+    init, grads = make_problem(steps=2)
+    trained = optimizers.Adam(0.1)
+    variables = make_variables(init)
+    for g in grads:
+        trained.apply_gradients(zip(g, variables))
+    store = {}
+    trained.save_own_variables(store)
+    fresh = optimizers.Adam(0.1)
+    fresh.build(make_variables(init))
+    fresh.load_own_variables(store)
+    for a, b in zip(fresh.get_weights(), trained.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="saved state has 6 variables but the optimizer has 2"):
+        optimizers.Adam().load_own_variables(store)

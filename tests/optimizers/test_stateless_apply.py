@@ -141,3 +141,22 @@ def test_keras_style_subclass_runs_on_the_same_machinery():
         trainable, opt_vars = step(state, g)
         state = (trainable, opt_vars)
     assert_all_close(state[0], expected)
+
+
+def test_apply_inside_an_eager_state_scope_writes_to_the_scope():
+    from loopax.src.state import StateScope
+    variable = loopax.Variable(np.zeros(2, np.float32))
+    optimizer = optimizers.SGD(0.1, momentum=0.5)
+    optimizer.build([variable])
+    with StateScope([(variable, jnp.ones(2))]) as scope:
+        optimizer.apply([jnp.ones(2)], [variable])
+    np.testing.assert_allclose(scope.get_current_value(variable), [0.9, 0.9], rtol=1e-6)
+    assert int(scope.get_current_value(optimizer.iterations)) == 1
+    np.testing.assert_array_equal(variable.numpy(), [0.0, 0.0])
+    assert int(optimizer.iterations) == 0
+
+
+def test_a_variable_listed_twice_is_an_error():
+    variable = loopax.Variable(np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="more than once"):
+        optimizers.SGD(0.1).apply([jnp.ones(2), jnp.ones(2)], [variable, variable])

@@ -133,3 +133,20 @@ def test_not_a_model_file(tmp_path):
     other = Sequential([loopax.Input(shape=(6,)), Dense(2)])
     other.load_weights(tmp_path / "whole.keras")   # weights out of a whole-model file
     np.testing.assert_array_equal(other(X), model(X))
+
+
+class CustomModel(Model):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def train_step(self, data):
+        return "custom"
+
+
+def test_functional_subclass_round_trip(tmp_path):
+    x = loopax.Input(shape=(6,))
+    model = CustomModel(x, Dense(2)(x))
+    model.save(tmp_path / "custom.keras")
+    loaded = load_model(tmp_path / "custom.keras", custom_objects={"CustomModel": CustomModel})
+    assert isinstance(loaded, CustomModel) and loaded.train_step(None) == "custom"
+    np.testing.assert_array_equal(loaded(X), model(X))

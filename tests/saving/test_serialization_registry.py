@@ -2,7 +2,6 @@
 
 import pytest
 
-import loopax
 from loopax.layers import Dense, Layer
 from loopax.saving import (custom_object_scope, deserialize, get_registered_name,
                            get_registered_object, register_serializable, serialize)

@@ -7,7 +7,6 @@ Channels-last input `(batch, *spatial, in_channels)` (or channels-first
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers

@@ -40,6 +40,18 @@ class _CallContext(threading.local):
 _ctx = _CallContext()
 
 
+class LossList(list):
+    """The list of losses a stateless call returns; `jnp.sum(losses)` works on it
+    (JAX refuses plain lists), as the stateless-loop tutorial writes."""
+
+    def __jax_array__(self):
+        return jnp.stack([jnp.asarray(x) for x in self]) if self else jnp.zeros((0,))
+
+
+jax.tree_util.register_pytree_node(
+    LossList, lambda l: (list(l), None), lambda _, children: LossList(children))
+
+
 class InputSpec:
     """What a layer accepts: `ndim`, `min_ndim`, `max_ndim`, and fixed sizes
     of some axes (`axes={-1: 784}`). Checked on every call; a mismatch names
@@ -412,7 +424,7 @@ class Layer(Module):
             list(zip(non_trainable, non_trainable_variables))
         with StateScope(mapping) as scope:
             outputs = self(*args, **kwargs)
-            losses = self.losses if return_losses else None
+            losses = LossList(self.losses) if return_losses else None
         new_non_trainable = [scope.get_current_value(v) for v in non_trainable]
         if return_losses:
             return outputs, new_non_trainable, losses

@@ -12,7 +12,8 @@ import jax
 import numpy as np
 
 from loopax.src import dtypes
-from loopax.src.state import unique_name
+from loopax.src.state import Variable, unique_name
+from loopax.src.tensor import Tensor
 
 
 class SymbolicTensor:
@@ -57,7 +58,10 @@ def is_symbolic(x) -> bool:
 
 
 def any_symbolic(tree) -> bool:
-    return any(is_symbolic(t) for t in jax.tree_util.tree_leaves(tree, is_leaf=is_symbolic))
+    # Variables and Tensors are leaves here: flattening a Tensor that a
+    # GradientTape follows is refused (see loopax.src.tensor).
+    return any(is_symbolic(t) for t in jax.tree_util.tree_leaves(
+        tree, is_leaf=lambda t: isinstance(t, (SymbolicTensor, Variable, Tensor))))
 
 
 # Sizes standing in for None dimensions while the output shape of a

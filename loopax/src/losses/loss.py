@@ -35,6 +35,8 @@ def standardize_reduction(reduction):
     """`reduction` checked; None becomes "none"."""
     if reduction is None:
         return "none"
+    if reduction == "auto":  # tf.keras's default, kept for TF-style code
+        return "sum_over_batch_size"
     if reduction not in REDUCTIONS:
         raise ValueError(
             f"Invalid value for argument `reduction`: {reduction!r}. Expected "

@@ -35,6 +35,18 @@ __all__ = [
 ]
 
 
+def elementwise(fn):
+    """Marks a per-sample loss that works element by element and averages the
+    last axis, so (batch,) inputs hold one value per sample (see
+    `LossFunctionWrapper`)."""
+    fn._elementwise = True
+    return fn
+
+
+def is_elementwise(fn):
+    return getattr(fn, "_elementwise", False)
+
+
 def _as_float(x, dtype=None):
     x = jnp.asarray(x)
     if dtype is not None:
@@ -55,6 +67,7 @@ def _prepare(y_true, y_pred, who):
 # Regression
 # --------------------------------------------------------------------------
 
+@elementwise
 @op
 def mean_squared_error(y_true, y_pred):
     """mean((y_true - y_pred)**2, axis=-1)."""
@@ -62,6 +75,7 @@ def mean_squared_error(y_true, y_pred):
     return jnp.mean(jnp.square(y_true - y_pred), axis=-1)
 
 
+@elementwise
 @op
 def mean_absolute_error(y_true, y_pred):
     """mean(|y_true - y_pred|, axis=-1)."""
@@ -69,6 +83,7 @@ def mean_absolute_error(y_true, y_pred):
     return jnp.mean(jnp.abs(y_true - y_pred), axis=-1)
 
 
+@elementwise
 @op
 def mean_absolute_percentage_error(y_true, y_pred):
     """100 * mean(|(y_true - y_pred) / max(|y_true|, eps)|, axis=-1)."""
@@ -77,6 +92,7 @@ def mean_absolute_percentage_error(y_true, y_pred):
     return 100.0 * jnp.mean(diff, axis=-1)
 
 
+@elementwise
 @op
 def mean_squared_logarithmic_error(y_true, y_pred):
     """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))**2, axis=-1)."""
@@ -86,6 +102,7 @@ def mean_squared_logarithmic_error(y_true, y_pred):
     return jnp.mean(jnp.square(first - second), axis=-1)
 
 
+@elementwise
 @op
 def huber(y_true, y_pred, delta=1.0):
     """mean(0.5 e**2 if |e| <= delta else delta (|e| - 0.5 delta), axis=-1), e = y_pred - y_true."""
@@ -97,6 +114,7 @@ def huber(y_true, y_pred, delta=1.0):
     return jnp.mean(jnp.where(abs_error <= delta, quadratic, linear), axis=-1)
 
 
+@elementwise
 @op
 def log_cosh(y_true, y_pred):
     """mean(log(cosh(y_pred - y_true)), axis=-1), computed without overflow."""
@@ -122,6 +140,7 @@ def l2_normalize(x, axis=-1):
 # Probabilistic
 # --------------------------------------------------------------------------
 
+@elementwise
 @op
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """mean(-(t log p + (1 - t) log(1 - p)), axis), labels t smoothed towards 0.5."""
@@ -143,6 +162,7 @@ def _elementwise_bce(y_true, y_pred, from_logits):
     return -(y_true * jnp.log(p) + (1.0 - y_true) * jnp.log(1.0 - p))
 
 
+@elementwise
 @op
 def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25,
                               gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -233,6 +253,7 @@ def kl_divergence(y_true, y_pred):
     return jnp.sum(y_true * jnp.log(y_true / y_pred), axis=-1)
 
 
+@elementwise
 @op
 def poisson(y_true, y_pred):
     """mean(y_pred - y_true * log(y_pred + eps), axis=-1)."""
@@ -250,6 +271,7 @@ def _hinge_labels(y_true):
     return jnp.where(is_binary, 2.0 * y_true - 1.0, y_true)
 
 
+@elementwise
 @op
 def hinge(y_true, y_pred):
     """mean(max(1 - y_true * y_pred, 0), axis=-1), labels -1/1 (0/1 converted)."""
@@ -257,6 +279,7 @@ def hinge(y_true, y_pred):
     return jnp.mean(jnp.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
 
 
+@elementwise
 @op
 def squared_hinge(y_true, y_pred):
     """mean(max(1 - y_true * y_pred, 0)**2, axis=-1), labels -1/1 (0/1 converted)."""
@@ -296,7 +319,11 @@ class LossFunctionWrapper(Loss):
     """A `Loss` from a function `fn(y_true, y_pred, **kwargs)` of per-sample losses.
 
     `y_true` and `y_pred` are first brought to the same rank when they differ
-    by a trailing axis of size 1 ((batch,) against (batch, 1)).
+    by a trailing axis of size 1 ((batch,) against (batch, 1)). With an
+    element-wise `fn` (MSE, MAE, binary crossentropy, hinge, ...: see
+    `elementwise`), (batch,) inputs are treated as (batch, 1), so
+    `sample_weight` and the "sum" and "none" reductions see one loss per
+    sample (Keras would first reduce such a batch to one value).
     """
 
     def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
@@ -309,6 +336,8 @@ class LossFunctionWrapper(Loss):
 
     def call(self, y_true, y_pred):
         y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+        if is_elementwise(self.fn) and y_true.ndim == 1 and y_pred.ndim == 1:
+            y_true, y_pred = y_true[:, None], y_pred[:, None]
         return _raw(self.fn)(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):

@@ -6,6 +6,7 @@ import jax.numpy as jnp
 
 from loopax.src import dtypes
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
+from loopax.src.losses.losses import elementwise
 from loopax.src.metrics.metric import as_array
 from loopax.src.metrics.reduction_metrics import MeanMetricWrapper
 
@@ -20,12 +21,14 @@ def _matches(a, b):
     return (a == b).astype(dtypes.floatx())
 
 
+@elementwise
 def accuracy(y_true, y_pred):
     """mean(y_true == y_pred, axis=-1): exact equality."""
     y_true, y_pred = _float_pair(y_true, y_pred)
     return jnp.mean(_matches(y_true, y_pred), axis=-1)
 
 
+@elementwise
 def binary_accuracy(y_true, y_pred, threshold=0.5):
     """mean(y_true == (y_pred > threshold), axis=-1)."""
     y_true, y_pred = _float_pair(y_true, y_pred)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
+from loopax.src.losses.losses import is_elementwise
 from loopax.src.metrics.metric import Metric, as_array
 
 
@@ -86,10 +87,11 @@ class Mean(Metric):
 class MeanMetricWrapper(Mean):
     """The running mean of `fn(y_true, y_pred, **kwargs)`, a per-sample function.
 
-    `update_state(y_true, y_pred, sample_weight=None)`. Labels and predictions
-    of shape (batch,) are treated as (batch, 1), so each sample counts once
-    even in a short last batch (Keras would average such a batch into one
-    value).
+    `update_state(y_true, y_pred, sample_weight=None)`. When `fn` works
+    element by element (see `loopax.src.losses.losses.elementwise`: MSE, MAE,
+    the binary accuracies, ...), labels and predictions of shape (batch,) are treated as
+    (batch, 1), so each sample counts once, even in a short last batch or
+    with sample weights (Keras would average such a batch into one value).
     """
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):
@@ -97,6 +99,7 @@ class MeanMetricWrapper(Mean):
             raise TypeError(f"MeanMetricWrapper: `fn` must be callable, got {fn!r}.")
         super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
         self._fn = getattr(fn, "__loopax_op__", fn)
+        self._elementwise = is_elementwise(fn)
         self._fn_kwargs = kwargs
         from loopax.src import losses
         if fn in losses.ALL_OBJECTS.values():
@@ -104,8 +107,8 @@ class MeanMetricWrapper(Mean):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true, y_pred = as_array(y_true), as_array(y_pred)
-        if y_true.ndim == 1 and y_pred.ndim == 1:
-            # One value per sample: keep each sample a row, so `fn`'s reduction
+        if self._elementwise and y_true.ndim == 1 and y_pred.ndim == 1:
+            # One value per sample: keep each sample a row, so `fn`'s mean
             # over the last axis does not average the batch into one value.
             y_true, y_pred = y_true[:, None], y_pred[:, None]
         values = self._fn(y_true, y_pred, **self._fn_kwargs)

@@ -34,7 +34,7 @@ class Functional(Model):
 
     def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
         Model.__init__(self, name=name, trainable=trainable, **kwargs)
-        flat_inputs, self._inputs_treedef = jax.tree_util.tree_flatten(inputs, is_leaf=is_symbolic)
+        flat_inputs = jax.tree_util.tree_leaves(inputs, is_leaf=is_symbolic)
         flat_outputs, self._outputs_treedef = jax.tree_util.tree_flatten(outputs, is_leaf=is_symbolic)
         _check_tensors(flat_inputs, "inputs", self.name)
         _check_tensors(flat_outputs, "outputs", self.name)

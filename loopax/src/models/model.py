@@ -18,7 +18,6 @@ from __future__ import annotations
 import inspect
 import json
 
-import jax
 import jax.numpy as jnp
 
 from loopax.src import dtypes
@@ -27,9 +26,17 @@ from loopax.src.trainers.trainer import Trainer
 
 
 def is_functional_call(args, kwargs) -> bool:
-    """Whether constructor arguments are `(inputs, outputs)`."""
-    return (len(args) >= 2 or (len(args) == 1 and "outputs" in kwargs)
-            or ("inputs" in kwargs and "outputs" in kwargs))
+    """Whether constructor arguments are `(inputs, outputs)` symbolic tensors."""
+    from loopax.src.layers.symbolic import any_symbolic
+    if len(args) >= 2:
+        inputs, outputs = args[0], args[1]
+    elif len(args) == 1 and "outputs" in kwargs:
+        inputs, outputs = args[0], kwargs["outputs"]
+    elif "inputs" in kwargs and "outputs" in kwargs:
+        inputs, outputs = kwargs["inputs"], kwargs["outputs"]
+    else:
+        return False
+    return any_symbolic(inputs) or any_symbolic(outputs)
 
 
 _functional_subclasses: dict[type, type] = {}
@@ -76,9 +83,22 @@ class Model(Trainer, Layer):
             instance._auto_config = _capture_init_args(cls, args, kwargs)
         return instance
 
-    def __init__(self, *, name=None, trainable=True, dtype=None, **kwargs):
+    def __init__(self, *args, **kwargs):
+        if is_functional_call(args, kwargs):
+            # A subclass whose __init__ builds a graph and passes it up:
+            # `super().__init__(inputs=..., outputs=...)`.
+            from loopax.src.models.functional import Functional
+            if not isinstance(self, Functional):
+                self.__class__ = _functional_version_of(type(self))
+            Functional.__init__(self, *args, **kwargs)
+            return
+        if args:
+            raise TypeError(
+                f"{type(self).__name__}: Model.__init__ takes keyword arguments (name=, "
+                f"trainable=, dtype=), or (inputs, outputs) tensors from loopax.Input; "
+                f"got {len(args)} positional argument(s).")
         Trainer.__init__(self)
-        Layer.__init__(self, name=name, trainable=trainable, dtype=dtype, **kwargs)
+        Layer.__init__(self, **kwargs)
         self._build_input_shape = None
 
     # ---- building ----------------------------------------------------------
@@ -172,7 +192,7 @@ class Model(Trainer, Layer):
     @classmethod
     def from_config(cls, config, custom_objects=None):
         from loopax.src.models import functional
-        if functional.is_functional_config(config):
+        if functional.is_functional_config(config) and _revivable_as_functional(cls):
             return functional.functional_from_config(cls, config, custom_objects)
         try:
             return cls(**config)
@@ -203,6 +223,18 @@ def _capture_init_args(cls, args, kwargs):
         else:
             captured[key] = value
     return captured if _is_json_able(captured) else None
+
+
+def _revivable_as_functional(cls) -> bool:
+    """Whether `cls(inputs=..., outputs=..., name=...)` re-creates a functional
+    model of class `cls` (its __init__ is Model's/Functional's or passes
+    `*args, **kwargs` through)."""
+    from loopax.src.models.functional import Functional
+    cls = getattr(cls, "_functional_base", cls)
+    if cls.__init__ in (Model.__init__, Functional.__init__):
+        return True
+    kinds = {p.kind for p in inspect.signature(cls.__init__).parameters.values()}
+    return {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD} <= kinds
 
 
 def _accepts(cls, key) -> bool:

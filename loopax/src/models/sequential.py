@@ -8,7 +8,6 @@ replays. `layers` leaves out the `InputLayer`, as in Keras.
 
 from __future__ import annotations
 
-import numpy as np
 
 from loopax.src import dtypes
 from loopax.src.layers.input_layer import InputLayer
@@ -135,6 +134,9 @@ class Sequential(Model):
         return [l for l in self._layers if not isinstance(l, InputLayer)]
 
     def _graph_model(self):
+        if self._graph.model is None and self.built:
+            raise ValueError(f"Sequential {self.name!r} has no layers after its Input yet; "
+                             "add() some.")
         if self._graph.model is None:
             raise ValueError(
                 f"Sequential {self.name!r} has no defined input yet. Start it with "
@@ -157,6 +159,14 @@ class Sequential(Model):
     @property
     def output(self):
         return self._graph_model().output
+
+    @property
+    def input_names(self):
+        return self._graph_model().input_names
+
+    @property
+    def output_names(self):
+        return self._graph_model().output_names
 
     @property
     def input_shape(self):

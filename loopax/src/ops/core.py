@@ -24,7 +24,7 @@ from jax import lax
 
 from loopax.src import dtypes
 from loopax.src.state import Variable, _state, is_tracer
-from loopax.src.ops.utils import as_array
+from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import Tensor, op, unwrap
 
 _IMPORTED = set(globals())
@@ -76,12 +76,14 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
 
 
 @op
+@compiled("dtype")
 def cast(x, dtype):
     """`x` converted to `dtype` (floats to ints truncate toward zero)."""
     return jnp.asarray(x).astype(dtypes.standardize(dtype))
 
 
 @op
+@compiled("dtype")
 def saturate_cast(x, dtype):
     """`cast` that first clips to `dtype`'s range instead of wrapping around."""
     dtype = jnp.dtype(dtypes.standardize(dtype))
@@ -132,6 +134,7 @@ def result_type(*dtypes_or_values):
 
 
 @op
+@compiled()
 def stop_gradient(variable):
     """`variable`'s value, treated as a constant by every gradient."""
     return lax.stop_gradient(variable)
@@ -142,12 +145,14 @@ def stop_gradient(variable):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("shape")
 def slice(inputs, start_indices, shape):
     """The block of `shape` starting at `start_indices` (which may be traced)."""
-    return lax.dynamic_slice(inputs, tuple(start_indices), tuple(shape))
+    return lax.dynamic_slice(inputs, tuple(start_indices), shape)
 
 
 @op
+@compiled()
 def slice_update(inputs, start_indices, updates):
     """`inputs` with the block at `start_indices` replaced by `updates`."""
     inputs = as_array(inputs)
@@ -156,24 +161,28 @@ def slice_update(inputs, start_indices, updates):
 
 
 def _index_tuple(indices):
-    indices = jnp.asarray(indices)
-    return tuple(jnp.moveaxis(indices, -1, 0))
+    return tuple(jnp.moveaxis(jnp.asarray(indices), -1, 0))
 
 
+# Jitted inside: these compose several indexing ops, which eagerly would
+# dispatch (and first compile) one by one.
 @op
+@compiled("shape")
 def scatter(indices, values, shape):
     """Zeros of `shape` with `values` added at `indices` (N, index_depth);
     repeated indices accumulate."""
-    return jnp.zeros(tuple(shape), jnp.asarray(values).dtype).at[_index_tuple(indices)].add(values)
+    return jnp.zeros(shape, jnp.asarray(values).dtype).at[_index_tuple(indices)].add(values)
 
 
 @op
+@compiled()
 def scatter_update(inputs, indices, updates):
     """`inputs` with the entries at `indices` (N, index_depth) set to `updates`."""
-    return as_array(inputs).at[_index_tuple(indices)].set(updates)
+    return inputs.at[_index_tuple(indices)].set(updates)
 
 
 @op
+@compiled("num", "axis")
 def unstack(x, num=None, axis=0):
     """The slices of `x` along `axis`, as a list."""
     x = as_array(x)

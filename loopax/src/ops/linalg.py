@@ -5,13 +5,14 @@ from __future__ import annotations
 import jax.numpy as jnp
 import jax.scipy.linalg
 
-from loopax.src.ops.utils import as_array, axis_arg
+from loopax.src.ops.utils import as_array, axis_arg, compiled
 from loopax.src.tensor import op
 
 _IMPORTED = set(globals())
 
 
 @op
+@compiled("ord", "axis", "keepdims")
 def norm(x, ord=None, axis=None, keepdims=False):
     """Vector or matrix norm (NumPy's `ord` semantics); integers as floats."""
     x = as_array(x)
@@ -20,24 +21,27 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return jnp.linalg.norm(x, ord=ord, axis=axis_arg(axis), keepdims=keepdims)
 
 
-inv = op(jnp.linalg.inv)
-det = op(jnp.linalg.det)
-slogdet = op(jnp.linalg.slogdet)
-eigh = op(jnp.linalg.eigh)
+inv = op(compiled()(jnp.linalg.inv))
+det = op(compiled()(jnp.linalg.det))
+slogdet = op(compiled()(jnp.linalg.slogdet))
+eigh = op(compiled()(jnp.linalg.eigh))
 
 
 @op
+@compiled()
 def solve(a, b):
     """x with `a @ x = b`."""
     return jnp.linalg.solve(a, b)
 
 
 @op
+@compiled("lower")
 def solve_triangular(a, b, lower=False):
     return jax.scipy.linalg.solve_triangular(a, b, lower=lower)
 
 
 @op
+@compiled("upper")
 def cholesky(x, upper=False):
     """Lower (or upper) Cholesky factor of a positive-definite `x`."""
     lower = jnp.linalg.cholesky(x)
@@ -45,16 +49,19 @@ def cholesky(x, upper=False):
 
 
 @op
+@compiled("mode")
 def qr(x, mode="reduced"):
     return jnp.linalg.qr(x, mode=mode)
 
 
 @op
+@compiled("full_matrices", "compute_uv")
 def svd(x, full_matrices=True, compute_uv=True):
     return jnp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @op
+@compiled("rcond")
 def lstsq(a, b, rcond=None):
     return jnp.linalg.lstsq(a, b, rcond=rcond)[0]
 

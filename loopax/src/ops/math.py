@@ -7,13 +7,14 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from loopax.src.ops.utils import as_array, axis_arg
+from loopax.src.ops.utils import as_array, axis_arg, compiled
 from loopax.src.tensor import op, unwrap
 
 _IMPORTED = set(globals())
 
 
 @op
+@compiled("k", "sorted")
 def top_k(x, k, sorted=True):
     """(values, indices) of the `k` largest entries along the last axis,
     largest first."""
@@ -24,6 +25,7 @@ def top_k(x, k, sorted=True):
 
 
 @op
+@compiled("k")
 def in_top_k(targets, predictions, k):
     """Whether each `targets[i]` is among the `k` largest of `predictions[i]`
     (ties with the k-th value count as in)."""
@@ -33,9 +35,13 @@ def in_top_k(targets, predictions, k):
 
 
 @op
+@compiled("axis", "keepdims")
 def logsumexp(x, axis=None, keepdims=False):
-    """`log(sum(exp(x)))`, computed stably."""
-    return jax.nn.logsumexp(x, axis=axis_arg(axis), keepdims=keepdims)
+    """`log(sum(exp(x)))` over `axis`, computed stably by factoring out the max."""
+    shift = jnp.max(x, axis=axis, keepdims=True)
+    shift = lax.stop_gradient(jnp.where(jnp.isfinite(shift), shift, 0))
+    out = jnp.log(jnp.sum(jnp.exp(x - shift), axis=axis, keepdims=True)) + shift
+    return out if keepdims else jnp.squeeze(out, axis)
 
 
 @op
@@ -55,6 +61,7 @@ def erfinv(x):
 
 
 @op
+@compiled()
 def logdet(x):
     """`log(det(x))` for symmetric positive-definite `x`."""
     return jnp.linalg.slogdet(x)[1]
@@ -88,11 +95,13 @@ def segment_max(data, segment_ids, num_segments=None, sorted=False):
 
 
 @op
+@compiled("num_segments", "sorted")
 def _segment_sum(data, segment_ids, num_segments, sorted):
     return jax.ops.segment_sum(data, segment_ids, num_segments, indices_are_sorted=sorted)
 
 
 @op
+@compiled("num_segments", "sorted")
 def _segment_max(data, segment_ids, num_segments, sorted):
     return jax.ops.segment_max(data, segment_ids, num_segments, indices_are_sorted=sorted)
 

@@ -15,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
-from loopax.src.ops.utils import as_array
+from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
 
 _IMPORTED = set(globals())
@@ -27,43 +27,48 @@ _EPSILON = 1e-7  # Keras' backend.epsilon(): keeps probabilities off 0 and 1
 # Activations
 # --------------------------------------------------------------------------
 
-relu = op(jax.nn.relu)
-relu6 = op(jax.nn.relu6)
-sigmoid = op(jax.nn.sigmoid)
-log_sigmoid = op(jax.nn.log_sigmoid)
-softplus = op(jax.nn.softplus)
-softsign = op(jax.nn.soft_sign)
-silu = op(jax.nn.silu)
+relu = op(compiled()(jax.nn.relu))
+relu6 = op(compiled()(jax.nn.relu6))
+sigmoid = op(compiled()(jax.nn.sigmoid))
+log_sigmoid = op(compiled()(jax.nn.log_sigmoid))
+softplus = op(compiled()(jax.nn.softplus))
+softsign = op(compiled()(jax.nn.soft_sign))
+silu = op(compiled()(jax.nn.silu))
 swish = silu
-hard_sigmoid = op(jax.nn.hard_sigmoid)
-hard_silu = op(jax.nn.hard_silu)
+hard_sigmoid = op(compiled()(jax.nn.hard_sigmoid))
+hard_silu = op(compiled()(jax.nn.hard_silu))
 hard_swish = hard_silu
-hard_tanh = op(jax.nn.hard_tanh)
-selu = op(jax.nn.selu)
+hard_tanh = op(compiled()(jax.nn.hard_tanh))
+selu = op(compiled()(jax.nn.selu))
 
 
 @op
+@compiled("negative_slope")
 def leaky_relu(x, negative_slope=0.2):
     return jax.nn.leaky_relu(x, negative_slope=negative_slope)
 
 
 @op
+@compiled("alpha")
 def elu(x, alpha=1.0):
     return jax.nn.elu(x, alpha=alpha)
 
 
 @op
+@compiled("alpha")
 def celu(x, alpha=1.0):
     return jax.nn.celu(x, alpha=alpha)
 
 
 @op
+@compiled("approximate")
 def gelu(x, approximate=True):
     """GELU; the tanh approximation by default, as in Keras."""
     return jax.nn.gelu(x, approximate=approximate)
 
 
 @op
+@compiled("axis")
 def glu(x, axis=-1):
     """Gated linear unit: first half of `axis` times sigmoid of the second."""
     a, b = jnp.split(x, 2, axis=axis)
@@ -71,37 +76,44 @@ def glu(x, axis=-1):
 
 
 @op
+@compiled()
 def tanh_shrink(x):
     return x - jnp.tanh(x)
 
 
 @op
+@compiled("threshold")
 def hard_shrink(x, threshold=0.5):
     return jnp.where(jnp.abs(x) > threshold, x, 0.0)
 
 
 @op
+@compiled("threshold")
 def soft_shrink(x, threshold=0.5):
     return jnp.sign(x) * jnp.maximum(jnp.abs(x) - threshold, 0.0)
 
 
 @op
+@compiled()
 def squareplus(x, b=4):
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
 @op
+@compiled()
 def sparse_plus(x):
     return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, jnp.square(x + 1) / 4))
 
 
 @op
+@compiled("axis")
 def softmax(x, axis=-1):
     """`exp(x) / sum(exp(x))` along `axis` (all axes if None)."""
     return jax.nn.softmax(x, axis=axis)
 
 
 @op
+@compiled("axis")
 def log_softmax(x, axis=-1):
     return jax.nn.log_softmax(x, axis=axis)
 
@@ -111,6 +123,7 @@ def log_softmax(x, axis=-1):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("num_classes", "axis", "dtype", "sparse")
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     """Integer labels (...) -> one-hot (..., num_classes); out-of-range
     labels (e.g. -1) give all zeros."""
@@ -119,6 +132,7 @@ def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
 
 
 @op
+@compiled("num_classes", "axis", "dtype", "sparse")
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False):
     """Integer labels (batch, k) -> (batch, num_classes) with 1 at each label
     (a 1-D input is one sample)."""
@@ -199,6 +213,7 @@ def _in_channels(inputs, channels_last):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("strides", "padding", "data_format", "dilation_rate")
 def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
     """N-d convolution (cross-correlation, as in every DL framework).
 
@@ -230,6 +245,7 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
 
 
 @op
+@compiled("strides", "padding", "data_format", "dilation_rate")
 def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
                    dilation_rate=1):
     """Each input channel convolved with its own `depth_multiplier` filters.
@@ -258,6 +274,7 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
 
 
 @op
+@compiled("strides", "padding", "data_format", "dilation_rate")
 def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
                    data_format=None, dilation_rate=1):
     """A depthwise convolution followed by a 1×…×1 pointwise convolution."""
@@ -267,6 +284,7 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
 
 
 @op
+@compiled("strides", "padding", "output_padding", "data_format", "dilation_rate")
 def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
                    data_format=None, dilation_rate=1):
     """Transposed convolution (the gradient of `conv` with respect to its input).
@@ -330,6 +348,7 @@ def _pool(inputs, init, reducer, pool_size, strides, padding, data_format, name)
 
 
 @op
+@compiled("pool_size", "strides", "padding", "data_format")
 def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """Max over `pool_size` windows; `strides` defaults to `pool_size`."""
     inputs = as_array(inputs)
@@ -340,6 +359,7 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 
 
 @op
+@compiled("pool_size", "strides", "padding", "data_format")
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """Mean over `pool_size` windows. With "same" padding, edge windows
     average only the entries inside the input (padding is not counted)."""
@@ -362,6 +382,7 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 # --------------------------------------------------------------------------
 
 @op
+@compiled("axes", "keepdims", "synchronized")
 def moments(x, axes, keepdims=False, synchronized=False):
     """(mean, variance) over `axes`, computed in float32 for half precision."""
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
@@ -377,6 +398,7 @@ def moments(x, axes, keepdims=False, synchronized=False):
 
 
 @op
+@compiled("axis", "epsilon")
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
     """`(x - mean) / sqrt(variance + epsilon) * scale + offset`, where the
     1-D statistics run along `axis` of `x`."""
@@ -395,6 +417,7 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
 
 
 @op
+@compiled("axis", "order", "epsilon")
 def normalize(x, axis=-1, order=2, epsilon=None):
     """`x` divided by its `order`-norm along `axis`."""
     epsilon = _EPSILON if epsilon is None else epsilon
@@ -406,6 +429,7 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 
 
 @op
+@compiled("axis", "epsilon")
 def rms_normalization(x, scale=1, axis=-1, epsilon=None):
     """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`."""
     epsilon = _EPSILON if epsilon is None else epsilon
@@ -413,6 +437,7 @@ def rms_normalization(x, scale=1, axis=-1, epsilon=None):
 
 
 @op
+@compiled("axis", "epsilon")
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`."""
     epsilon = 1e-3 if epsilon is None else epsilon
@@ -428,6 +453,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("from_logits")
 def binary_crossentropy(target, output, from_logits=False):
     """Elementwise `-(t log p + (1 - t) log(1 - p))`; `output` is a
     probability, or a logit with `from_logits=True`."""
@@ -449,6 +475,7 @@ def _log_probabilities(output, from_logits, axis):
 
 
 @op
+@compiled("from_logits", "axis")
 def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """`-sum(target * log(p), axis)` for one-hot (or soft) `target`; without
     `from_logits`, `output` is renormalized to sum to 1 along `axis`."""
@@ -462,6 +489,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 
 @op
+@compiled("from_logits", "axis")
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Crossentropy for integer `target` of shape `output.shape` without
     the class `axis` (a trailing size-1 axis is allowed)."""
@@ -488,6 +516,7 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("scale", "is_causal", "flash_attention", "attn_logits_soft_cap")
 def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
                           is_causal=False, flash_attention=None, attn_logits_soft_cap=None):
     """softmax(q·kᵀ · scale + bias) · v, per head.

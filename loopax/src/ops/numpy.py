@@ -21,7 +21,7 @@ import numpy as np
 
 from loopax.src import dtypes
 from loopax.src.ops import operators
-from loopax.src.ops.utils import as_array, axis_arg as _axis
+from loopax.src.ops.utils import as_array, axis_arg as _axis, compiled
 from loopax.src.tensor import op, unwrap
 
 _IMPORTED = set(globals())
@@ -83,6 +83,7 @@ right_shift = op(jnp.right_shift)
 
 
 @op
+@compiled()
 def divide_no_nan(x1, x2):
     """`x1 / x2`, with 0 where `x2 == 0`."""
     safe = jnp.where(x2 == 0, 1, x2)
@@ -90,6 +91,7 @@ def divide_no_nan(x1, x2):
 
 
 @op
+@compiled("rtol", "atol", "equal_nan")
 def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     return jnp.isclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
@@ -143,17 +145,20 @@ conjugate = conj
 
 
 @op
+@compiled("decimals")
 def round(x, decimals=0):
     return jnp.round(x, decimals)
 
 
 @op
+@compiled()
 def clip(x, x_min, x_max):
     """Limits `x` to `[x_min, x_max]`."""
     return jnp.clip(x, x_min, x_max)
 
 
 @op
+@compiled("nan", "posinf", "neginf")
 def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
@@ -168,10 +173,11 @@ def where(condition, x1=None, x2=None):
     return _where(condition, x1, x2)
 
 
-_where = op(jnp.where)
+_where = op(compiled()(jnp.where))
 
 
 @op
+@compiled()
 def select(condlist, choicelist, default=0):
     return jnp.select(list(condlist), list(choicelist), default)
 
@@ -181,6 +187,7 @@ def select(condlist, choicelist, default=0):
 # --------------------------------------------------------------------------
 
 @op
+@compiled()
 def matmul(x1, x2):
     """Matrix product with NumPy broadcasting: (..., n, k) @ (..., k, m)."""
     a, b = jnp.shape(x1), jnp.shape(x2)
@@ -194,30 +201,34 @@ def matmul(x1, x2):
     return jnp.matmul(x1, x2)
 
 
-dot = op(jnp.dot)
-vdot = op(jnp.vdot)
-inner = op(jnp.inner)
-outer = op(jnp.outer)
-kron = op(jnp.kron)
+dot = op(compiled()(jnp.dot))
+vdot = op(compiled()(jnp.vdot))
+inner = op(compiled()(jnp.inner))
+outer = op(compiled()(jnp.outer))
+kron = op(compiled()(jnp.kron))
 
 
 @op
+@compiled("axes")
 def tensordot(x1, x2, axes=2):
     return jnp.tensordot(x1, x2, axes=axes)
 
 
 @op
+@compiled("subscripts", "optimize", "precision", "preferred_element_type")
 def einsum(subscripts, *operands, **kwargs):
     """Einstein summation: `einsum("ij,jk->ik", a, b)`."""
     return jnp.einsum(subscripts, *operands, **kwargs)
 
 
 @op
+@compiled("axisa", "axisb", "axisc", "axis")
 def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
     return jnp.cross(x1, x2, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
 @op
+@compiled("mode")
 def correlate(x1, x2, mode="valid"):
     return jnp.correlate(x1, x2, mode=mode)
 
@@ -227,27 +238,32 @@ def correlate(x1, x2, mode="valid"):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("axis", "keepdims")
 def sum(x, axis=None, keepdims=False):
     return jnp.sum(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def mean(x, axis=None, keepdims=False):
     """Mean over `axis` (all axes by default); integer inputs give floats."""
     return jnp.mean(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims", "dtype")
 def prod(x, axis=None, keepdims=False, dtype=None):
     return jnp.prod(x, axis=_axis(axis), keepdims=keepdims, dtype=_dtype(dtype))
 
 
 @op
+@compiled("axis", "keepdims", "initial")
 def max(x, axis=None, keepdims=False, initial=None):
     return jnp.max(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
 
 
 @op
+@compiled("axis", "keepdims", "initial")
 def min(x, axis=None, keepdims=False, initial=None):
     return jnp.min(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
 
@@ -257,68 +273,81 @@ amin = min
 
 
 @op
+@compiled("axis", "keepdims")
 def argmax(x, axis=None, keepdims=False):
     return jnp.argmax(x, axis=axis, keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def argmin(x, axis=None, keepdims=False):
     return jnp.argmin(x, axis=axis, keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def any(x, axis=None, keepdims=False):
     return jnp.any(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def all(x, axis=None, keepdims=False):
     return jnp.all(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def std(x, axis=None, keepdims=False):
     """Population standard deviation (ddof=0)."""
     return jnp.std(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "keepdims")
 def var(x, axis=None, keepdims=False):
     """Population variance (ddof=0)."""
     return jnp.var(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis")
 def average(x, axis=None, weights=None):
     return jnp.average(x, axis=_axis(axis), weights=weights)
 
 
 @op
+@compiled("axis", "keepdims")
 def median(x, axis=None, keepdims=False):
     return jnp.median(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
+@compiled("axis", "method", "keepdims")
 def quantile(x, q, axis=None, method="linear", keepdims=False):
     return jnp.quantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
 @op
+@compiled("axis")
 def count_nonzero(x, axis=None):
     return jnp.count_nonzero(x, axis=_axis(axis))
 
 
 @op
+@compiled("axis", "dtype")
 def cumsum(x, axis=None, dtype=None):
     return jnp.cumsum(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
+@compiled("axis", "dtype")
 def cumprod(x, axis=None, dtype=None):
     return jnp.cumprod(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
+@compiled("offset", "axis1", "axis2")
 def trace(x, offset=0, axis1=0, axis2=1):
     return jnp.trace(x, offset=offset, axis1=axis1, axis2=axis2)
 
@@ -328,73 +357,87 @@ def trace(x, offset=0, axis1=0, axis2=1):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("newshape")
 def reshape(x, newshape):
     return jnp.reshape(x, newshape)
 
 
 @op
+@compiled("axes")
 def transpose(x, axes=None):
     return jnp.transpose(x, axes)
 
 
 @op
+@compiled("source", "destination")
 def moveaxis(x, source, destination):
     return jnp.moveaxis(x, source, destination)
 
 
 @op
+@compiled("axis1", "axis2")
 def swapaxes(x, axis1, axis2):
     return jnp.swapaxes(x, axis1, axis2)
 
 
 @op
+@compiled("axis")
 def expand_dims(x, axis):
     return jnp.expand_dims(x, _axis(axis))
 
 
 @op
+@compiled("axis")
 def squeeze(x, axis=None):
     return jnp.squeeze(x, _axis(axis))
 
 
 @op
+@compiled()
 def ravel(x):
     return jnp.ravel(x)
 
 
 @op
+@compiled("shape")
 def broadcast_to(x, shape):
     return jnp.broadcast_to(x, tuple(shape))
 
 
 @op
+@compiled("axis")
 def concatenate(xs, axis=0):
     """Joins a sequence of arrays along an existing `axis`."""
     return jnp.concatenate(xs, axis=axis)
 
 
 @op
+@compiled("axis")
 def stack(x, axis=0):
     """Joins a sequence of same-shape arrays along a new `axis`."""
     return jnp.stack(x, axis=axis)
 
 
 @op
+@compiled()
 def hstack(xs):
     return jnp.hstack(xs)
 
 
 @op
+@compiled()
 def vstack(xs):
     return jnp.vstack(xs)
 
 
 @op
+@compiled("axis")
 def append(x1, x2, axis=None):
     return jnp.append(x1, x2, axis=axis)
 
 
 @op
+@compiled("indices_or_sections", "axis")
 def split(x, indices_or_sections, axis=0):
     """A list of sub-arrays: `indices_or_sections` equal parts, or cut at
     the given indices."""
@@ -402,21 +445,32 @@ def split(x, indices_or_sections, axis=0):
 
 
 @op
+@compiled("indices_or_sections", "axis")
 def array_split(x, indices_or_sections, axis=0):
     return jnp.array_split(x, indices_or_sections, axis=axis)
 
 
 @op
+@compiled("repeats")
 def tile(x, repeats):
     return jnp.tile(x, repeats)
 
 
 @op
 def repeat(x, repeats, axis=None):
+    """Each entry repeated `repeats` times (an int, or one count per entry)."""
+    if isinstance(repeats, (int, np.integer, list, tuple)):
+        return _repeat(x, repeats, axis)
+    return jnp.repeat(x, repeats, axis=axis)  # array counts: eager only
+
+
+@compiled("repeats", "axis")
+def _repeat(x, repeats, axis):
     return jnp.repeat(x, repeats, axis=axis)
 
 
 @op
+@compiled("pad_width", "mode")
 def pad(x, pad_width, mode="constant", constant_values=None):
     """Pads `x`; `pad_width` is `((before, after), ...)` per axis (or one
     pair / one int for all)."""
@@ -429,41 +483,49 @@ def pad(x, pad_width, mode="constant", constant_values=None):
 
 
 @op
+@compiled("axis")
 def flip(x, axis=None):
     return jnp.flip(x, axis=_axis(axis))
 
 
 @op
+@compiled("shift", "axis")
 def roll(x, shift, axis=None):
     return jnp.roll(x, shift, axis=_axis(axis))
 
 
 @op
+@compiled("k", "axes")
 def rot90(array, k=1, axes=(0, 1)):
     return jnp.rot90(array, k=k, axes=tuple(axes))
 
 
 @op
+@compiled("k")
 def diag(x, k=0):
     return jnp.diag(x, k=k)
 
 
 @op
+@compiled("offset", "axis1", "axis2")
 def diagonal(x, offset=0, axis1=0, axis2=1):
     return jnp.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
 
 
 @op
+@compiled("k")
 def triu(x, k=0):
     return jnp.triu(x, k=k)
 
 
 @op
+@compiled("k")
 def tril(x, k=0):
     return jnp.tril(x, k=k)
 
 
 @op
+@compiled("n", "axis")
 def diff(a, n=1, axis=-1):
     return jnp.diff(a, n=n, axis=axis)
 
@@ -473,14 +535,16 @@ def diff(a, n=1, axis=-1):
 # --------------------------------------------------------------------------
 
 @op
+@compiled("axis")
 def take(x, indices, axis=None):
     """Entries of `x` at `indices` along `axis` (of the flattened `x` if None)."""
-    return jnp.take(x, indices, axis=axis)
+    return jnp.take(x, jnp.asarray(indices), axis=axis)
 
 
 @op
+@compiled("axis")
 def take_along_axis(x, indices, axis=None):
-    return jnp.take_along_axis(x, indices, axis=axis)
+    return jnp.take_along_axis(x, jnp.asarray(indices), axis=axis)
 
 
 def get_item(x, key):
@@ -489,21 +553,25 @@ def get_item(x, key):
 
 
 @op
+@compiled("axis")
 def sort(x, axis=-1):
     return jnp.sort(x, axis=axis)
 
 
 @op
+@compiled("axis")
 def argsort(x, axis=-1):
     return jnp.argsort(x, axis=axis)
 
 
 @op
+@compiled("side")
 def searchsorted(sorted_sequence, values, side="left"):
     return jnp.searchsorted(sorted_sequence, values, side=side)
 
 
 @op
+@compiled()
 def digitize(x, bins):
     return jnp.digitize(x, bins)
 
@@ -533,6 +601,7 @@ def bincount(x, weights=None, minlength=0, sparse=False):
 
 
 @op
+@compiled("length")
 def _bincount(x, weights, length):
     def count(row, w):
         return jnp.bincount(row, weights=w, length=length)
@@ -563,12 +632,14 @@ def arange(start, stop=None, step=1, dtype=None):
 
 
 @op
+@compiled("num", "endpoint", "retstep", "dtype", "axis")
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     return jnp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
                         dtype=_dtype(dtype), axis=axis)
 
 
 @op
+@compiled("num", "endpoint", "base", "dtype", "axis")
 def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
     return jnp.logspace(start, stop, num, endpoint=endpoint, base=base,
                         dtype=_dtype(dtype), axis=axis)
@@ -596,21 +667,28 @@ def empty(shape, dtype=None):
 def full(shape, fill_value, dtype=None):
     """`fill_value` broadcast to `shape`; the dtype follows the fill value
     (floatx for Python floats, int32 for Python ints) unless given."""
-    dtype = _dtype(dtype) or _python_scalar_dtype(fill_value)
-    return jnp.full(_shape(shape), fill_value, dtype=dtype)
+    return _full(_shape(shape), fill_value, _dtype(dtype) or _python_scalar_dtype(fill_value))
+
+
+@compiled("shape", "dtype")
+def _full(shape, fill_value, dtype):
+    return jnp.full(shape, fill_value, dtype=dtype)
 
 
 @op
+@compiled("dtype")
 def zeros_like(x, dtype=None):
     return jnp.zeros_like(x, dtype=_dtype(dtype))
 
 
 @op
+@compiled("dtype")
 def ones_like(x, dtype=None):
     return jnp.ones_like(x, dtype=_dtype(dtype))
 
 
 @op
+@compiled("dtype")
 def full_like(x, fill_value, dtype=None):
     return jnp.full_like(x, fill_value, dtype=_dtype(dtype))
 
@@ -629,6 +707,7 @@ def tri(N, M=None, k=0, dtype=None):
 
 
 @op
+@compiled("indexing")
 def meshgrid(*x, indexing="xy"):
     return jnp.meshgrid(*x, indexing=indexing)
 

@@ -1,5 +1,7 @@
 """Small helpers shared by the op modules."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -12,3 +14,33 @@ def as_array(x):
 def axis_arg(axis):
     """Keras accepts lists for axes; JAX wants hashable tuples."""
     return tuple(axis) if isinstance(axis, list) else axis
+
+
+def compiled(*static_argnames):
+    """Runs a composite op's pure function as one `jax.jit` call.
+
+    Eagerly, an op built from several JAX operations then costs one
+    dispatch instead of one per operation (and one compile per input
+    signature). `static_argnames` name the non-array arguments (axis,
+    strides, padding, ...); lists among them are made tuples so they hash.
+    Inside an outer `jax.jit` the call is simply inlined.
+    """
+    def decorate(fn):
+        jitted = jax.jit(fn, static_argnames=static_argnames)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            try:
+                return jitted(*args, **kwargs)
+            except ValueError as e:
+                if "Non-hashable static arguments" not in str(e):
+                    raise
+            return jitted(*map(_hashable, args), **{k: _hashable(v) for k, v in kwargs.items()})
+
+        return call
+
+    return decorate
+
+
+def _hashable(x):
+    return tuple(_hashable(e) for e in x) if isinstance(x, (list, tuple)) else x

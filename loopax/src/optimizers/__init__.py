@@ -4,15 +4,15 @@ import optax
 
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.adafactor import Adafactor
-from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Nadam
+from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Lamb, Nadam
 from loopax.src.optimizers.lion import Lion
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
-from loopax.src.optimizers.rmsprop import Adagrad, RMSprop
+from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
 from loopax.src.optimizers.sgd import SGD
 
 ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
-    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Lion, Adafactor)}
+    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor)}
 
 
 def serialize(optimizer):

@@ -211,3 +211,33 @@ class Nadam(Optimizer):
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon}
+
+
+# ---------------------------------------------------------------- Lamb
+class Lamb(Optimizer):
+    """LAMB (You et al., 2019): Adam's step rescaled per variable by the trust
+    ratio `||var|| / ||step||` (1 when either norm is 0). optax's
+    `scale_by_adam` + `scale_by_trust_ratio`, which are Keras's forms.
+
+    Args:
+        learning_rate: float or schedule (default 0.001).
+        beta_1, beta_2: decay rates of the first and second moments.
+        epsilon: added to the bias-corrected `sqrt(v)`.
+        **kwargs: the base `Optimizer` arguments.
+    """
+
+    _slot_aliases = {"mu": "momentum", "nu": "velocity"}
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def _transform(self):
+        return optax.chain(optax.scale_by_adam(self.beta_1, self.beta_2, self.epsilon),
+                           optax.scale_by_trust_ratio(), scale_by_learning_rate())
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}

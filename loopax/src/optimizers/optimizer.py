@@ -42,7 +42,7 @@ import optax
 from loopax.src import dtypes
 from loopax.src.optimizers import schedules
 from loopax.src.state import (StateScope, Variable, active_scope, check_values_match,
-                              is_tracer, name_scope, unique_name)
+                              name_scope, unique_name)
 from loopax.src.tensor import unwrap
 
 _BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",
@@ -66,8 +66,8 @@ def scale_by_learning_rate():
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-def _is_concrete(x):
-    return not is_tracer(x)
+_ARRAY_TYPE = type(jnp.zeros(()))  # a concrete jax.Array (fast type check)
+_TRACER_TYPE = jax.core.Tracer
 
 
 class Optimizer:
@@ -171,21 +171,21 @@ class Optimizer:
         value = unwrap(value)
         if isinstance(value, schedules.LearningRateSchedule) or callable(value):
             self._set_schedule(value)
-            return
-        if isinstance(self._learning_rate, schedules.LearningRateSchedule):
+        elif isinstance(self._learning_rate, Variable):
+            self._learning_rate.assign(value)
+        elif self._learning_rate is not None:
             raise TypeError(
-                f"{self.name} was created with a LearningRateSchedule, so its learning "
+                f"{self.name} was created with a learning-rate schedule, so its learning "
                 "rate cannot be set to a number; create the optimizer with a float "
                 "`learning_rate` to make it settable.")
-        try:
-            value = float(np.asarray(value))
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"{type(self).__name__}: `learning_rate` must be a float, a "
-                f"LearningRateSchedule or a callable of the step; got {value!r}.") from None
-        if isinstance(self._learning_rate, Variable):
-            self._learning_rate.assign(value)
         else:
+            try:
+                value = float(np.asarray(value))
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{type(self).__name__}: `learning_rate` must be a float, a "
+                    f"LearningRateSchedule or a callable of the step; got {value!r}."
+                ) from None
             with name_scope(self.name):
                 self._learning_rate = self._track(Variable(
                     value, dtype="float32", trainable=False, name="learning_rate"))
@@ -337,15 +337,27 @@ class Optimizer:
         A None gradient skips its variable for this step (with a warning).
         """
         grads, variables, indices = self._prepare(grads, trainable_variables, "apply")
-        if self._should_compile(grads):
+        if not self._should_compile(grads):
+            self._update(grads, variables)
+            return
+        if active_scope() is None:
             opt_values, var_values = self._own_values()
             new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
             for v, value in zip(self._trainable_variables, new_vars):
                 _write(v, value)
             for v, value in zip(self._variables, new_opt):
                 _write(v, value)
-        else:
+            return
+        # Inside a scope holding concrete values (an eager stateless call):
+        # the compiled step still applies, reading and assigning through it.
+        opt_values = [v.value for v in self._variables]
+        var_values = [v.value for v in self._trainable_variables]
+        if not self._should_compile(opt_values + var_values):
             self._update(grads, variables)
+            return
+        new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
+        for v, value in zip(self._trainable_variables + self._variables, new_vars + new_opt):
+            v.assign(value)
 
     def stateless_apply(self, optimizer_variables, grads, trainable_variables):
         """`apply` on values: returns `(new_trainable_values, new_optimizer_values)`.
@@ -365,7 +377,8 @@ class Optimizer:
             self._trainable_variables, trainable_variables, "trainable_variables", owner)]
         grads, variables, indices = self._prepare(grads, None, "stateless_apply")
         if self._should_compile(grads + opt_values + var_values):
-            return self._compiled_step(indices)(opt_values, var_values, grads)
+            new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
+            return list(new_vars), list(new_opt)
         mapping = list(zip(self._variables, opt_values)) + list(
             zip(self._trainable_variables, var_values))
         with StateScope(mapping) as scope:
@@ -399,12 +412,6 @@ class Optimizer:
             variables = self._trainable_variables
         else:
             variables = list(trainable_variables)
-            for i, v in enumerate(variables):
-                if not isinstance(v, Variable):
-                    raise TypeError(
-                        f"{self.name}.{caller}: trainable_variables[{i}] is a "
-                        f"{type(v).__name__}; pass the loopax Variables to update "
-                        "(to update plain arrays use `stateless_apply`).")
             if not self.built:
                 self.build(variables)
         if len(grads) != len(variables):
@@ -412,26 +419,24 @@ class Optimizer:
                 f"{self.name}.{caller}: got {len(grads)} gradients for "
                 f"{len(variables)} variables; pass one gradient per variable.")
         kept_grads, kept_vars, indices, missing = [], [], [], []
-        for g, v in zip(grads, variables):
+        index_by_id = self._index_by_id
+        for i, (g, v) in enumerate(zip(grads, variables)):
+            index = index_by_id.get(id(v))
+            if index is None:
+                self._raise_unknown(v, i, caller)
             if g is None:
                 missing.append(v.path)
                 continue
-            index = self._index_by_id.get(id(v))
-            if index is None:
-                raise ValueError(
-                    f"{self.name}: unknown variable {v.path!r}. An optimizer updates "
-                    "only the variables it was built with; create a new optimizer "
-                    "for a new set of variables.")
-            g = unwrap(g)
-            if not hasattr(g, "shape"):
-                g = jnp.asarray(g)
-            if tuple(g.shape) != v.shape:
-                raise ValueError(
-                    f"{self.name}: the gradient for variable {v.path!r} has shape "
-                    f"{tuple(g.shape)} but the variable has shape {v.shape}.")
+            if type(g) is not _ARRAY_TYPE:
+                g = unwrap(g)
+                if not hasattr(g, "shape"):
+                    g = jnp.asarray(g)
             kept_grads.append(g)
             kept_vars.append(v)
             indices.append(index)
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"{self.name}.{caller}: a variable appears more than once in "
+                             f"{[v.path for v in kept_vars]}.")
         if not kept_grads:
             raise ValueError(f"{self.name}.{caller}: no gradients provided for any "
                              f"variable (all were None): {missing}.")
@@ -441,10 +446,20 @@ class Optimizer:
                           "minimizing the loss; they were not updated.", stacklevel=3)
         return kept_grads, kept_vars, tuple(indices)
 
+    def _raise_unknown(self, v, i, caller):
+        if not isinstance(v, Variable):
+            raise TypeError(
+                f"{self.name}.{caller}: trainable_variables[{i}] is a "
+                f"{type(v).__name__}; pass the loopax Variables to update "
+                "(to update plain arrays use `stateless_apply`).")
+        raise ValueError(
+            f"{self.name}: unknown variable {v.path!r}. An optimizer updates "
+            "only the variables it was built with; create a new optimizer "
+            "for a new set of variables.")
+
     # ---- the compiled eager path -------------------------------------------------
     def _should_compile(self, arrays):
-        return (self.jit_compile and active_scope() is None
-                and all(_is_concrete(a) for a in arrays))
+        return self.jit_compile and not any(isinstance(a, _TRACER_TYPE) for a in arrays)
 
     def _own_values(self):
         return ([v._value for v in self._variables],
@@ -472,6 +487,11 @@ class Optimizer:
     # ---- the update (stateful, scope-aware) -----------------------------------------
     def _update(self, grads, variables):
         """One optimizer step: reads and assigns Variables."""
+        for g, v in zip(grads, variables):  # (runs once per trace when compiled)
+            if tuple(g.shape) != v.shape:
+                raise ValueError(
+                    f"{self.name}: the gradient for variable {v.path!r} has shape "
+                    f"{tuple(g.shape)} but the variable has shape {v.shape}.")
         grads = [g.astype(v.dtype) if g.dtype != v.dtype else g
                  for g, v in zip(grads, variables)]
         if self.loss_scale_factor is not None:
@@ -616,6 +636,20 @@ class Optimizer:
                              f"{len(self._variables)} variables.")
         for v, w in zip(self._variables, weights):
             v.assign(w)
+
+    def save_own_variables(self, store):
+        """Keras saving: `store["0"], store["1"], ...` = the variables' values."""
+        for i, v in enumerate(self._variables):
+            store[str(i)] = v.numpy()
+
+    def load_own_variables(self, store):
+        if len(store.keys()) != len(self._variables):
+            raise ValueError(
+                f"{self.name}: the saved state has {len(store.keys())} variables but the "
+                f"optimizer has {len(self._variables)}" + ("" if self.built else
+                " (build it first: `optimizer.build(model.trainable_variables)`)") + ".")
+        for i, v in enumerate(self._variables):
+            v.assign(store[str(i)])
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name} built={self.built}>"

@@ -73,3 +73,29 @@ class Adagrad(Optimizer):
         return {**super().get_config(),
                 "initial_accumulator_value": self.initial_accumulator_value,
                 "epsilon": self.epsilon}
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler, 2012): `delta = sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g`,
+    `var -= lr * delta` (optax's `scale_by_adadelta`, which is Keras's form).
+
+    Args:
+        learning_rate: float or schedule (default 0.001).
+        rho: decay of the running averages.
+        epsilon: added inside both square roots.
+        **kwargs: the base `Optimizer` arguments.
+    """
+
+    _slot_aliases = {"e_g": "accumulated_grad", "e_x": "accumulated_delta_var"}
+
+    def __init__(self, learning_rate=0.001, rho=0.95, epsilon=1e-7, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def _transform(self):
+        return optax.chain(optax.scale_by_adadelta(rho=self.rho, eps=self.epsilon),
+                           scale_by_learning_rate())
+
+    def get_config(self):
+        return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}

@@ -14,7 +14,6 @@ loading a file never runs code from it. Any file name works (`.keras` or
 from __future__ import annotations
 
 import datetime
-import io
 import json
 import os
 import warnings

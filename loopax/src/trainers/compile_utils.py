@@ -112,7 +112,7 @@ def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model")
             tt = tt[:-1]
         elif len(pp) == len(tt) + 1 and pp[-1] == 1:
             pp = pp[:-1]
-        ok = len(tt) == len(pp) and all(a == b or a == 1 or b == 1 for a, b in zip(tt, pp))
+        ok = len(tt) <= len(pp) and all(a == b or a == 1 for a, b in zip(tt[::-1], pp[::-1]))
     if ok:
         return
     hint = ""
@@ -183,9 +183,6 @@ class CompileLoss:
                 continue
             tshape = _shape(target) if target is not None else None
             loss = losses_module.resolve(spec, tshape, _shape(pred))
-            if target is not None:
-                check_target_shape(name, target, pred, losses_module.loss_kind(loss),
-                                   self._model_name)
             weight = 1.0 if weights[i] is None else float(weights[i])
             self.entries.append((i, loss, weight))
         if not self.entries:
@@ -194,6 +191,17 @@ class CompileLoss:
             self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
         self.losses_by_output = {self.names[i]: loss for i, loss, _ in self.entries}
         self.built = True
+        self.check_targets(y_true, y_pred)
+
+    def check_targets(self, y_true, y_pred):
+        """A clear error if a target cannot be compared with its output."""
+        from loopax.src import losses as losses_module
+        _, preds = flatten_outputs(y_pred, self.names)
+        targets = match_targets(y_true, self.names)
+        for i, loss, _ in self.entries:
+            if targets[i] is not None:
+                check_target_shape(self.names[i], targets[i], preds[i],
+                                   losses_module.loss_kind(loss), self._model_name)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         if not self.built:

@@ -517,15 +517,19 @@ class Trainer:
             lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
         if not self.compiled:
             return
-        needs_outputs = (self._compile_loss is not None and not self._compile_loss.built) or (
-            self._compile_metrics is not None and not self._compile_metrics.built)
-        if needs_outputs and y is not None:
+        checked = self._fns.setdefault("checked_batches", set())
+        signature = _shapes_signature(batch)
+        if y is not None and signature not in checked:
             y_pred = self._output_spec(x)
-            if self._compile_loss is not None and not self._compile_loss.built:
-                self._compile_loss.build(y, y_pred)
+            if self._compile_loss is not None:
+                if self._compile_loss.built:
+                    self._compile_loss.check_targets(y, y_pred)
+                else:
+                    self._compile_loss.build(y, y_pred)
             if self._compile_metrics is not None and not self._compile_metrics.built:
                 losses = getattr(self._compile_loss, "losses_by_output", None)
                 self._compile_metrics.build(y, y_pred, losses)
+            checked.add(signature)
         if training and not getattr(self.optimizer, "built", False):
             self.optimizer.build(self.trainable_variables)
 
@@ -915,6 +919,11 @@ def _batch_size(tree):
         if shape:
             return shape[0]
     return 1
+
+
+def _shapes_signature(tree):
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((tuple(np.shape(a)), str(a.dtype)) for a in leaves)
 
 
 def _to_jax(tree):
