@@ -304,6 +304,7 @@ def test_layer_losses_and_non_trainable_updates_under_the_tape():
         assert len(model.losses) == 2
         assert float(layer.calls.value) == start_calls + step + 1
         grads = tape.gradient(loss, model.trainable_variables)
+        assert [float(l) for l in model.losses]   # still this call's values, not tracers
         k, dk, db = [v.value for v in model.trainable_variables]
 
         def reference(k, dk, db):

@@ -51,7 +51,7 @@ def _value(x):
 
 
 def _spec(x):
-    dtype = jax.dtypes.canonicalize_dtype(np.result_type(x))
+    dtype = jax.dtypes.canonicalize_dtype(getattr(x, "dtype", None) or np.result_type(x))
     return jax.ShapeDtypeStruct(np.shape(x), dtype)
 
 

@@ -22,11 +22,21 @@ Variable is the sum over its reads. If an outer tape records while an inner
 tape computes a gradient, the compiled gradient function is itself recorded
 on the outer tape as one op, which gives higher-order derivatives.
 
+Speed: an op structure seen before runs as one jitted call, and a layer
+called again with the same argument structure runs its compiled forward
+(`_LayerPlan`), so the eager step costs a few dispatches, not one per
+primitive.
+
+Static (non-array) arguments are part of the structure: plain values by
+value, other objects by identity. A Python number that changes every step
+compiles a new program each step (pass an array instead), and an object
+mutated after its first use (a loss's settings, a layer's Python attributes)
+keeps its old behaviour in compiled code, as under `jax.jit`.
+
 A `jax.numpy` function applied to a Tensor or Variable that a tape follows
-raises JAX's TypeError ("Error interpreting argument ... as an abstract
-array"): JAX cannot report that computation to the tape, and loopax prefers an
-error to a silently missing gradient. Use the `loopax.ops` function of the
-same name, or Python operators, which are recorded.
+raises a TypeError that names the fix (`loopax.ops.sin`, not `jnp.sin`):
+JAX cannot report that computation to the tape, and an error beats a
+silently missing gradient.
 """
 
 from __future__ import annotations
@@ -183,36 +193,36 @@ def _add_node(tapes, fn, structure, treedef, template, positions, inputs, out):
 # contract. A family of structures that keeps meeting new Python numbers
 # (one that changes every step) stays on plain dispatch rather than compile
 # on every step.
-_EAGER: "collections.OrderedDict" = collections.OrderedDict()  # structure -> uses | jitted | None
+_EAGER: "collections.OrderedDict" = collections.OrderedDict()  # structure -> state
+_SEEN_ONCE, _NOT_JITTED = object(), object()
 _EAGER_FAMILIES: "collections.Counter" = collections.Counter()
 _EAGER_PER_FAMILY = 8
 
 
 def _evaluate(fn, structure, treedef, template, positions, values):
-    """`fn` on `values`, jitted per op structure once it is reused."""
+    """`fn` on `values`; jitted per op structure once the structure is reused."""
+    plain = functools.partial(_call, fn, treedef, template, positions)
     if _has_tracer(values):
-        return _call(fn, treedef, template, positions, values)
-    jitted = _EAGER.get(structure, 0)
-    if jitted == 0:
-        _EAGER[structure] = 1
+        return plain(values)
+    compiled = _EAGER.get(structure)
+    if compiled is None:
+        _EAGER[structure] = _SEEN_ONCE
         if len(_EAGER) > _CACHE_SIZE:
             _EAGER.popitem(last=False)
-        return _call(fn, treedef, template, positions, values)
-    if jitted == 1:
+        return plain(values)
+    if compiled is _SEEN_ONCE:
         family = structure[:2] + tuple(k[0] if k[0] in (int, float) else k
                                        for k in structure[2])
         _EAGER_FAMILIES[family] += 1
-        jitted = None
-        if _EAGER_FAMILIES[family] <= _EAGER_PER_FAMILY:
-            jitted = jax.jit(functools.partial(_call, fn, treedef, template, positions))
-        _EAGER[structure] = jitted
-    if jitted is None:
-        return _call(fn, treedef, template, positions, values)
+        jittable = _EAGER_FAMILIES[family] <= _EAGER_PER_FAMILY
+        compiled = _EAGER[structure] = jax.jit(plain) if jittable else _NOT_JITTED
+    if compiled is _NOT_JITTED:
+        return plain(values)
     try:
-        return jitted(values)
+        return compiled(values)
     except TypeError:   # non-array outputs, or Python control flow on values
-        out = _call(fn, treedef, template, positions, values)
-        _EAGER[structure] = None
+        out = plain(values)
+        _EAGER[structure] = _NOT_JITTED
         return out
 
 
@@ -306,10 +316,17 @@ class _LayerPlan:
         self.assigned, self.owners = [], []
 
     def _run(self, values, arrays):
+        """Traces the call; leaves the layers' record of their last call as it was."""
+        layers = self.layer._layers_tree()
+        saved = [(l, l._losses, l._loss_ctx, l._last_outer_ctx) for l in layers]
         scope = _TrackingScope(zip(self.variables, values), strict=self.where)
-        with _suspended(), scope:
-            a, k = _fill(self.treedef, self.template, self.positions, arrays)
-            outputs, losses, owners = _call_and_collect(self.layer, a, k)
+        try:
+            with _suspended(), scope:
+                a, k = _fill(self.treedef, self.template, self.positions, arrays)
+                outputs, losses, owners = _call_and_collect(self.layer, a, k)
+        finally:
+            for l, l_losses, loss_ctx, outer_ctx in saved:
+                l._losses, l._loss_ctx, l._last_outer_ctx = l_losses, loss_ctx, outer_ctx
         return outputs, losses, owners, scope
 
     def replay(self, values, arrays):
@@ -337,6 +354,7 @@ class _LayerPlan:
         self.layer._last_outer_ctx = layer_lib._ctx.counter
         for owner, _ in self.owners:
             owner._loss_ctx = layer_lib._ctx.counter
+        _set_losses(self.owners, losses)
         return outputs, losses, self.owners
 
 
@@ -399,11 +417,16 @@ def record_layer_call(layer, args, kwargs):
     recorded_outputs, recorded_losses = _add_node(
         tapes, plan.replay, plan.structure, node_tree, node_template, node_positions,
         node_leaves, (outputs, losses))
+    _set_losses(owners, recorded_losses)
+    return recorded_outputs
+
+
+def _set_losses(owners, losses):
+    """Gives each layer that called add_loss its share of `losses`."""
     i = 0
     for owner, count in owners:
-        owner._losses = list(recorded_losses[i:i + count])
+        owner._losses = list(losses[i:i + count])
         i += count
-    return recorded_outputs
 
 # --------------------------------------------------------------------------
 # Replay and the compiled gradient functions
@@ -703,7 +726,7 @@ class GradientTape:
     def _connected_target(self, t):
         if not isinstance(t, Tensor) or id(t) not in self._known:
             return False
-        return jnp.issubdtype(t.dtype, jnp.inexact)
+        return _differentiable(t.dtype)
 
     def _source_group(self, s):
         """The Tensors a source stands for: a Variable's reads, or itself."""
@@ -717,7 +740,7 @@ class GradientTape:
                 f"structures of them); got {type(s).__name__}. A plain array cannot "
                 "be watched: wrap it with `loopax.constant(x)`, `tape.watch()` that "
                 "Tensor, and compute with it.")
-        return [t for t in group if jnp.issubdtype(t.dtype, jnp.inexact)]
+        return [t for t in group if _differentiable(t.dtype)]
 
     def _differentiate(self, mode, targets, sources, zero, unconnected_shape, extra,
                        warn_target):
@@ -832,6 +855,12 @@ class GradientTape:
         state = "recording" if self._recording else "not recording"
         return (f"<GradientTape {state}, {len(self._nodes)} ops, "
                 f"persistent={self._persistent}>")
+
+
+@functools.lru_cache(maxsize=None)
+def _differentiable(dtype):
+    """Float and complex values have gradients; integers and booleans do not."""
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
 
 
 def _check_unconnected(value):

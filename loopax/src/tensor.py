@@ -161,7 +161,16 @@ def op(fn):
         args = [unwrap(a) for a in args]
         if kwargs:
             kwargs = {k: unwrap(v) for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            # An op called on symbolic tensors (functional API) becomes a layer
+            # call; checked only after a failure, so it costs nothing otherwise.
+            from loopax.src.layers.symbolic import any_symbolic
+            if any_symbolic((args, kwargs)):
+                from loopax.src.ops.symbolic_op import call_on_symbolic
+                return call_on_symbolic(fn, args, kwargs)
+            raise
 
     wrapper.__loopax_op__ = fn
     return wrapper

@@ -93,7 +93,7 @@ def np_conv2d(x, w, strides=(1, 1), padding="valid", dilation=(1, 1)):
     """x (N, H, W, C), w (kh, kw, C // groups, F): channels_last, grouped."""
     n, h, wd, c = x.shape
     kh, kw, cg, f = w.shape
-    groups, f_per_group = c // cg, f // (c // cg)
+    f_per_group = f // (c // cg)  # filters per group
     ekh, ekw = (kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1
     if padding == "same":
         oh, top, bottom = same_padding(h, ekh, strides[0])

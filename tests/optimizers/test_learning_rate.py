@@ -10,7 +10,7 @@ import pytest
 import loopax
 from loopax import optimizers
 from loopax.optimizers import schedules
-from optimizer_checks import assert_all_close, make_problem, make_variables, train
+from optimizer_checks import assert_all_close, make_problem, train
 
 
 def count_traces(optimizer):

@@ -42,20 +42,22 @@ class BasePooling(Layer):
         x = unwrap(inputs)
         window, strides = self._full(self.pool_size), self._full(self.strides)
         padding = self.padding.upper()
+        # Python-scalar init values let JAX recognise max/sum windows (and
+        # differentiate them under jit).
         if self.reduction == "max":
-            lowest = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) else jnp.iinfo(x.dtype).min
-            return lax.reduce_window(x, jnp.array(lowest, x.dtype), lax.max,
-                                     window, strides, padding)
+            lowest = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) \
+                else int(jnp.iinfo(x.dtype).min)
+            return lax.reduce_window(x, lowest, lax.max, window, strides, padding)
         if not jnp.issubdtype(x.dtype, jnp.floating):
             x = x.astype(self.dtype)
-        total = lax.reduce_window(x, jnp.array(0, x.dtype), lax.add, window, strides, padding)
+        total = lax.reduce_window(x, 0.0, lax.add, window, strides, padding)
         if self.padding == "valid":
             return total / math.prod(self.pool_size)
         # Count the real (unpadded) entries of each window.
         spatial_axes = range(1, self.rank + 1) if self.data_format == "channels_last" \
             else range(2, self.rank + 2)
         ones = jnp.ones(self._full(tuple(x.shape[a] for a in spatial_axes)), x.dtype)
-        count = lax.reduce_window(ones, jnp.array(0, x.dtype), lax.add, window, strides, padding)
+        count = lax.reduce_window(ones, 0.0, lax.add, window, strides, padding)
         return total / count
 
     def get_config(self):

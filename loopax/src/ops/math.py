@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from loopax.src.ops.utils import as_array, axis_arg, compiled
+from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op, unwrap
 
 _IMPORTED = set(globals())

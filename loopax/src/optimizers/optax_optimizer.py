@@ -6,7 +6,8 @@
 The transformation's state becomes Variables (`opt.variables`) like any
 optimizer's, so `stateless_apply`, `fit()` and checkpoints work unchanged.
 The transformation sees the parameters as an `OrderedDict` keyed by variable
-path (`"dense_kernel"`), so masks can be written by name.
+path (`"dense_kernel"`), so masks can select by name, e.g.
+`mask=lambda p: jax.tree_util.tree_map_with_path(lambda k, _: "bias" not in k[0].key, p)`.
 
 The learning rate, for callbacks such as ReduceLROnPlateau, comes from either
 
@@ -22,7 +23,6 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer
-from loopax.src.state import Variable
 
 
 class Optax(Optimizer):

@@ -41,6 +41,7 @@ import optax
 
 from loopax.src import dtypes
 from loopax.src.optimizers import schedules
+from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.state import (StateScope, Variable, active_scope, check_values_match,
                               name_scope, unique_name)
 from loopax.src.tensor import unwrap
@@ -238,7 +239,7 @@ class Optimizer:
                     "float dtype.")
         self._trainable_variables = var_list
         self._index_by_id = {id(v): i for i, v in enumerate(var_list)}
-        self._keys = _unique_keys([v.path.replace("/", "_") for v in var_list])
+        self._keys = unique_keys([v.path.replace("/", "_") for v in var_list])
         self._tx = self._transform()
         self._slots_for = {}
         if self._tx is not None:
@@ -257,7 +258,7 @@ class Optimizer:
             state = self._tx.init(params)
         leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
         keypaths = [path for path, _ in leaves]
-        names = _slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
+        names = slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
         self._slot_by_keypath = {}
         with name_scope(self.name):
             for path, name, (_, leaf) in zip(keypaths, names, leaves):
@@ -671,52 +672,3 @@ def _as_pure(fn, variables):
         return [scope.get_current_value(v) for v in variables]
 
     return pure
-
-
-def _unique_keys(keys):
-    seen = collections.Counter()
-    out = []
-    for k in keys:
-        out.append(k if seen[k] == 0 else f"{k}_{seen[k]}")
-        seen[k] += 1
-    return out
-
-
-def _slot_names(keypaths, variable_keys, aliases):
-    """Readable, unique names for the leaves of an optax state.
-
-    A leaf under a parameter key `k` gets `k_<field>` (`dense_kernel_mu`),
-    others `<field>` (`count`). Names start from the innermost field and grow
-    outwards only as far as needed to be unique.
-    """
-    def parts(path):
-        var_key, fields, all_fields = None, [], []
-        for entry in path:
-            if isinstance(entry, jax.tree_util.DictKey) and entry.key in variable_keys:
-                var_key = entry.key
-                continue
-            if isinstance(entry, jax.tree_util.SequenceKey):
-                all_fields.append(str(entry.idx))
-                continue
-            name = getattr(entry, "name", None) or str(getattr(entry, "key", entry))
-            fields.append(aliases.get(name, name))
-            all_fields.append(fields[-1])
-        return var_key, fields or ["state"], all_fields or ["state"]
-
-    decomposed = [parts(p) for p in keypaths]
-
-    def name_at(i, depth):
-        var_key, fields, all_fields = decomposed[i]
-        field = "_".join(fields[-depth:]) if depth <= len(fields) else "_".join(all_fields)
-        return f"{var_key}_{field}" if var_key is not None else field
-
-    depth = [1] * len(keypaths)
-    for _ in range(max((len(d[2]) for d in decomposed), default=0) + 1):
-        names = [name_at(i, depth[i]) for i in range(len(keypaths))]
-        counts = collections.Counter(names)
-        clashing = [i for i, n in enumerate(names) if counts[n] > 1]
-        if not clashing:
-            return names
-        for i in clashing:
-            depth[i] += 1
-    return _unique_keys([name_at(i, depth[i]) for i in range(len(keypaths))])

@@ -1,0 +1,172 @@
+"""loopax.function: a compiled stateful step equals the same step run eagerly."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import loopax
+from loopax import ops
+from loopax.src import function as function_lib
+from loopax.src.function import function
+from loopax.src.tape import GradientTape
+
+X = np.random.default_rng(1).normal(size=(8, 3)).astype(np.float32)
+Y = np.random.default_rng(2).normal(size=(8, 2)).astype(np.float32)
+
+
+def make_train_step():
+    """Seed 001's train_step: tape, apply_gradients, a Mean metric."""
+    model = loopax.models.Sequential([loopax.layers.Dense(4, activation="relu"),
+                                      loopax.layers.Dense(2)])
+    model(X)
+    loss_function = loopax.losses.MeanSquaredError()
+    optimizer = loopax.optimizers.Adam(learning_rate=0.05)
+    train_loss = loopax.metrics.Mean()
+
+    def train_step(images, labels):
+        with GradientTape() as tape:
+            predictions = model(images)
+            loss = loss_function(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_loss(loss)
+        return loss
+    return model, optimizer, train_loss, train_step
+
+
+def test_compiled_train_step_matches_the_eager_step():
+    model_a, opt_a, metric_a, eager_step = make_train_step()
+    model_b, opt_b, metric_b, step = make_train_step()
+    model_b.set_weights(model_a.get_weights())
+    compiled = function(step)
+    for _ in range(3):
+        loss_a = eager_step(X, Y)
+        loss_b = compiled(X, Y)
+        np.testing.assert_allclose(float(loss_a), float(loss_b), rtol=1e-5)
+    for a, b in zip(model_a.get_weights(), model_b.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert int(opt_b.iterations.value) == 3 == int(opt_a.iterations.value)
+    np.testing.assert_allclose(float(metric_a.result()), float(metric_b.result()), rtol=1e-5)
+    assert compiled.experimental_get_tracing_count() == 1
+
+
+def test_assigned_variables_are_written_back_and_outputs_keep_their_structure():
+    total = loopax.Variable(0.0, name="total")
+    scale = loopax.Variable(2.0, name="scale")
+
+    @function
+    def accumulate(x):
+        total.assign_add(ops.sum(x) * scale)
+        return {"total": total.value, "tag": "sum", "pair": (x * 2.0, None)}
+
+    held = total.value                     # a reference the caller keeps
+    out = accumulate(np.ones(3, np.float32))
+    out = accumulate(np.ones(3, np.float32))
+    assert float(total.value) == 12.0 and float(out["total"]) == 12.0
+    assert out["tag"] == "sum" and out["pair"][1] is None
+    np.testing.assert_array_equal(np.asarray(out["pair"][0]), [2.0, 2.0, 2.0])
+    assert float(held) == 0.0              # not invalidated by buffer donation
+    trace = next(iter(accumulate._traces.values()))
+    assert trace.assigned == [total] and trace.read == [scale]
+    scale.assign(1.0)                      # read each call, never baked in
+    accumulate(np.ones(3, np.float32))
+    assert float(total.value) == 15.0
+
+
+def test_retraces_on_new_shapes_dtypes_and_python_values():
+    calls = []
+
+    @function
+    def f(x, power):
+        calls.append(1)
+        return x ** power
+
+    f(np.ones(2, np.float32), 2)
+    f(np.full(2, 3.0, np.float32), 2)
+    assert f.experimental_get_tracing_count() == 1
+    f(np.ones(3, np.float32), 2)
+    f(np.ones(3, np.int32), 2)
+    np.testing.assert_array_equal(np.asarray(f(np.full(3, 2.0, np.float32), 3)), [8.0] * 3)
+    assert f.experimental_get_tracing_count() == 4
+    assert len(calls) == 8                 # Python runs only while tracing (twice each)
+    with pytest.warns(UserWarning, match="traced 6 times"):
+        for n in range(4, 6):
+            f(np.ones(n, np.float32), 2)
+
+
+def test_state_touched_only_in_the_compiled_trace_is_lifted_not_baked():
+    first, second = loopax.Variable(1.0), loopax.Variable(10.0)
+    traces = []
+
+    @function
+    def f(x):
+        traces.append(1)
+        v = first if len(traces) == 1 else second   # discovery reads `first` only
+        return v * x
+
+    assert float(f(np.float32(2.0))) == 20.0
+    second.assign(100.0)
+    assert float(f(np.float32(2.0))) == 200.0
+
+
+def test_loopax_print_prints_every_call_and_python_print_is_warned(capsys):
+    v = loopax.Variable(np.array([1.0, 2.0], np.float32))
+
+    @function
+    def show(x):
+        v.assign(v.value + x)
+        loopax_print = function_lib.print
+        loopax_print("v:", v, [x, 3])
+
+    for _ in range(2):
+        show(np.ones(2, np.float32))
+    jax.effects_barrier()
+    assert capsys.readouterr().out.splitlines() == ["v: [2. 3.] [[1. 1.], 3]",
+                                                    "v: [3. 4.] [[1. 1.], 3]"]
+    function_lib.print("eager", loopax.constant(1.5))
+    assert capsys.readouterr().out == "eager 1.5\n"
+
+    def noisy(x):
+        print("tracing", x)
+        return x
+    with pytest.warns(UserWarning, match="loopax.print"):
+        function(noisy)(np.ones(1, np.float32))
+
+
+def test_runs_as_python_under_a_tape_inside_jit_and_without_jit_compile():
+    w = loopax.Variable(3.0)
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return w * x * x
+
+    compiled = function(f)
+    with GradientTape() as tape:
+        y = compiled(np.float32(2.0))
+    assert float(tape.gradient(y, w)) == 4.0
+    assert float(jax.jit(lambda x: compiled(x))(2.0)) == 12.0
+    eager = function(f, jit_compile=False)
+    n = len(calls)
+    eager(1.0)
+    eager(1.0)
+    assert len(calls) == n + 2
+
+
+def test_a_decorated_method():
+    class Counter(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.count = loopax.Variable(0, dtype="int32")
+
+        @function
+        def bump(self, by):
+            self.count.assign_add(by)
+            return self.count.value
+
+    a, b = Counter(), Counter()
+    a.bump(jnp.int32(2))
+    a.bump(jnp.int32(3))
+    b.bump(jnp.int32(1))
+    assert int(a.count.value) == 5 and int(b.count.value) == 1
