@@ -569,7 +569,6 @@ class GradientTape:
     def _clear(self):
         self._nodes = []
         self._known = {}          # id -> Tensor: watched, read or produced
-        self._produced = set()    # ids of Tensors a node returned
         self._reads = {}          # id(variable) -> [read Tensors]
         self._watched = {}        # id(variable) -> variable, in watch order
 
@@ -596,7 +595,6 @@ class GradientTape:
         for o in node.outputs:
             if o is not None:
                 self._known[id(o)] = o
-                self._produced.add(id(o))
 
     # ---- context ---------------------------------------------------------
     def __enter__(self):

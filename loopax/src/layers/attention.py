@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import constraints, initializers, random, regularizers
+from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
@@ -66,10 +67,8 @@ class MultiHeadAttention(Layer):
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  seed=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        for arg, value in (("num_heads", num_heads), ("key_dim", key_dim)):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"MultiHeadAttention: `{arg}` must be a positive int, "
-                                 f"got {value!r}.")
+        num_heads = positive_int(num_heads, "num_heads", "MultiHeadAttention")
+        key_dim = positive_int(key_dim, "key_dim", "MultiHeadAttention")
         if attention_axes is not None:
             raise NotImplementedError(
                 "MultiHeadAttention: only attention_axes=None (attend over every axis "

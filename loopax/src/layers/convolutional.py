@@ -7,11 +7,13 @@ Channels-last input `(batch, *spatial, in_channels)` (or channels-first
 
 from __future__ import annotations
 
+import numpy as np
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers
-from loopax.src.layers.conv_utils import (dimension_numbers, standardize_data_format,
-                                          standardize_padding, standardize_tuple)
+from loopax.src.layers.argument_checks import (dimension_numbers, positive_int,
+                                               standardize_data_format, standardize_padding,
+                                               standardize_tuple)
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.tensor import unwrap
 
@@ -36,9 +38,8 @@ class BaseConv(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         owner = type(self).__name__
         self.rank = rank
-        if not isinstance(filters, int) or filters <= 0:
-            raise ValueError(f"{owner}: `filters` must be a positive int, got {filters!r}.")
-        if not isinstance(groups, int) or groups <= 0 or filters % groups:
+        filters = positive_int(filters, "filters", owner)
+        if not isinstance(groups, (int, np.integer)) or groups <= 0 or filters % groups:
             raise ValueError(f"{owner}: `groups` ({groups!r}) must be a positive int that "
                              f"divides `filters` ({filters}).")
         self.filters, self.groups = filters, groups

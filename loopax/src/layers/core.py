@@ -8,7 +8,7 @@ import math
 import jax.numpy as jnp
 
 from loopax.src import activations, constraints, initializers, random, regularizers
-from loopax.src.layers.conv_utils import standardize_data_format
+from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
@@ -26,9 +26,7 @@ class Dense(Layer):
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        if not isinstance(units, int) or units <= 0:
-            raise ValueError(f"Dense: `units` must be a positive int, got {units!r}.")
-        self.units = units
+        self.units = positive_int(units, "units", "Dense")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -198,10 +196,8 @@ class Embedding(Layer):
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
                  activity_regularizer=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        for arg, value in (("input_dim", input_dim), ("output_dim", output_dim)):
-            if not isinstance(value, int) or value <= 0:
-                raise ValueError(f"Embedding: `{arg}` must be a positive int, got {value!r}.")
-        self.input_dim, self.output_dim = input_dim, output_dim
+        self.input_dim = positive_int(input_dim, "input_dim", "Embedding")
+        self.output_dim = positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
         self.embeddings_constraint = constraints.get(embeddings_constraint)

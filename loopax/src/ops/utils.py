@@ -1,9 +1,11 @@
 """Small helpers shared by the op modules."""
 
 import functools
+import inspect
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 def as_array(x):
@@ -19,14 +21,17 @@ def axis_arg(axis):
 def compiled(*static_argnames):
     """Runs a composite op's pure function as one `jax.jit` call.
 
-    Eagerly, an op built from several JAX operations then costs one
-    dispatch instead of one per operation (and one compile per input
-    signature). `static_argnames` name the non-array arguments (axis,
-    strides, padding, ...); lists among them are made tuples so they hash.
+    Eagerly, an op then costs one dispatch instead of one per JAX operation
+    inside it, and skips the Python work `jax.numpy` / `jax.nn` do per call
+    (argument checks, custom_jvp tracing, einsum path search).
+    `static_argnames` name the non-array arguments (axis, strides, padding,
+    ...); lists and NumPy arrays given for them are made tuples so they hash.
     Inside an outer `jax.jit` the call is simply inlined.
     """
     def decorate(fn):
         jitted = jax.jit(fn, static_argnames=static_argnames)
+        params = list(inspect.signature(fn).parameters)
+        static_positions = [params.index(n) for n in static_argnames if n in params]
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
@@ -35,7 +40,9 @@ def compiled(*static_argnames):
             except ValueError as e:
                 if "Non-hashable static arguments" not in str(e):
                     raise
-            return jitted(*map(_hashable, args), **{k: _hashable(v) for k, v in kwargs.items()})
+            args = [_hashable(a) if i in static_positions else a for i, a in enumerate(args)]
+            kwargs = {k: _hashable(v) if k in static_argnames else v for k, v in kwargs.items()}
+            return jitted(*args, **kwargs)
 
         return call
 
@@ -43,4 +50,6 @@ def compiled(*static_argnames):
 
 
 def _hashable(x):
+    if isinstance(x, np.ndarray):
+        x = x.tolist()
     return tuple(_hashable(e) for e in x) if isinstance(x, (list, tuple)) else x

@@ -1,16 +1,24 @@
-"""Argument checks shared by the convolution and pooling layers."""
+"""Argument checks shared by the layers."""
 
 from __future__ import annotations
 
+import numpy as np
 
-def standardize_tuple(value, n, name, owner, allow_zero=False):
+
+def positive_int(value, name, owner):
+    """`value` as an int, or a ValueError naming the argument."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0:
+        return int(value)
+    raise ValueError(f"{owner}: `{name}` must be a positive int, got {value!r}.")
+
+
+def standardize_tuple(value, n, name, owner):
     """`3` -> `(3, 3)` for n=2; a sequence of n positive ints passes through."""
-    values = (value,) * n if isinstance(value, int) else tuple(value)
-    if len(values) != n or not all(isinstance(v, int) and (v > 0 or allow_zero and v == 0)
-                                   for v in values):
+    values = (value,) * n if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != n or not all(isinstance(v, (int, np.integer)) and v > 0 for v in values):
         raise ValueError(f"{owner}: `{name}` must be an int or a tuple of {n} positive ints, "
                          f"got {value!r}.")
-    return values
+    return tuple(int(v) for v in values)
 
 
 def standardize_data_format(data_format):
