@@ -89,6 +89,12 @@ def test_dense_symbolic_call_shape():
     assert y.shape == (None, 7, 3)
 
 
+def test_compute_output_shape_keeps_unknown_sizes():
+    assert layers.Dense(3).compute_output_shape((None, 5, 4)) == (None, 5, 3)
+    assert layers.Reshape((2, -1)).compute_output_shape((None, 6)) == (None, 2, 3)
+    assert layers.Concatenate().compute_output_shape([(None, 4), (None, 2)]) == (None, 6)
+
+
 def test_dense_unknown_activation_lists_valid_names():
     with pytest.raises(ValueError, match="relu"):
         layers.Dense(2, activation="relux")

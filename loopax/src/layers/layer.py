@@ -241,9 +241,17 @@ class Layer(Module):
         return inputs
 
     def compute_output_shape(self, input_shape):
-        spec = self.compute_output_spec(
-            jax.ShapeDtypeStruct(tuple(7 if d is None else d for d in input_shape), self.dtype))
-        return spec.shape
+        """The output shape for `input_shape` (None sizes stay None); builds the layer."""
+        is_shape = lambda s: isinstance(s, tuple) and all(  # noqa: E731
+            d is None or isinstance(d, int) for d in s)
+        if not self.built:
+            self.build(input_shape)
+            self.built = True
+        probes = [self.compute_output_spec(jax.tree_util.tree_map(
+            lambda s: jax.ShapeDtypeStruct(tuple(size if d is None else d for d in s), self.dtype),
+            input_shape, is_leaf=is_shape)) for size in symbolic._PROBE_SIZES]
+        return jax.tree_util.tree_map(
+            lambda a, b: symbolic.merge_probe_shapes(a.shape, b.shape), *probes)
 
     def compute_output_spec(self, *args, **kwargs):
         def run(*a, **k):
