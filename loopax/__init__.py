@@ -11,6 +11,9 @@ from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Input
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
+from loopax.src.tape import GradientTape
+from loopax.src.custom_gradient import custom_gradient
+from loopax.src.function import Function, function, print
 from loopax.src import random
 from loopax import (activations, callbacks, constraints, datasets, initializers, layers,
                     losses, metrics, models, ops, optimizers, regularizers, saving, utils)

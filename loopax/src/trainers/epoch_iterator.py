@@ -1,12 +1,21 @@
 """How an epoch is cut into compiled calls, and host batches prefetched for them.
 
-`ExecutionPlanner` decides how many steps each compiled call runs. With an
-integer `steps_per_execution` it is that number. With "auto" it times the
-first calls (the first one compiles, so it runs a single step) and then picks
-`k` so that one call lasts about `TARGET_CALL_SECONDS`: long enough that the
-per-call cost (dispatch, callbacks, progress bar) disappears, short enough for
-a lively progress bar. The device loop takes `k` at run time, so changing it
-never recompiles.
+`ExecutionPlanner` decides how each call runs: "loop" (`n` steps fused in one
+compiled loop) or "single" (one step, no loop). With an integer
+`steps_per_execution` k it is k-step loops (k > 1) or single steps (k = 1).
+With "auto" it measures:
+
+1. the loop is compiled by a call running 0 steps, then timed on 1 step;
+2. a step under `SINGLE_WORTH_SECONDS` is dispatch-bound: the loop wins and
+   `k` is chosen so one call lasts about `TARGET_CALL_SECONDS` (long enough
+   that the per-call cost disappears, short enough for a lively progress
+   bar), refined by the next timed calls;
+3. a longer step is compute-bound: the single step is compiled and timed
+   too, and the faster one is kept (XLA on CPU runs convolutions several
+   times slower inside a loop body than at top level; with steps this long,
+   asynchronous dispatch hides the per-step cost of single steps anyway).
+
+The device loop takes `n` at run time, so changing `k` never recompiles.
 
 `HostChunks` serves data that is not on the device (generators, PyDatasets,
 loaders, arrays too large for the device) from a background thread: it groups
@@ -24,6 +33,7 @@ import jax
 import numpy as np
 
 TARGET_CALL_SECONDS = 0.05
+SINGLE_WORTH_SECONDS = 5e-4
 MAX_HOST_CAPACITY = 64
 
 
@@ -37,39 +47,71 @@ class ExecutionPlanner:
         else:
             raise ValueError(f"`steps_per_execution` must be 'auto' or a positive integer, "
                              f"got {steps_per_execution!r}.")
-        self.calls = 0
-        self.seconds_per_step = None
-        self.host_capacity = self.fixed
+        self.mode = None if self.fixed is None else ("loop" if self.fixed > 1 else "single")
+        self.warmed = False
+        self.loop_seconds = None      # per step, in a loop
+        self.single_seconds = None    # per step, alone
+        self.single_calls = 0
+        self.refinements = 0
+
+    def next(self, remaining: int):
+        """`(how, n, timed)` for the next call: how is "warm" (compile the loop,
+        0 steps), "loop" or "single"; `timed` asks the caller to wait for the
+        call and report its duration to `record`."""
+        if self.fixed is not None:
+            return (self.mode, min(self.fixed, remaining) if self.mode == "loop" else 1, False)
+        if self.mode == "single":
+            return "single", 1, False
+        if not self.warmed:
+            return "warm", 0, False
+        if self.loop_seconds is None:
+            return "loop", 1, True
+        if self.mode is None:          # a long step: compare with a single step
+            return "single", 1, self.single_calls > 0
+        return "loop", max(1, min(remaining, self.k)), self.refinements < 2
 
     @property
-    def calibrating(self) -> bool:
-        """Whether the next call should be timed (the trainer then waits for it)."""
-        return self.fixed is None and self.calls < 3
+    def k(self) -> int:
+        return int(TARGET_CALL_SECONDS / max(self.loop_seconds, 1e-7))
 
-    def size(self, remaining: int) -> int:
-        """Steps for the next call, at most `remaining`."""
+    def record(self, how: str, n: int, seconds: float | None):
+        if how == "warm":
+            self.warmed = True
+        elif how == "single":
+            self.single_calls += 1
+            if seconds is not None:
+                self.single_seconds = seconds
+                self.mode = "single" if seconds <= self.loop_seconds else "loop"
+        elif how == "loop" and seconds is not None:
+            if self.loop_seconds is None:
+                self.loop_seconds = seconds / n
+                if self.loop_seconds < SINGLE_WORTH_SECONDS:
+                    self.mode = "loop"
+            else:
+                self.refinements += 1
+                self.loop_seconds = seconds / n
+
+    # ---- host data: stacked chunks --------------------------------------------
+    def host_next(self):
+        """`(capacity, timed)` for host data: single steps until one is timed,
+        then stacked chunks of `capacity` batches if steps are short."""
         if self.fixed is not None:
-            return min(self.fixed, remaining)
-        if self.calls == 0:
-            return 1
-        if self.seconds_per_step is None:
-            return min(4, remaining)
-        k = int(TARGET_CALL_SECONDS / max(self.seconds_per_step, 1e-7))
-        return max(1, min(remaining, k))
+            return self.fixed, False
+        if self.single_seconds is None:
+            return 1, self.single_calls > 0
+        if self.single_seconds >= SINGLE_WORTH_SECONDS:
+            return 1, False
+        k = TARGET_CALL_SECONDS / max(self.single_seconds, 1e-7)
+        return int(min(MAX_HOST_CAPACITY, 2 ** max(0, round(math.log2(max(k, 1)))))), False
 
-    def record(self, n: int, seconds: float | None):
-        """Notes a finished call of `n` steps that took `seconds` (None: not timed)."""
-        self.calls += 1
-        if seconds is not None and self.calls > 1:
-            self.seconds_per_step = seconds / n
-            if self.host_capacity is None and self.calls >= 3:
-                k = TARGET_CALL_SECONDS / max(self.seconds_per_step, 1e-7)
-                self.host_capacity = int(min(MAX_HOST_CAPACITY,
-                                             2 ** max(0, round(math.log2(max(k, 1))))))
+    def host_record(self, n, seconds):
+        self.single_calls += 1
+        if seconds is not None and n == 1:
+            self.single_seconds = seconds
 
     def capacity(self) -> int:
-        """Batches per stacked host chunk (1 until calibrated)."""
-        return self.host_capacity or 1
+        """Batches per stacked host chunk (read by the prefetch thread)."""
+        return self.host_next()[0]
 
 
 class HostChunks:

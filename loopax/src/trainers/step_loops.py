@@ -10,7 +10,9 @@ return the final state and the last step's logs:
   (`order` is the epoch's permutation, or None for the natural order);
 - `stacked_loop`: `n` host batches stacked on a leading axis and transferred
   together;
-- `single_step`: one batch.
+- `single_step` / `device_single`: one step, no loop (some XLA backends run
+  a loop body slower than the same ops at top level: convolutions on CPU run
+  several times slower inside a while loop, so the planner measures both).
 
 Training loops donate the state (argument 0): XLA updates weights and
 optimizer slots in place, and the caller must not reuse the arrays it passed.
@@ -73,6 +75,13 @@ def make_stacked_loop(step, finalize=_identity_finalize, donate=True):
     return jax.jit(loop, donate_argnums=(0,) if donate else ())
 
 
+def make_device_single(step, finalize=_identity_finalize, donate=True):
+    def one(state, data, order, row0, batch_size):
+        logs, state = step(state, device_batch(data, order, row0, 0, batch_size))
+        return state, finalize(logs, state)
+    return jax.jit(one, static_argnames=("batch_size",), donate_argnums=(0,) if donate else ())
+
+
 def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
     def one(state, batch):
         logs, state = step(state, batch)
@@ -100,6 +109,12 @@ def make_device_predict(predict):
         return _collect(predict, lambda i: device_batch(data, order, row0, i, batch_size),
                         state, n, capacity)
     return jax.jit(loop, static_argnames=("batch_size", "capacity"))
+
+
+def make_device_predict_single(predict):
+    def one(state, data, order, row0, batch_size):
+        return predict(state, device_batch(data, order, row0, 0, batch_size))
+    return jax.jit(one, static_argnames=("batch_size",))
 
 
 def make_stacked_predict(predict):

@@ -596,7 +596,7 @@ class Trainer:
                 live.write_back()
             begin(step)
             live.refresh()
-            timed = planner.calibrating and step < full and kind == "train"
+            timed = planner.calibrating and step < full
             logs = self._call(loop, live, planner, n, timed, data, order, row0, n,
                               batch_size=batch_size)
             if sync_hooks:
@@ -627,7 +627,7 @@ class Trainer:
                     live.write_back()
                 begin(step)
                 live.refresh()
-                timed = planner.calibrating and kind == "train" and not eager
+                timed = planner.calibrating and not eager
                 if item[0] == "stacked":
                     logs = self._call(stacked_loop, live, planner, n, timed, data, n)
                 else:
