@@ -368,6 +368,10 @@ def _run_eagerly(layer, treedef, template, positions, arg_values, own):
     with _suspended(), scope:
         a, k = _fill(treedef, template, positions, arg_values)
         outputs, losses, owners = _call_and_collect(layer, a, k)
+    # Eager ops on Variables return Tensors; the node's outputs are plain values.
+    outputs, losses = jax.tree_util.tree_map(
+        lambda x: x._loopax_value if isinstance(x, Tensor) else x, (outputs, losses),
+        is_leaf=lambda x: isinstance(x, Tensor))
     # Variables read but not owned (sub-layers built during this call, shared ones).
     extras = list(scope.unmapped.values())
     values = values + [v.value for v in extras]

@@ -144,25 +144,36 @@ def unwrap(x):
     return x
 
 
-def op(fn):
+def op(fn=None, *, tensor_out=True):
     """Makes `fn` (a pure function of arrays) a loopax op.
 
     The op accepts Variables and Tensors wherever `fn` takes arrays, and a
-    recording GradientTape records it. `fn` must be pure and traceable by JAX;
+    recording GradientTape records it. Called eagerly with a Tensor or
+    Variable as a positional argument it returns a Tensor (unless
+    `tensor_out=False`, for conversions to arrays); otherwise (plain arrays,
+    or inside `jax.jit`/`grad`) a `jax.Array`. `fn` must be pure and traceable by JAX;
     array arguments are found anywhere in its positional and keyword
     arguments, everything else is treated as static.
     """
+
+    if fn is None:
+        return functools.partial(op, tensor_out=tensor_out)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if _state.tapes:
             from loopax.src import tape
             return tape.record(fn, args, kwargs)
+        wrapped = False
+        for a in args if tensor_out else ():
+            if isinstance(a, _WRAPPED):
+                wrapped = True
+                break
         args = [unwrap(a) for a in args]
         if kwargs:
             kwargs = {k: unwrap(v) for k, v in kwargs.items()}
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
         except Exception:
             # An op called on symbolic tensors (functional API) becomes a layer
             # call; checked only after a failure, so it costs nothing otherwise.
@@ -171,6 +182,12 @@ def op(fn):
                 from loopax.src.ops.symbolic_op import call_on_symbolic
                 return call_on_symbolic(fn, args, kwargs)
             raise
+        if wrapped and isinstance(out, jax.Array) and not isinstance(out, jax.core.Tracer):
+            # Eager Tensor/Variable in, Tensor out (as in TensorFlow), so
+            # `(w * x + b).numpy()` works; under JAX transformations ops
+            # return plain arrays.
+            return Tensor(out)
+        return out
 
     wrapper.__loopax_op__ = fn
     return wrapper

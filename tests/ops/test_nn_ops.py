@@ -13,7 +13,7 @@ rng = np.random.default_rng(1)
 
 
 def check(actual, expected, tol=1e-5):
-    assert isinstance(actual, jax.Array), type(actual)
+    assert isinstance(actual, (jax.Array, loopax.Tensor)), type(actual)
     np.testing.assert_allclose(np.asarray(actual), expected, rtol=tol, atol=tol)
 
 

@@ -17,7 +17,7 @@ UNIT = np.clip(X / 4, -0.9, 0.9)
 
 
 def check(actual, expected, tol=1e-5):
-    assert isinstance(actual, jax.Array), type(actual)
+    assert isinstance(actual, (jax.Array, loopax.Tensor)), type(actual)
     np.testing.assert_allclose(np.asarray(actual), expected, rtol=tol, atol=tol)
 
 
@@ -51,6 +51,9 @@ def test_binary_with_variables_tensors_and_scalars():
         check(fn(loopax.constant(a), b), ref(a, b))
         check(fn(a, 2.0), ref(a, np.float32(2.0)))
         check(fn(2, b), ref(np.float32(2), b))
+        # Eagerly, Tensor or Variable in → Tensor out (as in TF); arrays in → arrays out.
+        assert isinstance(fn(loopax.Variable(a), b), loopax.Tensor)
+        assert isinstance(fn(a, b), jax.Array)
 
 
 def test_integer_division_family():

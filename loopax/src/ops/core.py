@@ -60,7 +60,7 @@ def _has_tracer(x):
     return builtins.any(is_tracer(leaf) for leaf in jax.tree_util.tree_leaves(x))
 
 
-@op
+@op(tensor_out=False)
 def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
     """`x` as a `jax.Array` (NumPy arrays, lists, scalars, Variables).
 

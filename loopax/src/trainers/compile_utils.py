@@ -135,13 +135,14 @@ def _scoped_or_eager(metric, value) -> bool:
     variables = metric.variables
     if not variables:
         return True
-    if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value)):
+    from loopax.src.tensor import unwrap
+    if not isinstance(unwrap(value), jax.core.Tracer):
         return True
     return all(any(s.get_current_value(v) is not None for s in _state.scopes) for v in variables)
 
 
 def _batch_size(tree):
-    for leaf in jax.tree_util.tree_leaves(tree):
+    for leaf in jax.tree_util.tree_leaves(tree, is_leaf=lambda a: hasattr(a, "shape")):
         if getattr(leaf, "ndim", 0):
             return leaf.shape[0]
     return 1

@@ -488,17 +488,18 @@ class Trainer:
                 fn = step_loops.make_single_step(step, finalize, jit=False)
         elif kind == "predict":
             fn = {"device": step_loops.make_device_predict,
-                  "stacked": step_loops.make_stacked_predict,
+                  "device_single": step_loops.make_device_predict_single,
                   "single": jax.jit}[mode](step)
         else:
             fn = {"device": step_loops.make_device_loop,
+                  "device_single": step_loops.make_device_single,
                   "stacked": step_loops.make_stacked_loop,
                   "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
         self._fns[key] = fn
         return fn
 
-    def _planner(self, kind):
-        key = ("planner", kind)
+    def _planner(self, kind, source="device"):
+        key = ("planner", kind, source)
         if key not in self._fns:
             self._fns[key] = ExecutionPlanner(self.steps_per_execution)
         return self._fns[key]
@@ -551,9 +552,9 @@ class Trainer:
             begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
         else:
             begin, end = callbacks.on_test_batch_begin, callbacks.on_test_batch_end
-        planner = self._planner(kind)
         on_device = (isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly
                      and adapter.fits_on_device())
+        planner = self._planner(kind, "device" if on_device else "host")
         adapter.on_epoch_begin()
         if on_device:
             logs = self._pass_on_device(kind, adapter, live, planner, begin, end, seed,
@@ -564,16 +565,15 @@ class Trainer:
         adapter.on_epoch_end()
         return logs
 
-    def _call(self, fn, live, planner, n, timed, *args, **kwargs):
+    def _call(self, fn, live, n, timed, *args, **kwargs):
+        """Runs one compiled call on the live state; returns (logs, seconds or None)."""
         start = time.perf_counter() if timed else None
         values, logs = fn(live.values, *args, **kwargs)
         live.stored(values)
-        if timed:
-            jax.block_until_ready(logs)
-            planner.record(n, time.perf_counter() - start)
-        else:
-            planner.record(n, None)
-        return logs
+        if not timed:
+            return logs, None
+        jax.block_until_ready(logs)
+        return logs, time.perf_counter() - start
 
     def _stop_requested(self, kind):
         return kind == "train" and self.stop_training
@@ -581,6 +581,7 @@ class Trainer:
     def _pass_on_device(self, kind, adapter, live, planner, begin, end, seed, max_steps,
                         sync_hooks):
         loop = self._function(kind, "device")
+        single = self._function(kind, "device_single")
         data = adapter.device_data()
         order = adapter.device_order(seed)
         size = adapter.batch_size
@@ -589,16 +590,28 @@ class Trainer:
         step, logs = 0, None
         while step < steps:
             if step < full:
-                n, batch_size, row0 = planner.size(full - step), size, step * size
-            else:
-                n, batch_size, row0 = 1, adapter.partial_batch_size, full * size
+                how, n, timed = planner.next(full - step)
+                batch_size, row0 = size, step * size
+            else:   # the last, partial batch: its own shape, compiled once
+                how, n, timed = "single", 1, False
+                batch_size, row0 = adapter.partial_batch_size, full * size
+            if how == "warm":   # compiles the loop, runs no step
+                live.refresh()
+                self._call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
+                planner.record("warm", 0, None)
+                continue
             if sync_hooks:
                 live.write_back()
             begin(step)
             live.refresh()
-            timed = planner.calibrating and step < full
-            logs = self._call(loop, live, planner, n, timed, data, order, row0, n,
-                              batch_size=batch_size)
+            if how == "loop":
+                logs, seconds = self._call(loop, live, n, timed, data, order, row0, n,
+                                           batch_size=batch_size)
+            else:
+                logs, seconds = self._call(single, live, 1, timed, data, order, row0,
+                                           batch_size=batch_size)
+            if step < full:
+                planner.record(how, n, seconds)
             if sync_hooks:
                 live.write_back()
             end(step + n - 1, logs)
@@ -627,12 +640,13 @@ class Trainer:
                     live.write_back()
                 begin(step)
                 live.refresh()
-                timed = planner.calibrating and not eager
                 if item[0] == "stacked":
-                    logs = self._call(stacked_loop, live, planner, n, timed, data, n)
+                    logs, _ = self._call(stacked_loop, live, n, False, data, n)
                 else:
-                    logs = self._call(single, live, planner, n, timed,
-                                      _to_jax(data) if eager else data)
+                    timed = not eager and planner.host_next()[1]
+                    logs, seconds = self._call(single, live, 1, timed,
+                                               _to_jax(data) if eager else data)
+                    planner.host_record(1, seconds)
                 if sync_hooks:
                     live.write_back()
                 end(step + n - 1, logs)
@@ -817,6 +831,8 @@ class Trainer:
 
     def _predict_on_device(self, adapter, live, callbacks, max_steps, pieces):
         loop = self._function("predict", "device")
+        single = self._function("predict", "device_single")
+        planner = self._planner("predict")
         data = adapter.device_data()
         size = adapter.batch_size
         steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
@@ -825,13 +841,26 @@ class Trainer:
         step = 0
         while step < steps:
             if step < full:
-                n, batch_size, row0, cap = min(capacity, full - step), size, step * size, capacity
+                how, n, timed = planner.next(full - step)
+                n, batch_size, row0 = min(n, capacity), size, step * size
             else:
-                n, batch_size, row0, cap = 1, adapter.partial_batch_size, full * size, 1
+                how, n, timed = "single", 1, False
+                batch_size, row0 = adapter.partial_batch_size, full * size
+            if how == "warm":
+                loop(live.values, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
+                planner.record("warm", 0, None)
+                continue
             callbacks.on_predict_batch_begin(step)
-            out = jax.device_get(loop(live.values, data, None, row0, n,
-                                      batch_size=batch_size, capacity=cap))
-            out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
+            start = time.perf_counter()
+            if how == "loop":
+                out = jax.device_get(loop(live.values, data, None, row0, n,
+                                          batch_size=batch_size, capacity=capacity))
+                out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
+            else:
+                out = jax.device_get(single(live.values, data, None, row0,
+                                            batch_size=batch_size))
+            if step < full:
+                planner.record(how, n, time.perf_counter() - start if timed else None)
             pieces.append(out)
             callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
             step += n
@@ -840,6 +869,8 @@ class Trainer:
         spe = self.steps_per_execution
         if spe != "auto":
             return max(1, min(int(spe), full))
+        if full == 0:
+            return 1
         step, _, _ = self._value_step("predict")
         batch = jax.tree_util.tree_map(
             lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
@@ -852,8 +883,8 @@ class Trainer:
         eager = self.run_eagerly
         single = self._function("predict", "single")
         steps = max_steps if max_steps is not None else adapter.num_batches
-        chunks = HostChunks(adapter.get_numpy_iterator(None), steps, self._planner("predict"),
-                            stack=False, to_device=not eager)
+        chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
+                            self._planner("predict", "host"), stack=False, to_device=not eager)
         try:
             for _, step, data in chunks:
                 callbacks.on_predict_batch_begin(step)
@@ -913,8 +944,14 @@ class _Cache:
         self.entries = {}
 
 
+def _has_shape(x):
+    return hasattr(x, "shape")
+
+
 def _batch_size(tree):
-    for leaf in jax.tree_util.tree_leaves(tree):
+    # Arrays, Variables and tape Tensors are leaves (a followed Tensor must
+    # not be flattened).
+    for leaf in jax.tree_util.tree_leaves(tree, is_leaf=_has_shape):
         shape = getattr(leaf, "shape", None)
         if shape:
             return shape[0]
