@@ -117,3 +117,15 @@ def test_set_weights_lists_each_mismatch():
     layer(np.ones((1, 3)))
     with pytest.raises(ValueError, match=r"(?s)weight 0 \(affine/kernel\): expected shape \(3, 2\), got \(2, 2\)"):
         layer.set_weights([np.ones((2, 2)), np.zeros(())])
+
+
+def test_seed_state_is_a_variable_but_not_a_weight():
+    drop = loopax.layers.Dropout(0.5, seed=1)
+    drop(np.ones((2, 3)), training=True)
+    assert drop.weights == [] and drop.count_params() == 0
+    assert [v.name for v in drop.non_trainable_variables] == ["seed_generator_state"]
+    # ... so a stateless call returns the advanced seed state.
+    state = [v.value for v in drop.non_trainable_variables]
+    out1, state = drop.stateless_call([], state, np.ones((2, 3)), training=True)
+    out2, _ = drop.stateless_call([], state, np.ones((2, 3)), training=True)
+    assert not np.array_equal(np.asarray(out1), np.asarray(out2))

@@ -44,6 +44,7 @@ class SeedGenerator:
             self.state = Variable(
                 np.array([0, int(seed)], dtype=np.uint32), dtype="uint32",
                 trainable=False, name="seed_generator_state")
+        self.state.is_seed_state = True  # not a weight: Layer.weights leaves it out
 
     @property
     def variables(self):

@@ -195,7 +195,11 @@ class Layer(Module):
 
     @property
     def weights(self) -> list[Variable]:
-        return self.variables
+        """The layer's weights: `variables` less RNG seed states (as in Keras).
+
+        Seed states still belong to `non_trainable_variables`, so stateless
+        calls and `fit()` carry them."""
+        return [v for v in self.variables if not getattr(v, "is_seed_state", False)]
 
     @property
     def trainable_weights(self):
@@ -203,7 +207,8 @@ class Layer(Module):
 
     @property
     def non_trainable_weights(self):
-        return self.non_trainable_variables
+        return [v for v in self.non_trainable_variables
+                if not getattr(v, "is_seed_state", False)]
 
     @property
     def layers(self) -> list["Layer"]:
