@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src.tensor import op
+from loopax.src.utils.registry import Registry, name_table
 
 
 @op
@@ -121,38 +122,21 @@ def linear(x):
     return x
 
 
-_ALL = {fn.__name__: fn for fn in (
-    relu, leaky_relu, relu6, elu, selu, gelu, silu, hard_silu, sigmoid, hard_sigmoid,
-    tanh, softplus, softsign, softmax, log_softmax, exponential, mish, linear)}
-_ALIASES = {"swish": silu, "hard_swish": hard_silu}
+_REGISTRY = Registry("activation", name_table(
+    [relu, leaky_relu, relu6, elu, selu, gelu, silu, hard_silu, sigmoid, hard_sigmoid,
+     tanh, softplus, softsign, softmax, log_softmax, exponential, mish, linear],
+    {"swish": silu, "hard_swish": hard_silu}))
 
 
 def serialize(activation):
     """The name of a built-in activation; other callables come back unchanged."""
-    for name, fn in _ALL.items():
-        if activation is fn:
-            return name
-    return activation
+    return _REGISTRY.serialize(activation)
 
 
-def deserialize(name):
-    return get(name)
+def deserialize(name, custom_objects=None):
+    return _REGISTRY.deserialize(name, custom_objects)
 
 
 def get(identifier):
     """An activation function from a name, a callable, or None (linear)."""
-    if identifier is None:
-        return linear
-    if isinstance(identifier, str):
-        fn = _ALL.get(identifier) or _ALIASES.get(identifier)
-        if fn is None:
-            raise ValueError(
-                f"Unknown activation {identifier!r}. Valid names: "
-                f"{', '.join(sorted(list(_ALL) + list(_ALIASES)))}; or pass a callable.")
-        return fn
-    if isinstance(identifier, dict) and "class_name" in identifier:
-        return get(identifier["class_name"])
-    if callable(identifier):
-        return identifier
-    raise TypeError(
-        f"An activation must be a name, a callable or None; got {identifier!r}.")
+    return linear if identifier is None else _REGISTRY.get(identifier)

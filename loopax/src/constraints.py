@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from loopax.src.module import _snake_case
 from loopax.src.tensor import unwrap
+from loopax.src.utils.registry import Registry, name_table
 
 _EPSILON = 1e-7
 
@@ -98,43 +98,22 @@ class MinMaxNorm(Constraint):
 
 
 _CLASSES = [MaxNorm, NonNeg, UnitNorm, MinMaxNorm]
-_BY_NAME = {}
-for _cls in _CLASSES:
-    _BY_NAME[_cls.__name__] = _cls
-    _BY_NAME[_snake_case(_cls.__name__)] = _cls
+_REGISTRY = Registry("constraint", name_table(_CLASSES), base=Constraint,
+                     unlisted=[cls.__name__ for cls in _CLASSES])
 
 # Keras' lower-case aliases.
 max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
 
 
 def serialize(constraint):
-    if isinstance(constraint, Constraint):
-        return {"class_name": type(constraint).__name__, "config": constraint.get_config()}
-    return constraint
+    return _REGISTRY.serialize(constraint)
 
 
-def deserialize(config):
-    return get(config)
+def deserialize(config, custom_objects=None):
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A constraint from None, a name ("max_norm", "non_neg", ...), a config
     dict or a callable."""
-    if identifier is None or isinstance(identifier, Constraint):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier)
-        if cls is None:
-            names = sorted(n for n in _BY_NAME if n[0].islower())
-            raise ValueError(f"Unknown constraint {identifier!r}. Valid names: "
-                             f"{', '.join(names)}; or pass a callable.")
-        return cls()
-    if isinstance(identifier, dict) and "class_name" in identifier:
-        cls = type(get(identifier["class_name"]))
-        return cls.from_config(identifier.get("config", {}))
-    if isinstance(identifier, type) and issubclass(identifier, Constraint):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"A constraint must be None, a name, a config dict or a callable; "
-                    f"got {identifier!r}.")
+    return _REGISTRY.get(identifier)

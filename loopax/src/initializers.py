@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes, random
-from loopax.src.module import _snake_case
+from loopax.src.utils.registry import Registry, name_table
 
 
 def compute_fans(shape):
@@ -283,46 +283,27 @@ IdentityInitializer = Identity
 _CLASSES = [Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal,
             VarianceScaling, GlorotUniform, GlorotNormal, HeNormal, HeUniform,
             LecunNormal, LecunUniform, Orthogonal, Identity]
-_BY_NAME = {}
-for _cls in _CLASSES:
-    _BY_NAME[_cls.__name__] = _cls
-    _BY_NAME[_snake_case(_cls.__name__)] = _cls
-_BY_NAME.update({"zero": Zeros, "one": Ones, "normal": RandomNormal, "uniform": RandomUniform,
-                 "IdentityInitializer": Identity})
+_REGISTRY = Registry(
+    "initializer",
+    name_table(_CLASSES, {"zero": Zeros, "one": Ones, "normal": RandomNormal,
+                          "uniform": RandomUniform, "IdentityInitializer": Identity}),
+    base=Initializer, unlisted=[cls.__name__ for cls in _CLASSES] + ["IdentityInitializer"],
+    accepts="an Initializer or a callable")
 
 
 def serialize(initializer):
     """`{"class_name": ..., "config": ...}` for a loopax initializer; other
     callables come back unchanged."""
-    if isinstance(initializer, Initializer):
-        return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
-    return initializer
+    return _REGISTRY.serialize(initializer)
 
 
-def deserialize(config):
-    return get(config)
+def deserialize(config, custom_objects=None):
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """An initializer from a name, a config dict, an Initializer or a callable."""
-    if identifier is None or isinstance(identifier, Initializer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier)
-        if cls is None:
-            names = sorted(n for n in _BY_NAME if n[0].islower())
-            raise ValueError(f"Unknown initializer {identifier!r}. Valid names: "
-                             f"{', '.join(names)} (or their class names); or pass a callable.")
-        return cls()
-    if isinstance(identifier, dict) and "class_name" in identifier:
-        init = get(identifier["class_name"])
-        return type(init).from_config(identifier.get("config", {}))
-    if isinstance(identifier, type) and issubclass(identifier, Initializer):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"An initializer must be a name, a config dict or a callable; "
-                    f"got {identifier!r}.")
+    return _REGISTRY.get(identifier)
 
 
 # Keras' lower-case function-style aliases.

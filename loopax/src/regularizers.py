@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from loopax.src.module import _snake_case
 from loopax.src.tensor import unwrap
+from loopax.src.utils.registry import Registry, name_table
 
 
 class Regularizer:
@@ -112,46 +112,22 @@ class OrthogonalRegularizer(Regularizer):
 
 
 _CLASSES = [L1, L2, L1L2, OrthogonalRegularizer]
-_BY_NAME = {}
-for _cls in _CLASSES:
-    _BY_NAME[_cls.__name__] = _cls
-    _BY_NAME[_snake_case(_cls.__name__)] = _cls
-_BY_NAME.update({"l1": L1, "l2": L2, "l1_l2": L1L2, "l1l2": L1L2,
-                 "orthogonal_regularizer": OrthogonalRegularizer})
-
+_REGISTRY = Registry("regularizer", name_table(_CLASSES, {"l1_l2": L1L2}),
+                     base=Regularizer, unlisted=[cls.__name__ for cls in _CLASSES])
 
 # Keras' lower-case aliases.
 l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
 
 
 def serialize(regularizer):
-    if isinstance(regularizer, Regularizer):
-        return {"class_name": type(regularizer).__name__, "config": regularizer.get_config()}
-    return regularizer
+    return _REGISTRY.serialize(regularizer)
 
 
-def deserialize(config):
-    return get(config)
+def deserialize(config, custom_objects=None):
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A regularizer from None, a name ("l1", "l2", "l1_l2"), a config dict
     or a callable."""
-    if identifier is None or isinstance(identifier, Regularizer):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _BY_NAME.get(identifier)
-        if cls is None:
-            names = sorted(n for n in _BY_NAME if n[0].islower())
-            raise ValueError(f"Unknown regularizer {identifier!r}. Valid names: "
-                             f"{', '.join(names)}; or pass a callable.")
-        return cls()
-    if isinstance(identifier, dict) and "class_name" in identifier:
-        cls = type(get(identifier["class_name"]))
-        return cls.from_config(identifier.get("config", {}))
-    if isinstance(identifier, type) and issubclass(identifier, Regularizer):
-        return identifier()
-    if callable(identifier):
-        return identifier
-    raise TypeError(f"A regularizer must be None, a name, a config dict or a callable; "
-                    f"got {identifier!r}.")
+    return _REGISTRY.get(identifier)

@@ -3,7 +3,6 @@ which turns what `compile(loss=...)` accepts into a `Loss` object."""
 
 from __future__ import annotations
 
-import difflib
 import inspect
 
 from loopax.src.losses.loss import (Loss, reduce_weighted_values, squeeze_or_expand_to_same_rank,
@@ -11,6 +10,7 @@ from loopax.src.losses.loss import (Loss, reduce_weighted_values, squeeze_or_exp
 from loopax.src.losses import losses as _losses
 from loopax.src.losses.losses import *  # noqa: F401,F403  (the loss functions and classes)
 from loopax.src.losses.losses import LOSS_CLASSES, LOSS_FUNCTIONS, LossFunctionWrapper
+from loopax.src.utils.registry import Registry
 
 ALL_OBJECTS = {cls.__name__: cls for cls in (Loss, LossFunctionWrapper) + LOSS_CLASSES}
 ALL_OBJECTS.update({fn.__name__: fn for fn in LOSS_FUNCTIONS})
@@ -26,14 +26,9 @@ ALL_OBJECTS.update({
 })
 
 
-def _unknown(identifier):
-    names = sorted(n for n in ALL_OBJECTS if n not in ("Loss", "LossFunctionWrapper"))
-    close = difflib.get_close_matches(str(identifier), names, n=3)
-    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
-    return ValueError(
-        f"Unknown loss {identifier!r}.{hint} Valid names: {', '.join(names)}; "
-        "or pass a Loss object, a Loss class, or a function "
-        "fn(y_true, y_pred) -> per-sample losses.")
+_REGISTRY = Registry(
+    "loss", ALL_OBJECTS, base=Loss, unlisted=("Loss", "LossFunctionWrapper"),
+    accepts="a Loss object, a Loss class, or a function fn(y_true, y_pred) -> per-sample losses")
 
 
 def get(identifier):
@@ -43,46 +38,21 @@ def get(identifier):
     names ("MeanSquaredError") and classes give a default instance; instances
     and callables are returned as they are. None gives None.
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        if identifier not in ALL_OBJECTS:
-            raise _unknown(identifier)
-        obj = ALL_OBJECTS[identifier]
-    else:
-        obj = identifier
-    if inspect.isclass(obj):
-        if not issubclass(obj, Loss):
-            raise ValueError(f"Could not interpret loss {identifier!r}: a class must "
-                             "subclass loopax.losses.Loss.")
-        return obj()
-    if callable(obj):
-        return obj
-    raise ValueError(f"Could not interpret loss {identifier!r}: expected a name, a Loss "
-                     "class or object, a function, or a config dict.")
+    return _REGISTRY.get(identifier)
 
 
 def serialize(loss):
     """{"class_name", "config"} for a Loss object, or a function's name."""
-    if isinstance(loss, Loss):
-        return {"class_name": type(loss).__name__, "config": loss.get_config()}
-    name = getattr(loss, "__name__", None)
-    if name in ALL_OBJECTS:
-        return name
-    raise ValueError(f"Cannot serialize loss {loss!r}: not a Loss object or a built-in function.")
+    config = _REGISTRY.serialize(loss)
+    if config is loss:
+        raise ValueError(f"Cannot serialize loss {loss!r}: not a Loss object or a built-in "
+                         "function.")
+    return config
 
 
 def deserialize(config, custom_objects=None):
     """The loss `serialize` described (`custom_objects` maps extra class names)."""
-    if isinstance(config, str):
-        return get(config)
-    objects = dict(ALL_OBJECTS, **(custom_objects or {}))
-    name = config.get("class_name")
-    if name not in objects:
-        raise _unknown(name)
-    return objects[name].from_config(config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def is_binary_or_sparse_categorical(y_true_shape, y_pred_shape):
@@ -118,8 +88,6 @@ def resolve(identifier, y_true_shape=None, y_pred_shape=None):
         obj = get(identifier)
     if isinstance(obj, Loss):
         return obj
-    if not callable(obj):
-        raise _unknown(identifier)
     name = identifier if isinstance(identifier, str) else getattr(obj, "__name__", None)
     return LossFunctionWrapper(obj, name=name)
 

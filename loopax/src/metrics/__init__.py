@@ -4,7 +4,6 @@ turns what `compile(metrics=[...])` accepts into Metric objects, and
 
 from __future__ import annotations
 
-import difflib
 import inspect
 
 from loopax.src.losses import is_binary_or_sparse_categorical, loss_kind
@@ -23,7 +22,7 @@ from loopax.src.metrics.probabilistic_metrics import (
     Poisson, SparseCategoricalCrossentropy, SquaredHinge)
 from loopax.src.metrics.confusion_metrics import (
     AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives, TruePositives)
-from loopax.src.module import _snake_case
+from loopax.src.utils.registry import Registry, name_table
 
 METRIC_CLASSES = (
     Mean, Sum, MeanMetricWrapper,
@@ -36,9 +35,7 @@ METRIC_CLASSES = (
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
 )
 
-ALL_OBJECTS = {cls.__name__: cls for cls in METRIC_CLASSES}
-ALL_OBJECTS.update({_snake_case(cls.__name__): cls for cls in METRIC_CLASSES})
-ALL_OBJECTS.update({
+ALL_OBJECTS = name_table(METRIC_CLASSES, {
     "mse": MeanSquaredError, "MSE": MeanSquaredError,
     "mae": MeanAbsoluteError, "MAE": MeanAbsoluteError,
     "mape": MeanAbsolutePercentageError, "MAPE": MeanAbsolutePercentageError,
@@ -48,15 +45,10 @@ ALL_OBJECTS.update({
     "kld": KLDivergence, "KLD": KLDivergence,
     "logcosh": LogCoshError, "acc": Accuracy, "auc": AUC,
 })
-
-
-def _unknown(identifier):
-    names = sorted(n for n in ALL_OBJECTS if n not in ("MeanMetricWrapper", "mean_metric_wrapper"))
-    close = difflib.get_close_matches(str(identifier), names, n=3)
-    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
-    return ValueError(
-        f"Unknown metric {identifier!r}.{hint} Valid names: {', '.join(names)}; or pass a "
-        "Metric object, a Metric class, or a function fn(y_true, y_pred) -> per-sample values.")
+_REGISTRY = Registry(
+    "metric", ALL_OBJECTS, base=Metric, unlisted=("MeanMetricWrapper", "mean_metric_wrapper"),
+    accepts="a Metric object, a Metric class, or a function fn(y_true, y_pred) -> "
+            "per-sample values")
 
 
 def get(identifier):
@@ -65,41 +57,17 @@ def get(identifier):
     Names and classes give a default instance ("mae" -> MeanAbsoluteError());
     instances and functions are returned as they are. None gives None.
     """
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        if identifier not in ALL_OBJECTS:
-            raise _unknown(identifier)
-        obj = ALL_OBJECTS[identifier]
-    else:
-        obj = identifier
-    if inspect.isclass(obj):
-        if not issubclass(obj, Metric):
-            raise ValueError(f"Could not interpret metric {identifier!r}: a class must "
-                             "subclass loopax.metrics.Metric.")
-        return obj()
-    if callable(obj):
-        return obj
-    raise ValueError(f"Could not interpret metric {identifier!r}: expected a name, a Metric "
-                     "class or object, a function, or a config dict.")
+    return _REGISTRY.get(identifier)
 
 
 def serialize(metric):
     """{"class_name", "config"} for a Metric object."""
-    return {"class_name": type(metric).__name__, "config": metric.get_config()}
+    return _REGISTRY.serialize(metric)
 
 
 def deserialize(config, custom_objects=None):
     """The metric `serialize` described (`custom_objects` maps extra class names)."""
-    if isinstance(config, str):
-        return get(config)
-    objects = dict(ALL_OBJECTS, **(custom_objects or {}))
-    name = config.get("class_name")
-    if name not in objects:
-        raise _unknown(name)
-    return objects[name].from_config(config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get_accuracy_for(loss=None, y_true_shape=None, y_pred_shape=None, name="accuracy"):

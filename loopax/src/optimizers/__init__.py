@@ -10,41 +10,34 @@ from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
 from loopax.src.optimizers.sgd import SGD
+from loopax.src.utils.registry import Registry
 
 ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
     SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor)}
 
 
+_REGISTRY = Registry(
+    "optimizer", ALL_OPTIMIZERS, base=Optimizer, ignore_case=True,
+    accepts="an Optimizer instance, a config dict, or an optax.GradientTransformation")
+
+
 def serialize(optimizer):
     """`{"class_name": ..., "config": ...}` for an optimizer."""
-    return {"class_name": type(optimizer).__name__, "config": optimizer.get_config()}
+    return _REGISTRY.serialize(optimizer)
 
 
 def deserialize(config, custom_objects=None):
     """The optimizer a `serialize()` dict (or a bare name) describes."""
-    if isinstance(config, str):
-        config = {"class_name": config, "config": {}}
-    classes = {**ALL_OPTIMIZERS, **(custom_objects or {})}
-    by_lower = {name.lower(): cls for name, cls in classes.items()}
-    name = config.get("class_name", "")
-    cls = classes.get(name) or by_lower.get(name.lower())
-    if cls is None:
-        raise ValueError(
-            f"Unknown optimizer {name!r}. Valid names: {sorted(by_lower)} (or an "
-            "Optimizer instance, a config dict, or an optax.GradientTransformation).")
-    return cls.from_config(config.get("config", {}), custom_objects) if issubclass(
-        cls, Optimizer) else cls(**config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an
     `optax.GradientTransformation` (wrapped in `Optax`)."""
-    if identifier is None or isinstance(identifier, Optimizer):
-        return identifier
     if isinstance(identifier, optax.GradientTransformation):
         return Optax(identifier)
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
+    if identifier is None or isinstance(identifier, (Optimizer, str, dict)):
+        return _REGISTRY.get(identifier)
     raise ValueError(
         f"Could not interpret optimizer {identifier!r}: pass a name such as 'adam', "
         "an Optimizer, a config dict, or an optax.GradientTransformation.")

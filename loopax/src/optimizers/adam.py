@@ -26,6 +26,21 @@ def _step_count(step):
     return jnp.asarray(step, jnp.float32) + 1.0
 
 
+class _MomentsOptimizer(Optimizer):
+    """The hyperparameters the whole family shares: the decay rates of the
+    first and second moments and epsilon."""
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+
+    def get_config(self):
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon}
+
+
 # ---------------------------------------------------------------- Adam
 class KerasAdamState(NamedTuple):
     momentum: Any
@@ -55,7 +70,7 @@ def scale_by_keras_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-class Adam(Optimizer):
+class Adam(_MomentsOptimizer):
     """Adam (Kingma & Ba, 2014) with Keras's defaults and epsilon placement.
 
     Args:
@@ -68,10 +83,7 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                  amsgrad=False, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, **kwargs)
         self.amsgrad = amsgrad
 
     def _transform(self):
@@ -80,8 +92,7 @@ class Adam(Optimizer):
             scale_by_learning_rate())
 
     def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon, "amsgrad": self.amsgrad}
+        return {**super().get_config(), "amsgrad": self.amsgrad}
 
 
 class AdamW(Adam):
@@ -124,7 +135,7 @@ def scale_by_keras_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-class Adamax(Optimizer):
+class Adamax(_MomentsOptimizer):
     """Adamax, Adam's infinity-norm variant (Kingma & Ba, 2014, section 7).
 
     Args:
@@ -134,19 +145,9 @@ class Adamax(Optimizer):
         **kwargs: the base `Optimizer` arguments.
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-
     def _transform(self):
         return optax.chain(scale_by_keras_adamax(self.beta_1, self.beta_2, self.epsilon),
                            scale_by_learning_rate())
-
-    def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon}
 
 
 # ---------------------------------------------------------------- Nadam
@@ -188,7 +189,7 @@ def scale_by_keras_nadam(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-class Nadam(Optimizer):
+class Nadam(_MomentsOptimizer):
     """Nadam: Adam with Nesterov momentum (Dozat, 2015), Keras's form.
 
     Args:
@@ -198,23 +199,13 @@ class Nadam(Optimizer):
         **kwargs: the base `Optimizer` arguments.
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-
     def _transform(self):
         return optax.chain(scale_by_keras_nadam(self.beta_1, self.beta_2, self.epsilon),
                            scale_by_learning_rate())
 
-    def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon}
-
 
 # ---------------------------------------------------------------- Lamb
-class Lamb(Optimizer):
+class Lamb(_MomentsOptimizer):
     """LAMB (You et al., 2019): Adam's step rescaled per variable by the trust
     ratio `||var|| / ||step||` (1 when either norm is 0). optax's
     `scale_by_adam` + `scale_by_trust_ratio`, which are Keras's forms.
@@ -228,16 +219,6 @@ class Lamb(Optimizer):
 
     _slot_aliases = {"mu": "momentum", "nu": "velocity"}
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, **kwargs):
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-
     def _transform(self):
         return optax.chain(optax.scale_by_adam(self.beta_1, self.beta_2, self.epsilon),
                            optax.scale_by_trust_ratio(), scale_by_learning_rate())
-
-    def get_config(self):
-        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
-                "epsilon": self.epsilon}

@@ -14,6 +14,7 @@ import math
 import jax.numpy as jnp
 
 from loopax.src.tensor import unwrap
+from loopax.src.utils.registry import Registry
 
 
 def _as_float(step):
@@ -41,33 +42,36 @@ def _check_positive(value, arg, schedule):
         raise ValueError(f"{schedule}: `{arg}` must be > 0, got {arg}={value!r}.")
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """`initial_learning_rate * decay_rate ** (step / decay_steps)`.
-
-    With `staircase=True` the exponent is floored, so the rate drops in
-    steps every `decay_steps` updates.
-    """
+class _StepDecay(LearningRateSchedule):
+    """A decay driven by `p = step / decay_steps`, floored with `staircase=True`
+    so the rate drops in steps every `decay_steps` updates."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate,
-                 staircase=False, name="ExponentialDecay"):
-        _check_positive(decay_steps, "decay_steps", "ExponentialDecay")
+                 staircase=False, name=None):
+        _check_positive(decay_steps, "decay_steps", type(self).__name__)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
         self.decay_rate = decay_rate
         self.staircase = staircase
-        self.name = name
+        self.name = name or type(self).__name__
 
-    def __call__(self, step):
+    def _progress(self, step):
         p = _as_float(step) / self.decay_steps
-        if self.staircase:
-            p = jnp.floor(p)
-        return self.initial_learning_rate * jnp.power(
-            jnp.float32(self.decay_rate), p)
+        return jnp.floor(p) if self.staircase else p
 
     def get_config(self):
         return dict(initial_learning_rate=self.initial_learning_rate,
                     decay_steps=self.decay_steps, decay_rate=self.decay_rate,
                     staircase=self.staircase, name=self.name)
+
+
+class ExponentialDecay(_StepDecay):
+    """`initial_learning_rate * decay_rate ** p`, `p = step / decay_steps`
+    (floored with `staircase=True`)."""
+
+    def __call__(self, step):
+        return self.initial_learning_rate * jnp.power(
+            jnp.float32(self.decay_rate), self._progress(step))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -132,29 +136,12 @@ class PolynomialDecay(LearningRateSchedule):
                     cycle=self.cycle, name=self.name)
 
 
-class InverseTimeDecay(LearningRateSchedule):
-    """`initial_learning_rate / (1 + decay_rate * step / decay_steps)`
-    (the quotient floored with `staircase=True`)."""
-
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate,
-                 staircase=False, name="InverseTimeDecay"):
-        _check_positive(decay_steps, "decay_steps", "InverseTimeDecay")
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+class InverseTimeDecay(_StepDecay):
+    """`initial_learning_rate / (1 + decay_rate * p)`, `p = step / decay_steps`
+    (floored with `staircase=True`)."""
 
     def __call__(self, step):
-        p = _as_float(step) / self.decay_steps
-        if self.staircase:
-            p = jnp.floor(p)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
-
-    def get_config(self):
-        return dict(initial_learning_rate=self.initial_learning_rate,
-                    decay_steps=self.decay_steps, decay_rate=self.decay_rate,
-                    staircase=self.staircase, name=self.name)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step))
 
 
 def _cosine(fraction, alpha):
@@ -293,19 +280,15 @@ class LinearWarmup(LearningRateSchedule):
 ALL_SCHEDULES = {cls.__name__: cls for cls in (
     ExponentialDecay, PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay,
     CosineDecay, CosineDecayRestarts, LinearWarmup)}
+_REGISTRY = Registry("learning-rate schedule", ALL_SCHEDULES, base=LearningRateSchedule,
+                     accepts="custom ones with `custom_objects={'Name': cls}`")
 
 
 def serialize(schedule):
     """`{"class_name": ..., "config": ...}` for a LearningRateSchedule."""
-    return {"class_name": type(schedule).__name__, "config": schedule.get_config()}
+    return _REGISTRY.serialize(schedule)
 
 
 def deserialize(config, custom_objects=None):
     """The schedule a `serialize()` dict describes."""
-    classes = {**ALL_SCHEDULES, **(custom_objects or {})}
-    name = config.get("class_name")
-    if name not in classes:
-        raise ValueError(
-            f"Unknown learning-rate schedule {name!r}. Known: {sorted(classes)}; "
-            "pass custom ones with `custom_objects={'Name': cls}`.")
-    return classes[name].from_config(config.get("config", {}))
+    return _REGISTRY.deserialize(config, custom_objects)
