@@ -575,6 +575,18 @@ class Trainer:
         jax.block_until_ready(logs)
         return logs, time.perf_counter() - start
 
+    def _singles(self, fn, live, n, timed, data, order, row0, batch_size):
+        """`n` one-step calls back to back (one execution for the callbacks)."""
+        start = time.perf_counter() if timed else None
+        for j in range(n):
+            values, logs = fn(live.values, data, order, row0 + j * batch_size,
+                              batch_size=batch_size)
+            live.stored(values)
+        if not timed:
+            return logs, None
+        jax.block_until_ready(logs)
+        return logs, time.perf_counter() - start
+
     def _stop_requested(self, kind):
         return kind == "train" and self.stop_training
 
@@ -584,6 +596,8 @@ class Trainer:
         single = self._function(kind, "device_single")
         data = adapter.device_data()
         order = adapter.device_order(seed)
+        if planner.mode is None:
+            jax.block_until_ready((data, order))   # the transfer must not be timed as steps
         size = adapter.batch_size
         steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
         full = min(adapter.num_full_batches, steps)
@@ -608,8 +622,8 @@ class Trainer:
                 logs, seconds = self._call(loop, live, n, timed, data, order, row0, n,
                                            batch_size=batch_size)
             else:
-                logs, seconds = self._call(single, live, 1, timed, data, order, row0,
-                                           batch_size=batch_size)
+                logs, seconds = self._singles(single, live, n, timed, data, order, row0,
+                                              batch_size)
             if step < full:
                 planner.record(how, n, seconds)
             if sync_hooks:
@@ -857,8 +871,10 @@ class Trainer:
                                           batch_size=batch_size, capacity=capacity))
                 out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
             else:
-                out = jax.device_get(single(live.values, data, None, row0,
-                                            batch_size=batch_size))
+                outs = [single(live.values, data, None, row0 + j * batch_size,
+                               batch_size=batch_size) for j in range(n)]
+                out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
+                                             *jax.device_get(outs))
             if step < full:
                 planner.record(how, n, time.perf_counter() - start if timed else None)
             pieces.append(out)
