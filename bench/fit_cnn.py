@@ -85,24 +85,6 @@ def make_jit_epoch(x, y):
     return epoch
 
 
-def max_pooling_layer(keras):
-    """keras.layers.MaxPooling2D(2), or an equivalent Layer if that one cannot be
-    differentiated under jax.jit (a pooling bug, reported; same math)."""
-    pool = keras.layers.MaxPooling2D(2)
-    try:
-        jax.jit(jax.grad(lambda v: jnp.sum(pool(v))))(jnp.ones((1, 4, 4, 1)))
-        return pool
-    except ValueError:
-        print("  (note: MaxPooling2D is not differentiable under jit; using a Layer "
-              "doing the same lax.reduce_window)")
-
-    class MaxPool(keras.layers.Layer):
-        def call(self, v):
-            return lax.reduce_window(v, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-
-    return MaxPool()
-
-
 def make_fit_epoch(x, y):
     """A function running `model.fit(x, y, epochs=1)`; returns the epoch's
     seconds (on_epoch_begin to on_epoch_end). The first call compiles."""
@@ -111,7 +93,7 @@ def make_fit_epoch(x, y):
     inputs = keras.Input(shape=(28, 28, 1))
     h = keras.layers.Conv2D(32, 3, activation="relu")(inputs)
     h = keras.layers.Conv2D(64, 3, activation="relu")(h)
-    h = max_pooling_layer(keras)(h)
+    h = keras.layers.MaxPooling2D(2)(h)
     h = keras.layers.Flatten()(h)
     outputs = keras.layers.Dense(10)(h)
     model = keras.models.Model(inputs, outputs)

@@ -16,3 +16,8 @@ from loopax.src.utils.file_utils import get_file
 from loopax.src.utils.numerical_utils import normalize, to_categorical
 from loopax.src.utils.sequence_utils import pad_sequences
 from loopax.src.callbacks.progbar import Progbar
+from loopax.src.trainers.data_adapters import (
+    PyDataset,
+    pack_x_y_sample_weight,
+    unpack_x_y_sample_weight,
+)

@@ -199,3 +199,20 @@ def test_grain_if_installed(setup):
     dataset = grain.MapDataset.source([(x[i], y[i]) for i in range(64)]).batch(16)
     model.fit(dataset, epochs=2, verbose=0)
     _assert_same_weights(reference, model.get_weights())
+
+
+def test_a_reiterable_object_is_read_afresh_each_epoch():
+    class Batches:
+        def __init__(self):
+            self.passes = 0
+
+        def __iter__(self):
+            self.passes += 1
+            for i in range(2):
+                yield np.full((4, 3), i, "float32"), np.zeros((4, 1), "float32")
+
+    source = Batches()
+    adapter = data_adapters.get_data_adapter(source)
+    assert isinstance(adapter, data_adapters.GeneratorDataAdapter)
+    assert [len(list(adapter.get_numpy_iterator())) for _ in range(2)] == [2, 2]
+    assert source.passes == 3   # one peek, two epochs

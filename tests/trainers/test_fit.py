@@ -2,7 +2,6 @@
 
 import hypothesis
 import hypothesis.strategies as st
-import jax
 import numpy as np
 import pytest
 

@@ -1,6 +1,5 @@
 """Bad input gets a clear error naming the fix; faults keep the trained weights."""
 
-import jax
 import numpy as np
 import pytest
 
@@ -21,9 +20,9 @@ def compiled():
 def test_fit_and_evaluate_before_compile():
     model = mlp()
     x, y = regression_data()
-    with pytest.raises(RuntimeError, match=r"compile\(\)"):
+    with pytest.raises(ValueError, match=r"compile\(\)"):
         model.fit(x, y, verbose=0)
-    with pytest.raises(RuntimeError, match=r"compile\(\)"):
+    with pytest.raises(ValueError, match=r"compile\(\)"):
         model.evaluate(x, y, verbose=0)
 
 

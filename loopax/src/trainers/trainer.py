@@ -14,15 +14,17 @@ as in seed 004. Overriding one with a single `data` argument selects the
 TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
 with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
 a `StateScope` mapping the Variables to the state values, which makes it a
-step of the same form, so both styles fuse and compile alike.
+step of the same form, so both styles fuse and compile alike
+(`step_functions.py`).
 
-Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`, "auto"
-picks `k` from the timed first calls, see `epoch_iterator.py`). Array data
-that fits is put on the device once; each epoch's shuffle is drawn there
+Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
+picks how from the timed first calls, see `epoch_iterator.py`). Array data
+that fits is put on the device once; each epoch's row order is shipped once
 and batches are gathered inside the compiled loop (`step_loops.py`). The
 state is donated to each call and comes back once per call; logs are not
 fetched by the trainer (the callbacks' thread converts them). The last,
 partial batch has its own shape, compiled once and reused every epoch.
+`epoch_runner.py` drives the calls and the batch hooks.
 
 When the model's Variables hold the current weights. During `fit` the
 weights live in the compiled calls' arrays; they are written back to the
@@ -37,7 +39,6 @@ from __future__ import annotations
 
 import inspect
 import random
-import time
 import warnings
 
 import jax
@@ -45,23 +46,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.state import StateScope
-from loopax.src.trainers import step_loops
+from loopax.src.trainers import epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar
 from loopax.src.trainers.data_adapters import (ArrayDataAdapter, data_adapter_utils,
                                                get_data_adapter, is_batch_source)
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
-from loopax.src.trainers.epoch_iterator import ExecutionPlanner, HostChunks
+from loopax.src.trainers.epoch_iterator import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
-
-_TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
-                 "metrics_variables")
-_TEST_GROUPS = ("trainable_variables", "non_trainable_variables", "metrics_variables")
-_PREDICT_GROUPS = ("trainable_variables", "non_trainable_variables")
-
-_PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
-_MAX_PREDICT_CAPACITY = 128
-
 
 class Trainer:
     """The training loop of `Model`. See the module docstring for the design."""
@@ -172,7 +164,7 @@ class Trainer:
 
     def _assert_compiled(self, what):
         if not self.compiled:
-            raise RuntimeError(
+            raise ValueError(
                 f"You must call `compile()` before `{what}()`: e.g. "
                 "model.compile(optimizer='adam', loss='mse').")
 
@@ -370,139 +362,19 @@ class Trainer:
         return outputs
 
     # ======================================================================
-    # steps as functions of values
+    # steps as functions of values (see step_functions.py)
     # ======================================================================
-    def _step_style(self, name):
-        """"default", "stateless" (`(self, state, data)`) or "tf" (`(self, data)`)."""
-        if getattr(type(self), name) is getattr(Trainer, name):
-            return "default"
-        params = [p for p in inspect.signature(getattr(self, name)).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-        if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
-            return "tf"
-        return "stateless"
-
-    def _state_groups(self, kind, extras=()):
-        names = {"train": _TRAIN_GROUPS, "test": _TEST_GROUPS, "predict": _PREDICT_GROUPS}[kind]
-        groups = []
-        for name in names:
-            if name == "optimizer_variables":
-                groups.append(list(self.optimizer.variables))
-            else:
-                groups.append(list(getattr(self, name)))
-        if extras:
-            groups.append(list(extras))
-        return groups
-
     def _value_step(self, kind):
-        """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
-        `-> outputs`), with the user's output checked; plus the state groups."""
-        method_name = {"train": "train_step", "test": "test_step",
-                       "predict": "predict_step"}[kind]
-        cache = self._fns.setdefault("value_steps", {})
-        if kind in cache:
-            return cache[kind]
-        style = self._step_style(method_name)
-        method = getattr(self, method_name)
-        if style == "tf":
-            extras = self._discover_extra_variables(kind, method)
-            groups = self._state_groups(kind, extras)
-            flat_vars = [v for g in groups for v in g]
-            sizes = [len(g) for g in groups]
-
-            def step(state, data):
-                flat = [v for g in state for v in g]
-                with StateScope(zip(flat_vars, flat)) as scope:
-                    out = method(data)
-                new = [scope.get_current_value(v) for v in flat_vars]
-                if kind == "predict":
-                    return out
-                return out, _regroup(new, sizes)
-        else:
-            groups = self._state_groups(kind)
-
-            def step(state, data):
-                out = method(state, data)
-                if kind == "predict":
-                    return _predict_outputs(out, state)
-                return _check_step_output(out, state, method_name, kind, groups)
-
-        cache[kind] = (step, groups, style)
-        return cache[kind]
-
-    def _discover_extra_variables(self, kind, method):
-        """Variables a TF-style step touches beyond the model, optimizer and
-        metrics (e.g. a global seed generator): found by tracing it once."""
-        groups = self._state_groups(kind)
-        known = {id(v) for g in groups for v in g}
-        extras = []
-
-        def record(variable):
-            if id(variable) not in known:
-                known.add(id(variable))
-                extras.append(variable)
-
-        batch = self._fns.get("example_batch")
-        if batch is None:
-            return []
-        flat_vars = [v for g in groups for v in g]
-
-        def probe(values, data):
-            with StateScope(zip(flat_vars, values), on_missing=record):
-                out = method(data)
-            return jax.tree_util.tree_map(lambda a: jnp.asarray(a), out) if out is not None else 0
-
-        jax.eval_shape(probe, [v.value for v in flat_vars], batch)
-        return extras
-
-    def _finalize_logs(self, kind):
-        """(logs, state) -> the logs to report: the step's dict, or the metrics'
-        results when the step returned something else or only metric names."""
-        if kind == "predict":
-            return None
-        metrics_index = 3 if kind == "train" else 2
-
-        def finalize(logs, state):
-            if isinstance(logs, dict):
-                logs = _flatten_dict(logs)
-                if not set(logs) <= set(_result_names(self)):
-                    return logs   # a custom step's own logs (Keras's rule)
-                results = _flatten_dict(self._metrics_result_from(state[metrics_index]))
-                return {**results, **logs}
-            return _flatten_dict(self._metrics_result_from(state[metrics_index]))
-        return finalize
+        return step_functions.value_step(self, kind)
 
     def _function(self, kind, mode):
-        """The compiled (or eager) function for `kind` and `mode`:
-        "device" / "stacked" / "single" loops, or their predict versions."""
-        key = (kind, mode, self.run_eagerly)
-        if key in self._fns:
-            return self._fns[key]
-        step, _, _ = self._value_step(kind)
-        finalize = self._finalize_logs(kind)
-        donate = kind == "train"
-        if self.run_eagerly:
-            if kind == "predict":
-                fn = step
-            else:
-                fn = step_loops.make_single_step(step, finalize, jit=False)
-        elif kind == "predict":
-            fn = {"device": step_loops.make_device_predict,
-                  "device_single": step_loops.make_device_predict_single,
-                  "single": jax.jit}[mode](step)
-        else:
-            fn = {"device": step_loops.make_device_loop,
-                  "device_single": step_loops.make_device_single,
-                  "stacked": step_loops.make_stacked_loop,
-                  "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
-        self._fns[key] = fn
-        return fn
+        return step_functions.compiled_function(self, kind, mode)
 
     def _planner(self, kind, source="device"):
-        key = ("planner", kind, source)
-        if key not in self._fns:
-            self._fns[key] = ExecutionPlanner(self.steps_per_execution)
-        return self._fns[key]
+        return step_functions.planner(self, kind, source)
+
+    def _finalize_logs(self, kind):
+        return step_functions.finalize_logs(self, kind)
 
     # ======================================================================
     # building
@@ -513,7 +385,7 @@ class Trainer:
         optimizer's slots."""
         x, y, _ = unpack_x_y_sample_weight(batch)
         if not self.built or not self.variables and _has_sublayers(self):
-            self(_to_jax(x), training=False)
+            self(epoch_runner.to_jax(x), training=False)
         self._fns["example_batch"] = jax.tree_util.tree_map(
             lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
         if not self.compiled:
@@ -538,137 +410,9 @@ class Trainer:
         def forward(trainable, non_trainable, x):
             return self.stateless_call(trainable, non_trainable, x, training=False)[0]
         spec = jax.eval_shape(forward, [v.value for v in self.trainable_variables],
-                              [v.value for v in self.non_trainable_variables], _to_jax(x))
+                              [v.value for v in self.non_trainable_variables], epoch_runner.to_jax(x))
         self._stateless_losses = None
         return spec
-
-    # ======================================================================
-    # the loop over one pass of the data
-    # ======================================================================
-    def _run_pass(self, kind, adapter, live, callbacks, seed, max_steps, sync_hooks):
-        """Runs `kind` ("train"/"test") steps over one epoch of `adapter`.
-        Returns the last logs (device arrays), or None when no batch came."""
-        if kind == "train":
-            begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
-        else:
-            begin, end = callbacks.on_test_batch_begin, callbacks.on_test_batch_end
-        on_device = (isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly
-                     and adapter.fits_on_device())
-        planner = self._planner(kind, "device" if on_device else "host")
-        adapter.on_epoch_begin()
-        if on_device:
-            logs = self._pass_on_device(kind, adapter, live, planner, begin, end, seed,
-                                        max_steps, sync_hooks)
-        else:
-            logs = self._pass_from_host(kind, adapter, live, planner, begin, end, seed,
-                                        max_steps, sync_hooks)
-        adapter.on_epoch_end()
-        return logs
-
-    def _call(self, fn, live, n, timed, *args, **kwargs):
-        """Runs one compiled call on the live state; returns (logs, seconds or None)."""
-        start = time.perf_counter() if timed else None
-        values, logs = fn(live.values, *args, **kwargs)
-        live.stored(values)
-        if not timed:
-            return logs, None
-        jax.block_until_ready(logs)
-        return logs, time.perf_counter() - start
-
-    def _singles(self, fn, live, n, timed, data, order, row0, batch_size):
-        """`n` one-step calls back to back (one execution for the callbacks)."""
-        start = time.perf_counter() if timed else None
-        for j in range(n):
-            values, logs = fn(live.values, data, order, row0 + j * batch_size,
-                              batch_size=batch_size)
-            live.stored(values)
-        if not timed:
-            return logs, None
-        jax.block_until_ready(logs)
-        return logs, time.perf_counter() - start
-
-    def _stop_requested(self, kind):
-        return kind == "train" and self.stop_training
-
-    def _pass_on_device(self, kind, adapter, live, planner, begin, end, seed, max_steps,
-                        sync_hooks):
-        loop = self._function(kind, "device")
-        single = self._function(kind, "device_single")
-        data = adapter.device_data()
-        order = adapter.device_order(seed)
-        if planner.mode is None:
-            jax.block_until_ready((data, order))   # the transfer must not be timed as steps
-        size = adapter.batch_size
-        steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
-        full = min(adapter.num_full_batches, steps)
-        step, logs = 0, None
-        while step < steps:
-            if step < full:
-                how, n, timed = planner.next(full - step)
-                batch_size, row0 = size, step * size
-            else:   # the last, partial batch: its own shape, compiled once
-                how, n, timed = "single", 1, False
-                batch_size, row0 = adapter.partial_batch_size, full * size
-            if how == "warm":   # compiles the loop, runs no step
-                live.refresh()
-                self._call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
-                planner.record("warm", 0, None)
-                continue
-            if sync_hooks:
-                live.write_back()
-            begin(step)
-            live.refresh()
-            if how == "loop":
-                logs, seconds = self._call(loop, live, n, timed, data, order, row0, n,
-                                           batch_size=batch_size)
-            else:
-                logs, seconds = self._singles(single, live, n, timed, data, order, row0,
-                                              batch_size)
-            if step < full:
-                planner.record(how, n, seconds)
-            if sync_hooks:
-                live.write_back()
-            end(step + n - 1, logs)
-            step += n
-            if self._stop_requested(kind):
-                break
-        return logs
-
-    def _pass_from_host(self, kind, adapter, live, planner, begin, end, seed, max_steps,
-                        sync_hooks):
-        eager = self.run_eagerly
-        single = self._function(kind, "single")
-        stacked_loop = None if eager else self._function(kind, "stacked")
-        steps = max_steps if max_steps is not None else adapter.num_batches
-        chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner,
-                            stack=not eager, to_device=not eager)
-        logs = None
-        try:
-            for item in chunks:
-                if item[0] == "stacked":
-                    _, step, n, data = item
-                else:
-                    _, step, data = item
-                    n = 1
-                if sync_hooks:
-                    live.write_back()
-                begin(step)
-                live.refresh()
-                if item[0] == "stacked":
-                    logs, _ = self._call(stacked_loop, live, n, False, data, n)
-                else:
-                    timed = not eager and planner.host_next()[1]
-                    logs, seconds = self._call(single, live, 1, timed,
-                                               _to_jax(data) if eager else data)
-                    planner.host_record(1, seconds)
-                if sync_hooks:
-                    live.write_back()
-                end(step + n - 1, logs)
-                if self._stop_requested(kind):
-                    break
-        finally:
-            chunks.close()
-        return logs
 
     # ======================================================================
     # fit
@@ -721,7 +465,7 @@ class Trainer:
                 live.in_variables = True
                 callbacks.on_epoch_begin(epoch)
                 live.refresh()
-                logs = self._run_pass("train", adapter, live, callbacks,
+                logs = epoch_runner.run_pass(self, "train", adapter, live, callbacks,
                                       (seed, epoch), steps_per_epoch,
                                       sync_hooks)
                 live.write_back()
@@ -733,7 +477,8 @@ class Trainer:
                     break
                 epoch_logs = dict(logs)
                 if val_adapter is not None and _should_validate(epoch, validation_freq):
-                    val_logs = self._evaluate_pass(val_adapter, callbacks, validation_steps)
+                    val_logs = self._evaluate_pass(val_adapter, callbacks, validation_steps,
+                                                   allow_empty=True)
                     epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
                 callbacks.on_epoch_end(epoch, epoch_logs)
                 training_logs = epoch_logs
@@ -785,7 +530,7 @@ class Trainer:
             return logs
         return self._flatten_in_order(logs)
 
-    def _evaluate_pass(self, adapter, callbacks, steps):
+    def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False):
         from loopax.src.callbacks.callback_list import logs_to_host
         self.reset_metrics()
         live = LiveState(self._value_step("test")[1])
@@ -794,12 +539,18 @@ class Trainer:
         sync_hooks = _needs_batch_sync(callbacks, "test")
         callbacks.on_test_begin()
         try:
-            logs = self._run_pass("test", adapter, live, callbacks, None, steps, sync_hooks)
+            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, sync_hooks)
         finally:
             live.write_back()
             self._trainer_state = outer
         if logs is None:
-            raise ValueError("evaluate(): the data yielded no batch (empty dataset).")
+            if not allow_empty:
+                raise ValueError("evaluate(): the data yielded no batch (empty dataset).")
+            warnings.warn("fit(): the validation data yielded no batch this epoch (an "
+                          "exhausted generator?); no val_ metrics for it. Pass data that can "
+                          "be iterated every epoch, or `validation_steps`.", stacklevel=3)
+            callbacks.on_test_end({})
+            return {}
         logs = logs_to_host(logs)
         callbacks.on_test_end(logs)
         return logs
@@ -834,82 +585,14 @@ class Trainer:
         pieces = []
         if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
                 and adapter.fits_on_device():
-            self._predict_on_device(adapter, live, callbacks, steps, pieces)
+            epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces)
         else:
-            self._predict_from_host(adapter, live, callbacks, steps, pieces)
+            epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces)
         if not pieces:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
         outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
         callbacks.on_predict_end()
         return outputs
-
-    def _predict_on_device(self, adapter, live, callbacks, max_steps, pieces):
-        loop = self._function("predict", "device")
-        single = self._function("predict", "device_single")
-        planner = self._planner("predict")
-        data = adapter.device_data()
-        size = adapter.batch_size
-        steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
-        full = min(adapter.num_full_batches, steps)
-        capacity = self._predict_capacity(full, live, data, size)
-        step = 0
-        while step < steps:
-            if step < full:
-                how, n, timed = planner.next(full - step)
-                n, batch_size, row0 = min(n, capacity), size, step * size
-            else:
-                how, n, timed = "single", 1, False
-                batch_size, row0 = adapter.partial_batch_size, full * size
-            if how == "warm":
-                loop(live.values, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
-                planner.record("warm", 0, None)
-                continue
-            callbacks.on_predict_batch_begin(step)
-            start = time.perf_counter()
-            if how == "loop":
-                out = jax.device_get(loop(live.values, data, None, row0, n,
-                                          batch_size=batch_size, capacity=capacity))
-                out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
-            else:
-                outs = [single(live.values, data, None, row0 + j * batch_size,
-                               batch_size=batch_size) for j in range(n)]
-                out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
-                                             *jax.device_get(outs))
-            if step < full:
-                planner.record(how, n, time.perf_counter() - start if timed else None)
-            pieces.append(out)
-            callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
-            step += n
-
-    def _predict_capacity(self, full, live, data, size):
-        spe = self.steps_per_execution
-        if spe != "auto":
-            return max(1, min(int(spe), full))
-        if full == 0:
-            return 1
-        step, _, _ = self._value_step("predict")
-        batch = jax.tree_util.tree_map(
-            lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
-        spec = jax.eval_shape(step, live.values, batch)
-        nbytes = sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize
-                     for s in jax.tree_util.tree_leaves(spec))
-        return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
-
-    def _predict_from_host(self, adapter, live, callbacks, max_steps, pieces):
-        eager = self.run_eagerly
-        single = self._function("predict", "single")
-        steps = max_steps if max_steps is not None else adapter.num_batches
-        chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
-                            self._planner("predict", "host"), stack=False, to_device=not eager)
-        try:
-            for _, step, data in chunks:
-                callbacks.on_predict_batch_begin(step)
-                out = jax.device_get(single(live.values, _to_jax(data) if eager else data))
-                out = jax.tree_util.tree_map(np.asarray, out)
-                pieces.append(out)
-                callbacks.on_predict_batch_end(step, {"outputs": out})
-        finally:
-            chunks.close()
 
     # ======================================================================
     # on one batch
@@ -928,7 +611,7 @@ class Trainer:
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy arrays."""
         from loopax.src.trainers.data_adapters import pack_x_y_sample_weight
-        batch = _to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
+        batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
         out = self._function("predict", "single")(live.values, batch)
@@ -938,7 +621,7 @@ class Trainer:
         from loopax.src.callbacks.callback_list import logs_to_host
         adapter = ArrayDataAdapter(x, y, sample_weight, class_weight=class_weight,
                                    batch_size=None, steps=1)
-        batch = _to_jax(adapter.data)
+        batch = epoch_runner.to_jax(adapter.data)
         self._build_for_batch(batch, training=kind == "train")
         live = LiveState(self._value_step(kind)[1])
         fn = self._function(kind, "single")
@@ -979,95 +662,8 @@ def _shapes_signature(tree):
     return treedef, tuple((tuple(np.shape(a)), str(a.dtype)) for a in leaves)
 
 
-def _to_jax(tree):
-    return jax.tree_util.tree_map(
-        lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, tree)
-
-
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
-
-
-def _regroup(flat, sizes):
-    out, i = [], 0
-    for n in sizes:
-        out.append(list(flat[i:i + n]))
-        i += n
-    return tuple(out)
-
-
-def _flatten_dict(logs):
-    out = {}
-    for key, value in logs.items():
-        if isinstance(value, dict):
-            out.update(_flatten_dict(value))
-        else:
-            out[key] = value
-    return out
-
-
-def _result_names(model):
-    names = []
-    for metric in model.metrics:
-        if isinstance(metric, CompileMetrics):
-            names.extend(m.name for m in metric.metrics)
-        names.append(metric.name)
-    return names
-
-
-def _describe_groups(groups):
-    return "(" + ", ".join(f"{name} [{len(g)} values]" for name, g in groups) + ")"
-
-
-def _check_step_output(out, state, method_name, kind, groups):
-    """The user's `(logs, state)`, with the state's structure checked."""
-    names = _TRAIN_GROUPS if kind == "train" else _TEST_GROUPS
-    expected = _describe_groups(list(zip(names, state)))
-    if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        raise ValueError(
-            f"{method_name} must return `(logs, state)` where logs is a dict of metric "
-            f"values and state = {expected}: the state it received, updated. It returned "
-            f"{_describe(out)}.")
-    logs, new_state = out
-    if not (isinstance(new_state, (tuple, list)) and len(new_state) == len(state)):
-        raise ValueError(
-            f"{method_name} returned a state that is {_describe(new_state)}; expected "
-            f"{len(state)} groups {expected}.")
-    checked = []
-    for name, old, new in zip(names, state, new_state):
-        new = list(new) if isinstance(new, (list, tuple)) else new
-        if not isinstance(new, list) or len(new) != len(old):
-            raise ValueError(
-                f"{method_name} returned {name} as {_describe(new)}; expected a list of "
-                f"{len(old)} values matching the {name} it received.")
-        for i, (a, b) in enumerate(zip(old, new)):
-            b_shape = tuple(getattr(b, "shape", np.shape(b)))
-            if tuple(a.shape) != b_shape:
-                raise ValueError(
-                    f"{method_name} returned {name}[{i}] with shape {b_shape}, but it "
-                    f"received shape {tuple(a.shape)}. Return the values in the order "
-                    "and shapes they came in.")
-            if getattr(b, "dtype", None) != a.dtype:
-                new[i] = jnp.asarray(b, a.dtype)
-        checked.append(new)
-    return logs, tuple(checked)
-
-
-def _describe(value):
-    if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of length {len(value)}"
-    return f"a {type(value).__name__}"
-
-
-def _predict_outputs(out, state):
-    """Keras's JAX predict_step returns `(outputs, non_trainable)`; loopax's returns
-    outputs. Accept both."""
-    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], list) \
-            and len(out[1]) == len(state[1]) and all(
-                tuple(getattr(a, "shape", ())) == tuple(b.shape)
-                for a, b in zip(out[1], state[1])):
-        return out[0]
-    return out
 
 
 def _needs_batch_sync(callbacks, kind):

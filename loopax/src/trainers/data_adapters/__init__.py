@@ -19,9 +19,13 @@ from loopax.src.trainers.data_adapters.py_dataset import PyDataset, PyDatasetAda
 
 def is_batch_source(x) -> bool:
     """Whether `x` yields its own batches (no `y`, `batch_size` or `sample_weight`)."""
-    return (isinstance(x, (PyDataset, types.GeneratorType)) or is_tf_dataset(x)
-            or is_torch_dataloader(x) or is_grain_dataset(x)
-            or (hasattr(x, "__next__") and hasattr(x, "__iter__")))
+    if isinstance(x, (PyDataset, types.GeneratorType)) or is_tf_dataset(x) \
+            or is_torch_dataloader(x) or is_grain_dataset(x):
+        return True
+    if isinstance(x, (list, tuple, dict, str, bytes)) or hasattr(x, "__array__") \
+            or data_adapter_utils.is_pandas(x):
+        return False
+    return hasattr(x, "__iter__")   # an iterator, or an object iterated afresh each epoch
 
 
 def get_data_adapter(x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,

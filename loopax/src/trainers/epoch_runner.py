@@ -1,0 +1,229 @@
+"""Running a model's compiled steps over one pass of the data.
+
+`run_pass` drives one epoch of training or evaluation: it asks the
+`ExecutionPlanner` how to cut the epoch into executions, calls the batch
+hooks around each, and keeps the state in the `LiveState`. Array data on the
+device is indexed there (`_pass_on_device`); anything else arrives as
+prefetched host chunks (`_pass_from_host`). `predict_on_device` /
+`predict_from_host` do the same for `predict`, collecting the outputs.
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.trainers.data_adapters import ArrayDataAdapter
+from loopax.src.trainers.epoch_iterator import HostChunks
+
+_PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
+_MAX_PREDICT_CAPACITY = 128
+
+
+def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, sync_hooks):
+    """Runs `kind` ("train"/"test") steps over one epoch of `adapter`.
+    Returns the last logs (device arrays), or None when no batch came."""
+    if kind == "train":
+        begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
+    else:
+        begin, end = callbacks.on_test_batch_begin, callbacks.on_test_batch_end
+    on_device = (isinstance(adapter, ArrayDataAdapter) and not model.run_eagerly
+                 and adapter.fits_on_device())
+    planner = model._planner(kind, "device" if on_device else "host")
+    adapter.on_epoch_begin()
+    if on_device:
+        logs = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
+                               max_steps, sync_hooks)
+    else:
+        logs = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
+                               max_steps, sync_hooks)
+    adapter.on_epoch_end()
+    return logs
+
+
+def _call(fn, live, n, timed, *args, **kwargs):
+    """Runs one compiled call on the live state; returns (logs, seconds or None)."""
+    start = time.perf_counter() if timed else None
+    values, logs = fn(live.values, *args, **kwargs)
+    live.stored(values)
+    if not timed:
+        return logs, None
+    jax.block_until_ready(logs)
+    return logs, time.perf_counter() - start
+
+
+def _singles(fn, live, n, timed, data, order, row0, batch_size):
+    """`n` one-step calls back to back (one execution for the callbacks)."""
+    start = time.perf_counter() if timed else None
+    for j in range(n):
+        values, logs = fn(live.values, data, order, row0 + j * batch_size,
+                          batch_size=batch_size)
+        live.stored(values)
+    if not timed:
+        return logs, None
+    jax.block_until_ready(logs)
+    return logs, time.perf_counter() - start
+
+
+def _stop_requested(model, kind):
+    return kind == "train" and model.stop_training
+
+
+def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps,
+                    sync_hooks):
+    loop = model._function(kind, "device")
+    single = model._function(kind, "device_single")
+    data = adapter.device_data()
+    order = adapter.device_order(seed)
+    if planner.mode is None:
+        jax.block_until_ready((data, order))   # the transfer must not be timed as steps
+    size = adapter.batch_size
+    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    full = min(adapter.num_full_batches, steps)
+    step, logs = 0, None
+    while step < steps:
+        if step < full:
+            how, n, timed = planner.next(full - step)
+            batch_size, row0 = size, step * size
+        else:   # the last, partial batch: its own shape, compiled once
+            how, n, timed = "single", 1, False
+            batch_size, row0 = adapter.partial_batch_size, full * size
+        if how == "warm":   # compiles the loop, runs no step
+            live.refresh()
+            _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
+            planner.record("warm", 0, None)
+            continue
+        if sync_hooks:
+            live.write_back()
+        begin(step)
+        live.refresh()
+        if how == "loop":
+            logs, seconds = _call(loop, live, n, timed, data, order, row0, n,
+                                  batch_size=batch_size)
+        else:
+            logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
+        if step < full:
+            planner.record(how, n, seconds)
+        if sync_hooks:
+            live.write_back()
+        end(step + n - 1, logs)
+        step += n
+        if _stop_requested(model, kind):
+            break
+    return logs
+
+
+def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps,
+                    sync_hooks):
+    eager = model.run_eagerly
+    single = model._function(kind, "single")
+    stacked_loop = None if eager else model._function(kind, "stacked")
+    steps = max_steps if max_steps is not None else adapter.num_batches
+    chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner,
+                        stack=not eager, to_device=not eager)
+    logs = None
+    try:
+        for item in chunks:
+            if item[0] == "stacked":
+                _, step, n, data = item
+            else:
+                _, step, data = item
+                n = 1
+            if sync_hooks:
+                live.write_back()
+            begin(step)
+            live.refresh()
+            if item[0] == "stacked":
+                logs, _ = _call(stacked_loop, live, n, False, data, n)
+            else:
+                timed = not eager and planner.host_next()[1]
+                logs, seconds = _call(single, live, 1, timed, to_jax(data) if eager else data)
+                planner.host_record(1, seconds)
+            if sync_hooks:
+                live.write_back()
+            end(step + n - 1, logs)
+            if _stop_requested(model, kind):
+                break
+    finally:
+        chunks.close()
+    return logs
+
+
+def predict_on_device(model, adapter, live, callbacks, max_steps, pieces):
+    loop = model._function("predict", "device")
+    single = model._function("predict", "device_single")
+    planner = model._planner("predict")
+    data = adapter.device_data()
+    size = adapter.batch_size
+    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    full = min(adapter.num_full_batches, steps)
+    capacity = _predict_capacity(model, full, live, data, size)
+    step = 0
+    while step < steps:
+        if step < full:
+            how, n, timed = planner.next(full - step)
+            n, batch_size, row0 = min(n, capacity), size, step * size
+        else:
+            how, n, timed = "single", 1, False
+            batch_size, row0 = adapter.partial_batch_size, full * size
+        if how == "warm":
+            loop(live.values, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
+            planner.record("warm", 0, None)
+            continue
+        callbacks.on_predict_batch_begin(step)
+        start = time.perf_counter()
+        if how == "loop":
+            out = jax.device_get(loop(live.values, data, None, row0, n,
+                                      batch_size=batch_size, capacity=capacity))
+            out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
+        else:
+            outs = [single(live.values, data, None, row0 + j * batch_size,
+                           batch_size=batch_size) for j in range(n)]
+            out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
+                                         *jax.device_get(outs))
+        if step < full:
+            planner.record(how, n, time.perf_counter() - start if timed else None)
+        pieces.append(out)
+        callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
+        step += n
+
+
+def _predict_capacity(model, full, live, data, size):
+    spe = model.steps_per_execution
+    if spe != "auto":
+        return max(1, min(int(spe), full))
+    if full == 0:
+        return 1
+    step, _, _ = model._value_step("predict")
+    batch = jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
+    spec = jax.eval_shape(step, live.values, batch)
+    nbytes = sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize
+                 for s in jax.tree_util.tree_leaves(spec))
+    return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
+
+
+def predict_from_host(model, adapter, live, callbacks, max_steps, pieces):
+    eager = model.run_eagerly
+    single = model._function("predict", "single")
+    steps = max_steps if max_steps is not None else adapter.num_batches
+    chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
+                        model._planner("predict", "host"), stack=False, to_device=not eager)
+    try:
+        for _, step, data in chunks:
+            callbacks.on_predict_batch_begin(step)
+            out = jax.device_get(single(live.values, to_jax(data) if eager else data))
+            out = jax.tree_util.tree_map(np.asarray, out)
+            pieces.append(out)
+            callbacks.on_predict_batch_end(step, {"outputs": out})
+    finally:
+        chunks.close()
+
+
+def to_jax(tree):
+    """NumPy leaves as JAX arrays (for eager steps and model building)."""
+    return jax.tree_util.tree_map(
+        lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, tree)

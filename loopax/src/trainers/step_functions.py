@@ -1,0 +1,262 @@
+"""A model's steps as functions of values, and their compiled forms.
+
+`value_step(model, kind)` turns `train_step` / `test_step` / `predict_step`
+into `step(state, batch) -> (logs, state)` (predict: `-> outputs`):
+
+- the default and stateless overrides (`(self, state, data)`, seed 004) are
+  called as they are, their output checked (a clear error names the
+  expected `(logs, state)` structure);
+- a TF-style override (`(self, data)`, seed 001) reads and assigns Variables;
+  it runs inside a `StateScope` mapping the state's Variables to the state
+  values and the assignments come back as the new state: a step of the same
+  form, so it fuses and compiles like the others. Variables it touches beyond
+  the model, optimizer and metrics (e.g. a global seed generator) are found
+  by tracing it once and carried as a fifth group.
+
+`compiled_function(model, kind, mode)` wraps a value step in one of the
+`step_loops` (cached on the model until the next `compile`).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.state import StateScope
+from loopax.src.trainers import step_loops
+from loopax.src.trainers.compile_utils import CompileMetrics
+from loopax.src.trainers.epoch_iterator import ExecutionPlanner
+
+TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
+                "metrics_variables")
+TEST_GROUPS = ("trainable_variables", "non_trainable_variables", "metrics_variables")
+PREDICT_GROUPS = ("trainable_variables", "non_trainable_variables")
+
+
+def step_style(model, name):
+    """"default", "stateless" (`step(self, state, data)`) or "tf" (`step(self, data)`)."""
+    if getattr(type(model), name) is getattr(_trainer_class(), name):
+        return "default"
+    params = [p for p in inspect.signature(getattr(model, name)).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+        return "tf"
+    return "stateless"
+
+
+def state_groups(model, kind, extras=()):
+    names = {"train": TRAIN_GROUPS, "test": TEST_GROUPS, "predict": PREDICT_GROUPS}[kind]
+    groups = []
+    for name in names:
+        if name == "optimizer_variables":
+            groups.append(list(model.optimizer.variables))
+        else:
+            groups.append(list(getattr(model, name)))
+    if extras:
+        groups.append(list(extras))
+    return groups
+
+
+def value_step(model, kind):
+    """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
+    `-> outputs`), with the user's output checked; plus the state groups."""
+    method_name = {"train": "train_step", "test": "test_step",
+                   "predict": "predict_step"}[kind]
+    cache = model._fns.setdefault("value_steps", {})
+    if kind in cache:
+        return cache[kind]
+    style = step_style(model, method_name)
+    method = getattr(model, method_name)
+    if style == "tf":
+        extras = _discover_extra_variables(model, kind, method)
+        groups = state_groups(model, kind, extras)
+        flat_vars = [v for g in groups for v in g]
+        sizes = [len(g) for g in groups]
+
+        def step(state, data):
+            flat = [v for g in state for v in g]
+            with StateScope(zip(flat_vars, flat)) as scope:
+                out = method(data)
+            new = [scope.get_current_value(v) for v in flat_vars]
+            if kind == "predict":
+                return out
+            return out, _regroup(new, sizes)
+    else:
+        groups = state_groups(model, kind)
+
+        def step(state, data):
+            out = method(state, data)
+            if kind == "predict":
+                return _predict_outputs(out, state)
+            return _check_step_output(out, state, method_name, kind)
+
+    cache[kind] = (step, groups, style)
+    return cache[kind]
+
+
+def _discover_extra_variables(model, kind, method):
+    """Variables a TF-style step touches beyond the model, optimizer and
+    metrics (e.g. a global seed generator): found by tracing it once."""
+    groups = state_groups(model, kind)
+    known = {id(v) for g in groups for v in g}
+    extras = []
+
+    def record(variable):
+        if id(variable) not in known:
+            known.add(id(variable))
+            extras.append(variable)
+
+    batch = model._fns.get("example_batch")
+    if batch is None:
+        return []
+    flat_vars = [v for g in groups for v in g]
+
+    def probe(values, data):
+        with StateScope(zip(flat_vars, values), on_missing=record):
+            out = method(data)
+        return jax.tree_util.tree_map(lambda a: jnp.asarray(a), out) if out is not None else 0
+
+    jax.eval_shape(probe, [v.value for v in flat_vars], batch)
+    return extras
+
+
+def finalize_logs(model, kind):
+    """(logs, state) -> the logs to report: the step's dict, or the metrics'
+    results when the step returned something else or only metric names."""
+    if kind == "predict":
+        return None
+    metrics_index = 3 if kind == "train" else 2
+
+    def finalize(logs, state):
+        if isinstance(logs, dict):
+            logs = _flatten_dict(logs)
+            if not set(logs) <= set(_result_names(model)):
+                return logs   # a custom step's own logs (Keras's rule)
+            results = _flatten_dict(model._metrics_result_from(state[metrics_index]))
+            return {**results, **logs}
+        return _flatten_dict(model._metrics_result_from(state[metrics_index]))
+    return finalize
+
+
+def compiled_function(model, kind, mode):
+    """The compiled (or eager) function for `kind` and `mode`:
+    "device" / "stacked" / "single" loops, or their predict versions."""
+    key = (kind, mode, model.run_eagerly)
+    if key in model._fns:
+        return model._fns[key]
+    step, _, _ = value_step(model, kind)
+    finalize = finalize_logs(model, kind)
+    donate = kind == "train"
+    if model.run_eagerly:
+        if kind == "predict":
+            fn = step
+        else:
+            fn = step_loops.make_single_step(step, finalize, jit=False)
+    elif kind == "predict":
+        fn = {"device": step_loops.make_device_predict,
+              "device_single": step_loops.make_device_predict_single,
+              "single": jax.jit}[mode](step)
+    else:
+        fn = {"device": step_loops.make_device_loop,
+              "device_single": step_loops.make_device_single,
+              "stacked": step_loops.make_stacked_loop,
+              "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
+    model._fns[key] = fn
+    return fn
+
+
+def planner(model, kind, source="device"):
+    key = ("planner", kind, source)
+    if key not in model._fns:
+        model._fns[key] = ExecutionPlanner(model.steps_per_execution)
+    return model._fns[key]
+
+
+def _regroup(flat, sizes):
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(flat[i:i + n]))
+        i += n
+    return tuple(out)
+
+
+def _flatten_dict(logs):
+    out = {}
+    for key, value in logs.items():
+        if isinstance(value, dict):
+            out.update(_flatten_dict(value))
+        else:
+            out[key] = value
+    return out
+
+
+def _result_names(model):
+    names = []
+    for metric in model.metrics:
+        if isinstance(metric, CompileMetrics):
+            names.extend(m.name for m in metric.metrics)
+        names.append(metric.name)
+    return names
+
+
+def _describe_groups(groups):
+    return "(" + ", ".join(f"{name} [{len(g)} values]" for name, g in groups) + ")"
+
+
+def _check_step_output(out, state, method_name, kind):
+    """The user's `(logs, state)`, with the state's structure checked."""
+    names = TRAIN_GROUPS if kind == "train" else TEST_GROUPS
+    expected = _describe_groups(list(zip(names, state)))
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise ValueError(
+            f"{method_name} must return `(logs, state)` where logs is a dict of metric "
+            f"values and state = {expected}: the state it received, updated. It returned "
+            f"{_describe(out)}.")
+    logs, new_state = out
+    if not (isinstance(new_state, (tuple, list)) and len(new_state) == len(state)):
+        raise ValueError(
+            f"{method_name} returned a state that is {_describe(new_state)}; expected "
+            f"{len(state)} groups {expected}.")
+    checked = []
+    for name, old, new in zip(names, state, new_state):
+        new = list(new) if isinstance(new, (list, tuple)) else new
+        if not isinstance(new, list) or len(new) != len(old):
+            raise ValueError(
+                f"{method_name} returned {name} as {_describe(new)}; expected a list of "
+                f"{len(old)} values matching the {name} it received.")
+        for i, (a, b) in enumerate(zip(old, new)):
+            b_shape = tuple(getattr(b, "shape", np.shape(b)))
+            if tuple(a.shape) != b_shape:
+                raise ValueError(
+                    f"{method_name} returned {name}[{i}] with shape {b_shape}, but it "
+                    f"received shape {tuple(a.shape)}. Return the values in the order "
+                    "and shapes they came in.")
+            if getattr(b, "dtype", None) != a.dtype:
+                new[i] = jnp.asarray(b, a.dtype)
+        checked.append(new)
+    return logs, tuple(checked)
+
+
+def _describe(value):
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _predict_outputs(out, state):
+    """Keras's JAX predict_step returns `(outputs, non_trainable)`; loopax's returns
+    outputs. Accept both."""
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], list) \
+            and len(out[1]) == len(state[1]) and all(
+                tuple(getattr(a, "shape", ())) == tuple(b.shape)
+                for a, b in zip(out[1], state[1])):
+        return out[0]
+    return out
+
+
+def _trainer_class():
+    from loopax.src.trainers.trainer import Trainer
+    return Trainer
