@@ -22,7 +22,8 @@ picks how from the timed first calls, see `epoch_iterator.py`). Array data
 that fits is put on the device once; each epoch's row order is shipped once
 and batches are gathered inside the compiled loop (`step_loops.py`). The
 state is donated to each call and comes back once per call; logs are not
-fetched by the trainer (the callbacks' thread converts them). The last,
+fetched by the trainer (pure loggers such as the progress bar read them when
+they draw; other callbacks get floats once per hook). The last,
 partial batch has its own shape, compiled once and reused every epoch.
 `epoch_runner.py` drives the calls and the batch hooks.
 
