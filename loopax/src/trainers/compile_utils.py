@@ -317,14 +317,7 @@ class CompileMetrics:
                 metric.update_state(targets[i], preds[i])
 
     def result(self):
-        out = {}
-        for metric in self.metrics:
-            value = metric.result()
-            if isinstance(value, dict):
-                out.update(value)
-            else:
-                out[metric.name] = value
-        return out
+        return results_of(self.metrics)
 
     def reset_state(self):
         for metric in self.metrics:
@@ -373,3 +366,15 @@ def _per_output(spec, names, weighted):
         return [list(spec) for _ in names]
     raise TypeError(f"`{what}` must be a list or a dict of metrics, got {spec!r}. "
                     f"Wrap a single metric in a list: {what}=[{spec!r}].")
+
+
+def results_of(metrics) -> dict:
+    """`{name: result}` of `metrics`; a metric whose result is a dict adds its keys."""
+    out = {}
+    for metric in metrics:
+        value = metric.result()
+        if isinstance(value, dict):
+            out.update(value)
+        else:
+            out[metric.name] = value
+    return out

@@ -48,7 +48,7 @@ import numpy as np
 
 from loopax.src.state import StateScope
 from loopax.src.trainers import epoch_runner, step_functions
-from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar
+from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.data_adapters import (ArrayDataAdapter, data_adapter_utils,
                                                get_data_adapter, is_batch_source)
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
@@ -246,14 +246,7 @@ class Trainer:
 
     def get_metrics_result(self):
         """`{name: result}` of every metric (dict results merged in)."""
-        out = {}
-        for metric in self.metrics:
-            value = metric.result()
-            if isinstance(value, dict):
-                out.update(value)
-            else:
-                out[metric.name] = value
-        return out
+        return results_of(self.metrics)
 
     def _metrics_result_from(self, metric_values):
         with StateScope(zip(self.metrics_variables, metric_values)):
