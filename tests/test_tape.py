@@ -153,7 +153,8 @@ def test_unconnected_sources():
     with GradientTape(persistent=True) as tape:
         tape.watch([x, z, i])
         y = x * 2.0 + ops.sum(i)
-    assert tape.gradient(y, [x, z, i])[1:] == [None, None]
+    with pytest.warns(UserWarning, match="integer"):
+        assert tape.gradient(y, [x, z, i])[1:] == [None, None]
     got = tape.gradient(y, {"x": x, "z": z}, unconnected_gradients="zero")
     assert float(got["x"]) == 2.0 and float(got["z"]) == 0.0
     never = loopax.Variable(np.ones(3, np.float32))
@@ -161,6 +162,17 @@ def test_unconnected_sources():
     assert zeros.shape == (3,) and not np.any(np.asarray(zeros))
     with pytest.raises(ValueError, match="unconnected_gradients"):
         tape.gradient(y, x, unconnected_gradients="nope")
+
+
+def test_integer_variable_source_warns_and_gives_none():
+    count = loopax.Variable(np.array([1, 2], np.int32), name="count")
+    w = loopax.Variable(np.array([1.0, 2.0], np.float32))
+    with GradientTape() as tape:
+        y = ops.sum(w * 3.0) + ops.sum(count)
+    with pytest.warns(UserWarning, match=r"\['count'\] have an integer.*float dtype"):
+        grads = tape.gradient(y, [w, count])
+    close(grads[0], [3.0, 3.0])
+    assert grads[1] is None
 
 
 def test_nonscalar_target_sums_unless_output_gradients():

@@ -748,6 +748,14 @@ class GradientTape:
                        warn_target):
         flat, tree = jax.tree_util.tree_flatten(sources, is_leaf=_is_wrapped)
         groups = [self._source_group(s) for s in flat]
+        integer = [getattr(s, "path", None) or type(s).__name__ for s in flat
+                   if not _differentiable(s.dtype)]
+        if integer:  # TF's rule: None for them, with a warning
+            warnings.warn(
+                f"GradientTape.{mode}(): sources {integer} have an integer or boolean "
+                "dtype, which has no gradient; their result is None. Create them with a "
+                "float dtype (e.g. `loopax.Variable(x, dtype='float32')`) to differentiate "
+                "with respect to them.", stacklevel=3)
         if not any(isinstance(t, Tensor) and id(t) in self._known
                    for t in jax.tree_util.tree_leaves(warn_target, is_leaf=_is_wrapped)):
             warnings.warn(

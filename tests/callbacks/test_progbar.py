@@ -58,6 +58,18 @@ def test_fused_steps_jump_and_first_call_is_not_counted(clock, capsys):
     assert capsys.readouterr().out == f"32/32 {BAR} 2s 10ms/step - loss: 0.1250\n"
 
 
+def test_slow_last_call_after_a_long_first_call_does_not_set_the_rate(clock, capsys):
+    logger = make_logger()  # steps 1..31 fused in one call, then a recompiled partial batch
+    logger.on_epoch_begin(0)
+    clock.now += 31 * 0.010
+    logger.on_train_batch_end(30, {"loss": 1.0})
+    clock.now += 0.330
+    logger.on_train_batch_end(31, {"loss": 1.0})
+    logger.on_epoch_end(0, {"loss": 1.0})
+    # (0.31 s + 0.33 s) / 32 steps = 20 ms/step, not the last call's 330 ms
+    assert capsys.readouterr().out == f"32/32 {BAR} 1s 20ms/step - loss: 1.0000\n"
+
+
 def test_unknown_number_of_steps_is_learned(clock, capsys):
     logger = make_logger(steps=None)
     run_epoch(logger, clock, range(5), 0.2, 0.2, {"loss": 0.5})

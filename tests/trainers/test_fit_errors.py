@@ -101,6 +101,25 @@ def test_train_step_returning_the_wrong_structure():
         model.fit(x, y, verbose=0)
 
 
+def test_train_step_returning_the_loss_instead_of_a_logs_dict():
+    class ReturnsLoss(keras.Model):  # TF style: `return loss` would report an untouched 0.0
+        def train_step(self, data):
+            x, y = data
+            with keras.GradientTape() as tape:
+                loss = self.compute_loss(y=y, y_pred=self(x, training=True))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return loss
+
+    inputs = keras.Input(shape=(3,))
+    model = ReturnsLoss(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="sgd", loss="mse")
+    x, y = regression_data()
+    with pytest.raises(TypeError, match=r"train_step returned logs that are an array of "
+                                        r"shape \(\); logs must be a dict"):
+        model.fit(x, y, verbose=0)
+
+
 def test_loss_that_is_not_a_scalar():
     inputs = keras.Input(shape=(3,))
     model = keras.Model(inputs, keras.layers.Dense(1)(inputs))

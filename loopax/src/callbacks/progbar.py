@@ -142,7 +142,9 @@ class Progbar:
         if self._first_update is None:
             self._first_update = (current, now)
         first_step, first_time = self._first_update
-        if current > first_step:
+        # Leave the first (compiling) call out only once later calls ran at least as
+        # many steps; else one slow last call (a partial batch) would set the rate.
+        if current - first_step >= first_step:
             return (now - first_time) / (current - first_step)
         return (now - self._start) / current
 

@@ -137,6 +137,12 @@ def finalize_logs(model, kind):
                 return logs   # a custom step's own logs (Keras's rule)
             results = _flatten_dict(model._metrics_result_from(state[metrics_index]))
             return {**results, **logs}
+        if logs is not None:  # e.g. `return loss`: the history would show untouched metrics
+            step_name = "train_step" if kind == "train" else "test_step"
+            raise TypeError(
+                f"{step_name} returned logs that are {_describe_logs(logs)}; logs must be a "
+                "dict of metric values, e.g. `{m.name: m.result() for m in self.metrics}` "
+                "(or None to report the compiled metrics).")
         return _flatten_dict(model._metrics_result_from(state[metrics_index]))
     return finalize
 
@@ -238,6 +244,12 @@ def _check_step_output(out, state, method_name, kind):
                 new[i] = jnp.asarray(b, a.dtype)
         checked.append(new)
     return logs, tuple(checked)
+
+
+def _describe_logs(logs):
+    if hasattr(logs, "shape") and hasattr(logs, "dtype"):
+        return f"an array of shape {tuple(logs.shape)}"
+    return _describe(logs)
 
 
 def _describe(value):
