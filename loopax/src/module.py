@@ -23,30 +23,29 @@ _NOT_TRACKED = frozenset({
 })
 
 
-def _children(obj):
-    """Attribute values of `obj` worth walking, in assignment order."""
-    for key, value in vars(obj).items():
-        if key in _NOT_TRACKED:
-            continue
-        yield value
+# Values that can hold nothing trackable: skipped at once (the walk is on the
+# path of every `model.trainable_variables`).
+_ATOMS = (str, int, float, bool, type(None), bytes, type)
 
 
-def _iter_tracked(value, seen):
-    """Yields Variables and trackables (Modules, SeedGenerators) in `value`."""
+def _collect(value, seen, variables, modules):
+    """Appends the Variables and trackables (Modules, SeedGenerators) in `value`."""
+    if isinstance(value, _ATOMS):
+        return
     if isinstance(value, Variable):
         if id(value) not in seen:
             seen.add(id(value))
-            yield value
+            variables.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, seen, variables, modules)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _collect(v, seen, variables, modules)
     elif isinstance(value, Module) or getattr(value, "_loopax_trackable", False):
         if id(value) not in seen:
             seen.add(id(value))
-            yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _iter_tracked(v, seen)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _iter_tracked(v, seen)
+            modules.append(value)
 
 
 class Module:
@@ -64,10 +63,11 @@ class Module:
             self.name = unique_name(_snake_case(type(self).__name__))
 
     def _direct(self, seen):
+        """(own Variables, direct sub-trackables), in attribute order."""
         vars_, mods = [], []
-        for child in _children(self):
-            for item in _iter_tracked(child, seen):
-                (vars_ if isinstance(item, Variable) else mods).append(item)
+        for key, value in vars(self).items():
+            if key not in _NOT_TRACKED:
+                _collect(value, seen, vars_, mods)
         return vars_, mods
 
     def _variables_and_trainability(self):
