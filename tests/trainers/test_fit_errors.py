@@ -181,3 +181,13 @@ def test_nan_loss_with_terminate_on_nan_stops_training(compiled, capsys):
     assert len(history.history["loss"]) == 1
     assert np.isnan(history.history["loss"][0])
     assert "Invalid loss, terminating training" in capsys.readouterr().out
+
+
+def test_misspelled_loss_or_metric_name_fails_at_compile():
+    import loopax
+    model = loopax.Sequential([loopax.Input(shape=(3,)), loopax.layers.Dense(1)])
+    with pytest.raises(ValueError, match="Unknown loss 'msee'. Did you mean 'mse'"):
+        model.compile(optimizer="sgd", loss="msee")
+    with pytest.raises(ValueError, match="maee"):
+        model.compile(optimizer="sgd", loss="mse", metrics=["accuracy", "maee"])
+    model.compile(optimizer="sgd", loss={"dense": "mse"}, metrics=["acc", "mae"])  # valid

@@ -162,6 +162,8 @@ class CompileLoss:
     """
 
     def __init__(self, loss, loss_weights=None, output_names=None, model_name="model"):
+        from loopax.src import losses as losses_module
+        check_names(loss, losses_module.get, shape_dependent=("crossentropy", "ce"))
         self._loss_spec = loss
         self._weights_spec = loss_weights
         self._output_names = list(output_names) if output_names else None
@@ -258,6 +260,9 @@ class CompileMetrics:
     name = "compile_metrics"
 
     def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
+        from loopax.src import metrics as metrics_module
+        for spec in (metrics, weighted_metrics):
+            check_names(spec, metrics_module.get, shape_dependent=("accuracy", "acc"))
         self._metrics_spec = metrics
         self._weighted_spec = weighted_metrics
         self._output_names = list(output_names) if output_names else None
@@ -378,3 +383,18 @@ def results_of(metrics) -> dict:
         else:
             out[metric.name] = value
     return out
+
+
+def check_names(spec, get, shape_dependent=()):
+    """Looks up every name in a loss/metric spec (a name, list or dict of them)
+    so a typo fails at `compile()` with the registry's list of valid names,
+    not at the first `fit()`. Names resolved from shapes later are skipped."""
+    if isinstance(spec, str):
+        if spec.lower() not in shape_dependent:
+            get(spec)
+    elif isinstance(spec, (list, tuple)):
+        for s in spec:
+            check_names(s, get, shape_dependent)
+    elif isinstance(spec, dict):
+        for s in spec.values():
+            check_names(s, get, shape_dependent)
