@@ -5,7 +5,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import loopax
 from loopax.src.state import StateScope, Variable, check_values_match, name_scope
 
 

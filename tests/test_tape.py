@@ -1,7 +1,5 @@
 """GradientTape: gradients equal jax.grad of the same computation."""
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 import numpy as np

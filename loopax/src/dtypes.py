@@ -1,7 +1,6 @@
 """Dtype names and the default float type."""
 
 import jax.numpy as jnp
-import numpy as np
 
 _FLOATX = "float32"
 

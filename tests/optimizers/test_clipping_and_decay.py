@@ -95,7 +95,7 @@ def test_gradient_accumulation_applies_the_mean_every_n_calls():
 def test_ema_tracks_and_finalizes_the_average():
     variable = loopax.Variable(np.zeros(2, np.float32))
     optimizer = optimizers.SGD(1.0, use_ema=True, ema_momentum=0.5)
-    values, average = [], None
+    average = None
     for g in ([1.0, 0.0], [0.0, 2.0], [1.0, 1.0]):
         optimizer.apply_gradients([(jnp.array(g), variable)])
         value = variable.numpy().copy()

@@ -16,7 +16,6 @@ layer passed one explicitly.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import threading
 
@@ -28,7 +27,7 @@ from loopax.src import dtypes
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import _state, StateScope, Variable, check_values_match, name_scope, unique_name
-from loopax.src.tensor import Tensor, op
+from loopax.src.tensor import op
 
 
 class _CallContext(threading.local):

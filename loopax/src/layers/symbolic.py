@@ -12,7 +12,7 @@ import jax
 import numpy as np
 
 from loopax.src import dtypes
-from loopax.src.state import Variable, unique_name
+from loopax.src.state import Variable
 from loopax.src.tensor import Tensor
 
 
