@@ -10,8 +10,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.ops.nn import (elu, hard_sigmoid, hard_silu, leaky_relu, log_softmax, relu6,
+                               selu, sigmoid, silu, softmax, softplus, softsign)
+from loopax.src.ops.numpy import tanh
 from loopax.src.tensor import op
 from loopax.src.utils.registry import Registry, name_table
+
+swish = silu
+hard_swish = hard_silu
 
 
 @op
@@ -27,83 +33,8 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 
 @op
-def leaky_relu(x, negative_slope=0.2):
-    return jax.nn.leaky_relu(x, negative_slope)
-
-
-@op
-def relu6(x):
-    return jax.nn.relu6(x)
-
-
-@op
-def elu(x, alpha=1.0):
-    return jax.nn.elu(x, alpha)
-
-
-@op
-def selu(x):
-    return jax.nn.selu(x)
-
-
-@op
 def gelu(x, approximate=False):
     return jax.nn.gelu(x, approximate=approximate)
-
-
-@op
-def silu(x):
-    """x · sigmoid(x)."""
-    return jax.nn.silu(x)
-
-
-swish = silu
-
-
-@op
-def hard_silu(x):
-    return jax.nn.hard_silu(x)
-
-
-hard_swish = hard_silu
-
-
-@op
-def sigmoid(x):
-    return jax.nn.sigmoid(x)
-
-
-@op
-def hard_sigmoid(x):
-    """0 below -3, 1 above 3, x/6 + 0.5 between."""
-    return jax.nn.hard_sigmoid(x)
-
-
-@op
-def tanh(x):
-    return jnp.tanh(x)
-
-
-@op
-def softplus(x):
-    """log(1 + exp(x))."""
-    return jax.nn.softplus(x)
-
-
-@op
-def softsign(x):
-    """x / (1 + |x|)."""
-    return jax.nn.soft_sign(x)
-
-
-@op
-def softmax(x, axis=-1):
-    return jax.nn.softmax(x, axis=axis)
-
-
-@op
-def log_softmax(x, axis=-1):
-    return jax.nn.log_softmax(x, axis=axis)
 
 
 @op
@@ -122,10 +53,15 @@ def linear(x):
     return x
 
 
+# The activations that are plain loopax ops are those same ops (one definition,
+# compiled for eager calls); names are given explicitly since an op's
+# `__name__` can differ (jax.nn.soft_sign).
 _REGISTRY = Registry("activation", name_table(
-    [relu, leaky_relu, relu6, elu, selu, gelu, silu, hard_silu, sigmoid, hard_sigmoid,
-     tanh, softplus, softsign, softmax, log_softmax, exponential, mish, linear],
-    {"swish": silu, "hard_swish": hard_silu}))
+    [relu, gelu, exponential, mish, linear],
+    {"leaky_relu": leaky_relu, "relu6": relu6, "elu": elu, "selu": selu, "silu": silu,
+     "hard_silu": hard_silu, "sigmoid": sigmoid, "hard_sigmoid": hard_sigmoid, "tanh": tanh,
+     "softplus": softplus, "softsign": softsign, "softmax": softmax,
+     "log_softmax": log_softmax, "swish": silu, "hard_swish": hard_silu}))
 
 
 def serialize(activation):
