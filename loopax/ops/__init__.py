@@ -7,8 +7,8 @@ Sub-namespaces as in Keras: `loopax.ops.numpy`, `.nn`, `.linalg`, `.math`,
 """
 
 from loopax.src.ops import core, linalg, math, nn, numpy
-from loopax.src.ops.numpy import *  # noqa: F401,F403
-from loopax.src.ops.math import *  # noqa: F401,F403
-from loopax.src.ops.linalg import *  # noqa: F401,F403
-from loopax.src.ops.nn import *  # noqa: F401,F403
 from loopax.src.ops.core import *  # noqa: F401,F403
+from loopax.src.ops.linalg import *  # noqa: F401,F403
+from loopax.src.ops.math import *  # noqa: F401,F403
+from loopax.src.ops.nn import *  # noqa: F401,F403
+from loopax.src.ops.numpy import *  # noqa: F401,F403

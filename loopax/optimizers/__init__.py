@@ -1,6 +1,22 @@
 """Public optimizers API (Keras names): `loopax.optimizers.Adam`, `get`, `schedules`."""
 
-from loopax.src.optimizers import (ALL_OPTIMIZERS, SGD, Adadelta, Adafactor, Adagrad, Adam,
-                                   Adamax, AdamW, Lamb, Lion, Nadam, Optax, Optimizer,
-                                   RMSprop, deserialize, get, serialize)
 from loopax.optimizers import schedules
+from loopax.src.optimizers import (
+                                   ALL_OPTIMIZERS,
+                                   SGD,
+                                   Adadelta,
+                                   Adafactor,
+                                   Adagrad,
+                                   Adam,
+                                   Adamax,
+                                   AdamW,
+                                   Lamb,
+                                   Lion,
+                                   Nadam,
+                                   Optax,
+                                   Optimizer,
+                                   RMSprop,
+                                   deserialize,
+                                   get,
+                                   serialize,
+)

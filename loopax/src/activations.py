@@ -10,8 +10,20 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from loopax.src.ops.nn import (elu, hard_sigmoid, hard_silu, leaky_relu, log_softmax, relu6,
-                               selu, sigmoid, silu, softmax, softplus, softsign)
+from loopax.src.ops.nn import (
+    elu,
+    hard_sigmoid,
+    hard_silu,
+    leaky_relu,
+    log_softmax,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    softsign,
+)
 from loopax.src.ops.numpy import tanh
 from loopax.src.tensor import op
 from loopax.src.utils.registry import Registry, name_table

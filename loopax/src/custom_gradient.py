@@ -33,7 +33,14 @@ import numpy as np
 
 from loopax.src import tape as tape_lib
 from loopax.src.state import Variable, _state
-from loopax.src.tape import _TrackingScope, _fill, _is_wrapped, _split_leaves, _suspended, _template_key
+from loopax.src.tape import (
+    _fill,
+    _is_wrapped,
+    _split_leaves,
+    _suspended,
+    _template_key,
+    _TrackingScope,
+)
 from loopax.src.tensor import Tensor, unwrap
 
 

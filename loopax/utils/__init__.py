@@ -1,6 +1,7 @@
 """Utilities: `to_categorical`, `normalize`, `pad_sequences`, `set_random_seed`,
 `get_file`, and the serialization helpers Keras keeps here."""
 
+from loopax.src.callbacks.progbar import Progbar
 from loopax.src.random import set_random_seed
 from loopax.src.saving.serialization import (
     CustomObjectScope,
@@ -12,12 +13,11 @@ from loopax.src.saving.serialization import (
     register_keras_serializable,
     serialize_keras_object,
 )
-from loopax.src.utils.file_utils import get_file
-from loopax.src.utils.numerical_utils import normalize, to_categorical
-from loopax.src.utils.sequence_utils import pad_sequences
-from loopax.src.callbacks.progbar import Progbar
 from loopax.src.trainers.data_adapters import (
     PyDataset,
     pack_x_y_sample_weight,
     unpack_x_y_sample_weight,
 )
+from loopax.src.utils.file_utils import get_file
+from loopax.src.utils.numerical_utils import normalize, to_categorical
+from loopax.src.utils.sequence_utils import pad_sequences

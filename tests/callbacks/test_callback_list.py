@@ -2,8 +2,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from loopax.callbacks import (Callback, CallbackList, History, LambdaCallback, ProgbarLogger,
-                              TerminateOnNaN)
+from loopax.callbacks import (
+    Callback,
+    CallbackList,
+    History,
+    LambdaCallback,
+    ProgbarLogger,
+    TerminateOnNaN,
+)
 from loopax.src.callbacks import callback_list
 from loopax.src.callbacks.callback import HOOKS
 

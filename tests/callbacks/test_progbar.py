@@ -2,7 +2,8 @@ import io
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from loopax.callbacks import ProgbarLogger
 from loopax.src.callbacks import progbar
@@ -78,6 +79,7 @@ def test_unknown_number_of_steps_is_learned(clock, capsys):
 
 def test_through_callback_list_with_device_logs(clock, capsys, fake_model):
     import jax.numpy as jnp
+
     from loopax.callbacks import CallbackList
     callbacks = CallbackList(add_history=True, add_progbar=True, model=fake_model,
                              epochs=2, steps=4, verbose=1)

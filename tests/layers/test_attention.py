@@ -5,10 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from layer_checks import assert_trees_close, values
 
 import loopax
 from loopax import layers
-from layer_checks import assert_trees_close, values
 
 rng = np.random.default_rng(4)
 

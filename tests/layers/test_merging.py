@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+from layer_checks import grads_through_stateless_call
 
 import loopax
 from loopax import layers
-from layer_checks import grads_through_stateless_call
 
 rng = np.random.default_rng(5)
 a, b, c = (rng.standard_normal((2, 3)).astype("float32") for _ in range(3))

@@ -4,11 +4,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from layer_checks import (
+    assert_trees_close,
+    check_stateless_matches_stateful,
+    grads_through_stateless_call,
+    reference_grads,
+)
 
 import loopax
 from loopax import layers
-from layer_checks import (assert_trees_close, check_stateless_matches_stateful,
-                          grads_through_stateless_call, reference_grads)
 
 rng = np.random.default_rng(3)
 

@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import loopax
 from loopax import losses
@@ -33,12 +34,24 @@ def f64(*xs):
     return [np.asarray(x, np.float64) for x in xs]
 
 
-def np_mse(t, p): t, p = f64(t, p); return np.mean((t - p) ** 2, -1)
-def np_mae(t, p): t, p = f64(t, p); return np.mean(np.abs(t - p), -1)
-def np_mape(t, p): t, p = f64(t, p); return 100 * np.mean(np.abs((t - p) / np.maximum(np.abs(t), EPS)), -1)
-def np_msle(t, p): t, p = f64(t, p); return np.mean((np.log1p(np.maximum(p, EPS)) - np.log1p(np.maximum(t, EPS))) ** 2, -1)
-def np_logcosh(t, p): t, p = f64(t, p); return np.mean(np.log(np.cosh(p - t)), -1)
-def np_poisson(t, p): t, p = f64(t, p); return np.mean(p - t * np.log(p + EPS), -1)
+def np_mse(t, p):
+    t, p = f64(t, p)
+    return np.mean((t - p) ** 2, -1)
+def np_mae(t, p):
+    t, p = f64(t, p)
+    return np.mean(np.abs(t - p), -1)
+def np_mape(t, p):
+    t, p = f64(t, p)
+    return 100 * np.mean(np.abs((t - p) / np.maximum(np.abs(t), EPS)), -1)
+def np_msle(t, p):
+    t, p = f64(t, p)
+    return np.mean((np.log1p(np.maximum(p, EPS)) - np.log1p(np.maximum(t, EPS))) ** 2, -1)
+def np_logcosh(t, p):
+    t, p = f64(t, p)
+    return np.mean(np.log(np.cosh(p - t)), -1)
+def np_poisson(t, p):
+    t, p = f64(t, p)
+    return np.mean(p - t * np.log(p + EPS), -1)
 
 
 def np_huber(t, p, delta=1.0):
@@ -82,8 +95,12 @@ def np_hinge_labels(t):
     return 2 * t - 1 if np.all((t == 0) | (t == 1)) else t
 
 
-def np_hinge(t, p): t, p = f64(t, p); return np.mean(np.maximum(1 - np_hinge_labels(t) * p, 0), -1)
-def np_sq_hinge(t, p): t, p = f64(t, p); return np.mean(np.maximum(1 - np_hinge_labels(t) * p, 0) ** 2, -1)
+def np_hinge(t, p):
+    t, p = f64(t, p)
+    return np.mean(np.maximum(1 - np_hinge_labels(t) * p, 0), -1)
+def np_sq_hinge(t, p):
+    t, p = f64(t, p)
+    return np.mean(np.maximum(1 - np_hinge_labels(t) * p, 0) ** 2, -1)
 
 
 def np_cat_hinge(t, p):

@@ -6,11 +6,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from optimizer_checks import assert_all_close, make_problem, train
 
 import loopax
 from loopax import optimizers
 from loopax.optimizers import schedules
-from optimizer_checks import assert_all_close, make_problem, train
 
 
 def count_traces(optimizer):

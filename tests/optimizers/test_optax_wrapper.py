@@ -5,10 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from optimizer_checks import assert_all_close, make_problem, make_variables, train
 
 import loopax
 from loopax import optimizers
-from optimizer_checks import assert_all_close, make_problem, make_variables, train
 
 
 def optax_reference(tx, init, grads):

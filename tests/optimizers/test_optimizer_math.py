@@ -3,11 +3,11 @@
 
 import numpy as np
 import optax
+import optimizer_references as ref
 import pytest
+from optimizer_checks import assert_all_close, make_problem, train
 
 from loopax import optimizers
-from optimizer_checks import assert_all_close, make_problem, train
-import optimizer_references as ref
 
 # (optimizer class, NumPy step, hyperparameters). Large epsilons make the
 # placement of epsilon (Keras's vs. other forms) visible in the numbers.

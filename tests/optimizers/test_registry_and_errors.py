@@ -3,11 +3,11 @@
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from optimizer_checks import make_problem, make_variables
 
 import loopax
 from loopax import optimizers
 from loopax.optimizers import schedules
-from optimizer_checks import make_problem, make_variables
 
 
 @pytest.mark.parametrize("name,cls", [

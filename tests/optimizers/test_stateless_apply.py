@@ -6,10 +6,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from optimizer_checks import assert_all_close, make_problem, make_variables, train
 
 import loopax
 from loopax import optimizers
-from optimizer_checks import assert_all_close, make_problem, make_variables, train
 
 FACTORIES = {
     "sgd_nesterov": lambda: optimizers.SGD(0.1, momentum=0.9, nesterov=True),

@@ -3,8 +3,14 @@
 import pytest
 
 from loopax.layers import Dense, Layer
-from loopax.saving import (custom_object_scope, deserialize, get_registered_name,
-                           get_registered_object, register_serializable, serialize)
+from loopax.saving import (
+    custom_object_scope,
+    deserialize,
+    get_registered_name,
+    get_registered_object,
+    register_serializable,
+    serialize,
+)
 
 
 @register_serializable(package="regtest", name="Doubler")

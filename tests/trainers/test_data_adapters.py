@@ -5,11 +5,11 @@ inputs and outputs."""
 import numpy as np
 import pandas as pd
 import pytest
+from trainer_testlib import Snapshot, mlp, regression_data
 
 import loopax as keras
 from loopax.src.trainers import data_adapters
 from loopax.src.trainers.data_adapters import array_data_adapter, data_adapter_utils
-from trainer_testlib import Snapshot, mlp, regression_data
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ import hypothesis
 import hypothesis.strategies as st
 import numpy as np
 import pytest
+from trainer_testlib import Recorder, Snapshot, mlp, regression_data
 
 import loopax as keras
-from trainer_testlib import Recorder, Snapshot, mlp, regression_data
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from trainer_testlib import Snapshot, mlp, regression_data
 
 import loopax as keras
-from trainer_testlib import Snapshot, mlp, regression_data
 
 
 @pytest.fixture(scope="module")

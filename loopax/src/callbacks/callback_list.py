@@ -1,7 +1,12 @@
 """`CallbackList`: one object the trainer calls; it forwards each hook to every callback."""
 
 from loopax.src.callbacks.callback import (
-    PREDICT_BATCH_HOOKS, TEST_BATCH_HOOKS, TRAIN_BATCH_HOOKS, Callback, implements)
+    PREDICT_BATCH_HOOKS,
+    TEST_BATCH_HOOKS,
+    TRAIN_BATCH_HOOKS,
+    Callback,
+    implements,
+)
 from loopax.src.callbacks.history import History
 from loopax.src.callbacks.logs import logs_to_host
 from loopax.src.callbacks.progbar_logger import ProgbarLogger

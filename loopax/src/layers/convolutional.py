@@ -11,9 +11,13 @@ import numpy as np
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers
-from loopax.src.layers.argument_checks import (dimension_numbers, positive_int,
-                                               standardize_data_format, standardize_padding,
-                                               standardize_tuple)
+from loopax.src.layers.argument_checks import (
+    dimension_numbers,
+    positive_int,
+    standardize_data_format,
+    standardize_padding,
+    standardize_tuple,
+)
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.tensor import unwrap
 

@@ -26,7 +26,14 @@ import numpy as np
 from loopax.src import dtypes
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
-from loopax.src.state import _state, StateScope, Variable, check_values_match, name_scope, unique_name
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    _state,
+    check_values_match,
+    name_scope,
+    unique_name,
+)
 from loopax.src.tensor import op
 
 

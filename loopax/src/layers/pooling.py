@@ -11,8 +11,11 @@ import math
 import jax.numpy as jnp
 from jax import lax
 
-from loopax.src.layers.argument_checks import (standardize_data_format,
-                                               standardize_padding, standardize_tuple)
+from loopax.src.layers.argument_checks import (
+    standardize_data_format,
+    standardize_padding,
+    standardize_tuple,
+)
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.tensor import unwrap
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import inspect
 
-from loopax.src.losses.loss import (Loss, reduce_weighted_values, squeeze_or_expand_to_same_rank,
-                                    standardize_reduction)
 from loopax.src.losses import losses as _losses
+from loopax.src.losses.loss import (
+    Loss,
+    reduce_weighted_values,
+    squeeze_or_expand_to_same_rank,
+    standardize_reduction,
+)
 from loopax.src.losses.losses import *  # noqa: F401,F403  (the loss functions and classes)
 from loopax.src.losses.losses import LOSS_CLASSES, LOSS_FUNCTIONS, LossFunctionWrapper
 from loopax.src.utils.registry import Registry

@@ -15,8 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import dtypes
-from loopax.src.losses.loss import (EPSILON, Loss, check_same_shape,
-                                    squeeze_or_expand_to_same_rank)
+from loopax.src.losses.loss import EPSILON, Loss, check_same_shape, squeeze_or_expand_to_same_rank
 from loopax.src.tensor import op
 
 __all__ = [

@@ -7,21 +7,51 @@ from __future__ import annotations
 import inspect
 
 from loopax.src.losses import is_binary_or_sparse_categorical, loss_kind
+from loopax.src.metrics.accuracy_metrics import (
+    Accuracy,
+    BinaryAccuracy,
+    CategoricalAccuracy,
+    SparseCategoricalAccuracy,
+    SparseTopKCategoricalAccuracy,
+    TopKCategoricalAccuracy,
+    accuracy,
+    binary_accuracy,
+    categorical_accuracy,
+    sparse_categorical_accuracy,
+    sparse_top_k_categorical_accuracy,
+    top_k_categorical_accuracy,
+)
+from loopax.src.metrics.confusion_metrics import (
+    AUC,
+    FalseNegatives,
+    FalsePositives,
+    Precision,
+    Recall,
+    TrueNegatives,
+    TruePositives,
+)
 from loopax.src.metrics.metric import Metric
+from loopax.src.metrics.probabilistic_metrics import (
+    BinaryCrossentropy,
+    CategoricalCrossentropy,
+    CategoricalHinge,
+    Hinge,
+    KLDivergence,
+    Poisson,
+    SparseCategoricalCrossentropy,
+    SquaredHinge,
+)
 from loopax.src.metrics.reduction_metrics import Mean, MeanMetricWrapper, Sum
 from loopax.src.metrics.regression_metrics import (
-    CosineSimilarity, LogCoshError, MeanAbsoluteError, MeanAbsolutePercentageError,
-    MeanSquaredError, MeanSquaredLogarithmicError, RootMeanSquaredError, cosine_similarity)
-from loopax.src.metrics.accuracy_metrics import (
-    Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
-    SparseTopKCategoricalAccuracy, TopKCategoricalAccuracy, accuracy, binary_accuracy,
-    categorical_accuracy, sparse_categorical_accuracy, sparse_top_k_categorical_accuracy,
-    top_k_categorical_accuracy)
-from loopax.src.metrics.probabilistic_metrics import (
-    BinaryCrossentropy, CategoricalCrossentropy, CategoricalHinge, Hinge, KLDivergence,
-    Poisson, SparseCategoricalCrossentropy, SquaredHinge)
-from loopax.src.metrics.confusion_metrics import (
-    AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives, TruePositives)
+    CosineSimilarity,
+    LogCoshError,
+    MeanAbsoluteError,
+    MeanAbsolutePercentageError,
+    MeanSquaredError,
+    MeanSquaredLogarithmicError,
+    RootMeanSquaredError,
+    cosine_similarity,
+)
 from loopax.src.utils.registry import Registry, name_table
 
 METRIC_CLASSES = (

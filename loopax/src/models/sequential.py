@@ -8,7 +8,6 @@ replays. `layers` leaves out the `InputLayer`, as in Keras.
 
 from __future__ import annotations
 
-
 from loopax.src import dtypes
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer

@@ -23,8 +23,8 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
-from loopax.src.state import Variable, _state, is_tracer
 from loopax.src.ops.utils import as_array, compiled
+from loopax.src.state import Variable, _state, is_tracer
 from loopax.src.tensor import Tensor, op, unwrap
 
 _IMPORTED = set(globals())

@@ -21,7 +21,8 @@ import numpy as np
 
 from loopax.src import dtypes
 from loopax.src.ops import operators
-from loopax.src.ops.utils import as_array, axis_arg as _axis, compiled
+from loopax.src.ops.utils import as_array, compiled
+from loopax.src.ops.utils import axis_arg as _axis
 from loopax.src.tensor import op, unwrap
 
 _IMPORTED = set(globals())

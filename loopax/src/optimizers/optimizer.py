@@ -42,8 +42,14 @@ import optax
 from loopax.src import dtypes
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
-from loopax.src.state import (StateScope, Variable, active_scope, check_values_match,
-                              name_scope, unique_name)
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    active_scope,
+    check_values_match,
+    name_scope,
+    unique_name,
+)
 from loopax.src.tensor import unwrap
 
 _BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",

@@ -13,7 +13,6 @@ import numpy as np
 
 from loopax.src.state import StateScope, _state
 
-
 # --------------------------------------------------------------------------
 # Outputs and targets as aligned flat lists
 # --------------------------------------------------------------------------

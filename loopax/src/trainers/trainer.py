@@ -49,12 +49,17 @@ import numpy as np
 from loopax.src.state import StateScope
 from loopax.src.trainers import epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
-from loopax.src.trainers.data_adapters import (ArrayDataAdapter, data_adapter_utils,
-                                               get_data_adapter, is_batch_source)
+from loopax.src.trainers.data_adapters import (
+    ArrayDataAdapter,
+    data_adapter_utils,
+    get_data_adapter,
+    is_batch_source,
+)
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
 from loopax.src.trainers.epoch_iterator import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
+
 
 class Trainer:
     """The training loop of `Model`. See the module docstring for the design."""

@@ -9,10 +9,17 @@ from loopax.src.trainers.data_adapters import data_adapter_utils
 from loopax.src.trainers.data_adapters.array_data_adapter import ArrayDataAdapter, check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 from loopax.src.trainers.data_adapters.data_adapter_utils import (
-    pack_x_y_sample_weight, unpack_x_y_sample_weight)
+    pack_x_y_sample_weight,
+    unpack_x_y_sample_weight,
+)
 from loopax.src.trainers.data_adapters.framework_adapters import (
-    GrainDatasetAdapter, TFDatasetAdapter, TorchDataLoaderAdapter, is_grain_dataset,
-    is_tf_dataset, is_torch_dataloader)
+    GrainDatasetAdapter,
+    TFDatasetAdapter,
+    TorchDataLoaderAdapter,
+    is_grain_dataset,
+    is_tf_dataset,
+    is_torch_dataloader,
+)
 from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
 from loopax.src.trainers.data_adapters.py_dataset import PyDataset, PyDatasetAdapter
 

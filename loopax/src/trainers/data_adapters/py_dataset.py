@@ -8,8 +8,8 @@ loaded by a pool of threads, up to `max_queue_size` ahead.
 
 from __future__ import annotations
 
-import concurrent.futures
 import collections
+import concurrent.futures
 
 import numpy as np
 
