@@ -19,7 +19,7 @@ import os
 import warnings
 import zipfile
 
-from loopax.src.saving import serialization, weights_file
+from loopax.src.saving import keras_format, serialization, weights_file
 
 CONFIG = "config.json"
 METADATA = "metadata.json"
@@ -68,15 +68,18 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No model file at {filepath!r}.")
     if not zipfile.is_zipfile(filepath):
+        if weights_file._is_zip(filepath):
+            raise ValueError(f"{filepath} is a damaged or truncated zip archive.")
         raise ValueError(f"{filepath} is not a model file written by model.save() (not a "
                          "zip archive). For a weights file use model.load_weights().")
     with zipfile.ZipFile(filepath) as zf:
         names = zf.namelist()
+        if WEIGHTS not in names and keras_format.is_keras_archive(names):
+            keras_format.check_member_names(names, filepath)
+            return keras_format.load_model(zf, filepath, custom_objects)
         if CONFIG not in names or WEIGHTS not in names:
-            hint = (" It looks like a Keras file (HDF5 weights); loopax reads only files "
-                    "it wrote." if "model.weights.h5" in names else "")
             raise ValueError(f"{filepath} is not a loopax model file: it lacks "
-                             f"{CONFIG} or {WEIGHTS}.{hint}")
+                             f"{CONFIG} or {WEIGHTS}.")
         config = json.loads(zf.read(CONFIG))
         weights_data = zf.read(WEIGHTS)
     build_shape = config.pop("build_input_shape", None)

@@ -12,9 +12,9 @@ file does not matter. A file whose keys or shapes do not match the model is
 refused with the list of every missing, unexpected and mis-shaped key.
 
 Any file name works; `.weights.safetensors` is the recommended suffix. A
-Keras-style `.weights.h5` name is accepted too, but the content is always
-safetensors (loopax reads and writes no HDF5); loading a real HDF5 file says
-so.
+Keras-style `.weights.h5` name is accepted too, but what loopax writes is
+always safetensors; an HDF5 file written by Keras 3 is read (not written) by
+`keras_format`.
 """
 
 from __future__ import annotations
@@ -132,6 +132,9 @@ def load_weights(model, filepath, skip_mismatch=False):
     if _is_zip(filepath):
         from loopax.src.saving import model_file
         arrays = model_file.read_weights_from_archive(filepath)
+    elif _is_hdf5(filepath):
+        from loopax.src.saving import keras_format
+        return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     else:
         with open(filepath, "rb") as f:
             arrays = read_safetensors(f.read(), filepath)
@@ -141,6 +144,11 @@ def load_weights(model, filepath, skip_mismatch=False):
 def _is_zip(filepath) -> bool:
     with open(filepath, "rb") as f:
         return f.read(4) == b"PK\x03\x04"
+
+
+def _is_hdf5(filepath) -> bool:
+    with open(filepath, "rb") as f:
+        return f.read(8) == _HDF5_SIGNATURE
 
 
 def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):

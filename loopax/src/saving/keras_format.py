@@ -1,0 +1,513 @@
+"""Reading Keras 3 files as data: `.keras` archives and `.weights.h5`.
+
+A Keras 3 `.keras` file is a zip of
+
+    metadata.json        {"keras_version", "date_saved"}
+    config.json          {"module", "class_name", "config", "registered_name", ...}
+    model.weights.h5     HDF5: layers/<name>/vars/<i>, nested for sub-models
+
+`translate_config` turns Keras's config into loopax's form in one place
+(built-in Keras classes by name, DTypePolicy as its dtype name, functional
+tensor references as loopax's `__tensor__`), and `serialization.deserialize`
+builds the model from it, as for loopax's own files. Before anything is built
+the whole config is checked: a class or function is accepted only if it is a
+Keras built-in that loopax has, or one the caller passed as `custom_objects` or
+registered with `@register_serializable()`. A `Lambda` (Python bytecode), a
+`module` outside Keras or a foreign `registered_name` is refused, every
+offender listed in one error. Nothing is imported, unpickled or evaluated, and
+nothing is extracted to disk: the HDF5 file is read from the archive stream.
+
+The HDF5 walk refuses soft and external links, virtual datasets, external
+storage, non-numeric dtypes and filters that are not built into HDF5, and
+compares each dataset's shape with the weight it fills before reading it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import posixpath
+
+import jax.numpy as jnp
+
+from loopax.src.module import Module, _snake_case
+from loopax.src.saving import serialization
+from loopax.src.state import Variable
+
+CONFIG = "config.json"
+WEIGHTS = "model.weights.h5"
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+MAX_CONFIG_BYTES = 64 * 2**20
+_MAX_DEPTH = 64
+
+# Keras-only options loopax has no argument for, at the value that makes them
+# no-ops; any other value is refused rather than silently ignored.
+_KERAS_ONLY_DEFAULTS = {
+    "sparse": False, "ragged": False, "optional": False,            # InputLayer
+    "quantization_config": None, "lora_rank": None, "lora_alpha": None,
+    "synchronized": False, "renorm": False, "renorm_clipping": None,
+    "renorm_momentum": 0.99,                                        # BatchNormalization
+    "rms_scaling": False,                                           # LayerNormalization
+    "use_gate": False, "sliding_window": None,                      # MultiHeadAttention
+    "input_axes": None, "output_axes": None,                        # variance-scaling inits
+}
+
+# HDF5 filters compiled into libhdf5 (deflate, shuffle, fletcher32, szip, nbit,
+# scaleoffset) and h5py's lzf: any other id would make HDF5 load a plugin.
+_BUILTIN_FILTERS = {1, 2, 3, 4, 5, 6, 32000}
+
+
+def is_keras_archive(names) -> bool:
+    return CONFIG in names and WEIGHTS in names
+
+
+def check_member_names(names, where):
+    """Refuses archive entries that name a place outside the archive root."""
+    bad = [n for n in names if n.startswith(("/", "\\")) or "\\" in n or ":" in n
+           or ".." in n.split("/")]
+    if bad:
+        raise ValueError(f"{where}: the archive has entries that point outside it {bad}; "
+                         "refusing to read it (a model file never needs such paths).")
+
+
+# --------------------------------------------------------------------------
+# Configs
+# --------------------------------------------------------------------------
+
+def _is_keras_module(module) -> bool:
+    return module is None or module == "keras" or (
+        isinstance(module, str) and module.startswith("keras."))
+
+
+def _user_object(names, custom_objects):
+    for name in names:
+        if isinstance(name, str):
+            obj = serialization.get_registered_object(name, custom_objects)
+            if obj is not None:
+                return name, obj
+    return None, None
+
+
+def _accepted_arguments(cls):
+    """The keyword arguments `cls(...)` takes, following `**kwargs` up the MRO."""
+    names = set()
+    for klass in cls.__mro__:
+        if "__init__" not in vars(klass):
+            continue
+        params = inspect.signature(klass.__init__).parameters.values()
+        names.update(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                          p.KEYWORD_ONLY))
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return names
+
+
+class _Translator:
+    """Keras config -> loopax config; collects every refusal instead of
+    stopping at the first, so one error names all offenders."""
+
+    def __init__(self, custom_objects):
+        self.custom_objects = custom_objects or {}
+        self.problems = []
+
+    def value(self, value, where):
+        if isinstance(value, list):
+            return [self.value(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        if not isinstance(value, dict):
+            return value
+        if "class_name" in value:
+            return self.object(value, where)
+        return {k: self.value(v, f"{where}.{k}") for k, v in value.items()}
+
+    def refuse(self, where, what, why):
+        self.problems.append(f"{where}: {what} {why}")
+
+    def object(self, entry, where):
+        class_name = entry.get("class_name")
+        module = entry.get("module")
+        registered = entry.get("registered_name")
+        inner = entry.get("config", {})
+        what = f"{class_name!r}" + (f" (module {module!r})" if module else "")
+        if not isinstance(class_name, str):
+            self.refuse(where, what, "is not a class name.")
+            return None
+        if class_name == "function":
+            return self.function(inner, module, registered, where)
+        if class_name == "__lambda__":
+            self.refuse(where, "a Python lambda", "is compiled bytecode; loopax never runs "
+                        "code from a file. Rewrite it as a function or layer class and "
+                        "register it (see below).")
+            return None
+        key, user = _user_object([registered, class_name], self.custom_objects)
+        if user is None and class_name in ("DTypePolicy", "FloatDTypePolicy") and \
+                _is_keras_module(module) and isinstance(inner, dict):
+            return inner.get("name")
+        if user is None:
+            if class_name == "Lambda":
+                self.refuse(where, "a Lambda layer", "holds Python bytecode; loopax never "
+                            "runs code from a file. Rewrite it as a layer class and pass it "
+                            "as custom_objects={'Lambda': YourLayer} or register it.")
+                return None
+            foreign = not _is_keras_module(module) or registered not in (None, class_name)
+            cls = serialization._builtins().get(class_name)
+            if foreign or cls is None or not inspect.isclass(cls):
+                name = registered if registered not in (None, class_name) else class_name
+                why = ("is not a Keras built-in: if it is your class, pass "
+                       f"custom_objects={{{name!r}: YourClass}} to load_model or register "
+                       "it with @loopax.saving.register_serializable()." if foreign else
+                       "is a Keras class loopax has no counterpart for (pass your own as "
+                       f"custom_objects={{{class_name!r}: YourClass}}).")
+                self.refuse(where, what, why)
+                return None
+        else:
+            cls = user
+        label = f"{where} ({class_name})"
+        if isinstance(inner, dict) and "name" in inner:
+            label = f"layer {inner['name']!r} ({class_name})"
+        if class_name == "Functional" or (isinstance(inner, dict) and "input_layers" in inner):
+            config = self.functional(inner, label)
+        else:
+            config = self.value(inner, label)
+            if class_name == "MultiHeadAttention" and user is None:
+                config = _default_attention_axes(config, entry.get("build_config"))
+            if user is None and isinstance(config, dict) and class_name != "Sequential":
+                config = self.drop_keras_only(cls, config, label)
+        out = {"class_name": class_name, "config": config}
+        if user is not None and key != class_name:
+            out["registered_name"] = key
+        if "name" in entry:                           # a functional model's layer entry
+            out["name"] = entry["name"]
+            out["inbound_nodes"] = [self.call(node, label)
+                                    for node in entry.get("inbound_nodes", [])]
+        return out
+
+    def function(self, name, module, registered, where):
+        key, user = _user_object([registered if registered != "function" else None, name],
+                                 self.custom_objects)
+        if user is not None:
+            return {"class_name": "function", "config": key}
+        builtin = serialization._builtins().get(name) if isinstance(name, str) else None
+        if inspect.isfunction(builtin):
+            return name
+        self.refuse(where, f"function {name!r}" + (f" (module {module!r})" if module else ""),
+                    "is not a loopax built-in: if it is your function, pass "
+                    f"custom_objects={{{name!r}: your_function}} to load_model or register "
+                    "it with @loopax.saving.register_serializable().")
+        return None
+
+    def drop_keras_only(self, cls, config, label):
+        accepted = _accepted_arguments(cls)
+        out = {}
+        for key, value in config.items():
+            if key in accepted:
+                out[key] = value
+            elif key in _KERAS_ONLY_DEFAULTS and value == _KERAS_ONLY_DEFAULTS[key]:
+                continue
+            else:
+                self.refuse(label, f"option {key}={value!r}", "is not supported by "
+                            f"loopax's {cls.__name__}.")
+        return out
+
+    def tensor_structure(self, value, where):
+        """Keras's [layer_name, node_index, tensor_index] (in a list, dict or
+        alone) -> loopax's {"__tensor__": [...]}."""
+        if _is_tensor_reference(value):
+            return {"__tensor__": list(value)}
+        if isinstance(value, list):
+            return [self.tensor_structure(v, where) for v in value]
+        if isinstance(value, dict):
+            return {"__dict__": {k: self.tensor_structure(v, where) for k, v in value.items()}}
+        self.refuse(where, f"{value!r:.80}", "is not a tensor reference.")
+        return None
+
+    def functional(self, config, label):
+        out = {k: self.value(v, f"{label}.{k}") for k, v in config.items()
+               if k not in ("layers", "input_layers", "output_layers")}
+        out["layers"] = [self.object(entry, f"{label}.layers[{i}]")
+                         for i, entry in enumerate(config.get("layers", []))]
+        for key in ("input_layers", "output_layers"):
+            out[key] = self.tensor_structure(config.get(key), f"{label}.{key}")
+        return out
+
+    def call(self, node, label):
+        """One recorded call: `{"args": [...], "kwargs": {...}}`, tensors as references."""
+        def arg(value, where):
+            if isinstance(value, dict) and value.get("class_name") == "__keras_tensor__":
+                history = value.get("config", {}).get("keras_history")
+                if _is_tensor_reference(history):
+                    return {"__tensor__": list(history)}
+                self.refuse(where, "a tensor", "has no valid keras_history.")
+                return None
+            if isinstance(value, dict) and "class_name" in value:
+                self.refuse(where, f"object {value['class_name']!r}", "is not allowed as a "
+                            "call argument in a Keras file (only tensors and plain values).")
+                return None
+            if isinstance(value, dict):
+                return {"__dict__": {k: arg(v, where) for k, v in value.items()}}
+            if isinstance(value, list):
+                return [arg(v, where) for v in value]
+            return value
+
+        if not isinstance(node, dict):
+            self.refuse(label, f"call {node!r:.80}", "is not a recorded layer call.")
+            return {"args": [], "kwargs": {}}
+        where = f"{label} call"
+        # Keras records `training` and `mask=None` with each call, but fit /
+        # predict / evaluate override the recorded `training`; loopax passes
+        # them from the outer call too, so neither is kept.
+        kwargs = {k: arg(v, where) for k, v in dict(node.get("kwargs", {})).items()
+                  if k != "training" and not (k == "mask" and v is None)}
+        return {"args": arg(list(node.get("args", [])), where), "kwargs": kwargs}
+
+
+def _default_attention_axes(config, build_config):
+    """Keras writes the axes a built MultiHeadAttention resolved `None` to
+    (every axis between batch and features); loopax's config says None."""
+    shapes = (build_config or {}).get("shapes_dict", {}) if isinstance(build_config, dict) else {}
+    query_shape = shapes.get("query_shape") if isinstance(shapes, dict) else None
+    axes = config.get("attention_axes") if isinstance(config, dict) else None
+    if isinstance(query_shape, list) and axes == list(range(1, len(query_shape) - 1)):
+        config = {**config, "attention_axes": None}
+    return config
+
+
+def _is_tensor_reference(value) -> bool:
+    return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in value[1:]))
+
+
+def translate_config(config, custom_objects=None, where="the Keras file") -> dict:
+    """Keras 3 `config.json` -> the dict `serialization.deserialize` builds.
+
+    Raises ValueError naming every class, function or option that loopax
+    will not build, before anything is built.
+    """
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"{where} looks like a Keras file, but its config.json does not "
+                         "describe a model (no 'class_name').")
+    translator = _Translator(custom_objects)
+    out = translator.object(config, "model")
+    if translator.problems:
+        raise ValueError(
+            f"{where} names classes, functions or options that loopax will not load "
+            "(loading never imports, unpickles or runs code from a file):\n  - "
+            + "\n  - ".join(translator.problems))
+    return out
+
+
+# --------------------------------------------------------------------------
+# Weights: Keras's HDF5 layout
+# --------------------------------------------------------------------------
+
+def _models():
+    from loopax.src.models.functional import Functional
+    from loopax.src.models.sequential import Sequential
+    return Functional, Sequential
+
+
+def keras_weight_paths(model) -> list[tuple[str, Variable, str]]:
+    """`(h5 dataset path, variable, layer path)` for each weight of `model`,
+    where Keras 3 writes it: `layers/<name>/vars/<i>` with `<name>` the class
+    in snake case numbered among siblings (dense, dense_1), own variables
+    trainable first then non-trainable, each in creation order; a sub-layer
+    held in an attribute under that attribute's public name."""
+    containers = _models()
+    out = []
+    seen = set()
+
+    def container(items, prefix):
+        used = {}
+        for item in items:
+            if isinstance(item, Module) and id(item) not in seen:
+                name = _snake_case(type(item).__name__)
+                n = used.get(name, -1) + 1
+                used[name] = n
+                visit(item, f"{prefix}/{name}" + (f"_{n}" if n else ""))
+
+    def visit(obj, prefix):
+        seen.add(id(obj))
+        label = f"{prefix} ({getattr(obj, 'name', type(obj).__name__)!r})"
+        if isinstance(obj, containers):
+            container(obj.layers, f"{prefix}/layers".lstrip("/"))
+            return
+        own, subs = [], []
+        for attr, value in vars(obj).items():
+            if isinstance(value, Variable):
+                if id(value) not in seen and not getattr(value, "is_seed_state", False):
+                    seen.add(id(value))
+                    own.append(value)
+            elif isinstance(value, Module):
+                subs.append((_public_name(obj, attr, value), value))
+            elif isinstance(value, (list, tuple, dict)) and attr != "_regularized":
+                items = list(value.values()) if isinstance(value, dict) else list(value)
+                if any(isinstance(v, Module) for v in items):
+                    subs.append((_public_name(obj, attr, value), items))
+        own.sort(key=lambda v: not v.trainable)          # stable: creation order kept
+        for i, var in enumerate(own):
+            out.append((f"{prefix}/vars/{i}".lstrip("/"), var, label))
+        for attr, value in sorted(subs, key=lambda s: (s[0].startswith("_"), s[0])):
+            if isinstance(value, list):
+                container(value, f"{prefix}/{attr}".lstrip("/"))
+            elif id(value) not in seen:
+                visit(value, f"{prefix}/{attr}")
+
+    visit(model, "")
+    return out
+
+
+def _public_name(obj, attr, value):
+    """Keras visits public attributes first, so `_query_dense` exposed as the
+    property `query_dense` is saved under the public name."""
+    public = attr.lstrip("_")
+    if public != attr and getattr(obj, public, None) is value:
+        return public
+    return attr
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError:
+        raise ImportError("Reading Keras .keras / .weights.h5 files needs h5py: "
+                          "pip install 'loopax[keras-files]'.") from None
+    return h5py
+
+
+def open_h5(fileobj, where):
+    h5py = _h5py()
+    try:
+        return h5py.File(fileobj, "r")
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{where}: the HDF5 weights cannot be read (truncated or not "
+                         f"HDF5: {e}).") from None
+
+
+def _datasets(h5file, where) -> dict:
+    """{path: dataset} for every dataset, refusing links that leave the
+    hard-link tree, virtual datasets, external storage and foreign filters."""
+    h5py = _h5py()
+    found = {}
+    visited = set()
+
+    def walk(group, prefix, depth):
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"{where}: HDF5 groups nested deeper than {_MAX_DEPTH} "
+                             f"at {prefix!r}; not a Keras weights file.")
+        for name in group:
+            path = f"{prefix}{name}"
+            link = group.get(name, getlink=True)
+            if not isinstance(link, h5py.HardLink):
+                target = getattr(link, "filename", "") + ":" + getattr(link, "path", "")
+                raise ValueError(f"{where}: {path!r} is a {type(link).__name__} to "
+                                 f"{target!r}; loopax follows no HDF5 links (Keras writes "
+                                 "none), so the file is refused.")
+            obj = group[name]
+            address = h5py.h5o.get_info(obj.id).addr
+            if address in visited:
+                raise ValueError(f"{where}: {path!r} is a second link to an object already "
+                                 "seen; not a Keras weights file.")
+            visited.add(address)
+            if isinstance(obj, h5py.Group):
+                walk(obj, path + "/", depth + 1)
+            elif isinstance(obj, h5py.Dataset):
+                _check_dataset(obj, path, where)
+                found[path] = obj
+            else:
+                raise ValueError(f"{where}: {path!r} is a {type(obj).__name__}, not a "
+                                 "group or dataset.")
+
+    walk(h5file, "", 0)
+    return found
+
+
+def _check_dataset(ds, path, where):
+    if ds.is_virtual or ds.external:
+        raise ValueError(f"{where}: dataset {path!r} stores its data in other files "
+                         "(virtual or external storage); refused.")
+    plist = ds.id.get_create_plist()
+    filters = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
+    if any(f not in _BUILTIN_FILTERS for f in filters):
+        raise ValueError(f"{where}: dataset {path!r} needs HDF5 filter(s) {filters} "
+                         "that are not built in (a plugin would be loaded); refused.")
+    if ds.dtype.kind not in "biuf" or ds.dtype.hasobject or ds.dtype.names:
+        raise ValueError(f"{where}: dataset {path!r} has dtype {ds.dtype}, not a "
+                         "numeric weight.")
+
+
+def assign_h5_weights(model, h5file, where, skip_mismatch=False):
+    """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
+    `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
+    reading no dataset before every shape is checked."""
+    import warnings
+    datasets = _datasets(h5file, where)
+    expected = keras_weight_paths(model)
+    wanted = {path for path, _, _ in expected}
+    missing = [f"{path} for {label}" for path, _, label in expected if path not in datasets]
+    unknown = [p for p in datasets if p not in wanted]
+    mis_shaped = [f"{path} for {label}: file {datasets[path].shape}, model {var.shape}"
+                  for path, var, label in expected
+                  if path in datasets and tuple(datasets[path].shape) != var.shape]
+    problems = []
+    if missing:
+        problems.append("missing from the file: " + "; ".join(missing))
+    if unknown:
+        problems.append("in the file but not in the model: " + "; ".join(unknown))
+    if mis_shaped:
+        problems.append("different shapes: " + "; ".join(mis_shaped))
+    if problems:
+        message = (f"Keras weights in {where} do not match model {model.name!r}:\n  "
+                   + "\n  ".join(problems))
+        if not model.weights:
+            message += ("\nThe model has no weights yet: build it first (call it on a "
+                        "batch or call model.build(input_shape)).")
+        if not skip_mismatch:
+            raise ValueError(message + "\n(load_weights(..., skip_mismatch=True) loads "
+                             "the weights that do match.)")
+        warnings.warn(message + "\nLoading only the matching weights.", stacklevel=3)
+    values = []
+    for path, var, label in expected:
+        ds = datasets.get(path)
+        if ds is None or tuple(ds.shape) != var.shape:
+            continue
+        try:
+            values.append((var, ds[()]))
+        except OSError as e:
+            raise ValueError(f"{where}: dataset {path!r} for {label} cannot be read "
+                             f"(truncated or damaged: {e}).") from None
+    for var, value in values:
+        var.assign(jnp.asarray(value, dtype=var.dtype))
+
+
+def load_weights(model, filepath, skip_mismatch=False):
+    """`model.load_weights("x.weights.h5")` for a file Keras 3 wrote."""
+    with open(filepath, "rb") as f, open_h5(f, filepath) as h5file:
+        assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
+
+
+# --------------------------------------------------------------------------
+# Whole models
+# --------------------------------------------------------------------------
+
+def load_model(zf, filepath, custom_objects=None):
+    """The model in a Keras 3 `.keras` archive `zf` (an open ZipFile)."""
+    info = zf.getinfo(CONFIG)
+    if info.file_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{filepath}: config.json is {info.file_size} bytes, more than "
+                         f"any model config needs ({MAX_CONFIG_BYTES}); refused.")
+    try:
+        config = json.loads(zf.read(CONFIG))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{filepath}: config.json is not JSON ({e}).") from None
+    build_config = config.get("build_config") if isinstance(config, dict) else None
+    translated = translate_config(config, custom_objects, where=filepath)
+    try:
+        model = serialization.deserialize(translated, custom_objects=custom_objects)
+    except TypeError as e:
+        raise ValueError(f"{filepath}: the Keras config could not be built as loopax "
+                         f"layers: {e}") from None
+    input_shape = build_config.get("input_shape") if isinstance(build_config, dict) else None
+    if not model.built and isinstance(input_shape, list):
+        model.build(tuple(input_shape))
+    with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
+        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS))
+    return model
