@@ -127,7 +127,11 @@ class _Translator:
         module = entry.get("module")
         registered = entry.get("registered_name")
         inner = entry.get("config", {})
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            where = f"layer {inner['name']!r}"
         what = f"{class_name!r}" + (f" (module {module!r})" if module else "")
+        if registered not in (None, class_name, "function"):
+            what += f" registered as {registered!r}"
         if not isinstance(class_name, str):
             self.refuse(where, what, "is not a class name.")
             return None
@@ -162,8 +166,6 @@ class _Translator:
         else:
             cls = user
         label = f"{where} ({class_name})"
-        if isinstance(inner, dict) and "name" in inner:
-            label = f"layer {inner['name']!r} ({class_name})"
         if class_name == "Functional" or (isinstance(inner, dict) and "input_layers" in inner):
             config = self.functional(inner, label)
         else:
@@ -305,12 +307,31 @@ def _models():
     return Functional, Sequential
 
 
-def keras_weight_paths(model) -> list[tuple[str, Variable, str]]:
+def keras_class_names(config, model, out=None) -> dict:
+    """`{id(layer): Keras class name}` for the layers of a model built from the
+    (translated) Keras `config`: a custom class is saved under its Keras
+    name, whatever the loopax class standing in for it is called."""
+    out = {} if out is None else out
+    inner = config.get("config") if isinstance(config, dict) else None
+    for entry in (inner or {}).get("layers", []) if isinstance(inner, dict) else []:
+        name = (entry.get("config") or {}).get("name") if isinstance(entry, dict) else None
+        try:
+            layer = model.get_layer(name)
+        except (ValueError, KeyError, TypeError):
+            continue                                  # an InputLayer a Sequential folds in
+        out[id(layer)] = entry["class_name"]
+        keras_class_names(entry, layer, out)
+    return out
+
+
+def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str]]:
     """`(h5 dataset path, variable, layer path)` for each weight of `model`,
     where Keras 3 writes it: `layers/<name>/vars/<i>` with `<name>` the class
     in snake case numbered among siblings (dense, dense_1), own variables
     trainable first then non-trainable, each in creation order; a sub-layer
-    held in an attribute under that attribute's public name."""
+    held in an attribute under that attribute's public name. `class_names`
+    (from `keras_class_names`) gives the Keras class of a layer."""
+    class_names = class_names or {}
     containers = _models()
     out = []
     seen = set()
@@ -319,7 +340,7 @@ def keras_weight_paths(model) -> list[tuple[str, Variable, str]]:
         used = {}
         for item in items:
             if isinstance(item, Module) and id(item) not in seen:
-                name = _snake_case(type(item).__name__)
+                name = _snake_case(class_names.get(id(item), type(item).__name__))
                 n = used.get(name, -1) + 1
                 used[name] = n
                 visit(item, f"{prefix}/{name}" + (f"_{n}" if n else ""))
@@ -434,13 +455,13 @@ def _check_dataset(ds, path, where):
                          "numeric weight.")
 
 
-def assign_h5_weights(model, h5file, where, skip_mismatch=False):
+def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=None):
     """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
     `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
     reading no dataset before every shape is checked."""
     import warnings
     datasets = _datasets(h5file, where)
-    expected = keras_weight_paths(model)
+    expected = keras_weight_paths(model, class_names)
     wanted = {path for path, _, _ in expected}
     missing = [f"{path} for {label}" for path, _, label in expected if path not in datasets]
     unknown = [p for p in datasets if p not in wanted]
@@ -509,5 +530,6 @@ def load_model(zf, filepath, custom_objects=None):
     if not model.built and isinstance(input_shape, list):
         model.build(tuple(input_shape))
     with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
-        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS))
+        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
+                          class_names=keras_class_names(translated, model))
     return model
