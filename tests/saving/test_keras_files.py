@@ -105,6 +105,9 @@ def test_keras_weights_h5_into_a_loopax_model_written_by_hand(keras_two_towers):
     model = two_tower_model(loopax)
     model.load_weights(folder / "two_towers.weights.h5")
     np.testing.assert_allclose(model(data), expected, rtol=1e-5, atol=1e-6)
+    twin = two_tower_model(loopax)
+    twin.load_weights(folder / "two_towers.keras")     # the weights inside a .keras file
+    np.testing.assert_allclose(twin(data), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_sequential_weights_h5_into_an_equivalent_model_and_mismatches(tmp_path):
@@ -118,6 +121,12 @@ def test_sequential_weights_h5_into_an_equivalent_model_and_mismatches(tmp_path)
     model = loopax.Sequential([loopax.Input((5,)), Dense(4, activation="relu"), Dense(2)])
     model.load_weights(tmp_path / "mlp.weights.h5")
     np.testing.assert_allclose(model(data), keras_model(data), rtol=1e-6, atol=1e-6)
+    keras_model.compile(optimizer="adam", loss="mse")
+    keras_model.save(tmp_path / "mlp.keras")
+    with pytest.warns(UserWarning, match="compile\\(\\) arguments are not restored"):
+        loaded = load_model(tmp_path / "mlp.keras")
+    assert isinstance(loaded, loopax.Sequential)
+    np.testing.assert_allclose(loaded(data), keras_model(data), rtol=1e-6, atol=1e-6)
 
     wider = loopax.Sequential([loopax.Input((5,)), Dense(6), Dense(2)])
     before = wider.get_weights()

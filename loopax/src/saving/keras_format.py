@@ -27,6 +27,8 @@ from __future__ import annotations
 import inspect
 import json
 import posixpath
+import warnings
+import zipfile
 
 import jax.numpy as jnp
 
@@ -459,12 +461,12 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
     """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
     `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
     reading no dataset before every shape is checked."""
-    import warnings
     datasets = _datasets(h5file, where)
     expected = keras_weight_paths(model, class_names)
     wanted = {path for path, _, _ in expected}
     missing = [f"{path} for {label}" for path, _, label in expected if path not in datasets]
-    unknown = [p for p in datasets if p not in wanted]
+    # Keras's optimizer state (a compiled model's) is not restored, so not read.
+    unknown = [p for p in datasets if p not in wanted and not p.startswith("optimizer/")]
     mis_shaped = [f"{path} for {label}: file {datasets[path].shape}, model {var.shape}"
                   for path, var, label in expected
                   if path in datasets and tuple(datasets[path].shape) != var.shape]
@@ -499,28 +501,55 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
         var.assign(jnp.asarray(value, dtype=var.dtype))
 
 
+def is_keras_file(filepath) -> bool:
+    """An HDF5 file, or a zip archive laid out as Keras 3's `.keras`."""
+    with open(filepath, "rb") as f:
+        head = f.read(8)
+    if head == HDF5_SIGNATURE:
+        return True
+    if head[:4] != b"PK\x03\x04" or not zipfile.is_zipfile(filepath):
+        return False
+    with zipfile.ZipFile(filepath) as zf:
+        names = zf.namelist()
+    return is_keras_archive(names) and "model.weights.safetensors" not in names
+
+
 def load_weights(model, filepath, skip_mismatch=False):
-    """`model.load_weights("x.weights.h5")` for a file Keras 3 wrote."""
-    with open(filepath, "rb") as f, open_h5(f, filepath) as h5file:
-        assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
+    """`model.load_weights(path)` for a `.weights.h5` or `.keras` file Keras 3 wrote."""
+    if not zipfile.is_zipfile(filepath):
+        with open(filepath, "rb") as f, open_h5(f, filepath) as h5file:
+            assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
+        return
+    with zipfile.ZipFile(filepath) as zf:
+        check_member_names(zf.namelist(), filepath)
+        with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
+            assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
+                              skip_mismatch=skip_mismatch)
 
 
 # --------------------------------------------------------------------------
 # Whole models
 # --------------------------------------------------------------------------
 
-def load_model(zf, filepath, custom_objects=None):
-    """The model in a Keras 3 `.keras` archive `zf` (an open ZipFile)."""
+def load_model(zf, filepath, custom_objects=None, compile=True):
+    """The model in a Keras 3 `.keras` archive `zf` (an open ZipFile).
+
+    Keras's compile config is not restored (its optimizer and losses are
+    Keras objects); with `compile=True` a warning says to compile again.
+    """
     info = zf.getinfo(CONFIG)
     if info.file_size > MAX_CONFIG_BYTES:
         raise ValueError(f"{filepath}: config.json is {info.file_size} bytes, more than "
                          f"any model config needs ({MAX_CONFIG_BYTES}); refused.")
     try:
         config = json.loads(zf.read(CONFIG))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{filepath}: config.json is not JSON ({e}).") from None
-    build_config = config.get("build_config") if isinstance(config, dict) else None
-    translated = translate_config(config, custom_objects, where=filepath)
+        build_config = config.get("build_config") if isinstance(config, dict) else None
+        translated = translate_config(config, custom_objects, where=filepath)
+    except zipfile.BadZipFile as e:
+        raise ValueError(f"{filepath} is a damaged or truncated zip archive ({e}).") from None
+    except (RecursionError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{filepath}: config.json is not a JSON model config "
+                         f"({type(e).__name__}: {e}).") from None
     try:
         model = serialization.deserialize(translated, custom_objects=custom_objects)
     except TypeError as e:
@@ -532,4 +561,8 @@ def load_model(zf, filepath, custom_objects=None):
     with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
         assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
                           class_names=keras_class_names(translated, model))
+    if compile and isinstance(config, dict) and config.get("compile_config"):
+        warnings.warn(f"{filepath}: the Keras compile() arguments are not restored; call "
+                      "model.compile(...) on the loaded model before fit/evaluate.",
+                      stacklevel=3)
     return model

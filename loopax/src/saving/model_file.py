@@ -76,7 +76,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         names = zf.namelist()
         if WEIGHTS not in names and keras_format.is_keras_archive(names):
             keras_format.check_member_names(names, filepath)
-            return keras_format.load_model(zf, filepath, custom_objects)
+            return keras_format.load_model(zf, filepath, custom_objects, compile)
         if CONFIG not in names or WEIGHTS not in names:
             raise ValueError(f"{filepath} is not a loopax model file: it lacks "
                              f"{CONFIG} or {WEIGHTS}.")

@@ -31,6 +31,7 @@ import safetensors
 from safetensors import numpy as safetensors_numpy
 
 from loopax.src.module import Module, _snake_case
+from loopax.src.saving import keras_format
 
 FORMAT = "loopax.weights"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -129,12 +130,11 @@ def load_weights(model, filepath, skip_mismatch=False):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")
+    if keras_format.is_keras_file(filepath):
+        return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):
         from loopax.src.saving import model_file
         arrays = model_file.read_weights_from_archive(filepath)
-    elif _is_hdf5(filepath):
-        from loopax.src.saving import keras_format
-        return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     else:
         with open(filepath, "rb") as f:
             arrays = read_safetensors(f.read(), filepath)
@@ -144,11 +144,6 @@ def load_weights(model, filepath, skip_mismatch=False):
 def _is_zip(filepath) -> bool:
     with open(filepath, "rb") as f:
         return f.read(4) == b"PK\x03\x04"
-
-
-def _is_hdf5(filepath) -> bool:
-    with open(filepath, "rb") as f:
-        return f.read(8) == _HDF5_SIGNATURE
 
 
 def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
