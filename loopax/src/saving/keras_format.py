@@ -32,7 +32,7 @@ import zipfile
 
 import jax.numpy as jnp
 
-from loopax.src.module import Module, _snake_case
+from loopax.src.module import _NOT_TRACKED, Module, _collect, _snake_case
 from loopax.src.saving import serialization
 from loopax.src.state import Variable
 
@@ -354,17 +354,20 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
             container(obj.layers, f"{prefix}/layers".lstrip("/"))
             return
         own, subs = [], []
-        for attr, value in vars(obj).items():
-            if isinstance(value, Variable):
-                if id(value) not in seen and not getattr(value, "is_seed_state", False):
-                    seen.add(id(value))
-                    own.append(value)
-            elif isinstance(value, Module):
+        for attr, value in vars(obj).items():      # as Module._direct walks them
+            if attr in _NOT_TRACKED:
+                continue
+            variables, trackables = [], []
+            _collect(value, set(), variables, trackables)
+            for var in variables:
+                if id(var) not in seen and not getattr(var, "is_seed_state", False):
+                    seen.add(id(var))
+                    own.append(var)
+            modules = [m for m in trackables if isinstance(m, Module)]
+            if isinstance(value, Module):
                 subs.append((_public_name(obj, attr, value), value))
-            elif isinstance(value, (list, tuple, dict)) and attr != "_regularized":
-                items = list(value.values()) if isinstance(value, dict) else list(value)
-                if any(isinstance(v, Module) for v in items):
-                    subs.append((_public_name(obj, attr, value), items))
+            elif modules:
+                subs.append((_public_name(obj, attr, value), modules))
         own.sort(key=lambda v: not v.trainable)          # stable: creation order kept
         for i, var in enumerate(own):
             out.append((f"{prefix}/vars/{i}".lstrip("/"), var, label))
