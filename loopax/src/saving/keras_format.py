@@ -125,6 +125,9 @@ class _Translator:
         self.problems.append(f"{where}: {what} {why}")
 
     def object(self, entry, where):
+        if not isinstance(entry, dict):
+            self.refuse(where, f"{entry!r:.80}", "is not a serialized object.")
+            return None
         class_name = entry.get("class_name")
         module = entry.get("module")
         registered = entry.get("registered_name")
@@ -141,8 +144,8 @@ class _Translator:
             return self.function(inner, module, registered, where)
         if class_name == "__lambda__":
             self.refuse(where, "a Python lambda", "is compiled bytecode; loopax never runs "
-                        "code from a file. Rewrite it as a function or layer class and "
-                        "register it (see below).")
+                        "code from a file. Rewrite it as a named function and register it "
+                        "with @loopax.saving.register_serializable().")
             return None
         key, user = _user_object([registered, class_name], self.custom_objects)
         if user is None and class_name in ("DTypePolicy", "FloatDTypePolicy") and \
@@ -168,7 +171,12 @@ class _Translator:
         else:
             cls = user
         label = f"{where} ({class_name})"
-        if class_name == "Functional" or (isinstance(inner, dict) and "input_layers" in inner):
+        is_functional = class_name == "Functional" or (
+            isinstance(inner, dict) and "input_layers" in inner)
+        if is_functional and not isinstance(inner, dict):
+            self.refuse(where, what, "has no config dict.")
+            return None
+        if is_functional:
             config = self.functional(inner, label)
         else:
             config = self.value(inner, label)
@@ -555,9 +563,9 @@ def load_model(zf, filepath, custom_objects=None, compile=True):
                          f"({type(e).__name__}: {e}).") from None
     try:
         model = serialization.deserialize(translated, custom_objects=custom_objects)
-    except TypeError as e:
+    except (TypeError, KeyError, AttributeError, IndexError) as e:
         raise ValueError(f"{filepath}: the Keras config could not be built as loopax "
-                         f"layers: {e}") from None
+                         f"layers ({type(e).__name__}: {e}).") from None
     input_shape = build_config.get("input_shape") if isinstance(build_config, dict) else None
     if not model.built and isinstance(input_shape, list):
         model.build(tuple(input_shape))
