@@ -2,8 +2,9 @@
 
 `model.save_weights(path)` / `model.load_weights(path)`: the weights as
 safetensors. `model.save(path)` / `load_model(path)`: architecture and weights
-in one zip. Loading never runs code from a file: classes are found only among
-loopax's own, `custom_objects=` and those registered with
+in one zip. Keras 3 `.keras` and `.weights.h5` files are read too (needs
+h5py; see docs/saving.md). Loading never runs code from a file: classes are
+found only among loopax's own, `custom_objects=` and those registered with
 `@register_serializable()`.
 """
 
