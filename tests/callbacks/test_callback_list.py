@@ -86,7 +86,7 @@ def test_pure_loggers_get_device_logs_and_others_get_floats(fake_model):
     received = {}
 
     class Logger(Callback):
-        _async_batch_hooks = True
+        batch_hooks = "async"
 
         def on_train_batch_end(self, batch, logs=None):
             received["logger"] = logs
