@@ -239,3 +239,38 @@ def test_fused_runs_learn_and_show_what_single_steps_do(setup, modes, epochs):
         global_ends = {8 * e + i + 1 for e, i in zip(epoch_of, ends)}
         if freq is not None:
             assert set(range(freq, 8 * epochs + 1, freq)) <= global_ends
+
+
+class Batches:
+    """Host data: re-iterable batches of 8 (a fresh pass each epoch)."""
+
+    def __init__(self, x, y):
+        self.batches = [(x[i:i + BATCH], y[i:i + BATCH]) for i in range(0, len(x), BATCH)]
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __iter__(self):
+        return iter(self.batches)
+
+
+def test_host_data_obeys_the_callbacks_too(setup):
+    model, snapshot, x, y = setup
+    runs = {}
+    for spe in ("auto", 1):
+        snapshot.restore()
+        model.steps_per_execution = spe
+        every = Hooks(loopax.callbacks.Callback)
+        model.fit(Batches(x, y), epochs=2, verbose=0, callbacks=[every.callback])
+        runs[spe] = (every.calls, model.get_weights())
+    model.steps_per_execution = "auto"
+    assert runs["auto"][0] == runs[1][0]
+    for a, b in zip(runs["auto"][1], runs[1][1]):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    snapshot.restore()
+    every3 = Hooks(loopax.callbacks.Callback, batch_hooks="chunked", batch_hooks_freq=3)
+    model.fit(Batches(x, y), epochs=2, verbose=0, callbacks=[every3.callback])
+    # Global steps 3, 6, ..., 15 are the ends of batches 2, 5 (epoch 0), 0, 3, 6 (epoch 1).
+    ends = every3.ends()
+    second = next(i for i in range(1, len(ends)) if ends[i] <= ends[i - 1])
+    assert {2, 5} <= set(ends[:second]) and {0, 3, 6} <= set(ends[second:])
