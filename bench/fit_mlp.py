@@ -166,7 +166,7 @@ def fit_us(keras, x, y, epochs, batch_callback=False, steps_per_execution="auto"
     total = time.perf_counter() - start
     steps = -(-len(x) // BATCH)
     if batch_callback:
-        assert extra[0].batches == steps * (epochs + 1)
+        assert extra[0].batches == steps * (epochs + 1), (extra[0].batches, steps)
         return min(timer.times[1:]) / steps * 1e6, total
     planner = getattr(model, "_fns", {}).get(("planner", "train", "device"))
     if planner is not None:
