@@ -144,9 +144,9 @@ def fit_us(keras, x, y, epochs, batch_callback=False, steps_per_execution="auto"
     h = keras.layers.Dense(64, activation="relu")(h)
     outputs = keras.layers.Dense(10, name="predictions")(h)
     model = keras.models.Model(inputs=inputs, outputs=outputs)
+    fusion = {} if steps_per_execution == "auto" else {"steps_per_execution": steps_per_execution}
     model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
-                  loss=keras.losses.CategoricalCrossentropy(from_logits=True),
-                  steps_per_execution=steps_per_execution)
+                  loss=keras.losses.CategoricalCrossentropy(from_logits=True), **fusion)
 
     class EpochTimer(keras.callbacks.Callback):
         def __init__(self):
@@ -201,7 +201,11 @@ def main():
     parser.add_argument("--samples", type=int, default=60000)
     parser.add_argument("--no-keras", action="store_true")
     args = parser.parse_args()
+    # The loopax of this checkout (the script's directory comes first on sys.path,
+    # so an installed loopax would be measured otherwise).
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import loopax
+    print(f"loopax from {os.path.dirname(loopax.__file__)}")
 
     x, y = make_data(args.samples)
     print(f"seed-000 MLP 784-64-64-10, Adam 1e-3, batch {BATCH}, {args.samples} samples, "

@@ -59,11 +59,11 @@ class ModelCheckpoint(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
+        self._last_batch = None   # `batch` restarts at 0
 
     def _on_train_batch_end(self, batch, logs=None):
-        # Steps since the last call: `batch` jumps under fused executions and
-        # restarts at each epoch.
-        new_epoch = self._last_batch is None or batch <= self._last_batch
+        # Steps since the last call: `batch` jumps under fused executions.
+        new_epoch = self._last_batch is None
         self._steps_since_save += batch + 1 if new_epoch else batch - self._last_batch
         self._last_batch = batch
         if self._steps_since_save >= self.save_freq:
