@@ -12,7 +12,11 @@ not the accuracy, are measured; the pixel values do not change the cost).
    from host NumPy arrays (the usual hand-written loop);
 3. loopax fit(): `model.fit(x, y, batch_size=32, epochs=E, verbose=0)`,
    defaults otherwise (steps_per_execution="auto", shuffle=True);
-4. Keras 3 fit() with KERAS_BACKEND=jax, if `keras` is importable.
+4. Keras 3 fit() with KERAS_BACKEND=jax, if `keras` is importable;
+5. loopax fit() with a batch-level user callback (`on_train_batch_end`
+   counting batches and reading the loss: it needs every batch, so fit runs
+   one compiled step per call), under "auto" and under
+   `steps_per_execution=1`: the first must be no slower than the second.
 
 Per-step times exclude compilation: epochs after the first, timed from
 `on_epoch_begin` to `on_epoch_end` (which waits for the epoch's logs).
@@ -116,7 +120,23 @@ def jit_loop_us(x, y, epochs):
 
 # ---- frameworks' fit() ---------------------------------------------------------
 
-def fit_us(keras, x, y, epochs):
+class BatchCounter:
+    """A user callback with a batch hook: it counts batches and reads the loss."""
+
+    def __init__(self, keras):
+        class Counter(keras.callbacks.Callback):
+            def __init__(self):
+                super().__init__()
+                self.batches, self.loss = 0, None
+
+            def on_train_batch_end(self, batch, logs=None):
+                self.batches += 1
+                self.loss = logs["loss"]
+
+        self.callback = Counter()
+
+
+def fit_us(keras, x, y, epochs, batch_callback=False, steps_per_execution="auto"):
     """µs/step of `model.fit` (epochs after the first) and the whole call's seconds."""
     keras.utils.set_random_seed(0)
     inputs = keras.Input(shape=(784,), name="digits")
@@ -124,8 +144,9 @@ def fit_us(keras, x, y, epochs):
     h = keras.layers.Dense(64, activation="relu")(h)
     outputs = keras.layers.Dense(10, name="predictions")(h)
     model = keras.models.Model(inputs=inputs, outputs=outputs)
+    fusion = {} if steps_per_execution == "auto" else {"steps_per_execution": steps_per_execution}
     model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
-                  loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+                  loss=keras.losses.CategoricalCrossentropy(from_logits=True), **fusion)
 
     class EpochTimer(keras.callbacks.Callback):
         def __init__(self):
@@ -140,9 +161,13 @@ def fit_us(keras, x, y, epochs):
 
     timer = EpochTimer()
     start = time.perf_counter()
-    model.fit(x, y, batch_size=BATCH, epochs=epochs + 1, verbose=0, callbacks=[timer])
+    extra = [BatchCounter(keras).callback] if batch_callback else []
+    model.fit(x, y, batch_size=BATCH, epochs=epochs + 1, verbose=0, callbacks=[timer] + extra)
     total = time.perf_counter() - start
     steps = -(-len(x) // BATCH)
+    if batch_callback:
+        assert extra[0].batches == steps * (epochs + 1), (extra[0].batches, steps)
+        return min(timer.times[1:]) / steps * 1e6, total
     planner = getattr(model, "_fns", {}).get(("planner", "train", "device"))
     if planner is not None:
         print(f"  (loopax chose: {planner.mode} steps, {planner.k if planner.mode == 'loop' else 1}"
@@ -176,21 +201,30 @@ def main():
     parser.add_argument("--samples", type=int, default=60000)
     parser.add_argument("--no-keras", action="store_true")
     args = parser.parse_args()
+    # The loopax of this checkout (the script's directory comes first on sys.path,
+    # so an installed loopax would be measured otherwise).
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import loopax
+    print(f"loopax from {os.path.dirname(loopax.__file__)}")
 
     x, y = make_data(args.samples)
     print(f"seed-000 MLP 784-64-64-10, Adam 1e-3, batch {BATCH}, {args.samples} samples, "
           f"{jax.devices()[0].platform}, best of {args.rounds} rounds x {args.epochs} epochs")
     floor, loop, ours, theirs, total = [], [], [], [], None
+    hooked_auto, hooked_single = [], []
     for _ in range(args.rounds):   # interleaved, so load from elsewhere hits all alike
         floor.append(floor_us(x, y, args.epochs))
         loop.append(jit_loop_us(x, y, args.epochs))
         us, seconds = fit_us(loopax, x, y, args.epochs)
         ours.append(us)
+        hooked_auto.append(fit_us(loopax, x, y, args.epochs, batch_callback=True)[0])
+        hooked_single.append(fit_us(loopax, x, y, args.epochs, batch_callback=True,
+                                    steps_per_execution=1)[0])
         total = seconds if total is None else min(total, seconds)
         if not args.no_keras:
             theirs.append(keras_us(args.epochs, args.samples))
     floor, loop, ours = min(floor), min(loop), min(ours)
+    hooked_auto, hooked_single = min(hooked_auto), min(hooked_single)
     theirs = None if not theirs or None in theirs else min(theirs)
 
     print(f"  fused floor (one lax.scan per epoch) : {floor:8.1f} us/step")
@@ -201,7 +235,13 @@ def main():
         print(f"  Keras 3 fit() (KERAS_BACKEND=jax)    : {theirs:8.1f} us/step")
     else:
         print("  Keras 3 fit()                        :   not installed")
+    print(f"  loopax fit(), batch-level callback, steps_per_execution='auto': {hooked_auto:8.1f}"
+          " us/step")
+    print(f"  loopax fit(), batch-level callback, steps_per_execution=1     : {hooked_single:8.1f}"
+          " us/step")
     print(f"loopax / floor  : {ours / floor:6.3f}   (target <= 1.25)")
+    print(f"batch callback, auto / spe=1 : {hooked_auto / hooked_single:6.3f}   (target <= 1.0, "
+          "within noise)")
     print(f"loopax / jit    : {ours / loop:6.3f}")
     if theirs is not None:
         print(f"loopax / Keras  : {ours / theirs:6.3f}   (target <= 0.70)")

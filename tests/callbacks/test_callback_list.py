@@ -86,7 +86,7 @@ def test_pure_loggers_get_device_logs_and_others_get_floats(fake_model):
     received = {}
 
     class Logger(Callback):
-        _async_batch_hooks = True
+        batch_hooks = "async"
 
         def on_train_batch_end(self, batch, logs=None):
             received["logger"] = logs
@@ -190,3 +190,40 @@ def test_model_property_syncs_fused_state(fake_model):
     callback = Callback()
     callback.set_model(fake_model)
     assert callback.model is fake_model and syncs == [1]
+
+
+def test_batch_needs_say_which_callbacks_need_every_batch(fake_model):
+    from loopax.callbacks import ModelCheckpoint, ProgbarLogger
+
+    class Reader(Callback):
+        def on_batch_end(self, batch, logs=None):   # the legacy alias counts as a train hook
+            pass
+
+    class Chunked(Callback):
+        batch_hooks = "chunked"
+        batch_hooks_freq = 3
+
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+    reader, lam = Reader(), LambdaCallback(on_test_batch_end=lambda batch, logs: None)
+    callbacks = CallbackList([reader, lam, Chunked(), ProgbarLogger(),
+                              ModelCheckpoint("x.weights.h5", save_freq=5)], model=fake_model)
+    train = callbacks.batch_needs("train")
+    assert train.every_batch == ((reader, "on_train_batch_end"),)
+    assert train.step_freqs == (3, 5) and train.sync
+    assert "Reader.on_train_batch_end" in train.reason()
+    assert callbacks.batch_needs("test").every_batch == ((lam, "on_test_batch_end"),)
+    predict = callbacks.batch_needs("predict")
+    assert predict.every_batch == () and not predict.sync and predict.reason() is None
+
+
+def test_a_wrong_batch_hooks_declaration_is_named(fake_model):
+    class Typo(Callback):
+        batch_hooks = "chunk"
+
+        def on_train_batch_end(self, batch, logs=None):
+            pass
+
+    with pytest.raises(ValueError, match=r"Typo.batch_hooks must be one of \['every', 'chunked'"):
+        CallbackList([Typo()], model=fake_model).batch_needs("train")

@@ -1,5 +1,7 @@
 import os
 
+import pytest
+
 from loopax.callbacks import CallbackList, ModelCheckpoint
 
 
@@ -30,3 +32,34 @@ def test_save_freq_in_steps(fake_model, drive, tmp_path):
     assert [os.path.basename(p) for p in fake_model.saved] == [
         "s1-4.weights.h5", "s2-2.weights.h5", "s2-6.weights.h5"]
 
+
+
+def test_save_freq_counts_steps_as_keras_under_any_executions(fake_model, drive, tmp_path):
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    keras = pytest.importorskip("keras")
+    for per_execution in (1, 2, 3, 4):
+        theirs = keras.callbacks.ModelCheckpoint(str(tmp_path / "x.weights.h5"), save_freq=5,
+                                                 save_weights_only=True)
+        expected = []
+        for epoch in range(3):
+            for first in range(0, 7, per_execution):
+                last = min(first + per_execution, 7) - 1
+                if theirs._should_save_on_batch(last):
+                    expected.append(f"s{epoch + 1}-{last + 1}.weights.h5")
+        fake_model.saved.clear()
+        callbacks = CallbackList([ModelCheckpoint(str(tmp_path / "s{epoch}-{batch}.weights.h5"),
+                                                  save_weights_only=True, save_freq=5)],
+                                 model=fake_model, epochs=3, steps=7, verbose=0)
+        drive(callbacks, fake_model, [{"loss": 1.0}] * 3, steps=7, per_execution=per_execution)
+        assert [os.path.basename(p) for p in fake_model.saved] == expected
+        if per_execution == 1:   # global steps 5, 10, 15, 20 of 3 epochs of 7
+            assert expected == ["s1-5.weights.h5", "s2-3.weights.h5", "s3-1.weights.h5",
+                                "s3-6.weights.h5"]
+
+
+def test_a_misspelt_filepath_key_names_the_available_keys(fake_model, drive, tmp_path):
+    callbacks = CallbackList([ModelCheckpoint(str(tmp_path / "ckpt-{epoc}.weights.h5"),
+                                              save_weights_only=True)],
+                             model=fake_model, epochs=1, steps=1, verbose=0)
+    with pytest.raises(KeyError, match=r"\{epoc\}.*\['batch', 'epoch', 'val_loss'\]"):
+        drive(callbacks, fake_model, [{"val_loss": 0.5}], steps=1)

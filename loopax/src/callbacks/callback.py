@@ -18,17 +18,32 @@ class Callback:
     when read), `self.params` is `{"epochs", "steps", "verbose"}`.
     Every `logs` a callback receives maps names to Python floats.
 
-    Under `steps_per_execution=k` the batch hooks run once per execution:
-    `on_train_batch_begin(first_step)` before it and
-    `on_train_batch_end(last_step, logs)` after it.
+    Batch hooks. By default a callback that implements a batch hook gets
+    every batch, with its index and logs, exactly as with
+    `steps_per_execution=1`: `fit` runs one compiled step per batch while
+    it is there. A callback that can take one call per fused execution
+    (`on_train_batch_begin(first_step)` before it,
+    `on_train_batch_end(last_step, logs)` after it) says so with
+    `batch_hooks = "chunked"` and keeps fusion on; one that acts every N
+    training steps sets `batch_hooks_freq = N` and executions end at
+    multiples of N. An explicit integer `steps_per_execution=k` calls every
+    callback once per execution of k steps (Keras's rule). See
+    docs/design.md, "How fit() decides what to fuse".
     """
 
-    # True for pure loggers (the progress bar, TensorBoard): their batch hooks
-    # never read the model or set `stop_training`, and they get the batch logs
-    # as the trainer made them (maybe still being computed on the device),
-    # fetching values only when they need them, so training never waits for
-    # them. The trainer keeps the model's Variables stale around their hooks.
-    _async_batch_hooks = False
+    # How the trainer may call this callback's batch hooks:
+    #   "every":   once per batch (the default; what steps_per_execution=1 does);
+    #   "chunked": once per fused execution of several steps (first and last index);
+    #   "async":   chunked, and a pure logger (the progress bar, TensorBoard): it
+    #              gets the logs as the device made them (maybe still computing;
+    #              `logs_to_host` fetches them), never reads the model nor sets
+    #              `stop_training`, so the trainer leaves the Variables stale
+    #              around its hooks and never waits for it.
+    batch_hooks = "every"
+    # An int N: the callback acts at global training steps that are multiples
+    # of N (ModelCheckpoint(save_freq=N)); executions end there, so it sees
+    # those steps even when its hooks are chunked.
+    batch_hooks_freq = None
 
     def __init__(self):
         self.params = None

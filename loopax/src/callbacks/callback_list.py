@@ -1,5 +1,7 @@
 """`CallbackList`: one object the trainer calls; it forwards each hook to every callback."""
 
+from typing import NamedTuple
+
 from loopax.src.callbacks.callback import (
     PREDICT_BATCH_HOOKS,
     TEST_BATCH_HOOKS,
@@ -12,6 +14,32 @@ from loopax.src.callbacks.logs import logs_to_host
 from loopax.src.callbacks.progbar_logger import ProgbarLogger
 
 _BATCH_HOOKS = TRAIN_BATCH_HOOKS + TEST_BATCH_HOOKS + PREDICT_BATCH_HOOKS
+_HOOKS_OF = {"train": TRAIN_BATCH_HOOKS, "test": TEST_BATCH_HOOKS, "predict": PREDICT_BATCH_HOOKS}
+_BATCH_HOOKS_MODES = ("every", "chunked", "async")
+
+
+class BatchNeeds(NamedTuple):
+    """What the callbacks need from the batches of one kind of pass
+    ("train", "test", "predict"); the execution planner obeys it.
+
+    every_batch: `(callback, hook)` pairs that need one call per batch;
+    step_freqs: the `batch_hooks_freq` of the callbacks with batch hooks
+        (executions end at their multiples);
+    sync: whether a callback that may read the model implements a batch hook
+        (the Variables then hold the current values around every hook).
+    """
+    every_batch: tuple = ()
+    step_freqs: tuple = ()
+    sync: bool = False
+
+    def reason(self):
+        """Why steps run one per call, naming the callbacks (None if they need not)."""
+        if not self.every_batch:
+            return None
+        named = ", ".join(f"{type(cb).__name__}.{hook}" for cb, hook in self.every_batch)
+        return (f"one step per compiled call, because {named} needs every batch. "
+                "Set `batch_hooks = \"chunked\"` on a callback that can take one call per "
+                "fused execution (see the Callback docstring).")
 
 
 class CallbackList(Callback):
@@ -110,6 +138,28 @@ class CallbackList(Callback):
     def on_predict_batch_end(self, batch, logs=None):
         self._call_batch("on_predict_batch_end", batch, logs)
 
+    def batch_needs(self, kind):
+        """The `BatchNeeds` of the batch hooks of `kind` ("train", "test", "predict")."""
+        every, freqs, sync = [], [], False
+        plan = self._plan()
+        for hook in _HOOKS_OF[kind]:
+            for callback in plan[hook]:
+                mode, freq = callback.batch_hooks, callback.batch_hooks_freq
+                if mode not in _BATCH_HOOKS_MODES:
+                    raise ValueError(
+                        f"{type(callback).__name__}.batch_hooks must be one of "
+                        f"{list(_BATCH_HOOKS_MODES)}, got {mode!r}.")
+                if freq is not None and not (isinstance(freq, int) and freq > 0):
+                    raise ValueError(
+                        f"{type(callback).__name__}.batch_hooks_freq must be None or a "
+                        f"positive int (a number of training steps), got {freq!r}.")
+                if mode == "every" and all(cb is not callback for cb, _ in every):
+                    every.append((callback, hook))
+                if freq is not None and freq not in freqs:
+                    freqs.append(freq)
+                sync = sync or mode != "async"
+        return BatchNeeds(tuple(every), tuple(freqs), sync)
+
     # -- dispatch --
 
     def _call(self, hook, index, logs):
@@ -131,7 +181,7 @@ class CallbackList(Callback):
             return
         host_logs = None
         for callback in targets:
-            if callback._async_batch_hooks:
+            if callback.batch_hooks == "async":
                 getattr(callback, hook)(batch, logs if logs is not None else {})
                 continue
             if host_logs is None:

@@ -11,6 +11,12 @@ from loopax.src.callbacks.callback import Callback
 class ModelCheckpoint(Callback):
     """Saves the model every epoch (or every `save_freq` steps), or only when it improves.
 
+    With `save_freq=N` it saves after every N training steps, counted across
+    epochs as Keras counts them. Its batch hooks take fused executions
+    (`batch_hooks = "chunked"`) that end at multiples of N
+    (`batch_hooks_freq`), so `fit` keeps fusing between saves and the saves
+    fall on the same steps as with `steps_per_execution=1`.
+
     Args:
         filepath: where to save; may hold `{epoch}` (1-based), `{batch}` and logged
             names, e.g. `"ckpt/{epoch:02d}-{val_loss:.2f}.weights.h5"`.
@@ -39,31 +45,38 @@ class ModelCheckpoint(Callback):
         self.save_freq = save_freq
         self.best = initial_value_threshold
         self._epoch = 0
-        self._steps_before_epoch = 0
-        self._last_saved_step = 0
-        self._step_in_epoch = 0
+        self._steps_since_save = 0
+        self._last_batch = None
         if save_freq != "epoch":
+            self.batch_hooks = "chunked"
+            self.batch_hooks_freq = save_freq
             self.on_train_batch_end = self._on_train_batch_end
+
+    def on_train_begin(self, logs=None):
+        # Counted from the start of each fit(), as the trainer aligns its executions.
+        self._steps_since_save = 0
+        self._last_batch = None
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
+        self._last_batch = None   # `batch` restarts at 0
 
     def _on_train_batch_end(self, batch, logs=None):
-        step = self._steps_before_epoch + batch + 1
-        if step // self.save_freq > self._last_saved_step // self.save_freq:
-            self._last_saved_step = step
+        # Steps since the last call: `batch` jumps under fused executions.
+        new_epoch = self._last_batch is None
+        self._steps_since_save += batch + 1 if new_epoch else batch - self._last_batch
+        self._last_batch = batch
+        if self._steps_since_save >= self.save_freq:
+            self._steps_since_save = 0
             self._save(self._epoch, batch, logs)
-        self._step_in_epoch = batch + 1
 
     def on_epoch_end(self, epoch, logs=None):
-        self._steps_before_epoch += self._step_in_epoch
-        self._step_in_epoch = 0
         if self.save_freq == "epoch":
             self._save(epoch, None, logs)
 
     def _save(self, epoch, batch, logs):
         logs = logs or {}
-        path = self.filepath.format(epoch=epoch + 1, batch=(batch or 0) + 1, **logs)
+        path = self._path(epoch, batch, logs)
         if self.save_best_only:
             current = monitor_lib.monitored_value(logs, self.monitor, "ModelCheckpoint")
             if current is None or not self._improves(current):
@@ -85,6 +98,16 @@ class ModelCheckpoint(Callback):
             self.model.save_weights(path)
         else:
             self.model.save(path)
+
+    def _path(self, epoch, batch, logs):
+        keys = {"epoch": epoch + 1, "batch": (batch or 0) + 1, **logs}
+        try:
+            return self.filepath.format(**keys)
+        except KeyError as error:
+            raise KeyError(
+                f"ModelCheckpoint: filepath {self.filepath!r} names {{{error.args[0]}}}, which "
+                f"is not among the available keys {sorted(keys)} (epoch, batch and the "
+                f"logged metrics). Fix the name in the filepath.") from None
 
     def _improves(self, value):
         if math.isnan(value):

@@ -17,7 +17,7 @@ class ProgbarLogger(Callback):
     live bar is due for a redraw.
     """
 
-    _async_batch_hooks = True  # fetched only when drawn: at most 20 device syncs a second
+    batch_hooks = "async"  # fetched only when drawn: at most 20 device syncs a second
 
     def __init__(self):
         super().__init__()

@@ -33,7 +33,7 @@ class TensorBoard(Callback):
         update_freq: "epoch", "batch" or an int number of steps.
     """
 
-    _async_batch_hooks = True  # batch logs are fetched only every update_freq steps
+    batch_hooks = "async"  # batch logs are fetched only every update_freq steps
 
     def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
                  write_steps_per_second=False, update_freq="epoch", profile_batch=0,
@@ -66,6 +66,8 @@ class TensorBoard(Callback):
         if update_freq != "epoch" or write_steps_per_second:
             # Only then does it need batch logs: otherwise fit skips fetching them.
             self.on_train_batch_end = self._on_train_batch_end
+        if update_freq != "epoch":
+            self.batch_hooks_freq = update_freq   # fused executions end at its steps
 
     def set_model(self, model):
         super().set_model(model)

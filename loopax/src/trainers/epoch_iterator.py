@@ -23,6 +23,13 @@ to callbacks as one execution (Keras's `steps_per_execution` rule).
 
 The device loop takes `n` at run time, so changing `k` never recompiles.
 
+`StepBounds` is what the callbacks allow ("auto" only: an integer
+`steps_per_execution` keeps Keras's chunked hooks): one step per call while
+a callback needs every batch (`Callback.batch_hooks == "every"`), and
+executions that end at the multiples of each `batch_hooks_freq` (global
+training steps of this `fit`). It depends on the callbacks only, never on
+timings, so what a callback sees is the same on every run.
+
 `HostChunks` serves data that is not on the device (generators, PyDatasets,
 loaders, arrays too large for the device) from a background thread: it groups
 up to `capacity` consecutive batches of the same shape, stacks them, puts them
@@ -135,15 +142,45 @@ class ExecutionPlanner:
         return self.host_next()[0]
 
 
+class StepBounds:
+    """Where executions may end, for one `fit`/`evaluate`/`predict` call.
+
+    every_batch: every execution is one step;
+    step_freqs: executions end at global steps that are multiples of these;
+    sync: the Variables must hold the current values around batch hooks;
+    first_step: global steps run before the current pass (epoch).
+    """
+
+    def __init__(self, needs, steps_per_execution="auto", kind="train"):
+        chosen = steps_per_execution == "auto"
+        self.every_batch = chosen and bool(needs.every_batch)
+        self.step_freqs = needs.step_freqs if chosen and kind == "train" else ()
+        self.sync = needs.sync
+        self.first_step = 0
+
+    def room(self, step):
+        """The most steps an execution starting at step `step` of the pass may
+        run (None: no bound)."""
+        if self.every_batch:
+            return 1
+        done = self.first_step + step
+        return min((freq - done % freq for freq in self.step_freqs), default=None)
+
+    def limit(self, step, remaining):
+        room = self.room(step)
+        return remaining if room is None else min(room, remaining)
+
+
 class HostChunks:
     """Iterates `("stacked", first_step, n, data)` and `("single", step, batch)`
     items built on a background thread from `batches` (at most `max_steps`)."""
 
-    def __init__(self, batches, max_steps, planner: ExecutionPlanner, stack=True,
-                 depth=2, to_device=True):
+    def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
+                 stack=True, depth=2, to_device=True):
         self._batches = batches
         self._max_steps = max_steps
         self._planner = planner
+        self._bounds = bounds
         self._stack = stack
         self._to_device = to_device
         self._queue = queue.Queue(maxsize=depth)
@@ -176,8 +213,8 @@ class HostChunks:
                 if first is None:
                     break
                 capacity = self._planner.capacity() if self._stack else 1
-                limit = capacity if self._max_steps is None else min(
-                    capacity, self._max_steps - step)
+                limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
+                    capacity, self._max_steps - step))
                 group = [first]
                 signature = _signature(first)
                 if main_signature is None:

@@ -6,10 +6,13 @@ hooks around each, and keeps the state in the `LiveState`. Array data on the
 device is indexed there (`_pass_on_device`); anything else arrives as
 prefetched host chunks (`_pass_from_host`). `predict_on_device` /
 `predict_from_host` do the same for `predict`, collecting the outputs.
+`step_bounds` turns what the callbacks need into the `StepBounds` the
+executions obey (one step per call, or ends at multiples of a frequency).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 
 import jax
@@ -17,15 +20,33 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
-from loopax.src.trainers.epoch_iterator import HostChunks
+from loopax.src.trainers.epoch_iterator import HostChunks, StepBounds
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
 _MAX_PREDICT_CAPACITY = 128
+_logger = logging.getLogger("loopax")
 
 
-def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, sync_hooks):
-    """Runs `kind` ("train"/"test") steps over one epoch of `adapter`.
-    Returns the last logs (device arrays), or None when no batch came."""
+def step_bounds(model, callbacks, kind, say=False):
+    """The `StepBounds` of a `kind` pass ("train", "test", "predict") under
+    `callbacks`. When a callback makes steps run one per call, says why in a
+    debug log of the "loopax" logger, and on stdout too when `say`."""
+    from loopax.src.callbacks import progbar
+    needs = callbacks.batch_needs(kind)
+    bounds = StepBounds(needs, model.steps_per_execution, kind)
+    if bounds.every_batch:
+        what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
+        message = f"{what}: {needs.reason()}"
+        _logger.debug(message)
+        if say:
+            progbar._write(message + "\n")
+    return bounds
+
+
+def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds):
+    """Runs `kind` ("train"/"test") steps over one epoch of `adapter`, in
+    executions within `bounds`. Returns the last logs (device arrays), or
+    None when no batch came."""
     if kind == "train":
         begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
     else:
@@ -35,12 +56,13 @@ def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, sync_hooks)
     planner = model._planner(kind, "device" if on_device else "host")
     adapter.on_epoch_begin()
     if on_device:
-        logs = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
-                               max_steps, sync_hooks)
+        logs, steps = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
+                                      max_steps, bounds)
     else:
-        logs = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
-                               max_steps, sync_hooks)
+        logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
+                                      max_steps, bounds)
     adapter.on_epoch_end()
+    bounds.first_step += steps
     return logs
 
 
@@ -69,11 +91,12 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
 
 
 def _stop_requested(model, kind):
-    return kind == "train" and model.stop_training
+    """Keras's flags a batch hook sets to end the pass after that batch."""
+    flag = {"train": "stop_training", "test": "stop_evaluating", "predict": "stop_predicting"}
+    return bool(getattr(model, flag[kind], False))
 
 
-def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps,
-                    sync_hooks):
+def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds):
     loop = model._function(kind, "device")
     single = model._function(kind, "device_single")
     data = adapter.device_data()
@@ -85,18 +108,21 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
     full = min(adapter.num_full_batches, steps)
     step, logs = 0, None
     while step < steps:
-        if step < full:
-            how, n, timed = planner.next(full - step)
-            batch_size, row0 = size, step * size
-        else:   # the last, partial batch: its own shape, compiled once
+        planned = step < full and not bounds.every_batch
+        if planned:
+            how, n, timed = planner.next(bounds.limit(step, full - step))
+        else:   # every batch alone, or the last, partial batch (its own shape)
             how, n, timed = "single", 1, False
+        if step < full:
+            batch_size, row0 = size, step * size
+        else:   # the last, partial batch: compiled once
             batch_size, row0 = adapter.partial_batch_size, full * size
         if how == "warm":   # compiles the loop, runs no step
             live.refresh()
             _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
             planner.record("warm", 0, None)
             continue
-        if sync_hooks:
+        if bounds.sync:
             live.write_back()
         begin(step)
         live.refresh()
@@ -105,26 +131,25 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
                                   batch_size=batch_size)
         else:
             logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
-        if step < full:
+        if planned:
             planner.record(how, n, seconds)
-        if sync_hooks:
+        if bounds.sync:
             live.write_back()
         end(step + n - 1, logs)
         step += n
         if _stop_requested(model, kind):
             break
-    return logs
+    return logs, step
 
 
-def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps,
-                    sync_hooks):
+def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds):
     eager = model.run_eagerly
     single = model._function(kind, "single")
     stacked_loop = None if eager else model._function(kind, "stacked")
     steps = max_steps if max_steps is not None else adapter.num_batches
-    chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner,
-                        stack=not eager, to_device=not eager)
-    logs = None
+    chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner, bounds,
+                        stack=not eager and not bounds.every_batch, to_device=not eager)
+    logs, done = None, 0
     try:
         for item in chunks:
             if item[0] == "stacked":
@@ -132,7 +157,7 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
             else:
                 _, step, data = item
                 n = 1
-            if sync_hooks:
+            if bounds.sync:
                 live.write_back()
             begin(step)
             live.refresh()
@@ -142,17 +167,18 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
                 timed = not eager and planner.host_next()[1]
                 logs, seconds = _call(single, live, 1, timed, to_jax(data) if eager else data)
                 planner.host_record(1, seconds)
-            if sync_hooks:
+            if bounds.sync:
                 live.write_back()
             end(step + n - 1, logs)
+            done = step + n
             if _stop_requested(model, kind):
                 break
     finally:
         chunks.close()
-    return logs
+    return logs, done
 
 
-def predict_on_device(model, adapter, live, callbacks, max_steps, pieces):
+def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds):
     loop = model._function("predict", "device")
     single = model._function("predict", "device_single")
     planner = model._planner("predict")
@@ -163,11 +189,15 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces):
     capacity = _predict_capacity(model, full, live, data, size)
     step = 0
     while step < steps:
-        if step < full:
+        planned = step < full and not bounds.every_batch
+        if planned:
             how, n, timed = planner.next(full - step)
-            n, batch_size, row0 = min(n, capacity), size, step * size
-        else:
+            n = min(n, capacity)
+        else:   # every batch alone, or the last, partial batch
             how, n, timed = "single", 1, False
+        if step < full:
+            batch_size, row0 = size, step * size
+        else:
             batch_size, row0 = adapter.partial_batch_size, full * size
         if how == "warm":
             loop(live.values, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
@@ -184,11 +214,13 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces):
                            batch_size=batch_size) for j in range(n)]
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
-        if step < full:
+        if planned:
             planner.record(how, n, time.perf_counter() - start if timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
         step += n
+        if _stop_requested(model, "predict"):
+            break
 
 
 def _predict_capacity(model, full, live, data, size):
@@ -206,12 +238,13 @@ def _predict_capacity(model, full, live, data, size):
     return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
 
 
-def predict_from_host(model, adapter, live, callbacks, max_steps, pieces):
+def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds):
     eager = model.run_eagerly
     single = model._function("predict", "single")
     steps = max_steps if max_steps is not None else adapter.num_batches
     chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
-                        model._planner("predict", "host"), stack=False, to_device=not eager)
+                        model._planner("predict", "host"), bounds, stack=False,
+                        to_device=not eager)
     try:
         for _, step, data in chunks:
             callbacks.on_predict_batch_begin(step)
@@ -219,6 +252,8 @@ def predict_from_host(model, adapter, live, callbacks, max_steps, pieces):
             out = jax.tree_util.tree_map(np.asarray, out)
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
+            if _stop_requested(model, "predict"):
+                break
     finally:
         chunks.close()
 

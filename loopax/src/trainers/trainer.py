@@ -34,6 +34,10 @@ at the end of `fit`, when an exception interrupts it (the model keeps the
 weights trained so far), whenever a callback reads `callback.model`
 (`jax_state_sync`), and around every batch hook when a callback that is not
 a pure logger implements batch hooks.
+
+Callbacks shape the executions (`epoch_runner.step_bounds`): under "auto", a
+callback whose batch hooks need every batch gets one step per call, and
+`batch_hooks_freq` ends executions at its multiples; see docs/design.md.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ class Trainer:
     compiled = False
     optimizer = None
     stop_training = False
+    stop_evaluating = False
+    stop_predicting = False
     _compile_loss = None
     _compile_metrics = None
     _loss_tracker = None
@@ -450,7 +456,7 @@ class Trainer:
         verbose = 1 if verbose == "auto" else verbose
         callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                  model=self, verbose=verbose, epochs=epochs, steps=steps)
-        sync_hooks = _needs_batch_sync(callbacks, "train")
+        bounds = epoch_runner.step_bounds(self, callbacks, "train", say=verbose == 2)
         seed = random.randint(0, 2 ** 31 - 1)   # loopax.utils.set_random_seed fixes it
         self.stop_training = False
         self.reset_metrics()
@@ -465,8 +471,7 @@ class Trainer:
                 callbacks.on_epoch_begin(epoch)
                 live.refresh()
                 logs = epoch_runner.run_pass(self, "train", adapter, live, callbacks,
-                                      (seed, epoch), steps_per_epoch,
-                                      sync_hooks)
+                                      (seed, epoch), steps_per_epoch, bounds)
                 live.write_back()
                 if logs is None:
                     warnings.warn(
@@ -535,10 +540,12 @@ class Trainer:
         live = LiveState(self._value_step("test")[1])
         outer = self._trainer_state
         self._trainer_state = live
-        sync_hooks = _needs_batch_sync(callbacks, "test")
+        bounds = epoch_runner.step_bounds(
+            self, callbacks, "test", say=outer is None and callbacks.params.get("verbose") == 2)
+        self.stop_evaluating = False
         callbacks.on_test_begin()
         try:
-            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, sync_hooks)
+            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, bounds)
         finally:
             live.write_back()
             self._trainer_state = outer
@@ -580,13 +587,15 @@ class Trainer:
         callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                  verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
         live = LiveState(self._value_step("predict")[1])
+        bounds = epoch_runner.step_bounds(self, callbacks, "predict", say=verbose == 2)
+        self.stop_predicting = False
         callbacks.on_predict_begin()
         pieces = []
         if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
                 and adapter.fits_on_device():
-            epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces)
+            epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces, bounds)
         else:
-            epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces)
+            epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces, bounds)
         if not pieces:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
         outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
@@ -663,15 +672,6 @@ def _shapes_signature(tree):
 
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
-
-
-def _needs_batch_sync(callbacks, kind):
-    """Whether a callback that is not a pure logger implements batch hooks."""
-    from loopax.src.callbacks.callback import implements
-    hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
-             "test": ("on_test_batch_begin", "on_test_batch_end")}[kind]
-    return any(implements(cb, hook) and not cb._async_batch_hooks
-               for cb in callbacks.callbacks for hook in hooks)
 
 
 def _should_validate(epoch, validation_freq):
