@@ -229,7 +229,8 @@ class Embedding(Layer):
         """A clear error if a concrete `indices` array leaves `[0, input_dim)`."""
         if np.size(indices) == 0:
             return
-        low, high = int(jnp.min(indices)), int(jnp.max(indices))
+        xp = np if isinstance(indices, np.ndarray) else jnp   # host data stays on the host
+        low, high = int(xp.min(indices)), int(xp.max(indices))
         if low < 0 or high >= self.input_dim:
             raise ValueError(
                 f"Embedding layer {self.name!r} has input_dim={self.input_dim}, so its "
