@@ -132,3 +132,46 @@ def test_unknown_initializer_lists_valid_names():
 def test_variables_accept_initializer_names():
     v = loopax.Variable("ones", shape=(2, 2))
     np.testing.assert_array_equal(v.numpy(), np.ones((2, 2)))
+
+
+def _largest_intermediate(jaxpr):
+    """The most entries any value in `jaxpr` (nested jaxprs included) holds."""
+    from jax.extend.core import Jaxpr
+    largest = 0
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            largest = max(largest, math.prod(var.aval.shape))
+        for param in eqn.params.values():
+            inner = getattr(param, "jaxpr", param)
+            if isinstance(inner, Jaxpr):
+                largest = max(largest, _largest_intermediate(inner))
+    return largest
+
+
+@pytest.mark.parametrize("name", ["glorot_uniform", "he_normal", "random_normal",
+                                  "variance_scaling"])
+def test_large_weights_are_drawn_at_their_own_size(name):
+    # (8193, 16384) was drawn at 2**28 entries (twice the kernel) and cut.
+    import jax
+    shape = (8193, 16384)
+    init = initializers.get({"class_name": name, "config": {"seed": 1}}) \
+        if name != "variance_scaling" else initializers.VarianceScaling(
+            distribution="untruncated_normal", seed=1)
+    jaxpr = jax.make_jaxpr(lambda: init(shape))()   # traced, never allocated
+    assert jaxpr.out_avals[0].shape == shape
+    assert _largest_intermediate(jaxpr.jaxpr) == math.prod(shape)
+
+
+@pytest.mark.parametrize("name, expected_std", [
+    ("glorot_uniform", math.sqrt(2 / (300 + 400))),   # U[-l, l]: l / sqrt(3)
+    ("he_normal", math.sqrt(2 / 300)),
+])
+def test_large_weights_keep_their_distribution_and_seed(name, expected_std):
+    shape = (300, 400)   # above the bucketed size: drawn at exactly this shape
+    init = initializers.get({"class_name": name, "config": {"seed": 7}})
+    w = np.asarray(init(shape))
+    assert w.shape == shape
+    np.testing.assert_allclose([w.mean(), w.std()], [0.0, expected_std], atol=expected_std * 0.02)
+    np.testing.assert_array_equal(w, np.asarray(init(shape)))   # deterministic per seed
+    assert not np.array_equal(w, np.asarray(initializers.get(
+        {"class_name": name, "config": {"seed": 8}})(shape)))

@@ -37,12 +37,22 @@ def _dtype(dtype):
     return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 
 
+# Weights up to this many entries are drawn at the next power-of-two size.
+_BUCKETED_SIZE = 1 << 16
+
+
 def _sample(draw, shape):
-    """`draw(flat_shape)` taken at the next power-of-two size, then cut to
-    `shape`: weights of different shapes share a few compiled samplers
-    instead of compiling one per shape (each costs ~0.3 s on CPU)."""
+    """`draw(shape)`, the values of a weight of `shape`.
+
+    Small weights (up to `_BUCKETED_SIZE` entries, 256 KiB in float32) are
+    drawn flat at the next power-of-two size and cut: weights of different
+    shapes then share a few compiled samplers instead of compiling one per
+    shape (each costs ~0.3 s on CPU). Larger weights are drawn at exactly
+    `shape`, so their peak memory is the weight itself, as in Keras."""
     shape = tuple(shape)
     size = math.prod(shape)
+    if size > _BUCKETED_SIZE:
+        return draw(shape)
     bucket = 1 << max(size - 1, 0).bit_length()
     return draw((bucket,))[:size].reshape(shape)
 

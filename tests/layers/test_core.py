@@ -1,5 +1,7 @@
 """Core layers against NumPy / hand-written JAX references."""
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -202,6 +204,23 @@ def test_identity():
     np.testing.assert_array_equal(layers.Identity()(x), x)
 
 
+def test_a_weight_too_large_for_memory_raises_before_allocating():
+    # Aborted the interpreter (SIGABRT inside XLA) before the size check.
+    with pytest.raises(MemoryError, match=r"Layer 'huge' \(Dense\).*'kernel' of shape "
+                                          r"\(1000000, 1000000\).*4,000,000,000,000 bytes"):
+        layers.Dense(10 ** 6, name="huge")(np.ones((1, 10 ** 6), "float32"))
+
+
+def test_the_weight_size_check_uses_the_free_memory(monkeypatch):
+    from loopax.src.utils import memory_utils
+    monkeypatch.setattr(memory_utils, "available_memory_bytes", lambda device=None: 10 ** 6)
+    layer = layers.Dense(4097, name="wide")
+    with pytest.raises(MemoryError, match=r"'wide'.*\(4096, 4097\).*67,125,248 bytes.*"
+                                          r"only 1,000,000 bytes"):
+        layer.build((None, 4096))
+    layers.Dense(3).build((None, 4))   # small weights are not checked
+
+
 # ---- Embedding -------------------------------------------------------------
 
 def test_embedding_lookup_and_gradient():
@@ -224,6 +243,34 @@ def test_embedding_symbolic_and_mask():
     assert layers.Embedding(10, 4)(ids).shape == (None, 5, 4)
     mask = layers.Embedding(10, 4, mask_zero=True).compute_mask(np.array([[0, 3]]))
     np.testing.assert_array_equal(mask, [[False, True]])
+
+
+@pytest.mark.parametrize("ids", [[[0, 4]], [[-1, 2]]])
+def test_embedding_eager_out_of_range_indices_raise(ids):
+    layer = layers.Embedding(4, 3, name="words")
+    with pytest.raises(ValueError, match=r"Embedding layer 'words' has input_dim=4.*\[0, 4\)"):
+        layer(np.array(ids))
+
+
+def test_embedding_compiled_out_of_range_indices_match_keras():
+    # Traced code is not checked (documented): index >= input_dim gives NaN
+    # rows and -1 the last row, as Keras on JAX gives.
+    layer = layers.Embedding(4, 3)
+    layer.build()
+    table = layer.embeddings.numpy()
+    out = np.asarray(jax.jit(lambda t, i: layer.stateless_call([t], [], i)[0])(
+        table, np.array([[1, 4, -1]])))
+    np.testing.assert_array_equal(out[0, 0], table[1])
+    np.testing.assert_array_equal(out[0, 2], table[-1])
+    assert np.isnan(out[0, 1]).all()
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    keras = pytest.importorskip("keras")
+    reference = keras.layers.Embedding(4, 3)
+    reference.build()
+    reference.set_weights([table])
+    want = np.asarray(jax.jit(lambda i: reference(i))(np.array([[1, 4, -1]])))
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    np.testing.assert_array_equal(out[~np.isnan(out)], want[~np.isnan(want)])
 
 
 # ---- ActivityRegularization -------------------------------------------------

@@ -175,8 +175,9 @@ def test_nan_loss_with_terminate_on_nan_stops_training(compiled, capsys):
     bad_y = y.copy()
     bad_y[20] = np.nan
     model.steps_per_execution = 1
-    history = model.fit(x, bad_y, batch_size=16, epochs=5, verbose=0, shuffle=False,
-                        callbacks=[keras.callbacks.TerminateOnNaN()])
+    with pytest.warns(UserWarning, match="`y` holds NaN or Inf values"):   # data_checks
+        history = model.fit(x, bad_y, batch_size=16, epochs=5, verbose=0, shuffle=False,
+                            callbacks=[keras.callbacks.TerminateOnNaN()])
     model.steps_per_execution = "auto"
     assert len(history.history["loss"]) == 1
     assert np.isnan(history.history["loss"][0])

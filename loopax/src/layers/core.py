@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from loopax.src import activations, constraints, initializers, random, regularizers
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
@@ -190,6 +192,12 @@ class Embedding(Layer):
 
     With `mask_zero=True`, index 0 is padding (`compute_mask` marks it) and
     `input_dim` must count it.
+
+    Indices must be in `[0, input_dim)`. A call on concrete indices (eager)
+    checks them and raises naming the layer; so does `fit`/`evaluate` for
+    in-memory data when this is the model's first layer. Inside compiled code
+    (a traced call) nothing is checked: an index >= input_dim gives a row of
+    NaN and a negative one counts from the end, as in Keras on JAX.
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
@@ -213,7 +221,22 @@ class Embedding(Layer):
         indices = unwrap(inputs)
         if not jnp.issubdtype(indices.dtype, jnp.integer):
             indices = indices.astype(jnp.int32)
+        if not isinstance(indices, jax.core.Tracer):
+            self.check_indices(indices)
         return jnp.take(self.embeddings.value, indices, axis=0)
+
+    def check_indices(self, indices, where="input"):
+        """A clear error if a concrete `indices` array leaves `[0, input_dim)`."""
+        if np.size(indices) == 0:
+            return
+        xp = np if isinstance(indices, np.ndarray) else jnp   # host data stays on the host
+        low, high = int(xp.min(indices)), int(xp.max(indices))
+        if low < 0 or high >= self.input_dim:
+            raise ValueError(
+                f"Embedding layer {self.name!r} has input_dim={self.input_dim}, so its "
+                f"indices must be in [0, {self.input_dim}); its {where} has indices from "
+                f"{low} to {high}. Give the layer input_dim > {high} (vocabulary size, "
+                "counting padding and out-of-vocabulary ids), or re-index the input.")
 
     def compute_mask(self, inputs, mask=None):
         return unwrap(inputs) != 0 if self.mask_zero else None

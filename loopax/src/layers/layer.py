@@ -17,6 +17,7 @@ layer passed one explicitly.
 from __future__ import annotations
 
 import inspect
+import math
 import threading
 
 import jax
@@ -187,6 +188,7 @@ class Layer(Module):
         """
         from loopax.src import initializers, regularizers
         name = name or "variable"
+        _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
         with name_scope(self.name):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name)
@@ -466,3 +468,28 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# Weights below this size are not checked against the free memory.
+_UNCHECKED_WEIGHT_BYTES = 64 * 1024 ** 2
+
+
+def _check_weight_fits(layer, name, shape, dtype):
+    """A `MemoryError` naming the layer, weight, shape and size when a weight
+    cannot fit in the free memory (XLA would abort the process instead)."""
+    from loopax.src.utils.memory_utils import available_memory_bytes
+    try:
+        count = math.prod(int(d) for d in shape)
+    except (TypeError, ValueError):
+        return  # unknown dimensions: the Variable reports them
+    nbytes = count * jnp.dtype(dtypes.standardize(dtype)).itemsize
+    if nbytes <= _UNCHECKED_WEIGHT_BYTES:
+        return
+    available = available_memory_bytes()
+    if available is not None and nbytes > available:
+        raise MemoryError(
+            f"Layer {layer.name!r} ({type(layer).__name__}) asks for weight {name!r} of shape "
+            f"{shape} ({dtypes.standardize(dtype)}): {nbytes:,} bytes ({nbytes / 1024 ** 3:.1f} "
+            f"GiB), but only {available:,} bytes ({available / 1024 ** 3:.1f} GiB) are free on "
+            f"{jax.devices()[0].platform}. Use fewer units / a smaller input, or a smaller "
+            "dtype.")

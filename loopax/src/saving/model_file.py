@@ -45,12 +45,11 @@ def save_model(model, filepath, overwrite=True):
     from loopax import __version__
     metadata = {"format": "loopax.model", "version": 1, "loopax_version": __version__,
                 "date_saved": datetime.datetime.now().isoformat(timespec="seconds")}
-    tmp = filepath + ".tmp"
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with weights_file.atomic_write(filepath) as f, \
+            zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(METADATA, json.dumps(metadata, indent=1))
         zf.writestr(CONFIG, config_text)
         zf.writestr(WEIGHTS, weights_file.weights_to_bytes(model))
-    os.replace(tmp, filepath)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):

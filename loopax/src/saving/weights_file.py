@@ -19,9 +19,11 @@ always safetensors; an HDF5 file written by Keras 3 is read (not written) by
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
+import tempfile
 import warnings
 
 import jax.numpy as jnp
@@ -120,10 +122,42 @@ def save_weights(model, filepath, overwrite=True):
     filepath = os.fspath(filepath)
     _check_writable(filepath, overwrite)
     data = weights_to_bytes(model)
-    tmp = filepath + ".tmp"
-    with open(tmp, "wb") as f:
+    with atomic_write(filepath) as f:
         f.write(data)
-    os.replace(tmp, filepath)
+
+
+def _current_umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_current_umask()   # what open(path, "w") would give
+
+
+@contextlib.contextmanager
+def atomic_write(filepath):
+    """A binary file that replaces `filepath` in one step when the block ends.
+
+    It is written under a unique temporary name in the same directory, so
+    concurrent writers (threads, processes) never share a file and readers
+    see the old file or the new one, never a part; it is fsynced before
+    `os.replace`. If the block raises, the temporary file is removed and
+    `filepath` is left as it was."""
+    directory = os.path.dirname(os.path.abspath(filepath))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(filepath) + ".",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, _FILE_MODE)
+        os.replace(tmp, filepath)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
 
 
 def load_weights(model, filepath, skip_mismatch=False):

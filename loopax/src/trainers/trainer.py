@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.state import StateScope
-from loopax.src.trainers import epoch_runner, step_functions
+from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.data_adapters import (
     ArrayDataAdapter,
@@ -398,7 +398,7 @@ class Trainer:
         checked = self._fns.setdefault("checked_batches", set())
         signature = _shapes_signature(batch)
         if y is not None and signature not in checked:
-            y_pred = self._output_spec(x)
+            y_pred = self._fns["output_spec"] = self._output_spec(x)
             if self._compile_loss is not None:
                 if self._compile_loss.built:
                     self._compile_loss.check_targets(y, y_pred)
@@ -422,13 +422,20 @@ class Trainer:
     # ======================================================================
     # fit
     # ======================================================================
+    @data_checks.exclusive("fit")
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
             validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
-            validation_batch_size=None, validation_freq=1):
-        """Trains for `epochs` epochs; returns the `History`. Keras's arguments."""
+            validation_batch_size=None, validation_freq=1, check_data="warn"):
+        """Trains for `epochs` epochs; returns the `History`. Keras's arguments,
+        plus `check_data`: in-memory arrays are checked once before training
+        (`data_checks.py`): sparse labels outside `[0, classes)` or not
+        integral raise; NaN/Inf values warn ("warn"), raise ("raise"), or
+        nothing is checked ("off")."""
         from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("fit")
+        data_checks.check_fit_arguments(epochs, initial_epoch, steps_per_epoch,
+                                        validation_steps, check_data)
         if batch_size is not None:
             check_batch_size(batch_size)
         if validation_split and validation_data is None:
@@ -452,6 +459,11 @@ class Trainer:
         self._build_for_batch(adapter.peek())
         if val_adapter is not None:
             self._build_for_batch(val_adapter.peek(), training=False)
+        data_checks.check_model_has_a_loss(self, adapter.peek())
+        data_checks.check_steps_fit_arrays(adapter, steps_per_epoch, "fit")
+        data_checks.check_array_data(self, adapter, check_data, "fit()")
+        if val_adapter is not None:
+            data_checks.check_array_data(self, val_adapter, check_data, "fit() validation data")
         steps = steps_per_epoch or adapter.num_batches
         verbose = 1 if verbose == "auto" else verbose
         callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
@@ -515,17 +527,23 @@ class Trainer:
     # ======================================================================
     # evaluate
     # ======================================================================
+    @data_checks.exclusive("evaluate")
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
-                 steps=None, callbacks=None, return_dict=False, **kwargs):
+                 steps=None, callbacks=None, return_dict=False, check_data="warn", **kwargs):
         """The loss and metrics on the data: a float (only a loss), a list in
-        `metrics_names` order, or a dict with `return_dict=True`."""
+        `metrics_names` order, or a dict with `return_dict=True`. `check_data`
+        as in `fit`."""
         from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("evaluate")
         if kwargs:
             raise TypeError(f"evaluate() got unexpected arguments {sorted(kwargs)}.")
+        data_checks.check_steps(steps, "steps", "evaluate")
+        data_checks.check_data_mode(check_data)
         adapter = get_data_adapter(x, y, sample_weight, batch_size, steps, False, None,
                                    what="evaluate")
         self._build_for_batch(adapter.peek(), training=False)
+        data_checks.check_steps_fit_arrays(adapter, steps, "evaluate")
+        data_checks.check_array_data(self, adapter, check_data, "evaluate()")
         verbose = 1 if verbose == "auto" else verbose
         callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                  verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
@@ -575,10 +593,12 @@ class Trainer:
     # ======================================================================
     # predict
     # ======================================================================
+    @data_checks.exclusive("predict")
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x` as NumPy arrays (the outputs' structure),
         batch after batch, concatenated."""
         from loopax.src.callbacks.callback_list import CallbackList
+        data_checks.check_steps(steps, "steps", "predict")
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
         first = adapter.peek()

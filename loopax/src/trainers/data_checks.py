@@ -1,0 +1,265 @@
+"""Checks that turn silently wrong training into clear errors or warnings.
+
+Everything here runs once per `fit()`/`evaluate()`/`predict()` call, on the
+host, before the first step: the compiled (fused) loop pays nothing per step.
+
+- `check_fit_arguments`: `epochs`, `initial_epoch`, `steps_per_epoch`...
+- `check_steps_fit_arrays`: `steps_per_epoch` beyond what arrays give warns
+  as Keras does ("ran out of data"); every epoch still runs the full arrays.
+- `check_model_has_a_loss`: `fit()` with no loss anywhere would train nothing.
+- `check_array_data`: in-memory arrays only (generators are not read ahead).
+  Sparse labels must be integral and in `[0, classes)` (or the loss's
+  `ignore_class`): anything else is always wrong, so it is an error (a
+  negative label gives a loss of exactly 0, a large one NaN or garbage).
+  Non-finite values (NaN/Inf) in x, y or sample_weight warn by default: a
+  Keras model may mask or replace them itself, so Keras-compatible code must
+  keep running; `check_data="raise"` makes them an error, `check_data="off"`
+  skips the checks (e.g. for very large arrays).
+- `exclusive_use`: one `fit`/`evaluate`/`predict` at a time per model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import warnings
+
+import jax
+import numpy as np
+
+CHECK_DATA_MODES = ("warn", "raise", "off")
+
+
+def _is_count(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_fit_arguments(epochs, initial_epoch, steps_per_epoch, validation_steps=None,
+                        check_data="warn"):
+    """Clear errors for arguments that would make `fit()` train nothing or
+    something other than asked; a warning when `initial_epoch == epochs`
+    (a resumed run that already finished: Keras code must keep running)."""
+    if not _is_count(epochs) or epochs < 0:
+        raise ValueError(f"fit(): `epochs` must be an integer >= 0, got {epochs!r}. "
+                         "It is the index of the last epoch to run, e.g. epochs=10.")
+    if not _is_count(initial_epoch) or initial_epoch < 0:
+        raise ValueError(f"fit(): `initial_epoch` must be an integer >= 0, got "
+                         f"{initial_epoch!r}.")
+    if initial_epoch > epochs:
+        raise ValueError(
+            f"fit(): `initial_epoch`={initial_epoch} is past `epochs`={epochs}, so no epoch "
+            "would run. `epochs` is the index of the last epoch (not a count of epochs "
+            f"to add): pass epochs={initial_epoch} + the epochs you want to run.")
+    if initial_epoch == epochs:
+        warnings.warn(f"fit(): initial_epoch == epochs == {epochs}: no epoch will run. "
+                      "`epochs` is the index of the last epoch, not a count of epochs to add.",
+                      stacklevel=4)
+    for name, value in (("steps_per_epoch", steps_per_epoch),
+                        ("validation_steps", validation_steps)):
+        check_steps(value, name, "fit")
+    check_data_mode(check_data)
+
+
+def check_steps(value, name, what):
+    """`steps`-like arguments are None or a positive integer."""
+    if value is not None and (not _is_count(value) or value < 1):
+        raise ValueError(f"{what}(): `{name}` must be a positive integer or None (all the "
+                         f"data), got {value!r}.")
+
+
+def check_data_mode(check_data):
+    if check_data not in CHECK_DATA_MODES:
+        raise ValueError(f"`check_data` must be one of {CHECK_DATA_MODES}, got {check_data!r}.")
+
+
+def check_steps_fit_arrays(adapter, steps, what):
+    """Warns (Keras's "ran out of data") when `steps` asks an array adapter
+    for more batches than one pass over the arrays has; each epoch then runs
+    the `adapter.num_batches` batches there are."""
+    from loopax.src.trainers.data_adapters import ArrayDataAdapter
+    if isinstance(adapter, ArrayDataAdapter) and steps is not None \
+            and steps > adapter.num_batches:
+        name = "steps_per_epoch" if what == "fit" else "steps"
+        warnings.warn(
+            f"Your input ran out of data: {what}() was given {name}={steps}, but the arrays "
+            f"({adapter.num_samples} samples, batch_size={adapter.batch_size}) give only "
+            f"{adapter.num_batches} batches per epoch, so each epoch runs "
+            f"{adapter.num_batches}. Pass {name}<={adapter.num_batches} (or None), or a "
+            "larger batch size or more data.", stacklevel=4)
+
+
+def _overrides(model, name):
+    from loopax.src.trainers.trainer import Trainer
+    return getattr(type(model), name, None) is not getattr(Trainer, name)
+
+
+def check_model_has_a_loss(model, batch):
+    """A clear error when the default `train_step` would train on a loss of
+    zero: no `loss` in `compile()`, no `add_loss`/regularization losses and
+    no `compute_loss`/`train_step` override. (Keras 3 trains nothing and logs
+    loss 0.0.) Traces the model's forward once, only in that rare case."""
+    if model._compile_loss is not None or _overrides(model, "train_step") \
+            or _overrides(model, "compute_loss") or model.losses:
+        return
+    from loopax.src.trainers import epoch_runner
+    from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight
+    x = epoch_runner.to_jax(unpack_x_y_sample_weight(batch)[0])
+
+    def forward_losses(trainable, non_trainable, x):
+        return model.stateless_call(trainable, non_trainable, x, training=True,
+                                    return_losses=True)[2]
+
+    losses = jax.eval_shape(forward_losses, [v.value for v in model.trainable_variables],
+                            [v.value for v in model.non_trainable_variables], x)
+    model._stateless_losses = None
+    if not losses:
+        raise ValueError(
+            f"fit(): {model._model_label()} has no loss to train on: `compile()` was "
+            "called without `loss` and the model adds no losses (`add_loss`), so every "
+            "step would compute a loss of 0 and change nothing. Pass a loss, e.g. "
+            "model.compile(optimizer='adam', loss='mse'), or override `compute_loss` or "
+            "`train_step`.")
+
+
+# --------------------------------------------------------------------------
+# in-memory data
+# --------------------------------------------------------------------------
+
+def check_array_data(model, adapter, check_data, what):
+    """Checks the arrays of an `ArrayDataAdapter` once (see the module doc)."""
+    from loopax.src.trainers.data_adapters import ArrayDataAdapter, unpack_x_y_sample_weight
+    if check_data == "off" or not isinstance(adapter, ArrayDataAdapter):
+        return
+    x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
+    if y is not None and model._compile_loss is not None and model._compile_loss.built:
+        _check_sparse_labels(model, y, what)
+    _check_embedding_indices(model, x, what)
+    for name, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
+        for path, leaf in jax.tree_util.tree_leaves_with_path(part):
+            if not _all_finite(leaf):
+                message = (
+                    f"{what}: `{name}{jax.tree_util.keystr(path)}` holds NaN or Inf values "
+                    f"({_count_non_finite(leaf)} of {np.size(leaf)}); training on them turns "
+                    "the weights into NaN. Clean or impute the data (e.g. np.nan_to_num), or "
+                    f"pass check_data='off' if the model handles them itself.")
+                if check_data == "raise":
+                    raise ValueError(message)
+                warnings.warn(message + " (check_data='raise' makes this an error.)",
+                              stacklevel=4)
+
+
+def _is_float(a):
+    return np.issubdtype(np.dtype(a.dtype), np.inexact)
+
+
+def _all_finite(a):
+    """Whether `a` has no NaN/Inf: one reduction (no temporary array) in the
+    common case; a sum that overflows falls back to the exact check."""
+    if not _is_float(a):
+        return True
+    if np.isfinite(np.sum(a)):
+        return True
+    return bool(np.all(np.isfinite(a)))
+
+
+def _count_non_finite(a):
+    return int(np.size(a) - np.count_nonzero(np.isfinite(np.asarray(a))))
+
+
+def _check_sparse_labels(model, y, what):
+    """Labels of outputs with a sparse categorical loss are integral and in
+    `[0, classes)`, `ignore_class` allowed."""
+    from loopax.src import losses as losses_module
+    from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
+    compile_loss = model._compile_loss
+    spec = model._fns.get("output_spec")
+    if spec is None:
+        return
+    _, preds = flatten_outputs(spec, compile_loss.names)
+    targets = match_targets(y, compile_loss.names)
+    for i, loss, _ in compile_loss.entries:
+        if targets[i] is None or losses_module.loss_kind(loss) != "sparse":
+            continue
+        classes = preds[i].shape[-1]
+        ignore = getattr(loss, "_fn_kwargs", {}).get("ignore_class")
+        labels = np.asarray(targets[i])
+        if ignore is not None:
+            labels = labels[labels != ignore]
+        where = f"y for output {compile_loss.names[i]!r}" if len(compile_loss.names) > 1 else "y"
+        loss_name = getattr(loss, "name", getattr(loss, "__name__", loss))
+        if _is_float(labels) and not np.all(labels == np.round(labels)):
+            bad = labels[labels != np.round(labels)]
+            raise ValueError(
+                f"{what}: the sparse loss {loss_name!r} takes integer class indices, but "
+                f"{where} holds non-integer values (e.g. {bad.flat[0].item()!r}). Pass class "
+                "indices 0..classes-1, or one-hot / probability targets with "
+                "loss='categorical_crossentropy'.")
+        if labels.size and (labels.min() < 0 or labels.max() >= classes):
+            bad = labels[(labels < 0) | (labels >= classes)]
+            raise ValueError(
+                f"{what}: the sparse loss {loss_name!r} takes class indices in [0, "
+                f"{classes}) (output {compile_loss.names[i]!r} has {classes} classes), but "
+                f"{where} holds {bad.size} label(s) outside it, e.g. {bad.flat[0].item()!r} (min "
+                f"{labels.min().item()!r}, max {labels.max().item()!r}). Such labels give a loss of 0 or "
+                "NaN. Re-index the labels to 0..classes-1 (or give the last layer more "
+                "units); to skip a label, use the loss's `ignore_class`.")
+
+
+def _check_embedding_indices(model, x, what):
+    """When the model's first layer is an `Embedding` fed `x` directly, its
+    indices must be in `[0, input_dim)` (outside it JAX's gather gives NaN)."""
+    from loopax.src.layers.core import Embedding
+    layers = getattr(model, "layers", None) or []
+    first = layers[0] if layers else None
+    if type(first).__name__ == "InputLayer" and len(layers) > 1:
+        first = layers[1]
+    if isinstance(first, Embedding) and hasattr(x, "dtype"):
+        first.check_indices(np.asarray(x), where=f"{what} input x")
+
+
+# --------------------------------------------------------------------------
+# one fit/evaluate/predict at a time
+# --------------------------------------------------------------------------
+
+_OWNERS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def exclusive_use(model, what):
+    """Marks `model` in use by this thread for the duration of `what`.
+
+    A call from another thread while it is in use raises a clear error
+    instead of racing on the weights and optimizer state; nested calls on
+    the same thread (a callback calling `model.predict` inside `fit`) are
+    fine. The mark is cleared on exit, errors included.
+    """
+    me = threading.get_ident()
+    with _OWNERS_LOCK:
+        owner = model.__dict__.get("_loopax_in_use")
+        if owner is not None and owner[0] != me:
+            raise RuntimeError(
+                f"{what}() was called on {model._model_label()} while another thread is "
+                f"running its {owner[2]}(). A model trains, evaluates or predicts one call "
+                "at a time; wait for the other call to finish (e.g. join its thread), or "
+                "use a separate model (loopax.models.clone_model) per thread.")
+        depth = owner[1] + 1 if owner is not None else 1
+        model.__dict__["_loopax_in_use"] = (me, depth, owner[2] if owner else what)
+    try:
+        yield
+    finally:
+        with _OWNERS_LOCK:
+            owner = model.__dict__["_loopax_in_use"]
+            model.__dict__["_loopax_in_use"] = None if owner[1] == 1 else \
+                (owner[0], owner[1] - 1, owner[2])
+
+
+def exclusive(what):
+    """Decorator: the method runs under `exclusive_use(self, what)`."""
+    def decorate(method):
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            with exclusive_use(self, what):
+                return method(self, *args, **kwargs)
+        return run
+    return decorate
