@@ -152,7 +152,7 @@ class Layer(Module):
                 f"{type(self).__name__}() got unexpected keyword argument(s) "
                 f"{sorted(kwargs)}.")
         self.name = name or unique_name(_snake_case(type(self).__name__))
-        self.trainable = trainable
+        self.__dict__["_trainable"] = bool(trainable)   # sub-layers come later
         self.dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
         self.built = False
         self.input_spec = None
@@ -191,6 +191,8 @@ class Layer(Module):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name)
         self.__dict__.setdefault("_weights_created", []).append(var)
+        if trainable:
+            self.__dict__.setdefault("_trainable_weights_created", []).append(var)
         reg = regularizers.get(regularizer)
         if reg is not None:
             self._regularized.append((var, reg))
@@ -198,6 +200,24 @@ class Layer(Module):
             from loopax.src import constraints
             var.constraint = constraints.get(constraint)
         return var
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the layer's weights train. Setting it sets it on every sub-layer
+        and on the weights the layer created trainable, as Keras does: `False`
+        moves them to `non_trainable_weights`, `True` brings them all back (also
+        those of a sub-layer frozen on its own). A compiled model keeps its
+        state groups until the next `compile()`."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        self.__dict__["_trainable"] = value
+        for variable in self.__dict__.get("_trainable_weights_created", ()):
+            variable.trainable = value
+        for layer in self.layers:
+            layer.trainable = value
 
     @property
     def weights(self) -> list[Variable]:
