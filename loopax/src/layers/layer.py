@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import dtypes
+from loopax.src import dtypes, random
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import (
@@ -286,7 +286,7 @@ class Layer(Module):
 
     def compute_output_spec(self, *args, **kwargs):
         def run(*a, **k):
-            with StateScope():
+            with random.shape_inference_scope():
                 return self.call(*a, **k)
         return jax.eval_shape(run, *args, **kwargs)
 
@@ -381,7 +381,7 @@ class Layer(Module):
                 ) else statics)[key] = v
 
             def run(*a, **dkw):
-                with StateScope():
+                with random.shape_inference_scope():
                     outer = not _ctx.stack
                     if outer:
                         _ctx.stack.append({"training": statics.get("training"), "losses": [], "id": -1})
