@@ -112,8 +112,10 @@ _UNSEEDED_UNDER_TRACE = (
 
 def _draw_global_key():
     state = global_seed_state()
-    carried = any(scope.on_missing is not None or scope.get_current_value(state) is not None
-                  for scope in _state.scopes)   # mapped, or being discovered
+    # Carried: a scope maps it (a compiled step, a shape probe) or lifts it
+    # into the trace (loopax.function).
+    carried = is_tracer(state.value) or any(
+        scope.get_current_value(state) is not None for scope in _state.scopes)
     if not carried and is_tracer(jnp.zeros(())):
         raise ValueError(_UNSEEDED_UNDER_TRACE)
     return global_seed_generator().next()

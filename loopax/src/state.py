@@ -88,6 +88,9 @@ class Variable:
     # `np_array - variable` comes back to loopax (and to a recording tape).
     __array_priority__ = 1000
     __array_ufunc__ = None
+    # The value a compiled loopax.function wrote, while no one has read it:
+    # the next call may donate (update in place) that buffer.
+    _owned_value = None
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
                  name=None, aggregation=None):
@@ -137,6 +140,7 @@ class Variable:
                 v = scope._lookup(self)
                 if v is not None:
                     return v
+        self._owned_value = None   # handed out: never donate it
         return self._value
 
     def assign(self, value):
