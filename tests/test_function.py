@@ -68,7 +68,9 @@ def test_assigned_variables_are_written_back_and_outputs_keep_their_structure():
     np.testing.assert_array_equal(np.asarray(out["pair"][0]), [2.0, 2.0, 2.0])
     assert float(held) == 0.0              # not invalidated by buffer donation
     trace = next(iter(accumulate._traces.values()))
-    assert trace.assigned == [total] and trace.read == [scale]
+    assert trace.assigned == [total]
+    assert [v for v, _ in trace.read_assigned] == [total]
+    assert [v for v, _ in trace.read_only] == [scale]
     scale.assign(1.0)                      # read each call, never baked in
     accumulate(np.ones(3, np.float32))
     assert float(total.value) == 15.0
@@ -89,25 +91,71 @@ def test_retraces_on_new_shapes_dtypes_and_python_values():
     f(np.ones(3, np.int32), 2)
     np.testing.assert_array_equal(np.asarray(f(np.full(3, 2.0, np.float32), 3)), [8.0] * 3)
     assert f.experimental_get_tracing_count() == 4
-    assert len(calls) == 8                 # Python runs only while tracing (twice each)
+    assert len(calls) == 4                 # Python runs only while tracing, once each
     with pytest.warns(UserWarning, match="traced 6 times"):
         for n in range(4, 6):
             f(np.ones(n, np.float32), 2)
 
 
-def test_state_touched_only_in_the_compiled_trace_is_lifted_not_baked():
+def test_the_python_body_runs_once_on_the_first_call_and_its_state_is_lifted():
     first, second = loopax.Variable(1.0), loopax.Variable(10.0)
-    traces = []
+    side_effects = []
 
     @function
     def f(x):
-        traces.append(1)
-        v = first if len(traces) == 1 else second   # discovery reads `first` only
+        side_effects.append(1)
+        v = first if len(side_effects) == 1 else second   # a second run would read `second`
         return v * x
 
-    assert float(f(np.float32(2.0))) == 20.0
-    second.assign(100.0)
-    assert float(f(np.float32(2.0))) == 200.0
+    assert float(f(np.float32(2.0))) == 2.0
+    assert side_effects == [1]              # once, as tf.function; not a discovery run too
+    first.assign(5.0)                       # read on every call, not baked in
+    assert float(f(np.float32(2.0))) == 10.0
+    assert side_effects == [1]
+
+
+def test_python_branching_on_a_variable_still_raises_jax_error():
+    flag = loopax.Variable(1.0)
+
+    @function
+    def f(x):
+        return x if flag > 0 else -x
+
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        f(np.float32(2.0))
+
+
+def test_unseeded_random_draws_fresh_numbers_every_call_and_repeats_after_seeding():
+    @function
+    def noise(x):
+        return x + loopax.random.normal(x.shape)
+
+    def run():
+        loopax.utils.set_random_seed(3)
+        return [np.asarray(noise(np.zeros(4, np.float32))) for _ in range(3)]
+
+    first = run()
+    assert not np.allclose(first[0], first[1]) and not np.allclose(first[1], first[2])
+    for a, b in zip(first, run()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_donation_never_invalidates_an_array_someone_holds():
+    total = loopax.Variable(np.zeros(3, np.float32))
+
+    @function
+    def add(x):
+        total.assign_add(x)
+
+    add(np.ones(3, np.float32))
+    held = total.value                      # the array the last call wrote
+    add(np.ones(3, np.float32))             # must not update `held` in place
+    add(np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(held), [1.0] * 3)
+    buffer = total._value                   # (peeking, not reading: `value` would hand it out)
+    add(np.ones(3, np.float32))             # nothing read it since: donated
+    assert buffer.is_deleted()
+    np.testing.assert_array_equal(total.numpy(), [4.0] * 3)
 
 
 def test_loopax_print_prints_every_call_and_python_print_is_warned(capsys):

@@ -129,3 +129,43 @@ def test_seed_state_is_a_variable_but_not_a_weight():
     out1, state = drop.stateless_call([], state, np.ones((2, 3)), training=True)
     out2, _ = drop.stateless_call([], state, np.ones((2, 3)), training=True)
     assert not np.array_equal(np.asarray(out1), np.asarray(out2))
+
+
+# ---- trainable propagates to nested layers and models, as in Keras ---------------
+
+def _nested(lib):
+    inner = lib.Sequential([lib.layers.Dense(3, name="d1"),
+                            lib.layers.BatchNormalization(name="bn")], name="inner")
+    outer = lib.Sequential([inner, lib.layers.Dense(2, name="d2")], name="outer")
+    outer.build((None, 4))
+    return outer, inner
+
+
+def _trainable_report(outer, inner):
+    """Flags of every layer and the (layer/weight) names in each weight list."""
+    def names(weights):
+        return ["/".join(w.path.split("/")[-2:]) for w in weights]
+    return ([(layer.name, layer.trainable) for layer in [outer, inner, *inner.layers,
+                                                            outer.layers[1]]],
+            names(outer.trainable_weights), names(outer.non_trainable_weights),
+            names(inner.trainable_weights), [w.trainable for w in inner.weights])
+
+
+def test_nested_trainable_matches_keras():
+    import os
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    keras = pytest.importorskip("keras")
+    ours, theirs = _nested(loopax), _nested(keras)
+
+    def both(action):
+        for outer, inner in (ours, theirs):
+            action(outer, inner)
+        assert _trainable_report(*ours) == _trainable_report(*theirs)
+
+    both(lambda outer, inner: setattr(inner, "trainable", False))
+    assert _trainable_report(*ours)[3] == []           # inner has no trainable weights
+    assert ("d1", False) in _trainable_report(*ours)[0]
+    both(lambda outer, inner: setattr(inner, "trainable", True))
+    both(lambda outer, inner: setattr(inner.layers[0], "trainable", False))
+    both(lambda outer, inner: setattr(outer, "trainable", False))
+    both(lambda outer, inner: setattr(outer, "trainable", True))  # d1 comes back too

@@ -371,3 +371,12 @@ def test_seed_003_module_matches_full_batch_gradient_descent_in_float64():
         assert abs(float(current_loss) - want_loss) < 1e-4
         assert abs(float(model.w.numpy()) - w) < 1e-4
         assert abs(float(model.b.numpy()) - b) < 1e-4
+
+
+@pytest.mark.parametrize("method", ["gradient", "jacobian"])
+def test_none_target_raises_like_tensorflow(method):
+    x = loopax.Variable(np.ones(3, np.float32))
+    with GradientTape() as tape:
+        ops.sum(x * 2.0)
+    with pytest.raises(TypeError, match="`target`.*received None"):
+        getattr(tape, method)(None, x)

@@ -11,18 +11,22 @@ def train_step(x, y):
     train_loss(loss)
 ```
 
-How: on the first call with a new input signature the function is traced
-abstractly (`jax.eval_shape`) inside a StateScope that notes every Variable
-it reads or assigns; Variables created during that trace (optimizer slots,
-metric accumulators) are created for real. Then `jax.jit` compiles the pure
-function
+How: on the first call with a new input signature the Python function runs
+once, traced (`jax.make_jaxpr`), inside a StateScope that hands it a traced
+stand-in for every Variable it reads and collects what it assigns; Variables
+created during that trace (optimizer slots, metric accumulators) are created
+for real. The program becomes the pure function
 
     (values of assigned variables, values of read variables, array args)
         -> (array outputs, new values of the assigned variables)
 
-which runs the ordinary stateful code under a StateScope mapping those
-variables. Each call passes the current values in (the assigned ones'
-buffers are donated), and writes the new values back into the Variables.
+which `jax.jit` compiles from the traced program (the Python body does not run
+again). Each call passes the current values in and writes the new values back
+into the Variables. The assigned variables' buffers are donated (updated in
+place) when they are the values a loopax.function wrote and nothing read since;
+otherwise a copy goes in, so no array anyone holds is ever invalidated. The
+global seed state is a Variable like any other: unseeded random ops draw fresh
+numbers on every call.
 
 Signatures: array arguments (NumPy, JAX, Tensors) specialize on shape and
 dtype; everything else (Python numbers, strings, objects, Variables) on its
@@ -57,7 +61,6 @@ from loopax.src.tape import static_key
 from loopax.src.tensor import Tensor
 
 RETRACE_WARNING_AFTER = 5
-_MAX_RETRACES_FOR_STATE = 4
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
 
 
@@ -78,14 +81,6 @@ def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
         return Function(f, jit_compile=jit_compile, reduce_retracing=reduce_retracing,
                         name=name)
     return wrap if fn is None else wrap(fn)
-
-
-class _NewState(Exception):
-    """Raised inside a trace that touched Variables outside the lifted state."""
-
-    def __init__(self, variables, assigned):
-        super().__init__(f"new state: {[v.path for v in variables]}")
-        self.variables, self.assigned = variables, assigned
 
 
 class Function:
@@ -132,16 +127,7 @@ class Function:
         trace = self._traces.get(key)
         if trace is None:
             trace = self._traces[key] = self._new_trace(treedef, template, positions, arrays)
-        for _ in range(_MAX_RETRACES_FOR_STATE):
-            try:
-                return trace(arrays)
-            except _NewState as e:
-                trace.add_state(e.variables, e.assigned)
-                self._count_trace()
-        raise RuntimeError(
-            f"loopax.function {self._name!r} touches new Variables every time it is "
-            "traced: it probably creates Variables on every call. Create them once, "
-            "outside the function or on its first call only (e.g. in build()).")
+        return trace(arrays)
 
     def _new_trace(self, treedef, template, positions, arrays):
         if not self._checked_side_effects:
@@ -165,16 +151,41 @@ class Function:
         return f"<loopax.function {self._name} traced {self._tracing_count} times>"
 
 
+class _LiftingScope(StateScope):
+    """The scope of the one trace of a signature: the first time the function
+    reads a Variable, the read returns a stand-in, a traced copy of the value
+    (the copy marks where the value enters the program; the trace then lets
+    it become an argument of the compiled function)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stand_ins = []   # (variable, the concrete copy the trace captured)
+
+    def _lookup(self, var):
+        hit = self._values.get(id(var))
+        if hit is not None:
+            return hit[1]
+        with jax.ensure_compile_time_eval():
+            copy = jnp.array(var._value, copy=True)
+        self.stand_ins.append((var, copy))
+        value = jax.lax.optimization_barrier(copy)   # a tracer: no Python branching on it
+        self._values[id(var)] = (var, value)
+        return value
+
+
 class _Trace:
-    """One input signature: the Variables it lifts and its jitted pure step."""
+    """One input signature: the program of one trace of the Python function and
+    the Variables it reads and assigns, compiled as the pure function
+
+        (values of read+assigned variables, of read-only ones, array args)
+            -> (array outputs, new values of the assigned variables).
+    """
 
     def __init__(self, fn, name, treedef, template, positions, arrays):
         self.fn, self.name = fn, name
         self.treedef, self.template, self.positions = treedef, template, positions
-        assigned, read = self._discover(arrays)
-        self.assigned, self.read = [], []
-        self.add_state(read, [])
-        self.add_state(assigned, assigned)
+        self._trace_once(arrays)
+        self._jitted = jax.jit(self._pure, donate_argnums=0)
 
     def _call_fn(self, arrays):
         leaves = list(self.template)
@@ -183,57 +194,49 @@ class _Trace:
         args, kwargs = jax.tree_util.tree_unflatten(self.treedef, leaves)
         return self.fn(*args, **kwargs)
 
-    def _discover(self, arrays):
-        """Traces abstractly, noting the Variables read and assigned."""
-        found = {}
-        scope = StateScope(on_missing=lambda v: found.setdefault(id(v), v))
+    def _trace_once(self, arrays):
+        """Runs the Python function once, abstractly, under a `_LiftingScope`."""
+        scope = _LiftingScope()
 
-        def probe(arrays):
+        def traced(arrays):
             with scope:
-                self._call_fn(arrays)
-        jax.eval_shape(probe, [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a))
-                               for a in arrays])
-        assigned = scope.assigned_variables
-        return assigned, list(found.values())
+                out = self._call_fn(arrays)
+            leaves, self.out_tree = jax.tree_util.tree_flatten(
+                out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+            self.out_leaves = [None if _is_array(x) else x for x in leaves]
+            self.assigned = scope.assigned_variables
+            return ([_array_of(x) for x in leaves if _is_array(x)],
+                    [scope.get_current_value(v) for v in self.assigned])
 
-    def add_state(self, variables, assigned):
-        """Lifts `variables` (those in `assigned` as assigned) and recompiles."""
-        assigned_ids = {id(v) for v in assigned}
-        for v in variables:
-            if id(v) in assigned_ids and not any(v is a for a in self.assigned):
-                self.read = [r for r in self.read if r is not v]
-                self.assigned.append(v)
-            elif not any(v is s for s in self.assigned + self.read):
-                self.read.append(v)
-        self._jitted = jax.jit(self._pure, donate_argnums=0)
-
-    def _pure(self, assigned_values, read_values, arrays):
+        closed = jax.make_jaxpr(traced)(
+            [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
+        self.jaxpr, self.n_out = closed.jaxpr, sum(x is None for x in self.out_leaves)
+        const_slot = {id(c): i for i, c in enumerate(closed.consts)}
+        inputs = [(v, const_slot[id(c)]) for v, c in scope.stand_ins if id(c) in const_slot]
         assigned_ids = {id(v) for v in self.assigned}
-        mapping = list(zip(self.assigned, assigned_values)) + list(zip(self.read, read_values))
+        self.read_assigned = [(v, i) for v, i in inputs if id(v) in assigned_ids]
+        self.read_only = [(v, i) for v, i in inputs if id(v) not in assigned_ids]
+        taken = {i for _, i in inputs}
+        self.consts = [None if i in taken else c for i, c in enumerate(closed.consts)]
 
-        def missing(var):
-            raise _NewState([var], [])
-        with StateScope(mapping, on_missing=missing) as scope:
-            out = self._call_fn(arrays)
-        new = [v for v in scope.assigned_variables if id(v) not in assigned_ids]
-        if new:
-            raise _NewState(new, new)
-        leaves, self.out_tree = jax.tree_util.tree_flatten(
-            out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
-        self.out_leaves = [None if _is_array(x) else x for x in leaves]
-        out_arrays = [_array_of(x) for x in leaves if _is_array(x)]
-        return out_arrays, [scope.get_current_value(v) for v in self.assigned]
+    def _pure(self, read_assigned_values, read_only_values, arrays):
+        consts = list(self.consts)
+        for (_, slot), value in zip(self.read_assigned + self.read_only,
+                                    list(read_assigned_values) + list(read_only_values)):
+            consts[slot] = value
+        flat = jax.core.eval_jaxpr(self.jaxpr, consts, *arrays)
+        return flat[:self.n_out], flat[self.n_out:]
 
     def __call__(self, arrays):
-        values = [v._value for v in self.assigned]
-        for i in range(len(values)):
-            # Donation frees the old buffer: copy one that anything else holds
-            # (only the Variable, this list and getrefcount's argument may).
-            if sys.getrefcount(values[i]) > 3:
-                values[i] = jnp.array(values[i], copy=True)
-        out_arrays, new_values = self._jitted(values, [v._value for v in self.read], arrays)
+        # Donated: the values this (or another) loopax.function wrote and nothing
+        # has read since (`Variable.value` clears `_owned_value`); anything else,
+        # e.g. a value the user assigned or read, goes in as a copy.
+        donated = [v._value if v._owned_value is v._value else jnp.array(v._value, copy=True)
+                   for v, _ in self.read_assigned]
+        out_arrays, new_values = self._jitted(
+            donated, [v._value for v, _ in self.read_only], arrays)
         for v, value in zip(self.assigned, new_values):
-            v._value = value
+            v._value = v._owned_value = value
             v._version += 1
         it = iter(out_arrays)
         leaves = [next(it) if x is None else x for x in self.out_leaves]

@@ -4,7 +4,10 @@ Every function takes `seed=`: an int (the same numbers each call), a
 `SeedGenerator` (advances its state variable each call, so inside a
 stateless call the new state comes back with the other non-trainable
 variables), a JAX PRNG key, or None (the global generator that
-`loopax.utils.set_random_seed` seeds; not allowed inside `jax.jit`).
+`loopax.utils.set_random_seed` seeds). `fit`/`evaluate`/`predict` steps and
+`loopax.function` carry the global generator's state like any other state, so
+`seed=None` draws fresh numbers every step there; inside a bare `jax.jit` it
+raises (use a SeedGenerator there).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
-from loopax.src.state import Variable, name_scope, unique_name
+from loopax.src.state import StateScope, Variable, _state, is_tracer, name_scope, unique_name
 from loopax.src.tensor import unwrap
 
 
@@ -61,6 +64,10 @@ _global_generator: SeedGenerator | None = None
 
 
 def global_seed_generator() -> SeedGenerator:
+    """The generator of random ops called with `seed=None`.
+
+    Its state Variable lives as long as the process (`set_random_seed` assigns
+    it), so compiled steps that carry it keep carrying the same Variable."""
     global _global_generator
     if _global_generator is None:
         _global_generator = SeedGenerator(name="global_seed_generator")
@@ -69,7 +76,49 @@ def global_seed_generator() -> SeedGenerator:
 
 def set_global_seed(seed: int):
     global _global_generator
-    _global_generator = SeedGenerator(seed, name="global_seed_generator")
+    if _global_generator is None:
+        _global_generator = SeedGenerator(seed, name="global_seed_generator")
+    else:
+        _global_generator.state.assign(np.array([0, int(seed)], dtype=np.uint32))
+
+
+def global_seed_state() -> Variable:
+    """The global generator's state: `fit`/`evaluate`/`predict` steps and
+    `loopax.function` carry it as state, so unseeded random ops inside them
+    draw fresh numbers every step."""
+    return global_seed_generator().state
+
+
+def shape_inference_scope() -> StateScope:
+    """A StateScope for abstract evaluation (symbolic calls, output specs): it
+    maps the global seed state, so unseeded random ops work there, and
+    collects every assignment, so none leaves the probe."""
+    state = global_seed_state()
+    return StateScope([(state, state.value)])
+
+
+_UNSEEDED_UNDER_TRACE = (
+    "[loopax RNG] A random op without a seed (seed=None) was called while JAX traced a "
+    "function that does not carry loopax's global seed state (e.g. a bare `jax.jit`, or "
+    "`stateless_call` inside one): its numbers would be traced once and become "
+    "constants. Use seeded random ops: create a `loopax.random.SeedGenerator`, attach "
+    "it to your layer/model and pass it as `seed=`, e.g.\n\n"
+    "    self.seed_generator = loopax.random.SeedGenerator(seed=1337)\n"
+    "    ...\n"
+    "    out = loopax.random.normal(shape=(1,), seed=self.seed_generator)\n\n"
+    "or compile with `loopax.function` / call it from `fit()`, `evaluate()` or "
+    "`predict()`, which carry the global seed state.")
+
+
+def _draw_global_key():
+    state = global_seed_state()
+    # Carried: a scope maps it (a compiled step, a shape probe) or lifts it
+    # into the trace (loopax.function).
+    carried = is_tracer(state.value) or any(
+        scope.get_current_value(state) is not None for scope in _state.scopes)
+    if not carried and is_tracer(jnp.zeros(())):
+        raise ValueError(_UNSEEDED_UNDER_TRACE)
+    return global_seed_generator().next()
 
 
 def draw_key(seed):
@@ -77,7 +126,7 @@ def draw_key(seed):
     if isinstance(seed, SeedGenerator):
         return seed.next()
     if seed is None:
-        return global_seed_generator().next()
+        return _draw_global_key()
     if isinstance(seed, (int, np.integer)):
         return jax.random.key(int(seed))
     seed = unwrap(seed)

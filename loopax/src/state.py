@@ -15,7 +15,8 @@ fused training step of `fit()`, `loopax.function` and checkpoint restore:
     updated = scope.get_current_value(var)   # assignments made inside
 
 Scopes nest: a read looks in the innermost scope first, then outwards, then
-at the Variable itself. Assignments go to the innermost scope.
+at the Variable itself. Assignments go to the innermost scope (an RNG seed
+state's, to the innermost scope that maps it).
 """
 
 from __future__ import annotations
@@ -46,6 +47,19 @@ def active_scope() -> "StateScope | None":
     return _state.scopes[-1] if _state.scopes else None
 
 
+def _assigning_scope(var) -> "StateScope | None":
+    """The scope an assignment of `var` goes to: the innermost one. An RNG seed
+    state goes to the innermost scope that maps it, so a generator that a
+    compiled step carries advances once per draw even through nested scopes
+    that do not carry it (a `stateless_call` inside `fit`'s step)."""
+    scopes = _state.scopes
+    if getattr(var, "is_seed_state", False):
+        for scope in reversed(scopes):
+            if id(var) in scope._values:
+                return scope
+    return scopes[-1] if scopes else None
+
+
 def is_tracer(x) -> bool:
     return isinstance(x, jax.core.Tracer)
 
@@ -74,6 +88,9 @@ class Variable:
     # `np_array - variable` comes back to loopax (and to a recording tape).
     __array_priority__ = 1000
     __array_ufunc__ = None
+    # The value a compiled loopax.function wrote, while no one has read it:
+    # the next call may donate (update in place) that buffer.
+    _owned_value = None
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
                  name=None, aggregation=None):
@@ -123,6 +140,7 @@ class Variable:
                 v = scope._lookup(self)
                 if v is not None:
                     return v
+        self._owned_value = None   # handed out: never donate it
         return self._value
 
     def assign(self, value):
@@ -136,7 +154,7 @@ class Variable:
             raise ValueError(
                 f"Cannot assign a value of shape {tuple(value.shape)} to "
                 f"variable {self.path!r} of shape {self.shape}.")
-        scope = active_scope()
+        scope = _assigning_scope(self)
         if scope is not None:
             scope._assign(self, value)
         else:

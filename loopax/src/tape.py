@@ -676,6 +676,7 @@ class GradientTape:
                 not depend on) or "zero" (zeros of the source's shape).
         """
         self._check_usable("call gradient()")
+        _check_target_given(target, "gradient")
         zero = _check_unconnected(unconnected_gradients)
         targets, _ = jax.tree_util.tree_flatten(target, is_leaf=_is_wrapped)
         cts = [None] * len(targets)
@@ -697,6 +698,7 @@ class GradientTape:
                  parallel_iterations=None, experimental_use_pfor=True):
         """d target / d source for each source: shape `target.shape + source.shape`."""
         self._check_usable("call jacobian()")
+        _check_target_given(target, "jacobian")
         zero = _check_unconnected(unconnected_gradients)
         if not isinstance(target, (Tensor, Variable)) and not isinstance(target, _ARRAYS):
             raise TypeError("jacobian() takes a single target Tensor.")
@@ -871,6 +873,16 @@ class GradientTape:
 def _differentiable(dtype):
     """Float and complex values have gradients; integers and booleans do not."""
     return bool(jnp.issubdtype(dtype, jnp.inexact))
+
+
+def _check_target_given(target, method):
+    """TensorFlow's TypeError for `tape.gradient(None, ...)` (a loss that was never
+    computed, e.g. a function that forgot to `return` it)."""
+    if target is None:
+        raise TypeError(
+            f"{method}(): argument `target` should be a Tensor, a Variable or a nested "
+            "structure of them to be differentiated, but received None. Pass the value "
+            "computed under the tape (did the loss function forget to `return`?).")
 
 
 def _check_unconnected(value):

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import dtypes
+from loopax.src import dtypes, random
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import (
@@ -153,7 +153,7 @@ class Layer(Module):
                 f"{type(self).__name__}() got unexpected keyword argument(s) "
                 f"{sorted(kwargs)}.")
         self.name = name or unique_name(_snake_case(type(self).__name__))
-        self.trainable = trainable
+        self.__dict__["_trainable"] = bool(trainable)   # sub-layers come later
         self.dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
         self.built = False
         self.input_spec = None
@@ -193,6 +193,8 @@ class Layer(Module):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name)
         self.__dict__.setdefault("_weights_created", []).append(var)
+        if trainable:
+            self.__dict__.setdefault("_trainable_weights_created", []).append(var)
         reg = regularizers.get(regularizer)
         if reg is not None:
             self._regularized.append((var, reg))
@@ -200,6 +202,24 @@ class Layer(Module):
             from loopax.src import constraints
             var.constraint = constraints.get(constraint)
         return var
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the layer's weights train. Setting it sets it on every sub-layer
+        and on the weights the layer created trainable, as Keras does: `False`
+        moves them to `non_trainable_weights`, `True` brings them all back (also
+        those of a sub-layer frozen on its own). A compiled model keeps its
+        state groups until the next `compile()`."""
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        value = bool(value)
+        self.__dict__["_trainable"] = value
+        for variable in self.__dict__.get("_trainable_weights_created", ()):
+            variable.trainable = value
+        for layer in self.layers:
+            layer.trainable = value
 
     @property
     def weights(self) -> list[Variable]:
@@ -268,7 +288,7 @@ class Layer(Module):
 
     def compute_output_spec(self, *args, **kwargs):
         def run(*a, **k):
-            with StateScope():
+            with random.shape_inference_scope():
                 return self.call(*a, **k)
         return jax.eval_shape(run, *args, **kwargs)
 
@@ -363,7 +383,7 @@ class Layer(Module):
                 ) else statics)[key] = v
 
             def run(*a, **dkw):
-                with StateScope():
+                with random.shape_inference_scope():
                     outer = not _ctx.stack
                     if outer:
                         _ctx.stack.append({"training": statics.get("training"), "losses": [], "id": -1})

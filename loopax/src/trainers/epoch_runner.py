@@ -200,18 +200,26 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds
         else:
             batch_size, row0 = adapter.partial_batch_size, full * size
         if how == "warm":
-            loop(live.values, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
+            values, _ = loop(live.values, data, None, row0, 0, batch_size=batch_size,
+                             capacity=capacity)
+            live.stored(values)
             planner.record("warm", 0, None)
             continue
         callbacks.on_predict_batch_begin(step)
         start = time.perf_counter()
         if how == "loop":
-            out = jax.device_get(loop(live.values, data, None, row0, n,
-                                      batch_size=batch_size, capacity=capacity))
-            out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]), out)
+            values, out = loop(live.values, data, None, row0, n,
+                               batch_size=batch_size, capacity=capacity)
+            live.stored(values)
+            out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]),
+                                         jax.device_get(out))
         else:
-            outs = [single(live.values, data, None, row0 + j * batch_size,
-                           batch_size=batch_size) for j in range(n)]
+            outs = []
+            for j in range(n):
+                values, one = single(live.values, data, None, row0 + j * batch_size,
+                                     batch_size=batch_size)
+                live.stored(values)
+                outs.append(one)
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
         if planned:
@@ -232,7 +240,7 @@ def _predict_capacity(model, full, live, data, size):
     step, _, _ = model._value_step("predict")
     batch = jax.tree_util.tree_map(
         lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
-    spec = jax.eval_shape(step, live.values, batch)
+    spec, _ = jax.eval_shape(step, live.values, batch)
     nbytes = sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize
                  for s in jax.tree_util.tree_leaves(spec))
     return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
@@ -248,8 +256,9 @@ def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds
     try:
         for _, step, data in chunks:
             callbacks.on_predict_batch_begin(step)
-            out = jax.device_get(single(live.values, to_jax(data) if eager else data))
-            out = jax.tree_util.tree_map(np.asarray, out)
+            values, out = single(live.values, to_jax(data) if eager else data)
+            live.stored(values)
+            out = jax.tree_util.tree_map(np.asarray, jax.device_get(out))
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
             if _stop_requested(model, "predict"):

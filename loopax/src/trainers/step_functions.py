@@ -1,7 +1,8 @@
 """A model's steps as functions of values, and their compiled forms.
 
 `value_step(model, kind)` turns `train_step` / `test_step` / `predict_step`
-into `step(state, batch) -> (logs, state)` (predict: `-> outputs`):
+into `step(state, batch) -> (logs, state)` (predict: `-> (outputs, state)`),
+whose last state group is the global seed state (`_carrying_seed_state`):
 
 - the default and stateless overrides (`(self, state, data)`, seed 004) are
   called as they are, their output checked (a clear error names the
@@ -10,8 +11,8 @@ into `step(state, batch) -> (logs, state)` (predict: `-> outputs`):
   it runs inside a `StateScope` mapping the state's Variables to the state
   values and the assignments come back as the new state: a step of the same
   form, so it fuses and compiles like the others. Variables it touches beyond
-  the model, optimizer and metrics (e.g. a global seed generator) are found
-  by tracing it once and carried as a fifth group.
+  the model, optimizer, metrics and the global seed state are found by
+  tracing it once and carried as one more group.
 
 `compiled_function(model, kind, mode)` wraps a value step in one of the
 `step_loops` (cached on the model until the next `compile`).
@@ -25,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import random
 from loopax.src.state import StateScope
 from loopax.src.trainers import step_loops
 from loopax.src.trainers.compile_utils import CompileMetrics
@@ -62,7 +64,8 @@ def state_groups(model, kind, extras=()):
 
 def value_step(model, kind):
     """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
-    `-> outputs`), with the user's output checked; plus the state groups."""
+    `-> (outputs, state)`), with the user's output checked; plus the state groups
+    (the last one is the global seed state, see `_carrying_seed_state`)."""
     method_name = {"train": "train_step", "test": "test_step",
                    "predict": "predict_step"}[kind]
     cache = model._fns.setdefault("value_steps", {})
@@ -70,37 +73,51 @@ def value_step(model, kind):
         return cache[kind]
     style = step_style(model, method_name)
     method = getattr(model, method_name)
+    seed_variables = [random.global_seed_state()]
     if style == "tf":
-        extras = _discover_extra_variables(model, kind, method)
+        extras = _discover_extra_variables(model, kind, method, seed_variables)
         groups = state_groups(model, kind, extras)
         flat_vars = [v for g in groups for v in g]
         sizes = [len(g) for g in groups]
 
-        def step(state, data):
+        def model_step(state, data):
             flat = [v for g in state for v in g]
             with StateScope(zip(flat_vars, flat)) as scope:
                 out = method(data)
-            new = [scope.get_current_value(v) for v in flat_vars]
-            if kind == "predict":
-                return out
-            return out, _regroup(new, sizes)
+            return out, _regroup([scope.get_current_value(v) for v in flat_vars], sizes)
     else:
         groups = state_groups(model, kind)
 
-        def step(state, data):
+        def model_step(state, data):
             out = method(state, data)
             if kind == "predict":
                 return _predict_outputs(out, state)
             return _check_step_output(out, state, method_name, kind)
 
-    cache[kind] = (step, groups, style)
+    step = _carrying_seed_state(model_step, seed_variables)
+    cache[kind] = (step, groups + [seed_variables], style)
     return cache[kind]
 
 
-def _discover_extra_variables(model, kind, method):
-    """Variables a TF-style step touches beyond the model, optimizer and
-    metrics (e.g. a global seed generator): found by tracing it once."""
-    groups = state_groups(model, kind)
+def _carrying_seed_state(model_step, seed_variables):
+    """`model_step` with the global seed state as one more (last) state group.
+
+    The step runs in a StateScope mapping the seed Variable to its value, so a
+    random op with `seed=None` anywhere inside (a layer's call, a custom step)
+    splits the carried key and advances it: fresh numbers every step, and the
+    same numbers again after `set_random_seed`."""
+    def step(state, data):
+        *model_state, seed_values = state
+        with StateScope(zip(seed_variables, seed_values)) as scope:
+            out, new_state = model_step(tuple(model_state), data)
+        return out, (*new_state, [scope.get_current_value(v) for v in seed_variables])
+    return step
+
+
+def _discover_extra_variables(model, kind, method, seed_variables):
+    """Variables a TF-style step touches beyond the model, optimizer, metrics and
+    the global seed state: found by tracing it once."""
+    groups = state_groups(model, kind) + [seed_variables]
     known = {id(v) for g in groups for v in g}
     extras = []
 
@@ -158,13 +175,13 @@ def compiled_function(model, kind, mode):
     donate = kind == "train"
     if model.run_eagerly:
         if kind == "predict":
-            fn = step
+            fn = step_loops.make_single_predict(step, jit=False)
         else:
             fn = step_loops.make_single_step(step, finalize, jit=False)
     elif kind == "predict":
         fn = {"device": step_loops.make_device_predict,
               "device_single": step_loops.make_device_predict_single,
-              "single": jax.jit}[mode](step)
+              "single": step_loops.make_single_predict}[mode](step)
     else:
         fn = {"device": step_loops.make_device_loop,
               "device_single": step_loops.make_device_single,
@@ -259,14 +276,16 @@ def _describe(value):
 
 
 def _predict_outputs(out, state):
-    """Keras's JAX predict_step returns `(outputs, non_trainable)`; loopax's returns
-    outputs. Accept both."""
+    """`(outputs, (trainable, non_trainable))` from a stateless predict_step, which
+    returns Keras's `(outputs, non_trainable)` (the default) or just outputs
+    (the non-trainable state is then unchanged)."""
+    trainable, non_trainable = state
     if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], list) \
-            and len(out[1]) == len(state[1]) and all(
+            and len(out[1]) == len(non_trainable) and all(
                 tuple(getattr(a, "shape", ())) == tuple(b.shape)
-                for a, b in zip(out[1], state[1])):
-        return out[0]
-    return out
+                for a, b in zip(out[1], non_trainable)):
+        return out[0], (trainable, out[1])
+    return out, (trainable, non_trainable)
 
 
 def _trainer_class():

@@ -110,18 +110,21 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
 
 
 # ---- predict: outputs of every step are kept ------------------------------
+# A predict step is `step(state, batch) -> (outputs, state)`; the loops return
+# `(state, outputs)` (the state: advanced seed generators).
 
 def _collect(predict, fetch, state, n, capacity):
-    spec = jax.eval_shape(predict, state, fetch(0))
+    spec, _ = jax.eval_shape(predict, state, fetch(0))
     buffers = jax.tree_util.tree_map(
         lambda s: jnp.zeros((capacity,) + tuple(s.shape), s.dtype), spec)
 
-    def body(i, buffers):
-        out = predict(state, fetch(i))
-        return jax.tree_util.tree_map(
+    def body(i, carry):
+        state, buffers = carry
+        out, state = predict(state, fetch(i))
+        return state, jax.tree_util.tree_map(
             lambda b, o: lax.dynamic_update_index_in_dim(b, o, i, 0), buffers, out)
 
-    return lax.fori_loop(0, n, body, buffers)
+    return lax.fori_loop(0, n, body, (state, buffers))
 
 
 def make_device_predict(predict):
@@ -133,8 +136,16 @@ def make_device_predict(predict):
 
 def make_device_predict_single(predict):
     def one(state, data, order, row0, batch_size):
-        return predict(state, device_batch(data, order, row0, 0, batch_size))
+        out, state = predict(state, device_batch(data, order, row0, 0, batch_size))
+        return state, out
     return jax.jit(one, static_argnames=("batch_size",))
+
+
+def make_single_predict(predict, jit=True):
+    def one(state, batch):
+        out, state = predict(state, batch)
+        return state, out
+    return jax.jit(one) if jit else one
 
 
 def make_stacked_predict(predict):

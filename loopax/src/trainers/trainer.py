@@ -8,7 +8,7 @@ is a function of values:
 
     train_step(self, state, data) -> (logs, state)
     test_step(self, state, data)  -> (logs, state)
-    predict_step(self, state, data) -> outputs
+    predict_step(self, state, data) -> (outputs, non_trainable)
 
 as in seed 004. Overriding one with a single `data` argument selects the
 TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
@@ -50,6 +50,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import random as loopax_random
 from loopax.src.state import StateScope
 from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
@@ -360,11 +361,12 @@ class Trainer:
         return logs, (trainable, non_trainable, metric_values)
 
     def predict_step(self, state, data):
-        """The model's outputs for one batch; `state = (trainable, non_trainable)`."""
+        """`(outputs, non_trainable)` for one batch, as Keras's JAX trainer returns:
+        `state = (trainable, non_trainable)`; the non-trainable values come back
+        updated (seed generators advance). An override may return outputs only."""
         trainable, non_trainable = state
         x, _, _ = unpack_x_y_sample_weight(data)
-        outputs, _ = self.stateless_call(trainable, non_trainable, x, training=False)
-        return outputs
+        return self.stateless_call(trainable, non_trainable, x, training=False)
 
     # ======================================================================
     # steps as functions of values (see step_functions.py)
@@ -413,7 +415,8 @@ class Trainer:
 
     def _output_spec(self, x):
         def forward(trainable, non_trainable, x):
-            return self.stateless_call(trainable, non_trainable, x, training=False)[0]
+            with loopax_random.shape_inference_scope():
+                return self.stateless_call(trainable, non_trainable, x, training=False)[0]
         spec = jax.eval_shape(forward, [v.value for v in self.trainable_variables],
                               [v.value for v in self.non_trainable_variables], epoch_runner.to_jax(x))
         self._stateless_losses = None
@@ -611,11 +614,16 @@ class Trainer:
         self.stop_predicting = False
         callbacks.on_predict_begin()
         pieces = []
-        if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
-                and adapter.fits_on_device():
-            epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces, bounds)
-        else:
-            epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces, bounds)
+        try:
+            if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
+                    and adapter.fits_on_device():
+                epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces,
+                                               bounds)
+            else:
+                epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces,
+                                               bounds)
+        finally:
+            live.write_back()   # advanced seed generators
         if not pieces:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
         outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
@@ -642,7 +650,9 @@ class Trainer:
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
-        out = self._function("predict", "single")(live.values, batch)
+        values, out = self._function("predict", "single")(live.values, batch)
+        live.stored(values)
+        live.write_back()
         return jax.tree_util.tree_map(np.asarray, out)
 
     def _on_batch(self, kind, x, y, sample_weight, class_weight, return_dict):
