@@ -38,8 +38,10 @@ class _SpatialDropout(Dropout):
         return (shape[0],) + (1,) * self.rank + (shape[-1],)
 
     def get_config(self):
+        # Keras's SpatialDropout takes (and saves) no `trainable`.
         config = {**super().get_config(), "data_format": self.data_format}
         config.pop("noise_shape")
+        config.pop("trainable")
         return config
 
 
