@@ -79,7 +79,11 @@ from loopax.src.layers.noise import (
                                     SpatialDropout2D,
                                     SpatialDropout3D,
 )
-from loopax.src.layers.normalization import GroupNormalization, UnitNormalization
+from loopax.src.layers.normalization import (
+                                    GroupNormalization,
+                                    RMSNormalization,
+                                    UnitNormalization,
+)
 from loopax.src.layers.pooling import (
                                     AveragePooling3D,
                                     AvgPool3D,
@@ -89,6 +93,14 @@ from loopax.src.layers.pooling import (
                                     GlobalMaxPooling3D,
                                     MaxPool3D,
                                     MaxPooling3D,
+)
+from loopax.src.layers.preprocessing import (
+                                    CenterCrop,
+                                    Normalization,
+                                    RandomCrop,
+                                    RandomFlip,
+                                    Rescaling,
+                                    Resizing,
 )
 from loopax.src.layers.reshaping import (
                                     Cropping1D,

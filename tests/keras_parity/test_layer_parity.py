@@ -15,6 +15,7 @@ summation order differs), unless a case states a looser one. The random
 layers (dropout, noise) are compared by statistics in test_noise_parity.py.
 """
 
+import keras_reference
 import numpy as np
 import pytest
 from keras_reference import assert_close, build_pair, evaluate_pair
@@ -103,6 +104,24 @@ CASES = [
          id="GroupNormalization-instance"),
     case("UnitNormalization", {}, x3),
     case("UnitNormalization", {"axis": [1, 2]}, x3, id="UnitNormalization-axes"),
+    case("RMSNormalization", {}, x3),
+    case("RMSNormalization", {"axis": [1, 2], "epsilon": 0.1}, x3, id="RMSNormalization-axes"),
+    # preprocessing
+    case("Rescaling", {"scale": 1 / 255, "offset": -1.0}, x4),
+    case("Normalization", {"mean": [0.5, -1.0, 2.0], "variance": [4.0, 0.25, 1.0]}, x4),
+    case("Normalization", {"axis": (1, 2), "mean": 0.5, "variance": 2.0, "invert": True}, x3,
+         id="Normalization-invert"),
+    case("Resizing", {"height": 3, "width": 8}, x4),
+    case("Resizing", {"height": 4, "width": 4, "interpolation": "bicubic",
+                      "crop_to_aspect_ratio": True}, x4, id="Resizing-bicubic-crop"),
+    case("Resizing", {"height": 4, "width": 4, "interpolation": "nearest",
+                      "pad_to_aspect_ratio": True}, x4, id="Resizing-nearest-pad"),
+    case("CenterCrop", {"height": 3, "width": 4}, x4),
+    case("CenterCrop", {"height": 9, "width": 7}, x4, id="CenterCrop-upsize"),
+    case("RandomFlip", {}, x4),  # identity at inference
+    case("RandomCrop", {"height": 4, "width": 4}, x4),  # identity at inference
+    case("RandomCrop", {"height": 7, "width": 4}, x4, training=True,
+         id="RandomCrop-not-larger"),  # deterministic: the box is resized
     # attention
     case("MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, x3, normal(2, 4, 3),
          training=True),
@@ -158,3 +177,13 @@ def test_outputs_and_gradients_match_keras(name, kwargs, args, call, training, r
                      f"{name} non-trainable values after a call with training={mode}")
         assert_close(l_grads, k_grads, rtol, atol,
                      f"{name} gradients (weights, inputs), training={mode}")
+
+
+def test_normalization_adapt_matches_keras():
+    data = normal(20, 4, 3) * 3 + 1
+    outputs = []
+    for module in (keras_reference.keras, keras_reference.loopax):
+        layer = module.layers.Normalization(axis=-1)
+        layer.adapt(data)
+        outputs.append((np.asarray(layer(x3)), [np.asarray(w) for w in layer.get_weights()]))
+    assert_close(outputs[1], outputs[0], 1e-5, 1e-5, "Normalization.adapt")

@@ -113,3 +113,31 @@ def test_noise_layers_carry_the_seed_state_through_stateless_call(name, kwargs):
     again, _ = layer.stateless_call([], state, x3, training=True)
     np.testing.assert_array_equal(again, out1)
     assert not np.array_equal(out1, out2)
+
+
+def test_random_flip_like_keras():
+    """Each image comes back either unchanged or flipped both ways (one draw
+    per image, as Keras), about half of them flipped."""
+    images = rng.standard_normal((64, 3, 4, 2)).astype("float32")
+    flipped = images[:, ::-1, ::-1]
+    for layer in both("RandomFlip", {}):
+        out = np.asarray(layer(images, training=True))
+        same = (out == images).all(axis=(1, 2, 3))
+        flip = (out == flipped).all(axis=(1, 2, 3))
+        assert (same | flip).all() and 16 <= flip.sum() <= 48, flip.sum()
+        np.testing.assert_array_equal(layer(images, training=False), images)
+
+
+def test_random_crop_like_keras():
+    """In training: one (height, width) window of the input for the whole batch."""
+    images = rng.standard_normal((2, 9, 8, 2)).astype("float32")
+    for layer in both("RandomCrop", {"height": 4, "width": 5}):
+        offsets = set()
+        for _ in range(6):
+            out = np.asarray(layer(images, training=True))
+            assert out.shape == (2, 4, 5, 2)
+            found = [(t, left) for t in range(6) for left in range(4)
+                     if np.array_equal(out, images[:, t:t + 4, left:left + 5])]
+            assert len(found) == 1
+            offsets.add(found[0])
+        assert len(offsets) > 1  # a new window each call

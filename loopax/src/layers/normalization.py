@@ -299,3 +299,37 @@ class UnitNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+class RMSNormalization(Layer):
+    """`y = scale · x / sqrt(mean(x²) + epsilon)` over `axis` (an int or a
+    list), with a learned `scale` of the normalized axes' shape (no centring)."""
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        self.epsilon = float(epsilon)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        axes = (self.axis,) if isinstance(self.axis, int) else self.axis
+        self._axes = tuple(sorted(_positive_axes(axes, rank, f"RMSNormalization {self.name!r}")))
+        shape = tuple(input_shape[a] for a in self._axes)
+        if None in shape:
+            raise ValueError(f"RMSNormalization {self.name!r}: the normalized axes {self._axes} "
+                             f"must be known; got input shape {tuple(input_shape)}.")
+        self.scale = self.add_weight(shape, "ones", name="scale")
+        self._scale_shape = tuple(input_shape[a] if a in self._axes else 1 for a in range(rank))
+        self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in self._axes})
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        out_dtype = x.dtype
+        x = x.astype(_compute_dtype(x))
+        mean_square = jnp.mean(jnp.square(x), axis=self._axes, keepdims=True)
+        y = x * jax.lax.rsqrt(mean_square + self.epsilon)
+        return (y * self.scale.value.reshape(self._scale_shape)).astype(out_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon}
