@@ -249,7 +249,7 @@ class RandomCrop(_ImageLayer):
         # As Keras's RandomCrop: a missing seed is drawn now and saved.
         self.seed = seed if seed is not None else _py_random.randint(0, 2**31 - 1)
         with name_scope(self.name):
-            self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(self.seed)
 
     def call(self, inputs, training=True):
         x = jnp.asarray(unwrap(inputs)).astype(self.dtype)
