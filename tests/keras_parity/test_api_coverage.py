@@ -22,9 +22,9 @@ def listed_differences():
     """{module: {name: reason}} from the doc."""
     sections, current = {}, None
     for line in DOC.read_text().splitlines():
-        heading = re.match(r"^## keras\.(\w+)\s*$", line)
-        if heading:
-            current = sections.setdefault(heading.group(1), {})
+        if line.startswith("## "):
+            heading = re.match(r"^## keras\.(\w+)\s*$", line)
+            current = sections.setdefault(heading.group(1), {}) if heading else None
         elif line.startswith("- `") and current is not None:
             entry = ENTRY.match(line)
             assert entry, f"{DOC.name}: malformed entry (want - `Name`: reason): {line!r}"
