@@ -50,3 +50,22 @@ def test_every_keras_name_is_in_loopax_or_listed_with_a_reason(module):
                        f"'keras.{module}' section of {DOC.name}")
     unknown = sorted(listed.keys() - keras_names)
     assert not unknown, f"{DOC.name} lists {unknown}, which keras.{module} does not have"
+
+
+# Layers compared with Keras elsewhere than in test_layer_parity's CASES, and
+# exports that are not layers one can compare by calling.
+COMPARED_ELSEWHERE = {
+    "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
+    "GaussianDropout", "AlphaDropout",  # test_noise_parity (statistics)
+}
+NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
+
+
+def test_every_shared_layer_class_has_a_parity_case():
+    from test_layer_parity import CASES
+    tested = {getattr(loopax.layers, c.values[0]) for c in CASES}
+    tested |= {getattr(loopax.layers, n) for n in COMPARED_ELSEWHERE}
+    shared = public(keras.layers) & public(loopax.layers) - NOT_CALLABLE_LAYERS
+    untested = sorted(n for n in shared if isinstance(getattr(loopax.layers, n), type)
+                      and getattr(loopax.layers, n) not in tested)
+    assert not untested, f"loopax layers with no Keras parity case: {untested}"

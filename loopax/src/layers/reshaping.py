@@ -15,6 +15,7 @@ from loopax.src.layers.argument_checks import (
     standardize_tuple,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.ops.image import resize
 from loopax.src.tensor import unwrap
 
 
@@ -110,7 +111,6 @@ class UpSampling2D(_UpSampling):
     def call(self, inputs):
         if self.interpolation == "nearest":
             return super().call(inputs)
-        from loopax.src.ops.image import resize
         x = unwrap(inputs)
         height, width = (x.shape[a] * s for a, s in zip(self._axes, self.size))
         return resize(x, (height, width), interpolation=self.interpolation,
