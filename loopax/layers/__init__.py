@@ -71,6 +71,7 @@ from loopax.src.layers.convolutional_transpose import (
                                     Convolution2DTranspose,
                                     Convolution3DTranspose,
 )
+from loopax.src.layers.dot import Dot, dot
 from loopax.src.layers.noise import (
                                     AlphaDropout,
                                     GaussianDropout,

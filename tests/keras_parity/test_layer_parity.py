@@ -139,6 +139,10 @@ CASES = [
     case("Maximum", {}, [x3, normal(2, 7, 3)]),
     case("Minimum", {}, [x3, normal(2, 7, 3)]),
     case("Concatenate", {"axis": 1}, [x3, normal(2, 2, 3)]),
+    case("Dot", {"axes": 2}, [x3, normal(2, 4, 3)]),
+    case("Dot", {"axes": (2, 1), "normalize": True}, [x3, normal(2, 3, 5)],
+         id="Dot-normalize"),
+    case("Dot", {"axes": -1}, [x2, normal(3, 5)], id="Dot-vectors"),
     # reshaping
     case("UpSampling1D", {"size": 3}, x3),
     case("UpSampling2D", {"size": (2, 3)}, x4),
