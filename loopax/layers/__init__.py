@@ -50,3 +50,69 @@ from loopax.src.layers.pooling import (
                                     MaxPooling2D,
 )
 from loopax.src.layers.symbolic import Input
+
+# isort: split
+# Issue #9: Keras layers added with the parity suite (tests/keras_parity).
+from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
+from loopax.src.layers.convolutional_depthwise import (
+                                    DepthwiseConv1D,
+                                    DepthwiseConv2D,
+                                    SeparableConv1D,
+                                    SeparableConv2D,
+                                    SeparableConvolution1D,
+                                    SeparableConvolution2D,
+)
+from loopax.src.layers.convolutional_transpose import (
+                                    Conv1DTranspose,
+                                    Conv2DTranspose,
+                                    Conv3DTranspose,
+                                    Convolution1DTranspose,
+                                    Convolution2DTranspose,
+                                    Convolution3DTranspose,
+)
+from loopax.src.layers.dot import Dot, dot
+from loopax.src.layers.noise import (
+                                    AlphaDropout,
+                                    GaussianDropout,
+                                    GaussianNoise,
+                                    SpatialDropout1D,
+                                    SpatialDropout2D,
+                                    SpatialDropout3D,
+)
+from loopax.src.layers.normalization import (
+                                    GroupNormalization,
+                                    RMSNormalization,
+                                    UnitNormalization,
+)
+from loopax.src.layers.pooling import (
+                                    AveragePooling3D,
+                                    AvgPool3D,
+                                    GlobalAveragePooling3D,
+                                    GlobalAvgPool3D,
+                                    GlobalMaxPool3D,
+                                    GlobalMaxPooling3D,
+                                    MaxPool3D,
+                                    MaxPooling3D,
+)
+from loopax.src.layers.preprocessing import (
+                                    CenterCrop,
+                                    Normalization,
+                                    RandomCrop,
+                                    RandomFlip,
+                                    Rescaling,
+                                    Resizing,
+)
+from loopax.src.layers.reshaping import (
+                                    Cropping1D,
+                                    Cropping2D,
+                                    Cropping3D,
+                                    Permute,
+                                    RepeatVector,
+                                    UpSampling1D,
+                                    UpSampling2D,
+                                    UpSampling3D,
+                                    ZeroPadding1D,
+                                    ZeroPadding2D,
+                                    ZeroPadding3D,
+)

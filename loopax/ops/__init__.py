@@ -3,10 +3,10 @@
 Every op accepts NumPy and JAX arrays, Python scalars, Variables and
 Tensors; returns a `jax.Array` (a `Tensor` while a GradientTape records it).
 Sub-namespaces as in Keras: `loopax.ops.numpy`, `.nn`, `.linalg`, `.math`,
-`.core`.
+`.core`, `.image`.
 """
 
-from loopax.src.ops import core, linalg, math, nn, numpy
+from loopax.src.ops import core, image, linalg, math, nn, numpy
 from loopax.src.ops.core import *  # noqa: F401,F403
 from loopax.src.ops.linalg import *  # noqa: F401,F403
 from loopax.src.ops.math import *  # noqa: F401,F403

@@ -19,6 +19,8 @@ def standardize(dtype) -> str:
     """A dtype's canonical string name ("float32", "int32", ...)."""
     if dtype is None:
         return floatx()
+    if isinstance(dtype, dict) and dtype.get("class_name") == "DTypePolicy":
+        dtype = dtype["config"]["name"]  # a Keras 3 config's dtype policy
     if hasattr(dtype, "dtype") and not isinstance(dtype, type):
         dtype = dtype.dtype
     try:

@@ -18,13 +18,18 @@ from loopax.src import dtypes, random
 from loopax.src.utils.registry import Registry, name_table
 
 
-def compute_fans(shape):
+def compute_fans(shape, input_axes=None, output_axes=None):
     """(fan_in, fan_out) of a weight shape, as Keras computes them.
 
     Dense kernels `(in, out)`; convolution kernels `(*window, in, out)`
-    count the receptive field: fan_in = prod(window) · in.
+    count the receptive field: fan_in = prod(window) · in. Given both
+    `input_axes` and `output_axes` (Keras 3.15's EinsumDense kernels), the
+    fans are the products of those axes' sizes.
     """
     shape = tuple(shape)
+    if input_axes is not None and output_axes is not None:
+        return (math.prod(shape[a] for a in input_axes),
+                math.prod(shape[a] for a in output_axes))
     if len(shape) == 0:
         return 1, 1
     if len(shape) == 1:
@@ -164,8 +169,10 @@ class VarianceScaling(RandomInitializer):
     _MODES = ("fan_in", "fan_out", "fan_avg")
     _DISTRIBUTIONS = ("truncated_normal", "untruncated_normal", "uniform")
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
+                 input_axes=None, output_axes=None):
         super().__init__(seed)
+        self.input_axes, self.output_axes = input_axes, output_axes
         if scale <= 0:
             raise ValueError(f"VarianceScaling: `scale` must be positive, got {scale}.")
         if mode not in self._MODES:
@@ -179,7 +186,7 @@ class VarianceScaling(RandomInitializer):
         self.scale, self.mode, self.distribution = scale, mode, distribution
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = compute_fans(shape)
+        fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[self.mode]
         variance = self.scale / max(1.0, fan)
         dtype = _dtype(dtype)
@@ -194,58 +201,64 @@ class VarianceScaling(RandomInitializer):
         limit = math.sqrt(3.0 * variance)
         return _sample(lambda s: random.uniform(s, -limit, limit, dtype, seed=self.seed), shape)
 
+    def _axes_config(self):
+        if self.input_axes is None and self.output_axes is None:
+            return {}
+        return {"input_axes": self.input_axes, "output_axes": self.output_axes}
+
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution,
-                **super().get_config()}
+                **super().get_config(), **self._axes_config()}
 
 
 class _VarianceScalingPreset(VarianceScaling):
-    """A VarianceScaling with fixed settings; only `seed` is configurable."""
+    """A VarianceScaling with fixed settings; only `seed` (and Keras's
+    `input_axes`/`output_axes`) are configurable."""
 
     def get_config(self):
-        return RandomInitializer.get_config(self)
+        return {**RandomInitializer.get_config(self), **self._axes_config()}
 
 
 class GlorotUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(6 / (fan_in + fan_out))."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
 
 class GlorotNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(2 / (fan_in + fan_out))."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(2 / fan_in)."""
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(6 / fan_in)."""
 
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class LecunNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(1 / fan_in)."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class LecunUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(3 / fan_in)."""
 
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "uniform", seed)
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class Orthogonal(RandomInitializer):

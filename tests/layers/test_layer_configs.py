@@ -37,6 +37,23 @@ CASES = [
     (lambda: layers.LayerNormalization(axis=[1, 2], rms_scaling=True), x3),
     (lambda: layers.Concatenate(axis=1), [x3, x3]),
     (lambda: layers.Subtract(), [x2, x2 * 2]),
+    (lambda: layers.Conv2DTranspose(2, 3, strides=2, output_padding=1, padding="same"), x4),
+    (lambda: layers.SeparableConv2D(2, 2, depth_multiplier=2, pointwise_regularizer="l2"), x4),
+    (lambda: layers.DepthwiseConv1D(2, dilation_rate=2, use_bias=False), x3),
+    (lambda: layers.UpSampling2D(2, interpolation="bilinear"), x4),
+    (lambda: layers.ZeroPadding2D(((1, 0), (2, 1))), x4),
+    (lambda: layers.Cropping1D((1, 2)), x3),
+    (lambda: layers.Permute((2, 1)), x3),
+    (lambda: layers.PReLU(shared_axes=[1]), x3),
+    (lambda: layers.ReLU(max_value=1.5, negative_slope=0.1), x2),
+    (lambda: layers.Softmax(axis=(1, 2)), x3),
+    (lambda: layers.GroupNormalization(groups=3, center=False), x3),
+    (lambda: layers.RMSNormalization(axis=[1, 2]), x3),
+    (lambda: layers.SpatialDropout2D(0.3, data_format="channels_first", seed=1), x4),
+    (lambda: layers.AlphaDropout(0.2, noise_shape=(None, 1)), x2),
+    (lambda: layers.Normalization(mean=[1.0, 2.0, 3.0], variance=[1.0, 4.0, 9.0]), x3),
+    (lambda: layers.Resizing(3, 5, interpolation="bicubic", crop_to_aspect_ratio=True), x4),
+    (lambda: layers.RandomCrop(2, 3), x4),
 ]
 
 

@@ -42,3 +42,19 @@ def dimension_numbers(rank, data_format):
     spatial = "DHW"[3 - rank:]
     io = ("N" + spatial + "C") if data_format == "channels_last" else ("NC" + spatial)
     return io, spatial + "IO", io
+
+
+def check_window_fits(layer, input_shape, spatial_sizes, window, dilation, padding,
+                      what="kernel_size"):
+    """With "valid" padding, a window (dilated) larger than the input would
+    give an empty output: a ValueError naming the layer and both shapes."""
+    if padding != "valid":
+        return
+    effective = tuple((w - 1) * d + 1 for w, d in zip(window, dilation))
+    if any(n is not None and e > n for n, e in zip(spatial_sizes, effective)):
+        raise ValueError(
+            f"{type(layer).__name__} {layer.name!r}: `{what}` {tuple(window)}"
+            f"{' (dilated: ' + str(effective) + ')' if effective != tuple(window) else ''} "
+            f"is larger than the input's spatial size {tuple(spatial_sizes)} (input shape "
+            f"{tuple(input_shape)}) with padding='valid'. Use padding='same', a smaller "
+            f"`{what}`, or a larger input.")

@@ -201,7 +201,8 @@ class MultiHeadAttention(Layer):
     def get_config(self):
         return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
                 "value_dim": self.value_dim, "dropout": self.dropout,
-                "use_bias": self.use_bias, "output_shape": self._output_shape,
+                "use_bias": self.use_bias,
+                "output_shape": None if self._output_shape is None else (self._output_shape,),
                 "attention_axes": self.attention_axes,
                 "kernel_initializer": initializers.serialize(self.kernel_initializer),
                 "bias_initializer": initializers.serialize(self.bias_initializer),

@@ -12,6 +12,7 @@ from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers
 from loopax.src.layers.argument_checks import (
+    check_window_fits,
     dimension_numbers,
     positive_int,
     standardize_data_format,
@@ -83,6 +84,9 @@ class BaseConv(Layer):
             raise ValueError(f"{type(self).__name__} {self.name!r}: input channels "
                              f"({in_channels}) must be known and divisible by groups "
                              f"({self.groups}); input shape {tuple(input_shape)}.")
+        spatial = input_shape[1:-1] if self.data_format == "channels_last" else input_shape[2:]
+        check_window_fits(self, input_shape, spatial, self.kernel_size, self.dilation_rate,
+                          self.padding)
         kernel_shape = self.kernel_size + (in_channels // self.groups, self.filters)
         self.kernel = self.add_weight(kernel_shape, self.kernel_initializer, name="kernel",
                                       regularizer=self.kernel_regularizer,
@@ -160,3 +164,7 @@ class Conv3D(BaseConv):
                  use_bias=True, **kwargs):
         super().__init__(3, filters, kernel_size, strides, padding, data_format,
                          dilation_rate, groups, activation, use_bias, **kwargs)
+
+
+# Keras' long aliases.
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D

@@ -1,4 +1,5 @@
-"""Normalization layers: BatchNormalization and LayerNormalization."""
+"""Normalization layers: BatchNormalization, LayerNormalization,
+GroupNormalization, UnitNormalization."""
 
 from __future__ import annotations
 
@@ -122,8 +123,9 @@ class LayerNormalization(Layer):
     """Normalizes each sample over `axis` (default the last):
     `y = gamma · (x - mean) / sqrt(var + epsilon) + beta`.
 
-    With `rms_scaling=True`: `y = gamma · x / sqrt(mean(x²) + epsilon)`
-    (no centering, no beta). `gamma`, `beta` have the shape of the
+    With `rms_scaling=True`: `y = gamma · x / sqrt(var + epsilon)` (no
+    centering, no beta) — Keras 3's deprecated definition, kept for parity;
+    use `RMSNormalization` for `x / sqrt(mean(x²) + epsilon)`. `gamma`, `beta` have the shape of the
     normalized axes.
     """
 
@@ -172,8 +174,10 @@ class LayerNormalization(Layer):
         out_dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype
         x = x.astype(_compute_dtype(x) if jnp.issubdtype(x.dtype, jnp.floating) else self.dtype)
         if self.rms_scaling:
-            mean_square = jnp.mean(jnp.square(x), axis=self._axes, keepdims=True)
-            y = x * jax.lax.rsqrt(mean_square + self.epsilon)
+            # As Keras 3 computes it (and deprecates it): scaled by the
+            # variance, not centred; `RMSNormalization` is the true RMS norm.
+            variance = jnp.var(x, axis=self._axes, keepdims=True)
+            y = x * jax.lax.rsqrt(variance + self.epsilon)
         else:
             mean = jnp.mean(x, axis=self._axes, keepdims=True)
             variance = jnp.var(x, axis=self._axes, keepdims=True)
@@ -193,3 +197,139 @@ class LayerNormalization(Layer):
                 "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
                 "beta_constraint": constraints.serialize(self.beta_constraint),
                 "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+
+class GroupNormalization(Layer):
+    """Splits the channels (`axis`) into `groups` and normalizes each sample's
+    group over its channels and all other non-batch axes:
+    `y = gamma · (x - mean_g) / sqrt(var_g + epsilon) + beta`, with `gamma`,
+    `beta` of shape `(channels,)`. `groups=-1` means one group per channel
+    (instance normalization); `groups=1` is layer normalization over all axes.
+    """
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
+                 beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
+                 gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(groups, int) or not (groups > 0 or groups == -1):
+            raise ValueError(f"GroupNormalization: `groups` must be a positive int or -1, "
+                             f"got {groups!r}.")
+        if not isinstance(axis, int):
+            raise TypeError(f"GroupNormalization: `axis` must be an int, got {axis!r}.")
+        self.groups, self.axis, self.epsilon = groups, axis, float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = constraints.get(beta_constraint)
+        self.gamma_constraint = constraints.get(gamma_constraint)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        owner = f"GroupNormalization {self.name!r}"
+        (axis,) = _positive_axes((self.axis,), rank, owner)
+        dim = input_shape[axis]
+        groups = dim if self.groups == -1 else self.groups
+        if axis == 0 or dim is None or dim % groups:
+            raise ValueError(f"{owner}: the channel axis {self.axis} must be a known, "
+                             f"non-batch axis whose size is a multiple of groups "
+                             f"({self.groups}); got input shape {tuple(input_shape)}.")
+        self._axis, self._groups = axis, groups
+        self.gamma = self.beta = None
+        if self.scale:
+            self.gamma = self.add_weight((dim,), self.gamma_initializer, name="gamma",
+                                         regularizer=self.gamma_regularizer,
+                                         constraint=self.gamma_constraint)
+        if self.center:
+            self.beta = self.add_weight((dim,), self.beta_initializer, name="beta",
+                                        regularizer=self.beta_regularizer,
+                                        constraint=self.beta_constraint)
+        self.input_spec = InputSpec(ndim=rank, axes={axis: dim})
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        out_dtype = x.dtype
+        x = x.astype(_compute_dtype(x))
+        axis, groups = self._axis, self._groups
+        grouped_shape = x.shape[:axis] + (groups, x.shape[axis] // groups) + x.shape[axis + 1:]
+        grouped = x.reshape(grouped_shape)
+        reduce = tuple(a for a in range(1, grouped.ndim) if a != axis)
+        mean = jnp.mean(grouped, axis=reduce, keepdims=True)
+        variance = jnp.var(grouped, axis=reduce, keepdims=True)
+        y = ((grouped - mean) * jax.lax.rsqrt(variance + self.epsilon)).reshape(x.shape)
+        param_shape = [1] * x.ndim
+        param_shape[axis] = -1
+        if self.scale:
+            y = y * self.gamma.value.reshape(param_shape)
+        if self.center:
+            y = y + self.beta.value.reshape(param_shape)
+        return y.astype(out_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups, "axis": self.axis,
+                "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                "beta_initializer": initializers.serialize(self.beta_initializer),
+                "gamma_initializer": initializers.serialize(self.gamma_initializer),
+                "beta_regularizer": regularizers.serialize(self.beta_regularizer),
+                "gamma_regularizer": regularizers.serialize(self.gamma_regularizer),
+                "beta_constraint": constraints.serialize(self.beta_constraint),
+                "gamma_constraint": constraints.serialize(self.gamma_constraint)}
+
+
+class UnitNormalization(Layer):
+    """Scales each sample to unit L2 norm over `axis` (an int or a list):
+    `x / max(||x||, 1e-12)`."""
+
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        if not (isinstance(self.axis, int) or all(isinstance(a, int) for a in self.axis)):
+            raise TypeError(f"UnitNormalization: `axis` must be an int or a list of ints, "
+                            f"got {axis!r}.")
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        axes = (self.axis,) if isinstance(self.axis, int) else self.axis
+        _positive_axes(axes, x.ndim, f"UnitNormalization {self.name!r}")
+        square_sum = jnp.sum(jnp.square(x), axis=self.axis, keepdims=True)
+        return x * jnp.minimum(jax.lax.rsqrt(square_sum), 1e12)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+class RMSNormalization(Layer):
+    """`y = scale · x / sqrt(mean(x²) + epsilon)` over `axis` (an int or a
+    list), with a learned `scale` of the normalized axes' shape (no centring)."""
+
+    def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+        self.epsilon = float(epsilon)
+
+    def build(self, input_shape):
+        rank = len(input_shape)
+        axes = (self.axis,) if isinstance(self.axis, int) else self.axis
+        self._axes = tuple(sorted(_positive_axes(axes, rank, f"RMSNormalization {self.name!r}")))
+        shape = tuple(input_shape[a] for a in self._axes)
+        if None in shape:
+            raise ValueError(f"RMSNormalization {self.name!r}: the normalized axes {self._axes} "
+                             f"must be known; got input shape {tuple(input_shape)}.")
+        self.scale = self.add_weight(shape, "ones", name="scale")
+        self._scale_shape = tuple(input_shape[a] if a in self._axes else 1 for a in range(rank))
+        self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in self._axes})
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        out_dtype = x.dtype
+        x = x.astype(_compute_dtype(x))
+        mean_square = jnp.mean(jnp.square(x), axis=self._axes, keepdims=True)
+        y = x * jax.lax.rsqrt(mean_square + self.epsilon)
+        return (y * self.scale.value.reshape(self._scale_shape)).astype(out_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon}

@@ -1,4 +1,4 @@
-"""Pooling layers: windowed max/average and global max/average, 1-D and 2-D.
+"""Pooling layers: windowed max/average and global max/average, 1-D, 2-D and 3-D.
 
 Channels-last input `(batch, *spatial, channels)` unless
 `data_format="channels_first"`.
@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from loopax.src.layers.argument_checks import (
+    check_window_fits,
     standardize_data_format,
     standardize_padding,
     standardize_tuple,
@@ -43,6 +44,9 @@ class BasePooling(Layer):
 
     def call(self, inputs):
         x = unwrap(inputs)
+        spatial = x.shape[1:-1] if self.data_format == "channels_last" else x.shape[2:]
+        check_window_fits(self, x.shape, spatial, self.pool_size, (1,) * self.rank,
+                          self.padding, what="pool_size")
         window, strides = self._full(self.pool_size), self._full(self.strides)
         padding = self.padding.upper()
         # Python-scalar init values let JAX recognise max/sum windows (and
@@ -98,6 +102,22 @@ class AveragePooling2D(BasePooling):
         super().__init__(2, "average", pool_size, strides, padding, data_format, **kwargs)
 
 
+class MaxPooling3D(BasePooling):
+    """Max over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`."""
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(3, "max", pool_size, strides, padding, data_format, **kwargs)
+
+
+class AveragePooling3D(BasePooling):
+    """Mean over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`."""
+
+    def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
+                 **kwargs):
+        super().__init__(3, "average", pool_size, strides, padding, data_format, **kwargs)
+
+
 class BaseGlobalPooling(Layer):
     """Max or mean over all spatial axes: `(batch, *spatial, channels)` ->
     `(batch, channels)` (or `(batch, 1, ..., channels)` with `keepdims`)."""
@@ -150,8 +170,24 @@ class GlobalMaxPooling2D(BaseGlobalPooling):
         super().__init__(2, "max", data_format, keepdims, **kwargs)
 
 
+class GlobalAveragePooling3D(BaseGlobalPooling):
+    """Mean over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(3, "average", data_format, keepdims, **kwargs)
+
+
+class GlobalMaxPooling3D(BaseGlobalPooling):
+    """Max over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`."""
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(3, "max", data_format, keepdims, **kwargs)
+
+
 # Keras' short aliases.
 MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
 AvgPool1D, AvgPool2D = AveragePooling1D, AveragePooling2D
 GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+MaxPool3D, AvgPool3D = MaxPooling3D, AveragePooling3D
+GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D

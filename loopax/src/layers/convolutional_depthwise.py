@@ -1,0 +1,240 @@
+"""Depthwise and depthwise-separable convolutions: DepthwiseConv1D/2D,
+SeparableConv1D/2D.
+
+A depthwise convolution filters each input channel on its own with
+`depth_multiplier` kernels (one `lax.conv_general_dilated` with
+`feature_group_count = in_channels`): the depthwise kernel has shape
+`(*kernel_size, in_channels, depth_multiplier)` (Keras names it `kernel` in
+DepthwiseConv and `depthwise_kernel` in SeparableConv) and output channel
+`c · depth_multiplier + m` comes from input channel c. A separable
+convolution follows it with a 1x1 `pointwise_kernel`
+`(1, ..., in_channels · depth_multiplier, filters)`.
+"""
+
+from __future__ import annotations
+
+from jax import lax
+
+from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src.layers.argument_checks import (
+    check_window_fits,
+    dimension_numbers,
+    positive_int,
+    standardize_data_format,
+    standardize_padding,
+    standardize_tuple,
+)
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.tensor import unwrap
+
+
+class _DepthwiseBase(Layer):
+    """Shared arguments, build checks and the depthwise step."""
+
+    def __init__(self, rank, kernel_size, strides, padding, data_format, dilation_rate,
+                 depth_multiplier, activation, use_bias, depthwise_initializer,
+                 bias_initializer, depthwise_regularizer, bias_regularizer,
+                 activity_regularizer, depthwise_constraint, bias_constraint, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        owner = type(self).__name__
+        self.rank = rank
+        self.depth_multiplier = positive_int(depth_multiplier, "depth_multiplier", owner)
+        self.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size", owner)
+        self.strides = standardize_tuple(strides, rank, "strides", owner)
+        self.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate", owner)
+        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
+            raise ValueError(f"{owner}: `strides` > 1 together with `dilation_rate` > 1 is not "
+                             f"supported (got strides={self.strides}, "
+                             f"dilation_rate={self.dilation_rate}).")
+        self.padding = standardize_padding(padding, owner)
+        self.data_format = standardize_data_format(data_format)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.depthwise_initializer = initializers.get(depthwise_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    @property
+    def _channel_axis(self):
+        return -1 if self.data_format == "channels_last" else 1
+
+    def _spatial(self, shape):
+        return tuple(shape[1:-1]) if self.data_format == "channels_last" else tuple(shape[2:])
+
+    def _build_depthwise(self, input_shape, name):
+        """Checks the input and creates the depthwise kernel (attribute and
+        weight `name`); returns in_channels."""
+        if len(input_shape) != self.rank + 2:
+            raise ValueError(f"Input to layer {self.name!r} ({type(self).__name__}) has shape "
+                             f"{tuple(input_shape)}, but the layer expects rank "
+                             f"{self.rank + 2} (batch, spatial..., channels).")
+        in_channels = input_shape[self._channel_axis]
+        if in_channels is None:
+            raise ValueError(f"{type(self).__name__} {self.name!r}: the channel axis of the "
+                             f"input must be known; got input shape {tuple(input_shape)}.")
+        check_window_fits(self, input_shape, self._spatial(input_shape), self.kernel_size,
+                          self.dilation_rate, self.padding)
+        setattr(self, name, self.add_weight(
+            self.kernel_size + (in_channels, self.depth_multiplier), self.depthwise_initializer,
+            name=name, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint))
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: in_channels})
+        return in_channels
+
+    def _add_bias(self, y, size):
+        if not self.use_bias:
+            return y
+        bias = self.bias.value
+        if self.data_format == "channels_first":
+            bias = bias.reshape((size,) + (1,) * self.rank)
+        return y + bias
+
+    def _depthwise(self, x, kernel):
+        if x.dtype != kernel.dtype:
+            x = x.astype(kernel.dtype)
+        in_channels = kernel.shape[-2]
+        kernel = kernel.reshape(self.kernel_size + (1, in_channels * self.depth_multiplier))
+        return lax.conv_general_dilated(
+            x, kernel, window_strides=self.strides, padding=self.padding.upper(),
+            rhs_dilation=self.dilation_rate,
+            dimension_numbers=dimension_numbers(self.rank, self.data_format),
+            feature_group_count=in_channels)
+
+    def _common_config(self):
+        return {**super().get_config(), "depth_multiplier": self.depth_multiplier,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "depthwise_initializer": initializers.serialize(self.depthwise_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "depthwise_regularizer": regularizers.serialize(self.depthwise_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "depthwise_constraint": constraints.serialize(self.depthwise_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
+
+
+class BaseDepthwiseConv(_DepthwiseBase):
+    """Depthwise convolution plus bias `(in_channels · depth_multiplier,)` and activation."""
+
+    def __init__(self, rank, kernel_size, strides=1, padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(rank, kernel_size, strides, padding, data_format, dilation_rate,
+                         depth_multiplier, activation, use_bias, depthwise_initializer,
+                         bias_initializer, depthwise_regularizer, bias_regularizer,
+                         activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
+
+    def build(self, input_shape):
+        in_channels = self._build_depthwise(input_shape, "kernel")
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight((in_channels * self.depth_multiplier,),
+                                        self.bias_initializer, name="bias",
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        y = self._depthwise(unwrap(inputs), self.kernel.value)
+        return self.activation(self._add_bias(y, y.shape[self._channel_axis]))
+
+    def get_config(self):
+        return self._common_config()
+
+
+class BaseSeparableConv(_DepthwiseBase):
+    """Depthwise convolution, then a 1x1 convolution to `filters`, plus bias
+    `(filters,)` and activation."""
+
+    def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
+                 data_format=None, dilation_rate=1, depth_multiplier=1, activation=None,
+                 use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros",
+                 depthwise_regularizer=None, pointwise_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, depthwise_constraint=None,
+                 pointwise_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(rank, kernel_size, strides, padding, data_format, dilation_rate,
+                         depth_multiplier, activation, use_bias, depthwise_initializer,
+                         bias_initializer, depthwise_regularizer, bias_regularizer,
+                         activity_regularizer, depthwise_constraint, bias_constraint, **kwargs)
+        self.filters = positive_int(filters, "filters", type(self).__name__)
+        self.pointwise_initializer = initializers.get(pointwise_initializer)
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.pointwise_constraint = constraints.get(pointwise_constraint)
+
+    def build(self, input_shape):
+        in_channels = self._build_depthwise(input_shape, "depthwise_kernel")
+        self.pointwise_kernel = self.add_weight(
+            (1,) * self.rank + (in_channels * self.depth_multiplier, self.filters),
+            self.pointwise_initializer, name="pointwise_kernel",
+            regularizer=self.pointwise_regularizer, constraint=self.pointwise_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight((self.filters,), self.bias_initializer, name="bias",
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        y = self._depthwise(unwrap(inputs), self.depthwise_kernel.value)
+        y = lax.conv_general_dilated(
+            y, self.pointwise_kernel.value, window_strides=(1,) * self.rank, padding="VALID",
+            dimension_numbers=dimension_numbers(self.rank, self.data_format))
+        return self.activation(self._add_bias(y, self.filters))
+
+    def get_config(self):
+        return {**self._common_config(), "filters": self.filters,
+                "pointwise_initializer": initializers.serialize(self.pointwise_initializer),
+                "pointwise_regularizer": regularizers.serialize(self.pointwise_regularizer),
+                "pointwise_constraint": constraints.serialize(self.pointwise_constraint)}
+
+
+class DepthwiseConv1D(BaseDepthwiseConv):
+    """`(batch, steps, channels)` -> `(batch, new_steps, channels · depth_multiplier)`."""
+
+    def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True, **kwargs):
+        super().__init__(1, kernel_size, strides, padding, depth_multiplier, data_format,
+                         dilation_rate, activation, use_bias, **kwargs)
+
+
+class DepthwiseConv2D(BaseDepthwiseConv):
+    """`(batch, h, w, channels)` -> `(batch, h', w', channels · depth_multiplier)`."""
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 **kwargs):
+        super().__init__(2, kernel_size, strides, padding, depth_multiplier, data_format,
+                         dilation_rate, activation, use_bias, **kwargs)
+
+
+class SeparableConv1D(BaseSeparableConv):
+    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
+                 dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
+                 **kwargs):
+        super().__init__(1, filters, kernel_size, strides, padding, data_format,
+                         dilation_rate, depth_multiplier, activation, use_bias, **kwargs)
+
+
+class SeparableConv2D(BaseSeparableConv):
+    """`(batch, h, w, channels)` -> `(batch, h', w', filters)`."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 data_format=None, dilation_rate=(1, 1), depth_multiplier=1, activation=None,
+                 use_bias=True, **kwargs):
+        super().__init__(2, filters, kernel_size, strides, padding, data_format,
+                         dilation_rate, depth_multiplier, activation, use_bias, **kwargs)
+
+
+# Keras' long aliases.
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D

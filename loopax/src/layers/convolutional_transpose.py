@@ -1,0 +1,182 @@
+"""Transposed convolutions: Conv1DTranspose, Conv2DTranspose, Conv3DTranspose.
+
+The gradient of a strided convolution, used to upsample (decoders, VAEs).
+Input `(batch, *spatial, in_channels)` (channels-last); the kernel has
+Keras' shape `(*kernel_size, filters, in_channels)`, the bias `(filters,)`.
+Output size per spatial axis (k' = (k - 1) · dilation + 1):
+
+- "valid": `n · stride + max(k' - stride, 0)`
+- "same":  `n · stride`
+- with `output_padding` p: `(n - 1) · stride + k' - 2 · pad + p`, where
+  pad is 0 ("valid") or `k' // 2` ("same").
+"""
+
+from __future__ import annotations
+
+from jax import lax
+
+from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src.layers.argument_checks import (
+    dimension_numbers,
+    positive_int,
+    standardize_data_format,
+    standardize_padding,
+    standardize_tuple,
+)
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.tensor import unwrap
+
+
+def transpose_padding(kernel, stride, dilation, padding, output_padding):
+    """(low, high) padding of the stride-dilated input for `lax.conv_transpose`
+    that gives the Keras output size documented in the module docstring."""
+    effective = (kernel - 1) * dilation + 1
+    if padding == "valid":
+        extra = max(effective, stride) - effective if output_padding is None else output_padding
+        return effective - 1, effective - 1 + extra
+    # "same": the total padding makes the output n · stride (or the
+    # output_padding size); the low side gets the larger half, capped.
+    total = (stride + effective - 2 if output_padding is None
+             else effective + effective % 2 - 2 + output_padding)
+    low = min((total + 1) // 2, effective - 1)
+    return low, total - low
+
+
+class BaseConvTranspose(Layer):
+    """N-D transposed convolution, plus bias and activation.
+
+    Args:
+        rank: number of spatial axes.
+        filters: output channels.
+        kernel_size, strides, dilation_rate: an int or one per spatial axis.
+        padding: "valid" or "same".
+        output_padding: None, or an int / one per axis (< stride) adding
+            that many rows at the end of each output axis.
+    """
+
+    def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=1, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        owner = type(self).__name__
+        self.rank = rank
+        self.filters = positive_int(filters, "filters", owner)
+        self.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size", owner)
+        self.strides = standardize_tuple(strides, rank, "strides", owner)
+        self.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate", owner)
+        self.padding = standardize_padding(padding, owner)
+        self.output_padding = None
+        if output_padding is not None:
+            values = (output_padding,) * rank if isinstance(output_padding, int) \
+                else tuple(output_padding)
+            if len(values) != rank or any(not isinstance(p, int) or p < 0 for p in values) \
+                    or any(p >= s for p, s in zip(values, self.strides)):
+                raise ValueError(f"{owner}: `output_padding` must be None, an int or {rank} "
+                                 f"non-negative ints, each smaller than its stride "
+                                 f"{self.strides}; got {output_padding!r}.")
+            self.output_padding = values
+        self.data_format = standardize_data_format(data_format)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    @property
+    def _channel_axis(self):
+        return -1 if self.data_format == "channels_last" else 1
+
+    def build(self, input_shape):
+        owner = f"{type(self).__name__} {self.name!r}"
+        if len(input_shape) != self.rank + 2:
+            raise ValueError(f"Input to layer {self.name!r} ({type(self).__name__}) has shape "
+                             f"{tuple(input_shape)}, but the layer expects rank "
+                             f"{self.rank + 2} (batch, spatial..., channels).")
+        in_channels = input_shape[self._channel_axis]
+        if in_channels is None:
+            raise ValueError(f"{owner}: the channel axis of the input must be known; got "
+                             f"input shape {tuple(input_shape)}.")
+        self.kernel = self.add_weight(self.kernel_size + (self.filters, in_channels),
+                                      self.kernel_initializer, name="kernel",
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight((self.filters,), self.bias_initializer, name="bias",
+                                        regularizer=self.bias_regularizer,
+                                        constraint=self.bias_constraint)
+        self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: in_channels})
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        kernel = self.kernel.value
+        if x.dtype != kernel.dtype:
+            x = x.astype(kernel.dtype)
+        output_padding = self.output_padding or (None,) * self.rank
+        padding = [transpose_padding(k, s, d, self.padding, p) for k, s, d, p in zip(
+            self.kernel_size, self.strides, self.dilation_rate, output_padding)]
+        y = lax.conv_transpose(x, kernel, self.strides, padding,
+                               rhs_dilation=self.dilation_rate,
+                               dimension_numbers=dimension_numbers(self.rank, self.data_format),
+                               transpose_kernel=True)
+        if self.use_bias:
+            bias = self.bias.value
+            if self.data_format == "channels_first":
+                bias = bias.reshape((self.filters,) + (1,) * self.rank)
+            y = y + bias
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters,
+                "kernel_size": self.kernel_size, "strides": self.strides,
+                "padding": self.padding, "output_padding": self.output_padding,
+                "data_format": self.data_format, "dilation_rate": self.dilation_rate,
+                "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias,
+                "kernel_initializer": initializers.serialize(self.kernel_initializer),
+                "bias_initializer": initializers.serialize(self.bias_initializer),
+                "kernel_regularizer": regularizers.serialize(self.kernel_regularizer),
+                "bias_regularizer": regularizers.serialize(self.bias_regularizer),
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer),
+                "kernel_constraint": constraints.serialize(self.kernel_constraint),
+                "bias_constraint": constraints.serialize(self.bias_constraint)}
+
+
+class Conv1DTranspose(BaseConvTranspose):
+    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True, **kwargs):
+        super().__init__(1, filters, kernel_size, strides, padding, output_padding,
+                         data_format, dilation_rate, activation, use_bias, **kwargs)
+
+
+class Conv2DTranspose(BaseConvTranspose):
+    """`(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
+                 use_bias=True, **kwargs):
+        super().__init__(2, filters, kernel_size, strides, padding, output_padding,
+                         data_format, dilation_rate, activation, use_bias, **kwargs)
+
+
+class Conv3DTranspose(BaseConvTranspose):
+    """`(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
+                 output_padding=None, data_format=None, dilation_rate=(1, 1, 1),
+                 activation=None, use_bias=True, **kwargs):
+        super().__init__(3, filters, kernel_size, strides, padding, output_padding,
+                         data_format, dilation_rate, activation, use_bias, **kwargs)
+
+
+# Keras' long aliases.
+Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose

@@ -1,0 +1,256 @@
+"""Shape layers: UpSampling1D/2D/3D, ZeroPadding1D/2D/3D, Cropping1D/2D/3D,
+RepeatVector, Permute.
+
+All take channels-last input `(batch, *spatial, channels)` unless
+`data_format="channels_first"` (the 1-D ones are channels-last only, as in Keras).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from loopax.src.layers.argument_checks import (
+    positive_int,
+    standardize_data_format,
+    standardize_tuple,
+)
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.ops.image import resize
+from loopax.src.tensor import unwrap
+
+
+def _spatial_axes(rank, data_format):
+    return tuple(range(1, rank + 1)) if data_format == "channels_last" \
+        else tuple(range(2, rank + 2))
+
+
+def _pairs(value, rank, name, owner):
+    """Per-axis (before, after) amounts: `1` -> ((1, 1),) * rank; `(1, 2)` ->
+    ((1, 1), (2, 2)) (for rank 1: ((1, 2),)); `((1, 2), (3, 4))` as given."""
+    def non_negative_int(v):
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+    if non_negative_int(value):
+        return ((value, value),) * rank
+    value = tuple(value)
+    if rank == 1 and len(value) == 2 and all(map(non_negative_int, value)):
+        return (value,)
+    if len(value) == rank and all(map(non_negative_int, value)):
+        return tuple((v, v) for v in value)
+    if len(value) == rank and all(
+            isinstance(p, (tuple, list)) and len(p) == 2 and all(map(non_negative_int, p))
+            for p in value):
+        return tuple(tuple(p) for p in value)
+    raise ValueError(f"{owner}: `{name}` must be an int, a tuple of {rank} ints or a tuple "
+                     f"of {rank} (before, after) pairs of non-negative ints; got {value!r}.")
+
+
+class _SpatialLayer(Layer):
+    """Base for layers acting on the spatial axes of a rank-`rank + 2` input."""
+
+    def __init__(self, rank, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rank = rank
+        self.data_format = standardize_data_format(data_format)
+        self.input_spec = InputSpec(ndim=rank + 2)
+        self.built = True  # no weights
+
+    @property
+    def _axes(self):
+        return _spatial_axes(self.rank, self.data_format)
+
+    def get_config(self):
+        config = super().get_config()
+        if self.rank > 1:
+            config["data_format"] = self.data_format
+        return config
+
+
+class _UpSampling(_SpatialLayer):
+    """Repeats each spatial entry `size` times along its axis."""
+
+    def __init__(self, rank, size, data_format=None, **kwargs):
+        super().__init__(rank, data_format, **kwargs)
+        self.size = standardize_tuple(size, rank, "size", type(self).__name__)
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        for axis, size in zip(self._axes, self.size):
+            if size > 1:
+                x = jnp.repeat(x, size, axis=axis)
+        return x
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size}
+
+
+class UpSampling1D(_UpSampling):
+    """`(batch, steps, features)` -> `(batch, steps · size, features)`."""
+
+    def __init__(self, size=2, **kwargs):
+        super().__init__(1, positive_int(size, "size", "UpSampling1D"), **kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size[0]}
+
+
+class UpSampling2D(_UpSampling):
+    """`(batch, h, w, c)` -> `(batch, h · size[0], w · size[1], c)` by
+    repetition ("nearest") or by `loopax.ops.image.resize` with the other
+    `interpolation` methods ("bilinear", "bicubic", "lanczos3", "lanczos5")."""
+
+    _interpolations = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
+
+    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
+        super().__init__(2, size, data_format, **kwargs)
+        if interpolation not in self._interpolations:
+            raise ValueError(f"UpSampling2D: `interpolation` must be one of "
+                             f"{self._interpolations}, got {interpolation!r}.")
+        self.interpolation = interpolation
+
+    def call(self, inputs):
+        if self.interpolation == "nearest":
+            return super().call(inputs)
+        x = unwrap(inputs)
+        height, width = (x.shape[a] * s for a, s in zip(self._axes, self.size))
+        return resize(x, (height, width), interpolation=self.interpolation,
+                      data_format=self.data_format)
+
+    def get_config(self):
+        return {**super().get_config(), "interpolation": self.interpolation}
+
+
+class UpSampling3D(_UpSampling):
+    """`(batch, d, h, w, c)` -> `(batch, d · s0, h · s1, w · s2, c)`."""
+
+    def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
+        super().__init__(3, size, data_format, **kwargs)
+
+
+class _ZeroPadding(_SpatialLayer):
+    """Pads the spatial axes with zeros."""
+
+    def __init__(self, rank, padding, data_format=None, **kwargs):
+        super().__init__(rank, data_format, **kwargs)
+        self.padding = _pairs(padding, rank, "padding", type(self).__name__)
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        widths = [(0, 0)] * x.ndim
+        for axis, pair in zip(self._axes, self.padding):
+            widths[axis] = pair
+        return jnp.pad(x, widths)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding}
+
+
+class ZeroPadding1D(_ZeroPadding):
+    """`(batch, steps, c)` -> `(batch, before + steps + after, c)`; `padding`
+    an int or `(before, after)`."""
+
+    def __init__(self, padding=1, data_format=None, **kwargs):
+        super().__init__(1, padding, data_format, **kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding[0],
+                "data_format": self.data_format}
+
+
+class ZeroPadding2D(_ZeroPadding):
+    """Pads rows and columns: `padding` an int, `(rows, cols)` or
+    `((top, bottom), (left, right))`."""
+
+    def __init__(self, padding=(1, 1), data_format=None, **kwargs):
+        super().__init__(2, padding, data_format, **kwargs)
+
+
+class ZeroPadding3D(_ZeroPadding):
+    """Pads depth, rows and columns: an int, 3 ints or 3 (before, after) pairs."""
+
+    def __init__(self, padding=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(3, padding, data_format, **kwargs)
+
+
+class _Cropping(_SpatialLayer):
+    """Removes entries from both ends of the spatial axes."""
+
+    def __init__(self, rank, cropping, data_format=None, **kwargs):
+        super().__init__(rank, data_format, **kwargs)
+        self.cropping = _pairs(cropping, rank, "cropping", type(self).__name__)
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        index = [slice(None)] * x.ndim
+        for axis, (before, after) in zip(self._axes, self.cropping):
+            if before + after >= x.shape[axis]:
+                raise ValueError(
+                    f"{type(self).__name__} {self.name!r}: cropping {self.cropping} leaves "
+                    f"nothing of input axis {axis} (size {x.shape[axis]}); input shape "
+                    f"{tuple(x.shape)}. Crop less than the axis size.")
+            index[axis] = slice(before, x.shape[axis] - after)
+        return x[tuple(index)]
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping}
+
+
+class Cropping1D(_Cropping):
+    """`(batch, steps, c)` -> `(batch, steps - before - after, c)`."""
+
+    def __init__(self, cropping=(1, 1), **kwargs):
+        super().__init__(1, cropping, **kwargs)
+
+    def get_config(self):
+        return {**super().get_config(), "cropping": self.cropping[0]}
+
+
+class Cropping2D(_Cropping):
+    """Crops rows and columns: an int, `(rows, cols)` or `((top, bottom), (left, right))`."""
+
+    def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, **kwargs):
+        super().__init__(2, cropping, data_format, **kwargs)
+
+
+class Cropping3D(_Cropping):
+    """Crops depth, rows and columns: an int, 3 ints or 3 (before, after) pairs."""
+
+    def __init__(self, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
+        super().__init__(3, cropping, data_format, **kwargs)
+
+
+class RepeatVector(Layer):
+    """`(batch, features)` -> `(batch, n, features)`."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = positive_int(n, "n", "RepeatVector")
+        self.input_spec = InputSpec(ndim=2)
+        self.built = True
+
+    def call(self, inputs):
+        x = unwrap(inputs)
+        return jnp.broadcast_to(x[:, None, :], (x.shape[0], self.n, x.shape[1]))
+
+    def get_config(self):
+        return {**super().get_config(), "n": self.n}
+
+
+class Permute(Layer):
+    """Reorders the non-batch axes: `dims` is a permutation of 1..rank-1,
+    e.g. `Permute((2, 1))`: `(batch, a, b)` -> `(batch, b, a)`."""
+
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Permute: `dims` must be a permutation of 1..{len(self.dims)} "
+                             f"(the batch axis 0 stays first), got {dims!r}.")
+        self.input_spec = InputSpec(ndim=len(self.dims) + 1)
+        self.built = True
+
+    def call(self, inputs):
+        return jnp.transpose(unwrap(inputs), (0,) + self.dims)
+
+    def get_config(self):
+        return {**super().get_config(), "dims": self.dims}

@@ -1,0 +1,112 @@
+"""Image ops (`keras.ops.image`): resizing and cropping.
+
+Images are `(batch, height, width, channels)` or one image `(height, width,
+channels)` with `data_format="channels_last"` (the default), or channels
+first `(batch, channels, height, width)` / `(channels, height, width)`.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from loopax.src.ops.utils import as_array
+from loopax.src.tensor import op
+
+_IMPORTED = set(globals())
+
+RESIZE_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic")
+
+
+def _hw_axes(images, data_format, owner):
+    """(height axis, width axis) of a rank-3 or rank-4 image array."""
+    data_format = (data_format or "channels_last").lower()
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{owner}: `data_format` must be 'channels_last' or "
+                         f"'channels_first', got {data_format!r}.")
+    if images.ndim not in (3, 4):
+        raise ValueError(f"{owner}: `images` must have rank 3 (one image) or 4 (a batch); "
+                         f"got shape {tuple(images.shape)}.")
+    first = images.ndim - 3
+    return (first, first + 1) if data_format == "channels_last" else (first + 1, first + 2)
+
+
+def _crop(images, axes, top, left, height, width):
+    index = [slice(None)] * images.ndim
+    index[axes[0]] = slice(top, top + height)
+    index[axes[1]] = slice(left, left + width)
+    return images[tuple(index)]
+
+
+@op
+def resize(images, size, interpolation="bilinear", antialias=False,
+           crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, fill_mode="constant",
+           fill_value=0.0, data_format=None):
+    """Resizes images to `size = (height, width)` with `jax.image.resize`.
+
+    `crop_to_aspect_ratio` first crops the largest centred box with the
+    target's aspect ratio; `pad_to_aspect_ratio` instead pads (with
+    `fill_value`) to it, so the content is not distorted.
+    """
+    images = as_array(images)
+    axes = _hw_axes(images, data_format, "resize")
+    if interpolation not in RESIZE_INTERPOLATIONS:
+        raise ValueError(f"resize: `interpolation` must be one of {RESIZE_INTERPOLATIONS}, "
+                         f"got {interpolation!r}.")
+    if fill_mode != "constant":
+        raise ValueError(f"resize: only fill_mode='constant' is supported, got {fill_mode!r}.")
+    if crop_to_aspect_ratio and pad_to_aspect_ratio:
+        raise ValueError("resize: pass at most one of `crop_to_aspect_ratio` and "
+                         "`pad_to_aspect_ratio`.")
+    if len(tuple(size)) != 2 or not all(isinstance(s, int) and s > 0 for s in size):
+        raise ValueError(f"resize: `size` must be (height, width) of positive ints, "
+                         f"got {size!r}.")
+    target_h, target_w = size
+    height, width = images.shape[axes[0]], images.shape[axes[1]]
+    if crop_to_aspect_ratio:
+        crop_h = max(min(height, int(width * target_h / target_w)), 1)
+        crop_w = max(min(width, int(height * target_w / target_h)), 1)
+        images = _crop(images, axes, int((height - crop_h) / 2), int((width - crop_w) / 2),
+                       crop_h, crop_w)
+    elif pad_to_aspect_ratio:
+        pad_h = max(height, int(width * target_h / target_w))
+        pad_w = max(width, int(height * target_w / target_h))
+        widths = [(0, 0)] * images.ndim
+        top, left = int((pad_h - height) / 2), int((pad_w - width) / 2)
+        widths[axes[0]] = (top, top)
+        widths[axes[1]] = (left, left)
+        images = jnp.pad(images, widths, constant_values=fill_value)
+    shape = list(images.shape)
+    shape[axes[0]], shape[axes[1]] = target_h, target_w
+    return jax.image.resize(images, tuple(shape), method=interpolation, antialias=antialias)
+
+
+@op
+def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None,
+                right_cropping=None, target_height=None, target_width=None, data_format=None):
+    """Crops a box: give the top and left offsets and either the target
+    height/width or the bottom/right amounts to remove."""
+    images = as_array(images)
+    axes = _hw_axes(images, data_format, "crop_images")
+    height, width = images.shape[axes[0]], images.shape[axes[1]]
+    top, left = top_cropping or 0, left_cropping or 0
+
+    def extent(size, start, target, end, names):
+        if (target is None) == (end is None):
+            raise ValueError(f"crop_images: give exactly one of `{names[0]}` and "
+                             f"`{names[1]}`; got {target!r} and {end!r}.")
+        extent = target if target is not None else size - start - end
+        if start < 0 or extent <= 0 or start + extent > size:
+            raise ValueError(f"crop_images: the crop ({names[0]}={extent}, offset {start}) "
+                             f"does not fit in images of shape {tuple(images.shape)}.")
+        return extent
+
+    crop_h = extent(height, top, target_height, bottom_cropping,
+                    ("target_height", "bottom_cropping"))
+    crop_w = extent(width, left, target_width, right_cropping,
+                    ("target_width", "right_cropping"))
+    return _crop(images, axes, top, left, crop_h, crop_w)
+
+
+__all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_")
+                 and n != "RESIZE_INTERPOLATIONS")
