@@ -389,9 +389,7 @@ def _initial_state(cell, batch_size, dtype):
     """Zeros in the structure of `cell.state_size` (or the cell's own
     `get_initial_state`)."""
     if callable(getattr(cell, "get_initial_state", None)):
-        state = cell.get_initial_state(batch_size=batch_size)
-        return state if isinstance(cell.state_size, (list, tuple)) or not isinstance(
-            state, (list, tuple)) else state[0]
+        return cell.get_initial_state(batch_size=batch_size)
     return jax.tree_util.tree_map(lambda s: jnp.zeros((batch_size, s), dtype),
                                   cell.state_size)
 
@@ -479,6 +477,15 @@ def _time_loop(step, xs, states, mask, *, go_backwards, unroll, zero_output_for_
     return last, None, states
 
 
+def _is_variable(x):
+    return isinstance(x, Variable)
+
+
+def _state_variables(states):
+    """The Variables of a stateful RNN's (possibly nested) `states`."""
+    return jax.tree_util.tree_leaves(states, is_leaf=_is_variable)
+
+
 class RNN(Layer):
     """Runs a cell over the time axis.
 
@@ -535,7 +542,8 @@ class RNN(Layer):
         self._check_sequences_shape(sequences_shape)
         step_shape = (sequences_shape[0],) + tuple(sequences_shape[2:])
         if isinstance(self.cell, Layer) and not self.cell.built:
-            self.cell.build(step_shape)
+            with name_scope(self.name):   # weight paths as Keras: lstm/lstm_cell/kernel
+                self.cell.build(step_shape)
             self.cell.built = True
         if self.stateful:
             batch_size = sequences_shape[0]
@@ -548,7 +556,7 @@ class RNN(Layer):
                 self.states = jax.tree_util.tree_map(
                     lambda value: Variable(value, trainable=False, name="rnn_state"),
                     self.get_initial_state(batch_size))
-            for v in jax.tree_util.tree_leaves(self.states):
+            for v in _state_variables(self.states):
                 # Carried between calls (stateless calls and fit() thread it),
                 # but not a weight: Keras's get_weights() leaves RNN states out.
                 v.is_seed_state = True
@@ -557,20 +565,21 @@ class RNN(Layer):
     def get_initial_state(self, batch_size):
         """Zeros for every state: a list, one entry per `state_size` entry."""
         state = _initial_state(self.cell, batch_size, self.dtype)
-        return list(state) if isinstance(self.cell.state_size, (list, tuple)) else [state]
+        return list(state) if isinstance(state, (list, tuple)) else [state]
 
     def reset_states(self):
         """Zeroes the states of a stateful RNN."""
         self.reset_state()
 
     def reset_state(self):
-        for v in jax.tree_util.tree_leaves(self.states):
+        for v in _state_variables(self.states):
             v.assign(jnp.zeros_like(v.value))
 
     # ---- call --------------------------------------------------------------
     def _standardize_initial_state(self, initial_state, batch_size):
         """`initial_state` in the structure of `state_size`, shapes checked."""
-        want = self.get_initial_state(batch_size) if not self.stateful else self.states
+        want = self.get_initial_state(batch_size) if not self.stateful else \
+            jax.tree_util.tree_map(lambda v: v.value, self.states, is_leaf=_is_variable)
         want_leaves, treedef = jax.tree_util.tree_flatten(want)
         given = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
         given = jax.tree_util.tree_leaves([unwrap(s) for s in jax.tree_util.tree_leaves(given)])
@@ -598,7 +607,8 @@ class RNN(Layer):
         self._check_sequences_shape(sequences.shape)
         batch_size, timesteps = sequences.shape[0], sequences.shape[1]
         if self.stateful and initial_state is None:
-            states = jax.tree_util.tree_map(lambda v: v.value, self.states)
+            states = jax.tree_util.tree_map(lambda v: v.value, self.states,
+                                            is_leaf=_is_variable)
         elif initial_state is not None:
             states = self._standardize_initial_state(initial_state, batch_size)
         else:
@@ -636,7 +646,7 @@ class RNN(Layer):
             for cell in fixed:
                 cell._fixed_dropout_masks = None
         if self.stateful:
-            for var, value in zip(jax.tree_util.tree_leaves(self.states),
+            for var, value in zip(_state_variables(self.states),
                                   jax.tree_util.tree_leaves(states)):
                 var.assign(value)
         output = jnp.swapaxes(outputs, 0, 1) if self.return_sequences else last
@@ -806,7 +816,8 @@ class Bidirectional(Layer):
     def build(self, sequences_shape, initial_state_shape=None):
         for sub in (self.forward_layer, self.backward_layer):
             if not sub.built:
-                sub.build(sequences_shape)
+                with name_scope(self.name):
+                    sub.build(sequences_shape)
                 sub.built = True
         self.built = True
 
