@@ -14,6 +14,7 @@ from loopax.src.layers.core import (
 )
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.masking import Masking
 from loopax.src.layers.merging import (
                                     Add,
                                     Average,
@@ -48,6 +49,18 @@ from loopax.src.layers.pooling import (
                                     MaxPool2D,
                                     MaxPooling1D,
                                     MaxPooling2D,
+)
+from loopax.src.layers.recurrent import (
+                                    GRU,
+                                    LSTM,
+                                    RNN,
+                                    Bidirectional,
+                                    GRUCell,
+                                    LSTMCell,
+                                    SimpleRNN,
+                                    SimpleRNNCell,
+                                    StackedRNNCells,
+                                    TimeDistributed,
 )
 from loopax.src.layers.symbolic import Input
 

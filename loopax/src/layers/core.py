@@ -23,6 +23,8 @@ class Dense(Layer):
     `(input_dim, units)`, `bias` `(units,)`.
     """
 
+    supports_masking = True   # passes its input's mask on
+
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
@@ -76,6 +78,8 @@ class Dense(Layer):
 class Activation(Layer):
     """Applies an activation function (a name or a callable)."""
 
+    supports_masking = True   # passes its input's mask on
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -99,6 +103,8 @@ class Dropout(Layer):
             drops the same features at every timestep.
         seed: int or None; the layer's `seed_generator` holds the state.
     """
+
+    supports_masking = True   # passes its input's mask on
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -254,6 +260,8 @@ class Embedding(Layer):
 class ActivityRegularization(Layer):
     """Returns its input and adds `l1 · sum|x| + l2 · sum x²` to `losses`."""
 
+    supports_masking = True   # passes its input's mask on
+
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
         self.l1, self.l2 = l1, l2
@@ -268,6 +276,8 @@ class ActivityRegularization(Layer):
 
 class Identity(Layer):
     """Returns its input unchanged."""
+
+    supports_masking = True   # passes its input's mask on
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -273,6 +273,22 @@ class Layer(Module):
     def call(self, inputs, *args, **kwargs):
         return inputs
 
+    # ---- masks (see loopax.src.layers.masking) ---------------------------
+    @property
+    def supports_masking(self) -> bool:
+        """Whether the layer passes a mask on: by default, when it defines
+        `compute_mask`; layers that keep the time axis set it True."""
+        return self.__dict__.get("_supports_masking",
+                                 type(self).compute_mask is not Layer.compute_mask)
+
+    @supports_masking.setter
+    def supports_masking(self, value):
+        self.__dict__["_supports_masking"] = bool(value)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of the outputs, given the inputs and their mask."""
+        return previous_mask
+
     def compute_output_shape(self, input_shape):
         """The output shape for `input_shape` (None sizes stay None); builds the layer."""
         is_shape = lambda s: isinstance(s, tuple) and all(  # noqa: E731
@@ -343,7 +359,14 @@ class Layer(Module):
                 t = kwargs.pop("training")
                 if frame["training"] is None:
                     frame["training"] = t
+            previous_mask = kwargs.get("mask") if self._call_takes_mask else None
+            if previous_mask is None and args:
+                previous_mask = _masking.masks_of(args[0])
+                if previous_mask is not None and self._call_takes_mask:
+                    kwargs["mask"] = previous_mask
             outputs = self.call(*args, **kwargs)
+            if self.supports_masking and args:
+                _masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
                 for out in jax.tree_util.tree_leaves(outputs):
                     self.add_loss(self.activity_regularizer(out))
@@ -513,3 +536,7 @@ def _check_weight_fits(layer, name, shape, dtype):
             f"GiB), but only {available:,} bytes ({available / 1024 ** 3:.1f} GiB) are free on "
             f"{jax.devices()[0].platform}. Use fewer units / a smaller input, or a smaller "
             "dtype.")
+
+
+# Imported last: the mask helpers live beside the Masking layer, which subclasses Layer.
+from loopax.src.layers import masking as _masking  # noqa: E402

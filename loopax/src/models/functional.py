@@ -17,6 +17,7 @@ import numpy as np
 
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
+from loopax.src.layers.masking import set_keras_mask
 from loopax.src.layers.symbolic import SymbolicTensor, is_symbolic
 from loopax.src.models.model import Model
 
@@ -85,6 +86,10 @@ class Functional(Model):
     # ---- call ------------------------------------------------------------------
     def call(self, inputs, training=None, mask=None):
         flat = self._standardize_inputs(inputs)
+        if mask is not None:   # masks for the inputs reach the layers that read them
+            for x, m in zip(flat, mask if isinstance(mask, (list, tuple)) else [mask]):
+                if m is not None:
+                    set_keras_mask(x, m)
         values = {id(t): x for t, x in zip(self.inputs, flat)}
         for program in self._programs:
             program.run(values)

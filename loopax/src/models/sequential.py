@@ -121,7 +121,7 @@ class Sequential(Model):
 
     def call(self, inputs, training=None, mask=None):
         if self._graph.model is not None:
-            return self._graph.model.call(inputs)
+            return self._graph.model.call(inputs, mask=mask)
         for layer in self.layers:
             inputs = layer(inputs)
         return inputs
