@@ -23,8 +23,8 @@ from loopax import (
 from loopax.src import random
 from loopax.src.custom_gradient import custom_gradient
 from loopax.src.function import Function, function, print
+from loopax.src.layers.input_layer import Input
 from loopax.src.layers.layer import Layer
-from loopax.src.layers.symbolic import Input
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
@@ -32,4 +32,3 @@ from loopax.src.state import StateScope, Variable, name_scope
 from loopax.src.tape import GradientTape
 from loopax.src.tensor import Tensor, constant
 
-__version__ = "0.1.0"

@@ -12,7 +12,7 @@ from loopax.src.layers.core import (
                                     Identity,
                                     Reshape,
 )
-from loopax.src.layers.input_layer import InputLayer
+from loopax.src.layers.input_layer import Input, InputLayer
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.merging import (
                                     Add,
@@ -49,4 +49,3 @@ from loopax.src.layers.pooling import (
                                     MaxPooling1D,
                                     MaxPooling2D,
 )
-from loopax.src.layers.symbolic import Input

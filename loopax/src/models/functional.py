@@ -19,8 +19,10 @@ from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import SymbolicTensor, is_symbolic
 from loopax.src.models.model import Model
+from loopax.src.saving import serialization
 
 
+@serialization.register_core_class
 class Functional(Model):
     """A model defined by symbolic `inputs` and `outputs` (tensors, or lists
     or dicts of them).
@@ -133,7 +135,6 @@ class Functional(Model):
     def get_config(self) -> dict:
         """A JSON-able description of the graph: each layer's class and config
         with the tensors each of its calls took, and the input/output tensors."""
-        from loopax.src.saving import serialization
         node_key = {}
         node_count = {}
         calls = {}
@@ -349,7 +350,6 @@ class _NotYet(Exception):
 
 def functional_from_config(cls, config, custom_objects=None):
     """Re-creates the layers of `config` and calls them as recorded."""
-    from loopax.src.saving import serialization
     tensors = {}
     pending = []
     with serialization.custom_object_scope(custom_objects or {}):

@@ -22,12 +22,14 @@ import jax.numpy as jnp
 
 from loopax.src import dtypes
 from loopax.src.layers.layer import Layer, _shape_of
+from loopax.src.layers.symbolic import any_symbolic
+from loopax.src.models import summary
+from loopax.src.saving import model_file, serialization, weights_file
 from loopax.src.trainers.trainer import Trainer
 
 
 def is_functional_call(args, kwargs) -> bool:
     """Whether constructor arguments are `(inputs, outputs)` symbolic tensors."""
-    from loopax.src.layers.symbolic import any_symbolic
     if len(args) >= 2:
         inputs, outputs = args[0], args[1]
     elif len(args) == 1 and "outputs" in kwargs:
@@ -64,6 +66,7 @@ def _is_json_able(value) -> bool:
         return False
 
 
+@serialization.register_core_class
 class Model(Trainer, Layer):
     """A layer with `fit`/`evaluate`/`predict`, `summary`, saving and weights I/O.
 
@@ -156,25 +159,21 @@ class Model(Trainer, Layer):
     def summary(self, line_length=None, positions=None, print_fn=None,
                 expand_nested=False, show_trainable=False, layer_range=None):
         """Prints a table of layers, output shapes and parameter counts."""
-        from loopax.src.models import summary
         summary.print_summary(self, line_length=line_length, positions=positions,
                               print_fn=print_fn, show_trainable=show_trainable)
 
     # ---- saving ------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True):
         """Writes `weights` to a safetensors file (see `loopax.saving`)."""
-        from loopax.src.saving import weights_file
         weights_file.save_weights(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath, skip_mismatch=False):
         """Reads weights written by `save_weights` (or `save`) into this model."""
-        from loopax.src.saving import weights_file
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
     def save(self, filepath, overwrite=True, **kwargs):
         """Writes the architecture and weights to one zip file; read it back with
         `loopax.saving.load_model(filepath)`."""
-        from loopax.src.saving import model_file
         model_file.save_model(self, filepath, overwrite=overwrite)
 
     # ---- config ------------------------------------------------------------

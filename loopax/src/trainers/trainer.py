@@ -46,6 +46,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import optimizers
+from loopax.src.callbacks.callback import implements
+from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
+from loopax.src.metrics import Mean, Metric
 from loopax.src.state import StateScope
 from loopax.src.trainers import epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
@@ -54,6 +58,7 @@ from loopax.src.trainers.data_adapters import (
     data_adapter_utils,
     get_data_adapter,
     is_batch_source,
+    pack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
@@ -112,8 +117,6 @@ class Trainer:
             jit_compile: "auto"/True compiles; False runs eagerly (JAX has no
                 other way to run without XLA).
         """
-        from loopax.src import optimizers
-        from loopax.src.metrics import Mean
         self.optimizer = optimizers.get(optimizer)
         output_names = self._output_names()
         self._compile_loss = (CompileLoss(loss, loss_weights, output_names, self._model_label())
@@ -192,7 +195,6 @@ class Trainer:
         return out
 
     def _tracked_metrics(self):
-        from loopax.src.metrics import Metric
         own = {id(self._loss_tracker), id(self._compile_metrics)}
         found = []
         seen = set(own)
@@ -421,7 +423,6 @@ class Trainer:
             sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
             validation_batch_size=None, validation_freq=1):
         """Trains for `epochs` epochs; returns the `History`. Keras's arguments."""
-        from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("fit")
         if batch_size is not None:
             check_batch_size(batch_size)
@@ -514,7 +515,6 @@ class Trainer:
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """The loss and metrics on the data: a float (only a loss), a list in
         `metrics_names` order, or a dict with `return_dict=True`."""
-        from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("evaluate")
         if kwargs:
             raise TypeError(f"evaluate() got unexpected arguments {sorted(kwargs)}.")
@@ -530,7 +530,6 @@ class Trainer:
         return self._flatten_in_order(logs)
 
     def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False):
-        from loopax.src.callbacks.callback_list import logs_to_host
         self.reset_metrics()
         live = LiveState(self._value_step("test")[1])
         outer = self._trainer_state
@@ -571,7 +570,6 @@ class Trainer:
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x` as NumPy arrays (the outputs' structure),
         batch after batch, concatenated."""
-        from loopax.src.callbacks.callback_list import CallbackList
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
         first = adapter.peek()
@@ -609,7 +607,6 @@ class Trainer:
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy arrays."""
-        from loopax.src.trainers.data_adapters import pack_x_y_sample_weight
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
@@ -617,7 +614,6 @@ class Trainer:
         return jax.tree_util.tree_map(np.asarray, out)
 
     def _on_batch(self, kind, x, y, sample_weight, class_weight, return_dict):
-        from loopax.src.callbacks.callback_list import logs_to_host
         adapter = ArrayDataAdapter(x, y, sample_weight, class_weight=class_weight,
                                    batch_size=None, steps=1)
         batch = epoch_runner.to_jax(adapter.data)
@@ -667,7 +663,6 @@ def _has_sublayers(model):
 
 def _needs_batch_sync(callbacks, kind):
     """Whether a callback that is not a pure logger implements batch hooks."""
-    from loopax.src.callbacks.callback import implements
     hooks = {"train": ("on_train_batch_begin", "on_train_batch_end"),
              "test": ("on_test_batch_begin", "on_test_batch_end")}[kind]
     return any(implements(cb, hook) and not cb._async_batch_hooks
