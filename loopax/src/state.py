@@ -406,6 +406,10 @@ def check_values_match(variables, values, what: str, owner: str):
     return values
 
 
+# Keras's name for the same mechanism (`keras.StatelessScope(state_mapping)`).
+StatelessScope = StateScope
+
+
 # --------------------------------------------------------------------------
 # Name scopes
 # --------------------------------------------------------------------------

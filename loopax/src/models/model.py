@@ -171,9 +171,19 @@ class Model(Trainer, Layer):
         """Reads weights written by `save_weights` (or `save`) into this model."""
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
-    def save(self, filepath, overwrite=True, **kwargs):
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Writes the architecture and weights to one zip file; read it back with
-        `loopax.saving.load_model(filepath)`."""
+        `loopax.saving.load_model(filepath)`.
+
+        loopax writes only the zip format (`zipped=False` and Keras's legacy
+        options such as `save_format=` raise instead of being ignored).
+        """
+        if zipped is False:
+            raise ValueError(f"Model {self.name!r}: save(zipped=False) is not supported; "
+                             "loopax writes one zip archive (leave `zipped` unset).")
+        if kwargs:
+            raise TypeError(f"Model {self.name!r}: save() got unsupported argument(s) "
+                            f"{sorted(kwargs)}; it takes filepath, overwrite and zipped.")
         model_file.save_model(self, filepath, overwrite=overwrite)
 
     # ---- config ------------------------------------------------------------
