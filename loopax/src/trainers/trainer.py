@@ -46,6 +46,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import losses as losses_module
+from loopax.src import metrics as metrics_module
 from loopax.src import optimizers
 from loopax.src.callbacks.callback import implements
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
@@ -136,6 +138,27 @@ class Trainer:
                                     jit_compile=jit_compile)
         self.__dict__["_loopax_cache"] = _Cache()
         self.compiled = True
+
+    def get_compile_config(self) -> dict | None:
+        """The `compile()` arguments as JSON values (None if not compiled), for
+        `model.save`; Losses, Metrics and the optimizer become their configs."""
+        if not self.compiled:
+            return None
+        config = dict(self._compile_config)
+        config["optimizer"] = optimizers.serialize(self.optimizer)
+        config["loss"] = _map_nested(losses_module.serialize, config["loss"])
+        for key in ("metrics", "weighted_metrics"):
+            config[key] = _map_nested(_serialize_metric, config[key])
+        return config
+
+    def compile_from_config(self, config: dict) -> None:
+        """Compiles the model with the arguments `get_compile_config()` described."""
+        config = dict(config)
+        config["optimizer"] = optimizers.deserialize(config["optimizer"])
+        config["loss"] = _map_nested(losses_module.deserialize, config["loss"])
+        for key in ("metrics", "weighted_metrics"):
+            config[key] = _map_nested(metrics_module.deserialize, config[key])
+        self.compile(**config)
 
     @property
     def run_eagerly(self):
@@ -678,3 +701,29 @@ def _should_validate(epoch, validation_freq):
         return epoch + 1 in validation_freq
     raise ValueError("`validation_freq` must be an int or a list of epochs (1-based), got "
                      f"{validation_freq!r}.")
+
+
+def _serialize_metric(metric):
+    """A metric's config; a function by its name when that name is a metric
+    (`mean_absolute_error` the function -> "mean_absolute_error")."""
+    config = metrics_module.serialize(metric)
+    name = getattr(metric, "__name__", None)
+    if config is metric and name is not None:
+        try:
+            metrics_module.get(name)
+            return name
+        except ValueError:
+            pass
+    return config
+
+
+def _map_nested(fn, spec):
+    """`fn` applied to each loss/metric in a compile argument (None, one, or a
+    list/dict of them, nested); names (strings) are kept as they are."""
+    if spec is None or isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and "class_name" not in spec:
+        return {key: _map_nested(fn, value) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_map_nested(fn, value) for value in spec]
+    return fn(spec)
