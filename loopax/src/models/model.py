@@ -8,9 +8,9 @@ Three ways to make one, as in Keras:
 - `Sequential([layers])` (see `sequential.py`);
 - subclassing: `class M(Model)` with layers as attributes and a `call`.
 
-A subclass called with `inputs=`/`outputs=` (seed 001/004's
-`CustomModel(inputs, outputs)` overriding `train_step`) becomes a functional
-model that is still an instance of the subclass.
+A subclass called with `inputs=`/`outputs=` (Keras's
+`CustomModel(inputs, outputs)` that overrides `train_step`) becomes a
+functional model that is still an instance of the subclass.
 """
 
 from __future__ import annotations
@@ -160,7 +160,8 @@ class Model(Trainer, Layer):
                 expand_nested=False, show_trainable=False, layer_range=None):
         """Prints a table of layers, output shapes and parameter counts."""
         summary.print_summary(self, line_length=line_length, positions=positions,
-                              print_fn=print_fn, show_trainable=show_trainable)
+                              print_fn=print_fn, expand_nested=expand_nested,
+                              show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- saving ------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True):

@@ -306,9 +306,6 @@ class Optimizer:
     def _get_variable_index(self, variable):
         return self._index_by_id[id(variable)]
 
-    def _var_key(self, variable):
-        return id(variable)
-
     # Keras-style helpers for subclasses' update_step.
     def assign(self, variable, value):
         variable.assign(value)

@@ -136,9 +136,3 @@ def make_device_predict_single(predict):
         return predict(state, device_batch(data, order, row0, 0, batch_size))
     return jax.jit(one, static_argnames=("batch_size",))
 
-
-def make_stacked_predict(predict):
-    def loop(state, stacked, n):
-        capacity = jax.tree_util.tree_leaves(stacked)[0].shape[0]
-        return _collect(predict, lambda i: stacked_batch(stacked, i), state, n, capacity)
-    return jax.jit(loop)

@@ -10,7 +10,7 @@ is a function of values:
     test_step(self, state, data)  -> (logs, state)
     predict_step(self, state, data) -> outputs
 
-as in seed 004. Overriding one with a single `data` argument selects the
+as Keras's JAX backend writes them. Overriding one with a single `data` argument selects the
 TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
 with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
 a `StateScope` mapping the Variables to the state values, which makes it a
@@ -336,7 +336,7 @@ class Trainer:
         return self.get_metrics_result()
 
     # ======================================================================
-    # the default steps (stateless, seed 004's form)
+    # the default steps (stateless: `(self, state, data)`)
     # ======================================================================
     def train_step(self, state, data):
         """One training step on values: `(logs, state)` for `state =
@@ -396,9 +396,6 @@ class Trainer:
 
     def _planner(self, kind, source="device"):
         return step_functions.planner(self, kind, source)
-
-    def _finalize_logs(self, kind):
-        return step_functions.finalize_logs(self, kind)
 
     # ======================================================================
     # building
