@@ -35,6 +35,40 @@ IN_FUNCTION_ALLOWED = {
 }
 
 
+# The layers, lowest first (docs/design.md opens with this map). A module may
+# import modules of its own layer or of lower ones, never of a higher one. A
+# module belongs to the layer of the longest prefix listed.
+LAYERS = [
+    ("base", ["loopax.src", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
+              "loopax.src.utils", "loopax.src.saving", "loopax.src.saving.serialization",
+              "loopax.src.datasets"]),
+    ("state", ["loopax.src.state"]),
+    ("tensor", ["loopax.src.tensor"]),
+    ("ops", ["loopax.src.ops", "loopax.src.random"]),
+    ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient"]),
+    ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
+    ("weight helpers", ["loopax.src.activations", "loopax.src.initializers",
+                        "loopax.src.regularizers", "loopax.src.constraints"]),
+    ("layers", ["loopax.src.layers"]),
+    ("losses, metrics, optimizers", ["loopax.src.losses", "loopax.src.metrics",
+                                     "loopax.src.optimizers"]),
+    ("trainers", ["loopax.src.callbacks", "loopax.src.trainers"]),
+    ("saving", ["loopax.src.saving.weights_file", "loopax.src.saving.model_file",
+                "loopax.src.saving.saving_api"]),
+    ("models", ["loopax.src.models"]),
+]
+
+
+def layer_of(module: str) -> int:
+    best, best_len = None, -1
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = rank, len(prefix)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return best
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent.parent).with_suffix("").parts
     if parts[-1] == "__init__":
@@ -215,6 +249,23 @@ def test_no_import_cycle_across_packages():
         f"{len(bad)} import cycle(s) span several packages (largest: "
         f"{max(len(c) for c in bad)} modules). A lower layer must not import a higher one; "
         f"register a hook instead (docs/design.md). Cycles: {bad}")
+
+
+def test_imports_run_one_way():
+    """Every import, top-level or in a function, goes to the same or a lower layer
+    (the allowlisted in-function ones excepted)."""
+    edges, _ = build_graph()
+    modules = _parse_modules()
+    allowed = {(source, loaded) for source, target in IN_FUNCTION_ALLOWED
+               for loaded in _with_parent_packages(target, modules)}
+    upward = sorted(
+        f"{source} imports the public package {target}" if target not in modules else
+        f"{source} ({LAYERS[layer_of(source)][0]}) imports {target} "
+        f"({LAYERS[layer_of(target)][0]})"
+        for source, targets in edges.items() for target in targets
+        if (target not in modules or layer_of(target) > layer_of(source))
+        and (source, target) not in allowed)
+    assert not upward, upward
 
 
 def test_in_function_imports_are_allowlisted():
