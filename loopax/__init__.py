@@ -5,31 +5,48 @@
 """
 
 from loopax import (
-                    activations,
-                    callbacks,
-                    constraints,
-                    datasets,
-                    initializers,
-                    layers,
-                    losses,
-                    metrics,
-                    models,
-                    ops,
-                    optimizers,
-                    regularizers,
-                    saving,
-                    utils,
+    activations,
+    backend,
+    callbacks,
+    config,
+    constraints,
+    datasets,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    ops,
+    optimizers,
+    regularizers,
+    saving,
+    utils,
 )
 from loopax.src import random
 from loopax.src.custom_gradient import custom_gradient
 from loopax.src.function import Function, function, print
-from loopax.src.layers.layer import Layer
-from loopax.src.layers.symbolic import Input
+from loopax.src.initializers import Initializer
+from loopax.src.layers.input_layer import Input
+from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.losses.loss import Loss
+from loopax.src.metrics.metric import Metric
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
-from loopax.src.state import StateScope, Variable, name_scope
+from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.regularizers import Regularizer
+from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
 from loopax.src.tape import GradientTape
 from loopax.src.tensor import Tensor, constant
+from loopax.src.version import __version__, version
 
-__version__ = "0.1.0"
+# `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
+# left out so the star import does not replace the builtin `print`.
+__all__ = [
+    "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer", "Loss",
+    "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential", "StateScope",
+    "StatelessScope", "Tensor", "Variable", "activations", "backend", "callbacks", "config",
+    "constant", "constraints", "custom_gradient", "datasets", "function", "initializers",
+    "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
+    "regularizers", "saving", "utils", "version",
+]

@@ -12,7 +12,7 @@ from loopax.src.layers.core import (
                                     Identity,
                                     Reshape,
 )
-from loopax.src.layers.input_layer import InputLayer
+from loopax.src.layers.input_layer import Input, InputLayer
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.masking import Masking
 from loopax.src.layers.merging import (
@@ -62,7 +62,6 @@ from loopax.src.layers.recurrent import (
                                     StackedRNNCells,
                                     TimeDistributed,
 )
-from loopax.src.layers.symbolic import Input
 
 # isort: split
 # Issue #9: Keras layers added with the parity suite (tests/keras_parity).

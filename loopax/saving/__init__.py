@@ -8,7 +8,7 @@ found only among loopax's own, `custom_objects=` and those registered with
 `@register_serializable()`.
 """
 
-from loopax.src.saving.model_file import load_model
+from loopax.src.saving.saving_api import load_model, load_weights, save_model, save_weights
 from loopax.src.saving.serialization import (
     CustomObjectScope,
     custom_object_scope,
@@ -23,17 +23,3 @@ from loopax.src.saving.serialization import (
     serialize_keras_object,
 )
 
-
-def save_model(model, filepath, overwrite=True, **kwargs):
-    """`model.save(filepath)`."""
-    model.save(filepath, overwrite=overwrite, **kwargs)
-
-
-def save_weights(model, filepath, overwrite=True):
-    """`model.save_weights(filepath)`."""
-    model.save_weights(filepath, overwrite=overwrite)
-
-
-def load_weights(model, filepath, skip_mismatch=False):
-    """`model.load_weights(filepath)`."""
-    model.load_weights(filepath, skip_mismatch=skip_mismatch)

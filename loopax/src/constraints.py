@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src import dtypes
 from loopax.src.tensor import unwrap
 from loopax.src.utils.registry import Registry, name_table
 
-_EPSILON = 1e-7
+_EPSILON = dtypes.EPSILON
 
 
 def _norms(w, axis):

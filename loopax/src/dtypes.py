@@ -4,6 +4,10 @@ import jax.numpy as jnp
 
 _FLOATX = "float32"
 
+# The fuzz factor Keras calls `epsilon()`: keeps probabilities off 0 and 1 in
+# log-losses, and norms off 0 in constraints.
+EPSILON = 1e-7
+
 
 def floatx() -> str:
     """The default float dtype for weights and inputs ("float32")."""

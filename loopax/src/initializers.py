@@ -14,7 +14,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import dtypes, random
+from loopax.src import dtypes, random, state
 from loopax.src.utils.registry import Registry, name_table
 
 
@@ -335,3 +335,6 @@ random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, T
 variance_scaling, orthogonal, identity = VarianceScaling, Orthogonal, Identity
 glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
 he_normal, he_uniform, lecun_normal, lecun_uniform = HeNormal, HeUniform, LecunNormal, LecunUniform
+
+
+state.register_initializer_lookup(get)   # for `Variable("zeros", shape=...)`

@@ -12,7 +12,7 @@ A Variable reached twice is listed once. `Layer` and `Model` are Modules.
 
 from __future__ import annotations
 
-from loopax.src.state import Variable
+from loopax.src.state import Variable, unique_name
 
 # Attributes that point back up or sideways in a graph; never walked.
 _NOT_TRACKED = frozenset({
@@ -59,7 +59,6 @@ class Module:
         if name is not None:
             self.name = name
         elif not hasattr(self, "name"):
-            from loopax.src.state import unique_name
             self.name = unique_name(_snake_case(type(self).__name__))
 
     def _direct(self, seen):

@@ -65,16 +65,90 @@ def is_tracer(x) -> bool:
 
 
 # --------------------------------------------------------------------------
+# The array protocol Variables and Tensors share
+# --------------------------------------------------------------------------
+
+class ArrayValue:
+    """What makes an object holding one array behave like that array.
+
+    A subclass defines `_read_value()` (the current array) and `shape`,
+    `dtype`, `ndim`. Python's operators are installed on this class by
+    `loopax.src.ops.operators`, so a recording GradientTape sees them.
+    """
+
+    __slots__ = ()
+    # Let NumPy and JAX defer binary operators to our reflected methods, so
+    # `np_array - variable` comes back to loopax (and to a recording tape).
+    __array_priority__ = 1000
+    __array_ufunc__ = None
+
+    def _read_value(self):
+        raise NotImplementedError
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def numpy(self) -> np.ndarray:
+        return np.asarray(self._read_value())
+
+    def __array__(self, dtype=None, copy=None):
+        check_not_followed(self)
+        a = np.asarray(self._read_value())
+        return a.astype(dtype) if dtype is not None else a
+
+    @property
+    def __jax_array__(self):
+        # JAX's binary operators look this attribute up first. Hiding it while
+        # a GradientTape follows this value makes `jax_array * variable` fall
+        # back to our reflected operator, which the tape records.
+        if _state.tapes and any(t._follows(self) for t in _state.tapes):
+            raise AttributeError("__jax_array__")
+        return self._read_value
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __bool__(self):
+        return bool(self._read_value())
+
+    def __float__(self):
+        return float(self._read_value())
+
+    def __int__(self):
+        return int(self._read_value())
+
+    def __index__(self):
+        return int(self._read_value())
+
+    # `==` is elementwise (as for arrays); these objects stay usable as dict
+    # keys through identity hashing.
+    def __hash__(self):
+        return id(self)
+
+
+# --------------------------------------------------------------------------
 # Variable
 # --------------------------------------------------------------------------
 
-class Variable:
+# Set by loopax.src.initializers: resolves an initializer name ("zeros") for
+# `Variable("zeros", shape=...)`, which Keras code writes.
+_initializer_lookup: Callable | None = None
+
+
+def register_initializer_lookup(lookup: Callable) -> None:
+    """Installs the function that turns an initializer name into an initializer."""
+    global _initializer_lookup
+    _initializer_lookup = lookup
+
+
+class Variable(ArrayValue):
     """A mutable, named array that is also a JAX pytree.
 
     Args:
         initializer: an array-like initial value, or a callable
-            `initializer(shape, dtype)` (a loopax initializer or a name such
-            as `"glorot_uniform"`), in which case `shape` is required.
+            `initializer(shape, dtype)` (or the name of a loopax initializer
+            such as `"glorot_uniform"`), in which case `shape` is required.
         shape: the shape, when `initializer` is a callable.
         dtype: the dtype; defaults to the value's dtype (Python floats and
             float64 arrays become float32, loopax's default float).
@@ -84,10 +158,6 @@ class Variable:
             scopes (`"dense/kernel"`).
     """
 
-    # Let NumPy and JAX defer binary operators to our reflected methods, so
-    # `np_array - variable` comes back to loopax (and to a recording tape).
-    __array_priority__ = 1000
-    __array_ufunc__ = None
     # The value a compiled loopax.function wrote, while no one has read it:
     # the next call may donate (update in place) that buffer.
     _owned_value = None
@@ -109,8 +179,7 @@ class Variable:
                 raise ValueError(
                     f"Variable {self.path!r}: an initializer "
                     f"({initializer!r}) needs `shape=`.")
-            from loopax.src import initializers
-            init = initializers.get(initializer)
+            init = _initializer_lookup(initializer)   # names and classes, as Keras's
             with jax.ensure_compile_time_eval():
                 value = init(tuple(shape), dtype or dtypes.floatx())
         else:
@@ -174,9 +243,9 @@ class Variable:
     def assign_sub(self, delta):
         return self.assign(self.value - _unwrap(delta))
 
-    # ---- array protocol --------------------------------------------------
+    # ---- array protocol (the rest is ArrayValue's) ------------------------
     @property
-    def shape(self):
+    def shape(self) -> tuple:
         return tuple(self._value.shape)
 
     @property
@@ -184,50 +253,11 @@ class Variable:
         return self._value.dtype
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._value.ndim
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape))
-
-    def numpy(self):
-        return np.asarray(self.value)
-
-    def __array__(self, dtype=None, copy=None):
-        check_not_followed(self)
-        a = np.asarray(self.value)
-        return a.astype(dtype) if dtype is not None else a
-
-    @property
-    def __jax_array__(self):
-        # JAX's binary operators look this attribute up first. Hiding it while
-        # a GradientTape follows this variable makes `jax_array * variable`
-        # fall back to our reflected operator, which the tape records.
-        if _state.tapes and any(t._follows(self) for t in _state.tapes):
-            raise AttributeError("__jax_array__")
-        return self._read_value
 
     def _read_value(self):
         return self.value
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __bool__(self):
-        return bool(self.value)
-
-    def __float__(self):
-        return float(self.value)
-
-    def __int__(self):
-        return int(self.value)
-
-    def __index__(self):
-        return int(self.value)
-
-    def __hash__(self):
-        return id(self)
 
     def __repr__(self):
         try:
@@ -305,42 +335,6 @@ def _unwrap(x):
     return x if v is None else v
 
 
-# Operators: defined through loopax.ops so a recording GradientTape sees them.
-def _binary(name, reflected=False):
-    def method(self, other):
-        from loopax.src.ops import operators
-        fn = getattr(operators, name)
-        return fn(other, self) if reflected else fn(self, other)
-    return method
-
-
-def _unary(name):
-    def method(self):
-        from loopax.src.ops import operators
-        return getattr(operators, name)(self)
-    return method
-
-
-def install_operators(cls):
-    """Gives `cls` Python's arithmetic and comparison operators via loopax.ops."""
-    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
-               "matmul", "and", "or", "xor"):
-        setattr(cls, f"__{op}__", _binary(op))
-        setattr(cls, f"__r{op}__", _binary(op, reflected=True))
-    for op in ("lt", "le", "gt", "ge", "eq", "ne"):
-        setattr(cls, f"__{op}__", _binary(op))
-    for op in ("neg", "pos", "abs", "invert"):
-        setattr(cls, f"__{op}__", _unary(op))
-    cls.__getitem__ = lambda self, idx: __import__(
-        "loopax.src.ops.operators", fromlist=["getitem"]).getitem(self, idx)
-    return cls
-
-
-install_operators(Variable)
-# `==` is elementwise (as for arrays); Variables stay usable as dict keys
-# through identity hashing.
-Variable.__hash__ = lambda self: id(self)
-
 
 # --------------------------------------------------------------------------
 # StateScope
@@ -407,11 +401,6 @@ class StateScope:
         return False
 
 
-def values_of(variables) -> list:
-    """Current values (scope-aware) of a sequence of Variables."""
-    return [v.value for v in variables]
-
-
 def check_values_match(variables, values, what: str, owner: str):
     """Raises a clear error unless `values` fits `variables` one to one.
 
@@ -434,6 +423,10 @@ def check_values_match(variables, values, what: str, owner: str):
                 f"{owner}: `{what}[{i}]` has shape {shape} but variable "
                 f"{var.path!r} has shape {var.shape}.")
     return values
+
+
+# Keras's name for the same mechanism (`keras.StatelessScope(state_mapping)`).
+StatelessScope = StateScope
 
 
 # --------------------------------------------------------------------------

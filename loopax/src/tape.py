@@ -52,7 +52,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.state import StateScope, Variable, _state
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import Tensor, register_tape_recorder
 
 _WRAPPED = (Variable, Tensor)
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
@@ -902,3 +902,6 @@ def _check_cotangent(target, ct):
         raise ValueError(
             f"gradient(): an output_gradients entry has shape {shape} but its "
             f"target has shape {target.shape}; they must match.")
+
+
+register_tape_recorder(record)   # loopax ops call `record` while a tape records

@@ -20,10 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import state
-from loopax.src.state import Variable, _state, install_operators
+from loopax.src.state import ArrayValue, Variable, _state
 
 
-class Tensor:
+class Tensor(ArrayValue):
     """An immutable array value that a `GradientTape` can follow.
 
     Behaves like an array: `.shape`, `.dtype`, `.numpy()`, `np.asarray(t)`,
@@ -35,8 +35,6 @@ class Tensor:
     """
 
     __slots__ = ("_loopax_value", "__weakref__")
-    __array_priority__ = 1000
-    __array_ufunc__ = None
 
     def __init__(self, value):
         self._loopax_value = value
@@ -46,7 +44,7 @@ class Tensor:
         return self._loopax_value
 
     @property
-    def shape(self):
+    def shape(self) -> tuple:
         return tuple(self._loopax_value.shape)
 
     @property
@@ -54,52 +52,11 @@ class Tensor:
         return self._loopax_value.dtype
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._loopax_value.ndim
 
-    @property
-    def size(self):
-        return int(np.prod(self.shape))
-
-    @property
-    def T(self):
-        from loopax.src.ops import numpy as lnp
-        return lnp.transpose(self)
-
-    def numpy(self):
-        return np.asarray(self._loopax_value)
-
-    def __array__(self, dtype=None, copy=None):
-        state.check_not_followed(self)
-        a = np.asarray(self._loopax_value)
-        return a.astype(dtype) if dtype is not None else a
-
-    @property
-    def __jax_array__(self):
-        # JAX's binary operators look this attribute up first: hiding it while
-        # a tape follows this Tensor makes `jax_array - tensor` fall back to
-        # our reflected operator (and so be recorded).
-        if _state.tapes and any(t._follows(self) for t in _state.tapes):
-            raise AttributeError("__jax_array__")
-        return self._get_value
-
-    def _get_value(self):
+    def _read_value(self):
         return self._loopax_value
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __bool__(self):
-        return bool(self._loopax_value)
-
-    def __float__(self):
-        return float(self._loopax_value)
-
-    def __int__(self):
-        return int(self._loopax_value)
-
-    def __index__(self):
-        return int(self._loopax_value)
 
     def __iter__(self):
         for i in range(len(self)):
@@ -117,8 +74,6 @@ class Tensor:
     __str__ = __repr__
 
 
-install_operators(Tensor)
-Tensor.__hash__ = lambda self: id(self)
 
 def _flatten_tensor(t):
     # jnp functions are jitted: they flatten their arguments, which would
@@ -131,6 +86,24 @@ jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, lambda _, c: Tensor(
 
 
 _WRAPPED = (Variable, Tensor)
+
+# Hooks the higher layers install (this module never imports them):
+# - `record(fn, args, kwargs)`: how a recording GradientTape runs an op
+#   (loopax.src.tape);
+# - `call_on_symbolic(fn, args, kwargs)`: the functional API's fallback for an
+#   op called on symbolic tensors; returns NotImplemented when no argument is
+#   symbolic (loopax.src.layers.op_layer).
+_hooks = {"record": None, "call_on_symbolic": None}
+
+
+def register_tape_recorder(record) -> None:
+    """Installs the function that records an op while a GradientTape records."""
+    _hooks["record"] = record
+
+
+def register_symbolic_fallback(call_on_symbolic) -> None:
+    """Installs the function an op falls back to when it fails on symbolic tensors."""
+    _hooks["call_on_symbolic"] = call_on_symbolic
 
 
 def unwrap(x):
@@ -162,8 +135,7 @@ def op(fn=None, *, tensor_out=True):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if _state.tapes:
-            from loopax.src import tape
-            return tape.record(fn, args, kwargs)
+            return _hooks["record"](fn, args, kwargs)
         wrapped = False
         for a in args if tensor_out else ():
             if isinstance(a, _WRAPPED):
@@ -177,11 +149,11 @@ def op(fn=None, *, tensor_out=True):
         except Exception:
             # An op called on symbolic tensors (functional API) becomes a layer
             # call; checked only after a failure, so it costs nothing otherwise.
-            from loopax.src.layers.symbolic import any_symbolic
-            if any_symbolic((args, kwargs)):
-                from loopax.src.ops.symbolic_op import call_on_symbolic
-                return call_on_symbolic(fn, args, kwargs)
-            raise
+            fallback = _hooks["call_on_symbolic"]
+            out = NotImplemented if fallback is None else fallback(fn, args, kwargs)
+            if out is NotImplemented:
+                raise
+            return out
         if wrapped and isinstance(out, jax.Array) and not isinstance(out, jax.core.Tracer):
             # Eager Tensor/Variable in, Tensor out (as in TensorFlow), so
             # `(w * x + b).numpy()` works; under JAX transformations ops

@@ -1,5 +1,5 @@
 """Utilities: `to_categorical`, `normalize`, `pad_sequences`, `set_random_seed`,
-`get_file`, and the serialization helpers Keras keeps here."""
+`get_file`, `clear_session`, and the serialization helpers Keras keeps here."""
 
 from loopax.src.callbacks.progbar import Progbar
 from loopax.src.random import set_random_seed
@@ -13,6 +13,7 @@ from loopax.src.saving.serialization import (
     register_keras_serializable,
     serialize_keras_object,
 )
+from loopax.src.state import clear_session
 from loopax.src.trainers.data_adapters import (
     PyDataset,
     pack_x_y_sample_weight,

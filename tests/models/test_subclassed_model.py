@@ -1,5 +1,7 @@
 """Subclassed models, weights lists, count_params and summary()."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -116,3 +118,49 @@ def test_summary_connected_to_column_and_unbuilt_error():
     seq(np.ones((1, 3)))
     lines = summary_lines(seq)
     assert not any("InputLayer" in l for l in lines) and " Total params: 8 (32.00 B)" in lines
+
+
+def _first_cells(lines):
+    """The first column of each table row ("name (Type)", with nesting prefix)."""
+    cells = []
+    for line in lines:
+        for part in line.splitlines():
+            if part.startswith("│") and "(" in part.split("│")[1]:
+                cells.append(part.split("│")[1].strip())
+    return cells
+
+
+def _nested_pair(lib):
+    inner = lib.Sequential([lib.layers.Dense(3, name="inner_a"),
+                            lib.layers.Dense(3, name="inner_b")], name="inner")
+    inner.layers[1].trainable = False
+    model = lib.Sequential([lib.Input((4,), name="x"), lib.layers.Dense(3, name="first"),
+                            inner, lib.layers.Dense(2, name="last")], name="outer")
+    model(np.ones((1, 4), np.float32))
+    return model
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(), dict(expand_nested=True), dict(layer_range=["inner", "last"]),
+    dict(layer_range=["fir", "inner"], expand_nested=True), dict(show_trainable=True),
+    dict(show_trainable=True, expand_nested=True),
+], ids=["plain", "expand_nested", "layer_range", "range_and_nested", "show_trainable",
+        "trainable_and_nested"])
+def test_summary_options_show_the_rows_keras_shows(kwargs):
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    keras = pytest.importorskip("keras")
+    expected = []
+    _nested_pair(keras).summary(print_fn=lambda text, **_: expected.append(text),
+                                line_length=120, **kwargs)
+    got = summary_lines(_nested_pair(loopax), line_length=120, **kwargs)
+    assert _first_cells(got) == _first_cells(expected)
+    if kwargs.get("show_trainable"):
+        # Keras's rule (its table is cut at the terminal width, so written out):
+        # Y/N for a layer with weights by its `trainable`, "-" for one without.
+        marks = [l.split("│")[-2].strip() for l in got if l.startswith("│")]
+        assert marks == (["Y", "Y", "Y", "N", "Y"] if kwargs.get("expand_nested")
+                         else ["Y", "Y", "Y"])
+
+def test_summary_layer_range_that_matches_nothing_names_the_layers():
+    with pytest.raises(ValueError, match="no layer name matches 'nope'.*first"):
+        _nested_pair(loopax).summary(layer_range=["nope", "last"])

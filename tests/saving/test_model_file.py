@@ -150,3 +150,51 @@ def test_functional_subclass_round_trip(tmp_path):
     loaded = load_model(tmp_path / "custom.keras", custom_objects={"CustomModel": CustomModel})
     assert isinstance(loaded, CustomModel) and loaded.train_step(None) == "custom"
     np.testing.assert_array_equal(loaded(X), model(X))
+
+
+def _compiled_classifier(**compile_kwargs):
+    model = Sequential([loopax.Input((6,)), Dense(4, activation="relu"), Dense(3)])
+    model.compile(**compile_kwargs)
+    return model
+
+
+LABELS = np.array([0, 1, 2, 1])
+
+
+@pytest.mark.parametrize("compile_kwargs, y", [
+    (dict(optimizer=loopax.optimizers.Adam(learning_rate=0.01),
+          loss=loopax.losses.SparseCategoricalCrossentropy(from_logits=True),
+          metrics=["accuracy", loopax.metrics.SparseTopKCategoricalAccuracy(k=2)]), LABELS),
+    (dict(optimizer="sgd", loss="mse", metrics=[loopax.metrics.mean_absolute_error],
+          weighted_metrics=["mse"], loss_weights=0.5), np.eye(3, dtype=np.float32)[LABELS]),
+], ids=["objects", "names_and_functions"])
+def test_load_model_restores_the_compiled_state(tmp_path, compile_kwargs, y):
+    model = _compiled_classifier(**compile_kwargs)
+    model.fit(X, y, epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    loaded = load_model(tmp_path / "m.keras")
+    assert loaded.compiled
+    assert type(loaded.optimizer) is type(model.optimizer)
+    assert loaded.optimizer.get_config() == model.optimizer.get_config()
+    expected = model.evaluate(X, y, verbose=0, return_dict=True)
+    got = loaded.evaluate(X, y, verbose=0, return_dict=True)
+    assert got.keys() == expected.keys()
+    for key in expected:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-6, err_msg=key)
+    history = loaded.fit(X, y, epochs=2, verbose=0)
+    assert history.history["loss"][1] < history.history["loss"][0]
+
+
+def test_load_model_compile_false_leaves_it_uncompiled(tmp_path):
+    model = _compiled_classifier(optimizer="adam", loss="mse")
+    model.save(tmp_path / "m.keras")
+    assert not load_model(tmp_path / "m.keras", compile=False).compiled
+    assert load_model(tmp_path / "m.keras").compiled
+
+
+def test_save_refuses_arguments_it_would_ignore(tmp_path):
+    model = _compiled_classifier(optimizer="adam", loss="mse")
+    with pytest.raises(TypeError, match="save_format"):
+        model.save(tmp_path / "m.keras", save_format="h5")
+    with pytest.raises(ValueError, match="zipped=False"):
+        model.save(tmp_path / "m.keras", zipped=False)

@@ -1,10 +1,13 @@
 """`InputLayer`: the layer behind `loopax.Input`."""
 
+from loopax.src.layers import op_layer  # noqa: F401  (installs ops' symbolic fallback)
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Node, SymbolicTensor
+from loopax.src.saving.serialization import register_core_class
 from loopax.src.state import unique_name
 
 
+@register_core_class
 class InputLayer(Layer):
     """Produces the symbolic input tensor of a functional model."""
 
@@ -30,3 +33,10 @@ class InputLayer(Layer):
 
     def get_config(self):
         return {"name": self.name, "batch_shape": self.batch_shape, "dtype": self.dtype}
+
+
+def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, sparse=False):
+    """A symbolic input of shape `(batch_size, *shape)` for functional models."""
+    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
+                       batch_shape=batch_shape)
+    return layer.output

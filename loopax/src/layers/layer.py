@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import dtypes, random
+from loopax.src import constraints, dtypes, initializers, random, regularizers, tape
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import (
@@ -160,7 +160,6 @@ class Layer(Module):
         self._losses = []
         self._loss_ctx = -1
         self._last_outer_ctx = -2
-        from loopax.src import regularizers
         self.activity_regularizer = regularizers.get(activity_regularizer)
         if input_dim is not None and input_shape is None:
             input_shape = (input_dim,)
@@ -186,7 +185,6 @@ class Layer(Module):
         The layer keeps it in `self.weights` in creation order; assign it to
         an attribute too (`self.kernel = self.add_weight(...)`) to use it.
         """
-        from loopax.src import initializers, regularizers
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
         with name_scope(self.name):
@@ -199,7 +197,6 @@ class Layer(Module):
         if reg is not None:
             self._regularized.append((var, reg))
         if constraint is not None:
-            from loopax.src import constraints
             var.constraint = constraints.get(constraint)
         return var
 
@@ -337,7 +334,6 @@ class Layer(Module):
         if outer and _state.tapes:
             # A recording GradientTape records the whole outermost layer call
             # as one differentiable step (see loopax.src.tape).
-            from loopax.src import tape
             return tape.record_layer_call(self, args, kwargs)
         if outer:
             _ctx.counter += 1

@@ -77,11 +77,3 @@ def to_probe_struct(t: SymbolicTensor, k: int):
 def merge_probe_shapes(a, b):
     """Output shapes from the two probes; dimensions that differ are None."""
     return tuple(x if x == y else None for x, y in zip(a, b))
-
-
-def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, sparse=False):
-    """A symbolic input of shape `(batch_size, *shape)` for functional models."""
-    from loopax.src.layers.input_layer import InputLayer
-    layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
-                       batch_shape=batch_shape)
-    return layer.output

@@ -26,7 +26,7 @@ from loopax.src.module import _snake_case
 from loopax.src.state import unique_name
 from loopax.src.tensor import op, unwrap
 
-EPSILON = 1e-7  # Keras's backend.epsilon(): the clip for log() of probabilities
+EPSILON = dtypes.EPSILON  # the clip for log() of probabilities
 
 REDUCTIONS = ("sum", "sum_over_batch_size", "mean", "mean_with_sample_weight", "none")
 

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from loopax.src import dtypes
 from loopax.src.module import _snake_case
 from loopax.src.state import StateScope, Variable, check_values_match, name_scope, unique_name
+from loopax.src.tensor import unwrap
 
 
 class Metric:
@@ -147,6 +148,5 @@ def _current(scope, variable):
 
 def as_array(x, dtype=None):
     """`x` (array, Variable, Tensor, list, number) as a JAX array, cast to `dtype`."""
-    from loopax.src.tensor import unwrap
     x = jnp.asarray(unwrap(x))
     return x if dtype is None else x.astype(dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src import losses
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.losses.losses import is_elementwise
 from loopax.src.metrics.metric import Metric, as_array
@@ -101,7 +102,6 @@ class MeanMetricWrapper(Mean):
         self._fn = getattr(fn, "__loopax_op__", fn)
         self._elementwise = is_elementwise(fn)
         self._fn_kwargs = kwargs
-        from loopax.src import losses
         if fn in losses.ALL_OBJECTS.values():
             self._direction = "down"
 
@@ -125,6 +125,5 @@ class MeanMetricWrapper(Mean):
     def from_config(cls, config):
         config = dict(config)
         if cls is MeanMetricWrapper and isinstance(config.get("fn"), str):
-            from loopax.src import losses
             config["fn"] = losses.get(config["fn"])
         return cls(**config)

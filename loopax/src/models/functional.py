@@ -20,8 +20,10 @@ from loopax.src.layers.layer import Layer
 from loopax.src.layers.masking import set_keras_mask
 from loopax.src.layers.symbolic import SymbolicTensor, is_symbolic
 from loopax.src.models.model import Model
+from loopax.src.saving import serialization
 
 
+@serialization.register_core_class
 class Functional(Model):
     """A model defined by symbolic `inputs` and `outputs` (tensors, or lists
     or dicts of them).
@@ -138,7 +140,6 @@ class Functional(Model):
     def get_config(self) -> dict:
         """A JSON-able description of the graph: each layer's class and config
         with the tensors each of its calls took, and the input/output tensors."""
-        from loopax.src.saving import serialization
         node_key = {}
         node_count = {}
         calls = {}
@@ -354,7 +355,6 @@ class _NotYet(Exception):
 
 def functional_from_config(cls, config, custom_objects=None):
     """Re-creates the layers of `config` and calls them as recorded."""
-    from loopax.src.saving import serialization
     tensors = {}
     pending = []
     with serialization.custom_object_scope(custom_objects or {}):

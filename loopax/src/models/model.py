@@ -8,9 +8,9 @@ Three ways to make one, as in Keras:
 - `Sequential([layers])` (see `sequential.py`);
 - subclassing: `class M(Model)` with layers as attributes and a `call`.
 
-A subclass called with `inputs=`/`outputs=` (seed 001/004's
-`CustomModel(inputs, outputs)` overriding `train_step`) becomes a functional
-model that is still an instance of the subclass.
+A subclass called with `inputs=`/`outputs=` (Keras's
+`CustomModel(inputs, outputs)` that overrides `train_step`) becomes a
+functional model that is still an instance of the subclass.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ import jax.numpy as jnp
 
 from loopax.src import dtypes
 from loopax.src.layers.layer import Layer, _shape_of
+from loopax.src.layers.symbolic import any_symbolic
+from loopax.src.models import summary
+from loopax.src.saving import model_file, serialization, weights_file
 from loopax.src.trainers.trainer import Trainer
 
 
 def is_functional_call(args, kwargs) -> bool:
     """Whether constructor arguments are `(inputs, outputs)` symbolic tensors."""
-    from loopax.src.layers.symbolic import any_symbolic
     if len(args) >= 2:
         inputs, outputs = args[0], args[1]
     elif len(args) == 1 and "outputs" in kwargs:
@@ -64,6 +66,7 @@ def _is_json_able(value) -> bool:
         return False
 
 
+@serialization.register_core_class
 class Model(Trainer, Layer):
     """A layer with `fit`/`evaluate`/`predict`, `summary`, saving and weights I/O.
 
@@ -156,25 +159,32 @@ class Model(Trainer, Layer):
     def summary(self, line_length=None, positions=None, print_fn=None,
                 expand_nested=False, show_trainable=False, layer_range=None):
         """Prints a table of layers, output shapes and parameter counts."""
-        from loopax.src.models import summary
         summary.print_summary(self, line_length=line_length, positions=positions,
-                              print_fn=print_fn, show_trainable=show_trainable)
+                              print_fn=print_fn, expand_nested=expand_nested,
+                              show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- saving ------------------------------------------------------------
     def save_weights(self, filepath, overwrite=True):
         """Writes `weights` to a safetensors file (see `loopax.saving`)."""
-        from loopax.src.saving import weights_file
         weights_file.save_weights(self, filepath, overwrite=overwrite)
 
     def load_weights(self, filepath, skip_mismatch=False):
         """Reads weights written by `save_weights` (or `save`) into this model."""
-        from loopax.src.saving import weights_file
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
-    def save(self, filepath, overwrite=True, **kwargs):
+    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
         """Writes the architecture and weights to one zip file; read it back with
-        `loopax.saving.load_model(filepath)`."""
-        from loopax.src.saving import model_file
+        `loopax.saving.load_model(filepath)`.
+
+        loopax writes only the zip format (`zipped=False` and Keras's legacy
+        options such as `save_format=` raise instead of being ignored).
+        """
+        if zipped is False:
+            raise ValueError(f"Model {self.name!r}: save(zipped=False) is not supported; "
+                             "loopax writes one zip archive (leave `zipped` unset).")
+        if kwargs:
+            raise TypeError(f"Model {self.name!r}: save() got unsupported argument(s) "
+                            f"{sorted(kwargs)}; it takes filepath, overwrite and zipped.")
         model_file.save_model(self, filepath, overwrite=overwrite)
 
     # ---- config ------------------------------------------------------------

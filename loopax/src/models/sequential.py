@@ -12,7 +12,9 @@ from loopax.src import dtypes
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import SymbolicTensor
+from loopax.src.models.functional import Functional
 from loopax.src.models.model import Model
+from loopax.src.saving import serialization
 
 
 class _Untracked:
@@ -25,6 +27,7 @@ class _Untracked:
         self.model = None
 
 
+@serialization.register_core_class
 class Sequential(Model):
     """`Sequential([layer, ...], name=None)`: each layer feeds the next.
 
@@ -78,7 +81,6 @@ class Sequential(Model):
         return layer
 
     def _maybe_rebuild(self):
-        from loopax.src.models.functional import Functional
         self._graph.model = None
         if not self._layers or not isinstance(self._layers[0], InputLayer):
             self.built = False
@@ -177,13 +179,11 @@ class Sequential(Model):
 
     # ---- config --------------------------------------------------------------
     def get_config(self) -> dict:
-        from loopax.src.saving import serialization
         return {"name": self.name, "trainable": self.trainable,
                 "layers": [serialization.serialize(l) for l in self._layers]}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from loopax.src.saving import serialization
         with serialization.custom_object_scope(custom_objects or {}):
             layers = [serialization.deserialize(c) for c in config["layers"]]
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))

@@ -13,9 +13,14 @@
      Non-trainable params: 0 (0.00 B)
 
 A "Connected to" column appears when the graph is not a simple chain.
+`layer_range=("first", "last")` shows the layers from the first whose name
+matches the regex `first` to the last matching `last`; `expand_nested=True`
+shows each nested model's layers under it (Keras's rules for both).
 """
 
 from __future__ import annotations
+
+import re
 
 import jax
 import numpy as np
@@ -46,14 +51,14 @@ def _format_shape(tree) -> str:
 
 
 def _rows(model):
-    """[(name (type), output shape, params, connected-to)] and whether the
-    graph is a chain."""
+    """[(layer, name (type), output shape, params, connected-to)] and whether
+    the graph is a chain."""
     graph = getattr(model, "_graph", None)
     graph = graph.model if graph is not None else model
     nodes = list(getattr(graph, "_nodes", None) or [])
     if not hasattr(graph, "_layers") or not hasattr(graph, "_nodes"):
         # Subclassed (or an empty Sequential): the direct sub-layers.
-        return [(f"{l.name} ({type(l).__name__})", "?", l.count_params(), "")
+        return [(l, f"{l.name} ({type(l).__name__})", "?", l.count_params(), "")
                 for l in model.layers], True
     shown = set(id(l) for l in model.layers)
     node_of = {}
@@ -80,9 +85,45 @@ def _rows(model):
         sources = [f"{t.node.layer.name}[{node_of[id(t.node)]}][{t.index}]"
                    for n in layer_calls if not isinstance(n.layer, InputLayer)
                    for t in n.input_tensors]
-        rows.append((f"{layer.name} ({type(layer).__name__})", shape,
+        rows.append((layer, f"{layer.name} ({type(layer).__name__})", shape,
                      layer.count_params(), ", ".join(sources) if sources else "-"))
     return rows, chain
+
+
+def _layer_index_bounds(layers, layer_range):
+    """[start, stop) of the rows `layer_range` (two name regexes) selects."""
+    if layer_range is None:
+        return 0, len(layers)
+    if len(layer_range) != 2 or not all(isinstance(p, str) for p in layer_range):
+        raise ValueError("summary(layer_range=...) takes two layer names (regular "
+                         f"expressions), the first and the last to show; got {layer_range!r}.")
+    lower = [i for i, l in enumerate(layers) if re.match(layer_range[0], l.name)]
+    upper = [i for i, l in enumerate(layers) if re.match(layer_range[1], l.name)]
+    if not lower or not upper:
+        raise ValueError(f"summary(layer_range={list(layer_range)}): no layer name matches "
+                         f"{layer_range[0 if not lower else 1]!r}. The layers are "
+                         f"{[l.name for l in layers]}.")
+    if min(lower) > max(upper):
+        return min(upper), max(lower) + 1
+    return min(lower), max(upper) + 1
+
+
+def _trainable_mark(layer) -> str:
+    """The "Trainable" column: Y or N for a layer with weights, - without."""
+    if not getattr(layer, "weights", None):
+        return "-"
+    return "Y" if layer.trainable else "N"
+
+
+def _nested_rows(layer, level):
+    """The rows of a nested model's layers, indented under it (recursively)."""
+    if not getattr(layer, "layers", None) or not getattr(layer, "built", False):
+        return []
+    rows = []
+    for sub, name, shape, params, _ in _rows(layer)[0]:
+        rows.append((f"{'   ' * level}└ {name}", shape, params, "-", _trainable_mark(sub)))
+        rows += _nested_rows(sub, level + 1)
+    return rows
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -90,19 +131,29 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def print_summary(model, line_length=None, positions=None, print_fn=None,
-                  show_trainable=False):
+                  expand_nested=False, show_trainable=False, layer_range=None):
     if not model.built:
         raise ValueError(
             f"Model {model.name!r} is not built yet, so it has no layers' shapes and "
             "weights to show. Call it on a batch, call build(input_shape), or start it "
             "with loopax.Input(shape=...).")
     print_fn = print_fn or print
-    rows, chain = _rows(model)
+    layer_rows, chain = _rows(model)
+    start, stop = _layer_index_bounds([r[0] for r in layer_rows], layer_range)
+    rows = []
+    for layer, *cells in layer_rows[start:stop]:
+        rows.append((*cells, _trainable_mark(layer)))
+        if expand_nested:
+            rows += _nested_rows(layer, 1)
     headers = ["Layer (type)", "Output Shape", "Param #"]
     if not chain:
         headers.append("Connected to")
     line_length = line_length or (88 if chain else 108)
     positions = positions or ([0.45, 0.84, 1.0] if chain else [0.3, 0.6, 0.7, 1.0])
+    if show_trainable:   # Keras's layout: a narrow last column
+        headers.append("Trainable")
+        line_length += 12
+        positions = [p * 0.9 for p in positions] + [1.0]
     if positions[-1] <= 1:
         positions = [int(line_length * p) for p in positions]
     widths = [b - a - 3 for a, b in zip([0] + positions[:-1], positions)]
@@ -125,8 +176,9 @@ def print_summary(model, line_length=None, positions=None, print_fn=None,
     lines = [f'Model: "{model.name}"', border("┏", "━", "┳", "┓")]
     lines += row(headers, "┃")
     lines.append(border("┡", "━", "╇", "┩"))
-    for i, (name, shape, params, connected) in enumerate(rows):
-        cells = [name, shape, f"{params:,}"] + ([] if chain else [connected])
+    for i, (name, shape, params, connected, trainable) in enumerate(rows):
+        cells = ([name, shape, f"{params:,}"] + ([] if chain else [connected])
+                 + ([trainable] if show_trainable else []))
         if i:
             lines.append(border("├", "─", "┼", "┤"))
         lines += row(cells, "│")

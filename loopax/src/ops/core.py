@@ -23,6 +23,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.ops.numpy import clip, moveaxis, stack, where
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.state import Variable, _state, is_tracer
 from loopax.src.tensor import Tensor, op, unwrap
@@ -228,7 +229,6 @@ def _recording():
 
 
 def _select(pred, on_true, on_false):
-    from loopax.src.ops.numpy import where
     return jax.tree_util.tree_map(lambda a, b: where(pred, a, b), on_true, on_false,
                                   is_leaf=_is_wrapped)
 
@@ -255,7 +255,6 @@ def switch(index, branches, *operands):
     if not is_tracer(index_value):
         return branches[builtins.min(builtins.max(int(index_value), 0), last)](*operands)
     if _recording():
-        from loopax.src.ops.numpy import clip
         index = clip(index, 0, last)
         result = branches[last](*operands)
         for i in range(last - 1, -1, -1):
@@ -327,7 +326,6 @@ def _slice_tree(tree, i):
 
 
 def _stack_trees(trees):
-    from loopax.src.ops.numpy import stack
     return jax.tree_util.tree_map(lambda *xs: stack(list(xs)), *trees, is_leaf=_is_wrapped)
 
 
@@ -380,7 +378,6 @@ def associative_scan(f, elems, reverse=False, axis=0):
     if not _recording():
         return lax.associative_scan(lambda a, b: _values(f(a, b)), _values(elems),
                                     reverse=reverse, axis=axis)
-    from loopax.src.ops.numpy import moveaxis
     elems = jax.tree_util.tree_map(lambda a: moveaxis(a, axis, 0), elems, is_leaf=_is_wrapped)
     n = _leading_length(elems, None, "associative_scan")
     order = list(range(n))[::-1] if reverse else list(range(n))

@@ -20,7 +20,7 @@ from loopax.src.tensor import op
 
 _IMPORTED = set(globals())
 
-_EPSILON = 1e-7  # Keras' backend.epsilon(): keeps probabilities off 0 and 1
+_EPSILON = dtypes.EPSILON  # keeps probabilities off 0 and 1
 
 
 # --------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from loopax.src import dtypes
+from loopax.src import dtypes, initializers
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.state import (
@@ -288,7 +288,6 @@ class Optimizer:
 
     def add_variable(self, shape, initializer="zeros", dtype=None, name=None):
         """A new slot Variable (for Keras-style subclasses)."""
-        from loopax.src import initializers
         init = initializers.get(initializer)
         with name_scope(self.name), jax.ensure_compile_time_eval():
             value = init(tuple(shape), dtypes.standardize(dtype))
@@ -306,9 +305,6 @@ class Optimizer:
 
     def _get_variable_index(self, variable):
         return self._index_by_id[id(variable)]
-
-    def _var_key(self, variable):
-        return id(variable)
 
     # Keras-style helpers for subclasses' update_step.
     def assign(self, variable, value):

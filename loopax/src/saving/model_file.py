@@ -20,10 +20,11 @@ import warnings
 import zipfile
 
 from loopax.src.saving import keras_format, serialization, weights_file
+from loopax.src.version import __version__
 
 CONFIG = "config.json"
 METADATA = "metadata.json"
-WEIGHTS = "model.weights.safetensors"
+WEIGHTS = weights_file.WEIGHTS_IN_ARCHIVE
 
 
 def save_model(model, filepath, overwrite=True):
@@ -42,7 +43,6 @@ def save_model(model, filepath, overwrite=True):
         raise ValueError(
             f"Cannot save model {model.name!r}: its config is not JSON ({e}). A layer's "
             "get_config() must return plain values (numbers, strings, lists, dicts).") from e
-    from loopax import __version__
     metadata = {"format": "loopax.model", "version": 1, "loopax_version": __version__,
                 "date_saved": datetime.datetime.now().isoformat(timespec="seconds")}
     with weights_file.atomic_write(filepath) as f, \
@@ -91,14 +91,6 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if compile and compile_config is not None:
         _restore_compile(model, compile_config, custom_objects)
     return model
-
-
-def read_weights_from_archive(filepath) -> dict:
-    with zipfile.ZipFile(filepath) as zf:
-        if WEIGHTS not in zf.namelist():
-            raise ValueError(f"{filepath} is a zip archive without {WEIGHTS}; it was not "
-                             "written by loopax.")
-        return weights_file.read_safetensors(zf.read(WEIGHTS), filepath)
 
 
 def _jsonable_shape(shape):

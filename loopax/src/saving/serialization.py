@@ -73,6 +73,18 @@ def custom_object_scope(*objects):
 
 CustomObjectScope = custom_object_scope
 
+# Classes configs name that the public modules may not export under that name
+# (InputLayer, Model, Functional, Sequential): each registers itself here.
+_CORE_CLASSES: dict[str, type] = {}
+
+
+def register_core_class(cls):
+    """Makes a loopax class resolvable by its name in configs (a class decorator)."""
+    _CORE_CLASSES[cls.__name__] = cls
+    _builtins.cache_clear()
+    return cls
+
+
 # Public loopax modules whose classes (and functions) configs may name.
 _BUILTIN_MODULES = (
     "loopax.layers", "loopax.models", "loopax.initializers", "loopax.regularizers",
@@ -101,12 +113,7 @@ def _builtins() -> dict:
             if nameable and getattr(value, "__module__", "").startswith("loopax."):
                 table.setdefault(value.__name__, value)
                 table.setdefault(attr, value)
-    from loopax.src.layers.input_layer import InputLayer
-    from loopax.src.models.functional import Functional
-    from loopax.src.models.model import Model
-    from loopax.src.models.sequential import Sequential
-    for cls in (InputLayer, Functional, Model, Sequential):
-        table[cls.__name__] = cls
+    table.update(_CORE_CLASSES)
     return table
 
 

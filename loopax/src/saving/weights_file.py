@@ -20,11 +20,10 @@ always safetensors; an HDF5 file written by Keras 3 is read (not written) by
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import struct
 import tempfile
 import warnings
+import zipfile
 
 import jax.numpy as jnp
 import ml_dtypes
@@ -167,8 +166,7 @@ def load_weights(model, filepath, skip_mismatch=False):
     if keras_format.is_keras_file(filepath):
         return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):
-        from loopax.src.saving import model_file
-        arrays = model_file.read_weights_from_archive(filepath)
+        arrays = read_weights_from_archive(filepath)
     else:
         with open(filepath, "rb") as f:
             arrays = read_safetensors(f.read(), filepath)
@@ -211,7 +209,14 @@ def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
             var.assign(jnp.asarray(arrays[key], dtype=var.dtype))
 
 
-def read_metadata(data: bytes) -> dict:
-    """The `__metadata__` of safetensors bytes."""
-    (n,) = struct.unpack("<Q", data[:8])
-    return json.loads(data[8:8 + n]).get("__metadata__", {})
+# The entry of a `model.save` archive that holds the weights (see model_file.py).
+WEIGHTS_IN_ARCHIVE = "model.weights.safetensors"
+
+
+def read_weights_from_archive(filepath) -> dict:
+    """The weights of a `model.save` zip archive, by key."""
+    with zipfile.ZipFile(filepath) as zf:
+        if WEIGHTS_IN_ARCHIVE not in zf.namelist():
+            raise ValueError(f"{filepath} is a zip archive without {WEIGHTS_IN_ARCHIVE}; it "
+                             "was not written by loopax.")
+        return read_safetensors(zf.read(WEIGHTS_IN_ARCHIVE), filepath)

@@ -11,7 +11,11 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from loopax.src import losses as losses_module
+from loopax.src import metrics as metrics_module
+from loopax.src.metrics import Mean
 from loopax.src.state import StateScope, _state
+from loopax.src.tensor import unwrap
 
 # --------------------------------------------------------------------------
 # Outputs and targets as aligned flat lists
@@ -134,7 +138,6 @@ def _scoped_or_eager(metric, value) -> bool:
     variables = metric.variables
     if not variables:
         return True
-    from loopax.src.tensor import unwrap
     if not isinstance(unwrap(value), jax.core.Tracer):
         return True
     return all(any(s.get_current_value(v) is not None for s in _state.scopes) for v in variables)
@@ -161,7 +164,6 @@ class CompileLoss:
     """
 
     def __init__(self, loss, loss_weights=None, output_names=None, model_name="model"):
-        from loopax.src import losses as losses_module
         check_names(loss, losses_module.get, shape_dependent=("crossentropy", "ce"))
         self._loss_spec = loss
         self._weights_spec = loss_weights
@@ -172,8 +174,6 @@ class CompileLoss:
         self.last_losses = None
 
     def build(self, y_true, y_pred):
-        from loopax.src import losses as losses_module
-        from loopax.src.metrics import Mean
         self.names, preds = flatten_outputs(y_pred, self._output_names)
         targets = match_targets(y_true, self.names)
         specs = match_to_outputs(self._loss_spec, self.names, "loss")
@@ -197,7 +197,6 @@ class CompileLoss:
 
     def check_targets(self, y_true, y_pred):
         """A clear error if a target cannot be compared with its output."""
-        from loopax.src import losses as losses_module
         _, preds = flatten_outputs(y_pred, self.names)
         targets = match_targets(y_true, self.names)
         for i, loss, _ in self.entries:
@@ -259,7 +258,6 @@ class CompileMetrics:
     name = "compile_metrics"
 
     def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
-        from loopax.src import metrics as metrics_module
         for spec in (metrics, weighted_metrics):
             check_names(spec, metrics_module.get, shape_dependent=("accuracy", "acc"))
         self._metrics_spec = metrics
@@ -280,7 +278,6 @@ class CompileMetrics:
         return out
 
     def build(self, y_true, y_pred, losses_by_output=None):
-        from loopax.src import metrics as metrics_module
         self.names, preds = flatten_outputs(y_pred, self._output_names)
         targets = match_targets(y_true, self.names)
         multi = len(self.names) > 1

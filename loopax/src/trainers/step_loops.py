@@ -147,9 +147,3 @@ def make_single_predict(predict, jit=True):
         return state, out
     return jax.jit(one) if jit else one
 
-
-def make_stacked_predict(predict):
-    def loop(state, stacked, n):
-        capacity = jax.tree_util.tree_leaves(stacked)[0].shape[0]
-        return _collect(predict, lambda i: stacked_batch(stacked, i), state, n, capacity)
-    return jax.jit(loop)

@@ -10,7 +10,7 @@ is a function of values:
     test_step(self, state, data)  -> (logs, state)
     predict_step(self, state, data) -> (outputs, non_trainable)
 
-as in seed 004. Overriding one with a single `data` argument selects the
+as Keras's JAX backend writes them. Overriding one with a single `data` argument selects the
 TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
 with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
 a `StateScope` mapping the Variables to the state values, which makes it a
@@ -50,7 +50,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import losses as losses_module
+from loopax.src import metrics as metrics_module
+from loopax.src import optimizers
 from loopax.src import random as loopax_random
+from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
+from loopax.src.metrics import Mean, Metric
 from loopax.src.state import StateScope
 from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
@@ -59,6 +64,7 @@ from loopax.src.trainers.data_adapters import (
     data_adapter_utils,
     get_data_adapter,
     is_batch_source,
+    pack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
@@ -119,8 +125,6 @@ class Trainer:
             jit_compile: "auto"/True compiles; False runs eagerly (JAX has no
                 other way to run without XLA).
         """
-        from loopax.src import optimizers
-        from loopax.src.metrics import Mean
         self.optimizer = optimizers.get(optimizer)
         output_names = self._output_names()
         self._compile_loss = (CompileLoss(loss, loss_weights, output_names, self._model_label())
@@ -140,6 +144,27 @@ class Trainer:
                                     jit_compile=jit_compile)
         self.__dict__["_loopax_cache"] = _Cache()
         self.compiled = True
+
+    def get_compile_config(self) -> dict | None:
+        """The `compile()` arguments as JSON values (None if not compiled), for
+        `model.save`; Losses, Metrics and the optimizer become their configs."""
+        if not self.compiled:
+            return None
+        config = dict(self._compile_config)
+        config["optimizer"] = optimizers.serialize(self.optimizer)
+        config["loss"] = _map_nested(losses_module.serialize, config["loss"])
+        for key in ("metrics", "weighted_metrics"):
+            config[key] = _map_nested(_serialize_metric, config[key])
+        return config
+
+    def compile_from_config(self, config: dict) -> None:
+        """Compiles the model with the arguments `get_compile_config()` described."""
+        config = dict(config)
+        config["optimizer"] = optimizers.deserialize(config["optimizer"])
+        config["loss"] = _map_nested(losses_module.deserialize, config["loss"])
+        for key in ("metrics", "weighted_metrics"):
+            config[key] = _map_nested(metrics_module.deserialize, config[key])
+        self.compile(**config)
 
     @property
     def run_eagerly(self):
@@ -199,7 +224,6 @@ class Trainer:
         return out
 
     def _tracked_metrics(self):
-        from loopax.src.metrics import Metric
         own = {id(self._loss_tracker), id(self._compile_metrics)}
         found = []
         seen = set(own)
@@ -318,7 +342,7 @@ class Trainer:
         return self.get_metrics_result()
 
     # ======================================================================
-    # the default steps (stateless, seed 004's form)
+    # the default steps (stateless: `(self, state, data)`)
     # ======================================================================
     def train_step(self, state, data):
         """One training step on values: `(logs, state)` for `state =
@@ -380,9 +404,6 @@ class Trainer:
     def _planner(self, kind, source="device"):
         return step_functions.planner(self, kind, source)
 
-    def _finalize_logs(self, kind):
-        return step_functions.finalize_logs(self, kind)
-
     # ======================================================================
     # building
     # ======================================================================
@@ -435,7 +456,6 @@ class Trainer:
         (`data_checks.py`): sparse labels outside `[0, classes)` or not
         integral raise; NaN/Inf values warn ("warn"), raise ("raise"), or
         nothing is checked ("off")."""
-        from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("fit")
         data_checks.check_fit_arguments(epochs, initial_epoch, steps_per_epoch,
                                         validation_steps, check_data)
@@ -536,7 +556,6 @@ class Trainer:
         """The loss and metrics on the data: a float (only a loss), a list in
         `metrics_names` order, or a dict with `return_dict=True`. `check_data`
         as in `fit`."""
-        from loopax.src.callbacks.callback_list import CallbackList
         self._assert_compiled("evaluate")
         if kwargs:
             raise TypeError(f"evaluate() got unexpected arguments {sorted(kwargs)}.")
@@ -556,7 +575,6 @@ class Trainer:
         return self._flatten_in_order(logs)
 
     def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False):
-        from loopax.src.callbacks.callback_list import logs_to_host
         self.reset_metrics()
         live = LiveState(self._value_step("test")[1])
         outer = self._trainer_state
@@ -600,7 +618,6 @@ class Trainer:
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs for `x` as NumPy arrays (the outputs' structure),
         batch after batch, concatenated."""
-        from loopax.src.callbacks.callback_list import CallbackList
         data_checks.check_steps(steps, "steps", "predict")
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
@@ -646,7 +663,6 @@ class Trainer:
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch, as NumPy arrays."""
-        from loopax.src.trainers.data_adapters import pack_x_y_sample_weight
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
@@ -656,7 +672,6 @@ class Trainer:
         return jax.tree_util.tree_map(np.asarray, out)
 
     def _on_batch(self, kind, x, y, sample_weight, class_weight, return_dict):
-        from loopax.src.callbacks.callback_list import logs_to_host
         adapter = ArrayDataAdapter(x, y, sample_weight, class_weight=class_weight,
                                    batch_size=None, steps=1)
         batch = epoch_runner.to_jax(adapter.data)
@@ -713,3 +728,29 @@ def _should_validate(epoch, validation_freq):
         return epoch + 1 in validation_freq
     raise ValueError("`validation_freq` must be an int or a list of epochs (1-based), got "
                      f"{validation_freq!r}.")
+
+
+def _serialize_metric(metric):
+    """A metric's config; a function by its name when that name is a metric
+    (`mean_absolute_error` the function -> "mean_absolute_error")."""
+    config = metrics_module.serialize(metric)
+    name = getattr(metric, "__name__", None)
+    if config is metric and name is not None:
+        try:
+            metrics_module.get(name)
+            return name
+        except ValueError:
+            pass
+    return config
+
+
+def _map_nested(fn, spec):
+    """`fn` applied to each loss/metric in a compile argument (None, one, or a
+    list/dict of them, nested); names (strings) are kept as they are."""
+    if spec is None or isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and "class_name" not in spec:
+        return {key: _map_nested(fn, value) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_map_nested(fn, value) for value in spec]
+    return fn(spec)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import jax
 
 from loopax.src.layers.layer import Layer
-from loopax.src.layers.symbolic import is_symbolic
+from loopax.src.layers.symbolic import any_symbolic, is_symbolic
+from loopax.src.state import unique_name
+from loopax.src.tensor import register_symbolic_fallback
 
 
 class OpLayer(Layer):
@@ -38,15 +40,16 @@ class OpLayer(Layer):
 
 
 def call_on_symbolic(fn, args, kwargs):
-    """Records `fn(*args, **kwargs)` as an `OpLayer` call in the functional graph."""
+    """Records `fn(*args, **kwargs)` as an `OpLayer` call in the functional graph
+    (NotImplemented when no argument is symbolic)."""
+    if not any_symbolic((args, kwargs)):
+        return NotImplemented
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=is_symbolic)
     positions = tuple(i for i, leaf in enumerate(leaves) if is_symbolic(leaf))
     template = tuple(None if i in positions else leaf for i, leaf in enumerate(leaves))
     name = getattr(fn, "__name__", "op").lstrip("_")
-    layer = OpLayer(fn, treedef, template, positions, name=_unique(name))
+    layer = OpLayer(fn, treedef, template, positions, name=unique_name(name))
     return layer([leaves[i] for i in positions])
 
 
-def _unique(name):
-    from loopax.src.state import unique_name
-    return unique_name(name)
+register_symbolic_fallback(call_on_symbolic)   # loopax ops fall back to it (tensor.op)

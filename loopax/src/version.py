@@ -1,0 +1,8 @@
+"""The loopax version (written into saved model files)."""
+
+__version__ = "0.1.0"
+
+
+def version() -> str:
+    """The loopax version string (`keras.version()`)."""
+    return __version__
