@@ -53,7 +53,8 @@ LAYERS = [
     ("losses, metrics, optimizers", ["loopax.src.losses", "loopax.src.metrics",
                                      "loopax.src.optimizers"]),
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers"]),
-    ("saving", ["loopax.src.saving.weights_file", "loopax.src.saving.model_file",
+    ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
+                "loopax.src.saving.model_file",
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
 ]

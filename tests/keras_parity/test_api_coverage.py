@@ -57,6 +57,9 @@ def test_every_keras_name_is_in_loopax_or_listed_with_a_reason(module):
 COMPARED_ELSEWHERE = {
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
     "GaussianDropout", "AlphaDropout",  # test_noise_parity (statistics)
+    "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN",
+    "StackedRNNCells", "Bidirectional", "TimeDistributed",  # tests/layers/test_rnn.py
+    "Masking",  # tests/layers/test_masking.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -36,6 +36,7 @@ from loopax.src.state import (
     unique_name,
 )
 from loopax.src.tensor import op
+from loopax.src.utils import memory_utils
 
 
 class _CallContext(threading.local):
@@ -516,7 +517,6 @@ _UNCHECKED_WEIGHT_BYTES = 64 * 1024 ** 2
 def _check_weight_fits(layer, name, shape, dtype):
     """A `MemoryError` naming the layer, weight, shape and size when a weight
     cannot fit in the free memory (XLA would abort the process instead)."""
-    from loopax.src.utils.memory_utils import available_memory_bytes
     try:
         count = math.prod(int(d) for d in shape)
     except (TypeError, ValueError):
@@ -524,7 +524,7 @@ def _check_weight_fits(layer, name, shape, dtype):
     nbytes = count * jnp.dtype(dtypes.standardize(dtype)).itemsize
     if nbytes <= _UNCHECKED_WEIGHT_BYTES:
         return
-    available = available_memory_bytes()
+    available = memory_utils.available_memory_bytes()
     if available is not None and nbytes > available:
         raise MemoryError(
             f"Layer {layer.name!r} ({type(layer).__name__}) asks for weight {name!r} of shape "

@@ -28,6 +28,8 @@ from jax import lax
 from loopax.src import activations, constraints, initializers, random, regularizers
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import Layer
+from loopax.src.module import _snake_case
+from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
 from loopax.src.tensor import unwrap
 
@@ -350,13 +352,11 @@ class StackedRNNCells(Layer):
         return inputs, new_states
 
     def get_config(self):
-        from loopax.src.saving import serialization
         return {**super().get_config(),
                 "cells": [serialization.serialize(c) for c in self.cells]}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from loopax.src.saving import serialization
         config = dict(config)
         cells = [serialization.deserialize(c, custom_objects) for c in config.pop("cells")]
         return cls(cells, **config)
@@ -669,13 +669,11 @@ class RNN(Layer):
                 "unroll": self.unroll, "zero_output_for_mask": self.zero_output_for_mask}
 
     def get_config(self):
-        from loopax.src.saving import serialization
         return {**super().get_config(), **self._rnn_config(),
                 "cell": serialization.serialize(self.cell)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from loopax.src.saving import serialization
         config = dict(config)
         cell = serialization.deserialize(config.pop("cell"), custom_objects)
         return cls(cell, **config)
@@ -720,9 +718,8 @@ class _BuiltinRNN(RNN):
         for key in ("name", "trainable", "dtype"):
             cell_config.pop(key, None)
         base = Layer.get_config(self)
-        from loopax.src import regularizers as _regularizers
         return {**base, **cell_config, **self._rnn_config(),
-                "activity_regularizer": _regularizers.serialize(self.activity_regularizer)}
+                "activity_regularizer": regularizers.serialize(self.activity_regularizer)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
@@ -730,7 +727,6 @@ class _BuiltinRNN(RNN):
 
 
 def _snake(name):
-    from loopax.src.module import _snake_case
     return _snake_case(name)
 
 
@@ -779,7 +775,6 @@ class Bidirectional(Layer):
     """
 
     def __init__(self, layer, merge_mode="concat", backward_layer=None, **kwargs):
-        from loopax.src.saving import serialization
         if not isinstance(layer, Layer):
             raise ValueError(f"Bidirectional: `layer` must be a loopax Layer (an RNN); got "
                              f"{layer!r:.80}.")
@@ -866,14 +861,12 @@ class Bidirectional(Layer):
     reset_state = reset_states
 
     def get_config(self):
-        from loopax.src.saving import serialization
         return {**super().get_config(), "merge_mode": self.merge_mode,
                 "layer": serialization.serialize(self.forward_layer),
                 "backward_layer": serialization.serialize(self.backward_layer)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from loopax.src.saving import serialization
         config = dict(config)
         layer = serialization.deserialize(config.pop("layer"), custom_objects)
         backward = config.pop("backward_layer", None)
@@ -936,12 +929,10 @@ class TimeDistributed(Layer):
         return mask
 
     def get_config(self):
-        from loopax.src.saving import serialization
         return {**super().get_config(), "layer": serialization.serialize(self.layer)}
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        from loopax.src.saving import serialization
         config = dict(config)
         layer = serialization.deserialize(config.pop("layer"), custom_objects)
         return cls(layer, **config)

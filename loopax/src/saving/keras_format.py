@@ -312,9 +312,9 @@ def translate_config(config, custom_objects=None, where="the Keras file") -> dic
 # --------------------------------------------------------------------------
 
 def _models():
-    from loopax.src.models.functional import Functional
-    from loopax.src.models.sequential import Sequential
-    return Functional, Sequential
+    """(Functional, Sequential), found through the registry they put themselves
+    in (saving sits below models and must not import them)."""
+    return serialization.core_class("Functional"), serialization.core_class("Sequential")
 
 
 def keras_class_names(config, model, out=None) -> dict:

@@ -85,6 +85,11 @@ def register_core_class(cls):
     return cls
 
 
+def core_class(name: str) -> type:
+    """A class registered with `register_core_class` (e.g. "Sequential")."""
+    return _CORE_CLASSES[name]
+
+
 # Public loopax modules whose classes (and functions) configs may name.
 _BUILTIN_MODULES = (
     "loopax.layers", "loopax.models", "loopax.initializers", "loopax.regularizers",

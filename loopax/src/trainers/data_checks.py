@@ -28,6 +28,12 @@ import warnings
 import jax
 import numpy as np
 
+from loopax.src import losses as losses_module
+from loopax.src.layers.core import Embedding
+from loopax.src.trainers import epoch_runner
+from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
+from loopax.src.trainers.data_adapters import ArrayDataAdapter, unpack_x_y_sample_weight
+
 CHECK_DATA_MODES = ("warn", "raise", "off")
 
 
@@ -77,7 +83,6 @@ def check_steps_fit_arrays(adapter, steps, what):
     """Warns (Keras's "ran out of data") when `steps` asks an array adapter
     for more batches than one pass over the arrays has; each epoch then runs
     the `adapter.num_batches` batches there are."""
-    from loopax.src.trainers.data_adapters import ArrayDataAdapter
     if isinstance(adapter, ArrayDataAdapter) and steps is not None \
             and steps > adapter.num_batches:
         name = "steps_per_epoch" if what == "fit" else "steps"
@@ -89,21 +94,18 @@ def check_steps_fit_arrays(adapter, steps, what):
             "larger batch size or more data.", stacklevel=4)
 
 
-def _overrides(model, name):
-    from loopax.src.trainers.trainer import Trainer
-    return getattr(type(model), name, None) is not getattr(Trainer, name)
+def _overrides(model, base, name):
+    return getattr(type(model), name, None) is not getattr(base, name)
 
 
-def check_model_has_a_loss(model, batch):
+def check_model_has_a_loss(model, base, batch):
     """A clear error when the default `train_step` would train on a loss of
     zero: no `loss` in `compile()`, no `add_loss`/regularization losses and
-    no `compute_loss`/`train_step` override. (Keras 3 trains nothing and logs
+    no `compute_loss`/`train_step` override of `base` (the `Trainer` class). (Keras 3 trains nothing and logs
     loss 0.0.) Traces the model's forward once, only in that rare case."""
-    if model._compile_loss is not None or _overrides(model, "train_step") \
-            or _overrides(model, "compute_loss") or model.losses:
+    if model._compile_loss is not None or _overrides(model, base, "train_step") \
+            or _overrides(model, base, "compute_loss") or model.losses:
         return
-    from loopax.src.trainers import epoch_runner
-    from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight
     x = epoch_runner.to_jax(unpack_x_y_sample_weight(batch)[0])
 
     def forward_losses(trainable, non_trainable, x):
@@ -128,7 +130,6 @@ def check_model_has_a_loss(model, batch):
 
 def check_array_data(model, adapter, check_data, what):
     """Checks the arrays of an `ArrayDataAdapter` once (see the module doc)."""
-    from loopax.src.trainers.data_adapters import ArrayDataAdapter, unpack_x_y_sample_weight
     if check_data == "off" or not isinstance(adapter, ArrayDataAdapter):
         return
     x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
@@ -170,8 +171,6 @@ def _count_non_finite(a):
 def _check_sparse_labels(model, y, what):
     """Labels of outputs with a sparse categorical loss are integral and in
     `[0, classes)`, `ignore_class` allowed."""
-    from loopax.src import losses as losses_module
-    from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
     compile_loss = model._compile_loss
     spec = model._fns.get("output_spec")
     if spec is None:
@@ -209,7 +208,6 @@ def _check_sparse_labels(model, y, what):
 def _check_embedding_indices(model, x, what):
     """When the model's first layer is an `Embedding` fed `x` directly, its
     indices must be in `[0, input_dim)` (outside it JAX's gather gives NaN)."""
-    from loopax.src.layers.core import Embedding
     layers = getattr(model, "layers", None) or []
     first = layers[0] if layers else None
     if type(first).__name__ == "InputLayer" and len(layers) > 1:

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.callbacks import progbar
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.epoch_iterator import HostChunks, StepBounds
 
@@ -31,7 +32,6 @@ def step_bounds(model, callbacks, kind, say=False):
     """The `StepBounds` of a `kind` pass ("train", "test", "predict") under
     `callbacks`. When a callback makes steps run one per call, says why in a
     debug log of the "loopax" logger, and on stdout too when `say`."""
-    from loopax.src.callbacks import progbar
     needs = callbacks.batch_needs(kind)
     bounds = StepBounds(needs, model.steps_per_execution, kind)
     if bounds.every_batch:

@@ -482,7 +482,7 @@ class Trainer:
         self._build_for_batch(adapter.peek())
         if val_adapter is not None:
             self._build_for_batch(val_adapter.peek(), training=False)
-        data_checks.check_model_has_a_loss(self, adapter.peek())
+        data_checks.check_model_has_a_loss(self, Trainer, adapter.peek())
         data_checks.check_steps_fit_arrays(adapter, steps_per_epoch, "fit")
         data_checks.check_array_data(self, adapter, check_data, "fit()")
         if val_adapter is not None:
