@@ -236,8 +236,7 @@ class _Trace:
         out_arrays, new_values = self._jitted(
             donated, [v._value for v, _ in self.read_only], arrays)
         for v, value in zip(self.assigned, new_values):
-            v._value = v._owned_value = value
-            v._version += 1
+            v._write(value, owned=True)
         it = iter(out_arrays)
         leaves = [next(it) if x is None else x for x in self.out_leaves]
         return jax.tree_util.tree_unflatten(self.out_tree, leaves)

@@ -14,6 +14,9 @@ fused training step of `fit()`, `loopax.function` and checkpoint restore:
         out = layer(x)                 # reads see new_value
     updated = scope.get_current_value(var)   # assignments made inside
 
+`pure(fn, variables)` wraps that pattern once: it turns stateful code into
+`(values, *args) -> (out, new_values)`, and every stateless API uses it.
+
 Scopes nest: a read looks in the innermost scope first, then outwards, then
 at the Variable itself. Assignments go to the innermost scope (an RNG seed
 state's, to the innermost scope that maps it).
@@ -172,7 +175,6 @@ class Variable(ArrayValue):
         self.path = "/".join(_state.name_stack + [name])
         self.trainable = bool(trainable)
         self.aggregation = aggregation
-        self._version = 0
         dtype = dtypes.standardize(dtype) if dtype is not None else None
         if isinstance(initializer, str) or callable(initializer):
             if shape is None:
@@ -187,7 +189,7 @@ class Variable(ArrayValue):
             if isinstance(value, Variable):
                 value = value.value
         with jax.ensure_compile_time_eval():  # concrete even while a function is traced
-            self._value = _to_value(value, dtype, self.path)
+            self._write(_to_value(value, dtype, self.path))
         if shape is not None and tuple(shape) != self._value.shape:
             raise ValueError(
                 f"Variable {self.path!r}: initial value has shape "
@@ -233,9 +235,19 @@ class Variable(ArrayValue):
                     "outside a state scope: inside `jax.jit` use the stateless "
                     "API (stateless_call / stateless_apply), or compile with "
                     "`loopax.function`, which writes assignments back.")
-            self._value = value
-        self._version += 1
+            self._write(value)
         return value
+
+    def _write(self, value, owned: bool = False) -> None:
+        """Stores `value` as the Variable's own value, bypassing scopes and checks.
+
+        The one place a Variable's stored array changes (`assign` outside a
+        scope, and the compiled eager paths that computed a value of the right
+        shape and dtype). `owned=True`: loopax holds the only reference, so the
+        next compiled `loopax.function` call may donate the buffer.
+        """
+        self._value = value
+        self._owned_value = value if owned else None
 
     def assign_add(self, delta):
         return self.assign(self.value + _unwrap(delta))
@@ -276,7 +288,6 @@ class Variable(ArrayValue):
         v.path = path
         v.trainable = trainable
         v.aggregation = None
-        v._version = 0
         v._value = value
         return v
 
@@ -423,6 +434,27 @@ def check_values_match(variables, values, what: str, owner: str):
                 f"{owner}: `{what}[{i}]` has shape {shape} but variable "
                 f"{var.path!r} has shape {var.shape}.")
     return values
+
+
+def pure(fn: Callable, variables: Iterable[Variable], on_missing: Callable | None = None
+         ) -> Callable:
+    """`fn`, which reads and assigns `variables`, as a pure function of their values.
+
+    Returns `run(values, *args, **kwargs) -> (fn's output, new_values)`:
+    `values` (one per variable, arrays or Variables) are what reads see while
+    `fn(*args, **kwargs)` runs; `new_values` are the variables' values after
+    it (assigned, or as given). The Variables themselves are not changed, so
+    `run` works under `jax.jit`, `jax.grad` and `lax.cond`. `on_missing` is
+    `StateScope`'s (called for a Variable that no scope maps).
+    """
+    variables = list(variables)
+
+    def run(values, *args, **kwargs):
+        with StateScope(zip(variables, values), on_missing=on_missing) as scope:
+            out = fn(*args, **kwargs)
+        return out, [scope.get_current_value(v) for v in variables]
+
+    return run
 
 
 # Keras's name for the same mechanism (`keras.StatelessScope(state_mapping)`).

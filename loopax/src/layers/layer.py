@@ -28,11 +28,11 @@ from loopax.src import constraints, dtypes, initializers, random, regularizers, 
 from loopax.src.layers import symbolic
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import (
-    StateScope,
     Variable,
     _state,
     check_values_match,
     name_scope,
+    pure,
     unique_name,
 )
 from loopax.src.tensor import op
@@ -481,12 +481,14 @@ class Layer(Module):
             trainable, trainable_variables, "trainable_variables", owner)
         non_trainable_variables = check_values_match(
             non_trainable, non_trainable_variables, "non_trainable_variables", owner)
-        mapping = list(zip(trainable, trainable_variables)) + \
-            list(zip(non_trainable, non_trainable_variables))
-        with StateScope(mapping) as scope:
+
+        def call():
             outputs = self(*args, **kwargs)
-            losses = LossList(self.losses) if return_losses else None
-        new_non_trainable = [scope.get_current_value(v) for v in non_trainable]
+            return outputs, LossList(self.losses) if return_losses else None
+
+        (outputs, losses), new_values = pure(call, trainable + non_trainable)(
+            trainable_variables + non_trainable_variables)
+        new_non_trainable = new_values[len(trainable):]
         if return_losses:
             return outputs, new_non_trainable, losses
         return outputs, new_non_trainable

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from loopax.src import dtypes
 from loopax.src.module import _snake_case
-from loopax.src.state import StateScope, Variable, check_values_match, name_scope, unique_name
+from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
 from loopax.src.tensor import unwrap
 
 
@@ -99,32 +99,26 @@ class Metric:
         return self.result()
 
     # ---- stateless -------------------------------------------------------
-    def _scope(self, metric_variables, method):
+    def _stateless(self, method, metric_variables, *args, **kwargs):
+        """(output, new values) of `method` run on the state `metric_variables`."""
         variables = self.variables
         values = check_values_match(variables, metric_variables, "metric_variables",
-                                    f"{type(self).__name__}.{method}")
-        return variables, StateScope(zip(variables, values))
+                                    f"{type(self).__name__}.stateless_{method.__name__}")
+        return pure(method, variables)(values, *args, **kwargs)
 
     def stateless_update_state(self, metric_variables, *args, **kwargs):
         """`update_state` on the state `metric_variables` (values or Variables,
         in the order of `.variables`); returns the new values as a list."""
-        variables, scope = self._scope(metric_variables, "stateless_update_state")
-        with scope:
-            self.update_state(*args, **kwargs)
-        return [scope.get_current_value(v) for v in variables]
+        return self._stateless(self.update_state, metric_variables, *args, **kwargs)[1]
 
     def stateless_result(self, metric_variables):
         """`result()` computed from the state `metric_variables`."""
-        _, scope = self._scope(metric_variables, "stateless_result")
-        with scope:
-            return self.result()
+        return self._stateless(self.result, metric_variables)[0]
 
     def stateless_reset_state(self):
         """The initial values of `.variables`, as a list."""
         variables = self.variables
-        with StateScope() as scope:
-            self.reset_state()
-        return [_current(scope, v) for v in variables]
+        return pure(self.reset_state, variables)([v.value for v in variables])[1]
 
     # ---- config ----------------------------------------------------------
     def get_config(self):
@@ -139,11 +133,6 @@ class Metric:
 
 
 _CONSTANT_INITIALIZERS = {"zeros": jnp.zeros, "ones": jnp.ones}
-
-
-def _current(scope, variable):
-    value = scope.get_current_value(variable)
-    return variable.value if value is None else value
 
 
 def as_array(x, dtype=None):

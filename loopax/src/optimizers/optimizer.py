@@ -43,11 +43,11 @@ from loopax.src import dtypes, initializers
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.state import (
-    StateScope,
     Variable,
     active_scope,
     check_values_match,
     name_scope,
+    pure,
     unique_name,
 )
 from loopax.src.tensor import unwrap
@@ -347,9 +347,9 @@ class Optimizer:
             opt_values, var_values = self._own_values()
             new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
             for v, value in zip(self._trainable_variables, new_vars):
-                _write(v, value)
+                v._write(value)
             for v, value in zip(self._variables, new_opt):
-                _write(v, value)
+                v._write(value)
             return
         # Inside a scope holding concrete values (an eager stateless call):
         # the compiled step still applies, reading and assigning through it.
@@ -382,12 +382,10 @@ class Optimizer:
         if self._should_compile(grads + opt_values + var_values):
             new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
             return list(new_vars), list(new_opt)
-        mapping = list(zip(self._variables, opt_values)) + list(
-            zip(self._trainable_variables, var_values))
-        with StateScope(mapping) as scope:
-            self._update(grads, variables)
-        return ([scope.get_current_value(v) for v in self._trainable_variables],
-                [scope.get_current_value(v) for v in self._variables])
+        n = len(self._trainable_variables)
+        _, new_values = pure(self._update, self._trainable_variables + self._variables)(
+            var_values + opt_values, grads, variables)
+        return new_values[:n], new_values[n:]
 
     def finalize_variable_values(self, var_list):
         """With `use_ema`, writes the moving averages into the variables."""
@@ -477,12 +475,12 @@ class Optimizer:
             all_vars = list(self._trainable_variables)
             updated = [all_vars[i] for i in indices]
 
+            update = pure(self._update, all_vars + opt_vars)
+            n = len(all_vars)
+
             def stateless_step(opt_values, var_values, grads):
-                mapping = list(zip(opt_vars, opt_values)) + list(zip(all_vars, var_values))
-                with StateScope(mapping) as scope:
-                    self._update(grads, updated)
-                return ([scope.get_current_value(v) for v in all_vars],
-                        [scope.get_current_value(v) for v in opt_vars])
+                _, new_values = update(list(var_values) + list(opt_values), grads, updated)
+                return new_values[:n], new_values[n:]
 
             step = self._compiled[indices] = jax.jit(stateless_step)
         return step
@@ -658,19 +656,7 @@ class Optimizer:
         return f"<{type(self).__name__} name={self.name} built={self.built}>"
 
 
-def _write(variable, value):
-    """Stores a computed value outside any scope (the compiled eager path)."""
-    variable._value = value
-    variable._version += 1
-
-
 def _as_pure(fn, variables):
-    """`fn` (which assigns `variables`) as a pure function of their values,
-    for `lax.cond`."""
-
-    def pure(values):
-        with StateScope(zip(variables, values)) as scope:
-            fn()
-        return [scope.get_current_value(v) for v in variables]
-
-    return pure
+    """`fn` (which assigns `variables`) as `values -> new values`, for `lax.cond`."""
+    run = pure(fn, variables)
+    return lambda values: run(values)[1]

@@ -14,7 +14,7 @@ import numpy as np
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
 from loopax.src.metrics import Mean
-from loopax.src.state import StateScope, _state
+from loopax.src.state import _state, pure
 from loopax.src.tensor import unwrap
 
 # --------------------------------------------------------------------------
@@ -326,20 +326,15 @@ class CompileMetrics:
 
     # Keras's stateless API, for train_steps that loop over `model.metrics`.
     def stateless_update_state(self, metric_variables, y_true, y_pred, sample_weight=None):
-        variables = self.variables
-        with StateScope(zip(variables, metric_variables)) as scope:
-            self.update_state(y_true, y_pred, sample_weight)
-        return [scope.get_current_value(v) for v in variables]
+        return pure(self.update_state, self.variables)(
+            metric_variables, y_true, y_pred, sample_weight)[1]
 
     def stateless_result(self, metric_variables):
-        with StateScope(zip(self.variables, metric_variables)):
-            return self.result()
+        return pure(self.result, self.variables)(metric_variables)[0]
 
     def stateless_reset_state(self):
         variables = self.variables
-        with StateScope() as scope:
-            self.reset_state()
-        return [scope.get_current_value(v) for v in variables]
+        return pure(self.reset_state, variables)([v.value for v in variables])[1]
 
     def __repr__(self):
         return f"<CompileMetrics {[m.name for m in self.metrics]}>"

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
-from loopax.src.state import StateScope
+from loopax.src.state import pure
 from loopax.src.trainers import step_loops
 from loopax.src.trainers.compile_utils import CompileMetrics
 from loopax.src.trainers.epoch_iterator import ExecutionPlanner
@@ -80,11 +80,11 @@ def value_step(model, kind):
         flat_vars = [v for g in groups for v in g]
         sizes = [len(g) for g in groups]
 
+        run = pure(method, flat_vars)
+
         def model_step(state, data):
-            flat = [v for g in state for v in g]
-            with StateScope(zip(flat_vars, flat)) as scope:
-                out = method(data)
-            return out, _regroup([scope.get_current_value(v) for v in flat_vars], sizes)
+            out, new_values = run([v for g in state for v in g], data)
+            return out, _regroup(new_values, sizes)
     else:
         groups = state_groups(model, kind)
 
@@ -106,11 +106,12 @@ def _carrying_seed_state(model_step, seed_variables):
     random op with `seed=None` anywhere inside (a layer's call, a custom step)
     splits the carried key and advances it: fresh numbers every step, and the
     same numbers again after `set_random_seed`."""
+    run = pure(model_step, seed_variables)
+
     def step(state, data):
         *model_state, seed_values = state
-        with StateScope(zip(seed_variables, seed_values)) as scope:
-            out, new_state = model_step(tuple(model_state), data)
-        return out, (*new_state, [scope.get_current_value(v) for v in seed_variables])
+        (out, new_state), new_seed_values = run(seed_values, tuple(model_state), data)
+        return out, (*new_state, new_seed_values)
     return step
 
 
@@ -131,9 +132,10 @@ def _discover_extra_variables(model, kind, method, seed_variables):
         return []
     flat_vars = [v for g in groups for v in g]
 
+    run = pure(method, flat_vars, on_missing=record)
+
     def probe(values, data):
-        with StateScope(zip(flat_vars, values), on_missing=record):
-            out = method(data)
+        out, _ = run(values, data)
         return jax.tree_util.tree_map(lambda a: jnp.asarray(a), out) if out is not None else 0
 
     jax.eval_shape(probe, [v.value for v in flat_vars], batch)

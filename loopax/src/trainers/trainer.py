@@ -56,7 +56,7 @@ from loopax.src import optimizers
 from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.metrics import Mean, Metric
-from loopax.src.state import StateScope
+from loopax.src.state import pure
 from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.data_adapters import (
@@ -285,8 +285,7 @@ class Trainer:
         return results_of(self.metrics)
 
     def _metrics_result_from(self, metric_values):
-        with StateScope(zip(self.metrics_variables, metric_values)):
-            return self.get_metrics_result()
+        return pure(self.get_metrics_result, self.metrics_variables)(metric_values)[0]
 
     # ======================================================================
     # losses
@@ -351,22 +350,27 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         metric_variables = self.metrics_variables
 
+        def forward(trainable):
+            y_pred, new_non_trainable = self.stateless_call(
+                trainable, non_trainable, x, training=True)
+            loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
+            return loss, y_pred, new_non_trainable
+
         def loss_and_updates(trainable):
-            with StateScope(zip(metric_variables, metric_values)) as scope:
-                y_pred, new_non_trainable = self.stateless_call(
-                    trainable, non_trainable, x, training=True)
-                loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
-            new_metrics = [scope.get_current_value(v) for v in metric_variables]
+            (loss, y_pred, new_non_trainable), new_metrics = pure(forward, metric_variables)(
+                metric_values, trainable)
             return loss, (y_pred, new_non_trainable, new_metrics)
 
         (loss, (y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
             loss_and_updates, has_aux=True)(trainable)
         trainable, optimizer_values = self.optimizer.stateless_apply(
             optimizer_values, grads, trainable)
-        with StateScope(zip(metric_variables, metric_values)) as scope:
+
+        def update_metrics():
             self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
-            logs = self.compute_metrics(x, y, y_pred, sample_weight)
-        metric_values = [scope.get_current_value(v) for v in metric_variables]
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+
+        logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
         return logs, (trainable, non_trainable, optimizer_values, metric_values)
 
     def test_step(self, state, data):
@@ -375,13 +379,15 @@ class Trainer:
         trainable, non_trainable, metric_values = state
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         metric_variables = self.metrics_variables
-        with StateScope(zip(metric_variables, metric_values)) as scope:
-            y_pred, non_trainable = self.stateless_call(trainable, non_trainable, x,
-                                                        training=False)
+
+        def evaluate():
+            y_pred, new_non_trainable = self.stateless_call(trainable, non_trainable, x,
+                                                            training=False)
             loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
             self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
-            logs = self.compute_metrics(x, y, y_pred, sample_weight)
-        metric_values = [scope.get_current_value(v) for v in metric_variables]
+            return self.compute_metrics(x, y, y_pred, sample_weight), new_non_trainable
+
+        (logs, non_trainable), metric_values = pure(evaluate, metric_variables)(metric_values)
         return logs, (trainable, non_trainable, metric_values)
 
     def predict_step(self, state, data):
