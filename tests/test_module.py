@@ -55,3 +55,45 @@ def test_seed_003_module_trains_with_assign_sub():
     np.testing.assert_allclose(np.asarray(out), [5.0, 10.0])
     m.w.assign_sub(1.0)
     assert float(m.w) == 4.0
+
+
+class WithBackReference(loopax.Module):
+    """A Module that refers to another one's state without owning it."""
+
+    _untracked_attributes = loopax.Module._untracked_attributes | {"peer"}
+
+    def __init__(self, peer):
+        super().__init__()
+        self.peer = peer                       # not owned: declared untracked
+        self.own = loopax.Variable(1.0, name="own")
+
+
+def test_untracked_attributes_are_not_owned():
+    peer = Inner("peer")
+    m = WithBackReference(peer)
+    assert [v.name for v in m.variables] == ["own"]
+    assert m.submodules == []
+    assert [v.name for v in peer.variables] == ["w", "stat"]
+
+
+def test_a_metric_owns_the_metrics_it_holds_in_lists_too():
+    class Pair(loopax.metrics.Metric):
+        def __init__(self):
+            super().__init__(name="pair")
+            self.count = self.add_variable((), name="count")
+            self.parts = [loopax.metrics.Mean(name="a"), loopax.metrics.Sum(name="b")]
+
+        def update_state(self, x):
+            self.count.assign_add(1.0)
+            for part in self.parts:
+                part.update_state(x)
+
+        def result(self):
+            return self.parts[0].result() + self.parts[1].result()
+
+    m = Pair()
+    assert [v.path for v in m.variables] == ["pair/count", "a/total", "a/count", "b/total"]
+    m.update_state(np.array([1.0, 3.0]))
+    np.testing.assert_allclose(m.result(), 2.0 + 4.0)
+    m.reset_state()
+    np.testing.assert_allclose([np.asarray(v.value) for v in m.variables], [0, 0, 0, 0])

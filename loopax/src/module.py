@@ -12,24 +12,32 @@ A Variable reached twice is listed once. `Layer` and `Model` are Modules.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from loopax.src.state import Variable, unique_name
-
-# Attributes that point back up or sideways in a graph; never walked.
-_NOT_TRACKED = frozenset({
-    "_inbound_nodes", "_outbound_nodes", "_call_context", "optimizer",
-    "_compile_config", "compiled_loss", "compiled_metrics", "_tracker_cache",
-    "history", "_trainer_state",
-    "_regularized",  # (variable, regularizer) pairs: would list regularized weights first
-})
-
 
 # Values that can hold nothing trackable: skipped at once (the walk is on the
 # path of every `model.trainable_variables`).
 _ATOMS = (str, int, float, bool, type(None), bytes, type)
 
 
-def _collect(value, seen, variables, modules):
-    """Appends the Variables and trackables (Modules, SeedGenerators) in `value`."""
+def is_trackable(value) -> bool:
+    """Whether the walk lists `value` as something an object owns: a Module, or
+    another object that holds Variables (`_loopax_trackable`, e.g. SeedGenerator)."""
+    return isinstance(value, Module) or getattr(value, "_loopax_trackable", False)
+
+
+def tracked_items(obj) -> list[tuple[str, Any]]:
+    """`obj`'s attributes the walk visits, in assignment order: all but the
+    names in its class's `_untracked_attributes`."""
+    skip = getattr(type(obj), "_untracked_attributes", frozenset())
+    return [(k, v) for k, v in vars(obj).items() if k not in skip]
+
+
+def _collect(value, seen, variables, found, wanted=is_trackable):
+    """Appends the Variables in `value` to `variables` and the objects `wanted`
+    accepts to `found`, descending into lists, tuples and dicts; ids in `seen`
+    are skipped (and added)."""
     if isinstance(value, _ATOMS):
         return
     if isinstance(value, Variable):
@@ -38,14 +46,26 @@ def _collect(value, seen, variables, modules):
             variables.append(value)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _collect(v, seen, variables, modules)
+            _collect(v, seen, variables, found, wanted)
     elif isinstance(value, dict):
         for v in value.values():
-            _collect(v, seen, variables, modules)
-    elif isinstance(value, Module) or getattr(value, "_loopax_trackable", False):
+            _collect(v, seen, variables, found, wanted)
+    elif wanted(value):
         if id(value) not in seen:
             seen.add(id(value))
-            modules.append(value)
+            found.append(value)
+
+
+def owned(obj, seen: set | None = None, wanted: Callable = is_trackable
+          ) -> tuple[list[Variable], list]:
+    """What `obj` holds directly: (its Variables, the objects `wanted` accepts),
+    in attribute order. This one walk is how Modules, Layers, Metrics,
+    Optimizers, Trainers and the weights files find what an object owns."""
+    seen = {id(obj)} if seen is None else seen
+    variables, found = [], []
+    for _, value in tracked_items(obj):
+        _collect(value, seen, variables, found, wanted)
+    return variables, found
 
 
 class Module:
@@ -55,6 +75,11 @@ class Module:
     and read `.variables`, `.trainable_variables`, `.submodules`.
     """
 
+    # Attribute names the ownership walk never visits: references up or
+    # sideways that would list another object's state as this one's.
+    # Subclasses extend it (`Base._untracked_attributes | {...}`).
+    _untracked_attributes: frozenset[str] = frozenset()
+
     def __init__(self, name=None):
         if name is not None:
             self.name = name
@@ -63,11 +88,7 @@ class Module:
 
     def _direct(self, seen):
         """(own Variables, direct sub-trackables), in attribute order."""
-        vars_, mods = [], []
-        for key, value in vars(self).items():
-            if key not in _NOT_TRACKED:
-                _collect(value, seen, vars_, mods)
-        return vars_, mods
+        return owned(self, seen)
 
     def _variables_and_trainability(self):
         """[(variable, trainable)], own first then sub-Modules', where a

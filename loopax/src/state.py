@@ -56,7 +56,7 @@ def _assigning_scope(var) -> "StateScope | None":
     compiled step carries advances once per draw even through nested scopes
     that do not carry it (a `stateless_call` inside `fit`'s step)."""
     scopes = _state.scopes
-    if getattr(var, "is_seed_state", False):
+    if var.is_seed_state:
         for scope in reversed(scopes):
             if id(var) in scope._values:
                 return scope
@@ -164,6 +164,12 @@ class Variable(ArrayValue):
     # The value a compiled loopax.function wrote, while no one has read it:
     # the next call may donate (update in place) that buffer.
     _owned_value = None
+    # A projection `constraint(value) -> value` optimizers apply after each
+    # update (`Layer.add_weight(constraint=)` sets it), or None.
+    constraint: Callable | None = None
+    # An RNG seed state (`random.SeedGenerator.state`): carried by stateless
+    # calls and fit() like any state, but not one of a layer's `weights`.
+    is_seed_state: bool = False
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
                  name=None, aggregation=None):

@@ -146,6 +146,9 @@ class Layer(Module):
         input_shape / input_dim: only for the first layer of a `Sequential`.
     """
 
+    # (variable, regularizer) pairs: walking them would list regularized weights first.
+    _untracked_attributes = Module._untracked_attributes | {"_regularized"}
+
     def __init__(self, *, name=None, trainable=True, dtype=None,
                  activity_regularizer=None, input_shape=None, input_dim=None,
                  batch_input_shape=None, batch_size=None, **kwargs):
@@ -198,7 +201,7 @@ class Layer(Module):
         if reg is not None:
             self._regularized.append((var, reg))
         if constraint is not None:
-            var.constraint = constraints.get(constraint)
+            var.constraint = constraints.get(constraint)   # applied by optimizers
         return var
 
     @property
@@ -225,7 +228,7 @@ class Layer(Module):
 
         Seed states still belong to `non_trainable_variables`, so stateless
         calls and `fit()` carry them."""
-        return [v for v in self.variables if not getattr(v, "is_seed_state", False)]
+        return [v for v in self.variables if not v.is_seed_state]
 
     @property
     def trainable_weights(self):
@@ -234,7 +237,7 @@ class Layer(Module):
     @property
     def non_trainable_weights(self):
         return [v for v in self.non_trainable_variables
-                if not getattr(v, "is_seed_state", False)]
+                if not v.is_seed_state]
 
     @property
     def layers(self) -> list["Layer"]:

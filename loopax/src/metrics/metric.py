@@ -20,7 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import dtypes
-from loopax.src.module import _snake_case
+from loopax.src.module import _snake_case, owned
 from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
 from loopax.src.tensor import unwrap
 
@@ -40,13 +40,10 @@ class Metric:
         self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
         self._variables = []
         self._initial_values = []
-        self._metrics = []
 
-    def __setattr__(self, name, value):
-        # Metrics held as attributes contribute their variables (after ours).
-        if isinstance(value, Metric) and name != "_metrics" and "_metrics" in self.__dict__:
-            self._metrics.append(value)
-        super().__setattr__(name, value)
+    def _owned(self):
+        """(own Variables, Metrics held as attributes), by the ownership walk."""
+        return owned(self, wanted=lambda value: isinstance(value, Metric))
 
     @property
     def dtype(self):
@@ -75,8 +72,8 @@ class Metric:
     @property
     def variables(self) -> list[Variable]:
         """Own variables in creation order, then those of held metrics."""
-        out = list(self._variables)
-        for metric in self._metrics:
+        out, metrics = self._owned()
+        for metric in metrics:
             out.extend(metric.variables)
         return out
 
@@ -84,7 +81,7 @@ class Metric:
         """Puts every variable back to its initial value."""
         for variable, value in zip(self._variables, self._initial_values):
             variable.assign(value)
-        for metric in self._metrics:
+        for metric in self._owned()[1]:
             metric.reset_state()
 
     def update_state(self, *args, **kwargs):

@@ -75,6 +75,8 @@ class Model(Trainer, Layer):
     call. Or call `Model(inputs, outputs)` for a functional model.
     """
 
+    _untracked_attributes = Trainer._untracked_attributes | Layer._untracked_attributes
+
     def __new__(cls, *args, **kwargs):
         from loopax.src.models.functional import Functional
         from loopax.src.models.sequential import Sequential

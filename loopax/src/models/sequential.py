@@ -17,16 +17,6 @@ from loopax.src.models.model import Model
 from loopax.src.saving import serialization
 
 
-class _Untracked:
-    """Holds the wired graph out of sight of variable tracking (its layers
-    are already tracked through `Sequential._layers`)."""
-
-    __slots__ = ("model",)
-
-    def __init__(self):
-        self.model = None
-
-
 @serialization.register_core_class
 class Sequential(Model):
     """`Sequential([layer, ...], name=None)`: each layer feeds the next.
@@ -35,10 +25,13 @@ class Sequential(Model):
         model = Sequential([loopax.Input(shape=(784,)), Dense(64, "relu"), Dense(10)])
     """
 
+    # The wired graph: its layers are already owned through `_layers`.
+    _untracked_attributes = Model._untracked_attributes | {"_graph"}
+
     def __init__(self, layers=None, trainable=True, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._layers = []
-        self._graph = _Untracked()
+        self._graph = None
         for layer in layers or ():
             self.add(layer, rebuild=False)
         self._maybe_rebuild()
@@ -81,7 +74,7 @@ class Sequential(Model):
         return layer
 
     def _maybe_rebuild(self):
-        self._graph.model = None
+        self._graph = None
         if not self._layers or not isinstance(self._layers[0], InputLayer):
             self.built = False
             return
@@ -89,7 +82,7 @@ class Sequential(Model):
         for layer in self._layers[1:]:
             x = layer(x)
         if len(self._layers) > 1:
-            self._graph.model = Functional(inputs, x, name=self.name)
+            self._graph = Functional(inputs, x, name=self.name)
         self.built = True
 
     # ---- building and calling ----------------------------------------------
@@ -122,8 +115,8 @@ class Sequential(Model):
         self._maybe_rebuild()
 
     def call(self, inputs, training=None, mask=None):
-        if self._graph.model is not None:
-            return self._graph.model.call(inputs, mask=mask)
+        if self._graph is not None:
+            return self._graph.call(inputs, mask=mask)
         for layer in self.layers:
             inputs = layer(inputs)
         return inputs
@@ -135,15 +128,15 @@ class Sequential(Model):
         return [l for l in self._layers if not isinstance(l, InputLayer)]
 
     def _graph_model(self):
-        if self._graph.model is None and self.built:
+        if self._graph is None and self.built:
             raise ValueError(f"Sequential {self.name!r} has no layers after its Input yet; "
                              "add() some.")
-        if self._graph.model is None:
+        if self._graph is None:
             raise ValueError(
                 f"Sequential {self.name!r} has no defined input yet. Start it with "
                 "loopax.Input(shape=...), give the first layer input_shape=, call "
                 "build(input_shape) or call the model on a batch.")
-        return self._graph.model
+        return self._graph
 
     @property
     def inputs(self):

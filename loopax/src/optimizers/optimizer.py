@@ -40,6 +40,7 @@ import numpy as np
 import optax
 
 from loopax.src import dtypes, initializers
+from loopax.src.module import owned
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.state import (
@@ -99,6 +100,9 @@ class Optimizer:
         name: prefix of the optimizer's variable paths.
     """
 
+    # The variables it updates belong to the model, not to the optimizer.
+    _untracked_attributes = frozenset({"_trainable_variables"})
+
     def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
                  global_clipnorm=None, use_ema=False, ema_momentum=0.99,
                  ema_overwrite_frequency=None, loss_scale_factor=None,
@@ -156,8 +160,11 @@ class Optimizer:
 
     @property
     def variables(self) -> list[Variable]:
-        """[iterations, learning_rate (if a number), *slot variables]; see the module doc."""
-        return list(self._variables)
+        """[iterations, learning_rate (if a number), *slot variables]; see the module doc.
+
+        Found by the ownership walk; `_variables` (the first attribute holding
+        Variables) keeps them in creation order."""
+        return owned(self)[0]
 
     @property
     def iterations(self) -> Variable:
@@ -505,7 +512,7 @@ class Optimizer:
             self._update_averages()
         self._iterations.assign(self._iterations.value + 1)
         for v in variables:
-            constraint = getattr(v, "constraint", None)
+            constraint = v.constraint
             if constraint is not None:
                 v.assign(unwrap(constraint(v.value)))
 

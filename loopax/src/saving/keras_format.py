@@ -32,7 +32,7 @@ import zipfile
 
 import jax.numpy as jnp
 
-from loopax.src.module import _NOT_TRACKED, Module, _collect, _snake_case
+from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import serialization
 from loopax.src.state import Variable
 
@@ -362,13 +362,11 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
             container(obj.layers, f"{prefix}/layers".lstrip("/"))
             return
         own, subs = [], []
-        for attr, value in vars(obj).items():      # as Module._direct walks them
-            if attr in _NOT_TRACKED:
-                continue
+        for attr, value in tracked_items(obj):     # as Module._direct walks them
             variables, trackables = [], []
             _collect(value, set(), variables, trackables)
             for var in variables:
-                if id(var) not in seen and not getattr(var, "is_seed_state", False):
+                if id(var) not in seen and not var.is_seed_state:
                     seen.add(id(var))
                     own.append(var)
             modules = [m for m in trackables if isinstance(m, Module)]

@@ -56,6 +56,7 @@ from loopax.src import optimizers
 from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.metrics import Mean, Metric
+from loopax.src.module import owned
 from loopax.src.state import pure
 from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
@@ -74,6 +75,12 @@ from loopax.src.trainers.live_state import LiveState
 
 class Trainer:
     """The training loop of `Model`. See the module docstring for the design."""
+
+    # Not owned by the model (the ownership walk skips them): the optimizer and
+    # the compile() arguments hold Variables and Metrics of their own, the live
+    # training state and the History callback refer back to the model's.
+    _untracked_attributes = frozenset({"optimizer", "_compile_config", "_trainer_state",
+                                       "history"})
 
     compiled = False
     optimizer = None
@@ -224,26 +231,11 @@ class Trainer:
         return out
 
     def _tracked_metrics(self):
-        own = {id(self._loss_tracker), id(self._compile_metrics)}
-        found = []
-        seen = set(own)
-
-        def visit(value):
-            if isinstance(value, Metric):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(value)
-            elif isinstance(value, (list, tuple)):
-                for v in value:
-                    visit(v)
-            elif isinstance(value, dict):
-                for v in value.values():
-                    visit(v)
-
-        for key, value in vars(self).items():
-            if not key.startswith("_compile") and key != "_loss_tracker":
-                visit(value)
-        return found
+        """Metrics held as attributes (not the compiled ones), in attribute order."""
+        seen = {id(self), id(self._loss_tracker), id(self._compile_metrics)}
+        if self._compile_loss is not None:
+            seen.update(id(m) for m in self._compile_loss.metrics)
+        return owned(self, seen, wanted=lambda value: isinstance(value, Metric))[1]
 
     @property
     def metrics_names(self):
