@@ -30,8 +30,6 @@ IN_FUNCTION_ALLOWED = {
         "Model(inputs, outputs) returns its own subclass Functional (as in Keras)",
     ("loopax.src.models.model", "loopax.src.models.sequential"):
         "Model.__new__ leaves its subclass Sequential alone",
-    ("loopax.src.tape", "loopax.src.layers.layer"): TO_MOVE,
-    ("loopax.src.trainers.step_functions", "loopax.src.trainers.trainer"): TO_MOVE,
 }
 
 

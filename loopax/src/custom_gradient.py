@@ -31,9 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import tape as tape_lib
 from loopax.src.state import Variable, _state
-from loopax.src.tape import (
+from loopax.src.tape import recording as tape_lib
+from loopax.src.tape.recording import (
     _fill,
     _is_wrapped,
     _split_leaves,

@@ -444,6 +444,14 @@ class Layer(Module):
         self._losses.append(loss)
         frame["losses"].append(loss)
 
+    def _mark_outer_call(self, owners):
+        """Records a call run outside `__call__` (a tape's compiled replay) as this
+        layer's latest outermost call, in which `owners` added their losses."""
+        _ctx.counter += 1
+        self._last_outer_ctx = _ctx.counter
+        for owner in owners:
+            owner._loss_ctx = _ctx.counter
+
     def _layers_tree(self):
         return [self] + [m for m in self.submodules if isinstance(m, Layer)]
 

@@ -38,9 +38,20 @@ TEST_GROUPS = ("trainable_variables", "non_trainable_variables", "metrics_variab
 PREDICT_GROUPS = ("trainable_variables", "non_trainable_variables")
 
 
+# The Trainer's own train_step/test_step/predict_step, registered by trainer.py
+# (which imports this module, so this module cannot import it).
+_DEFAULT_STEPS: dict = {}
+
+
+def register_default_steps(trainer_class) -> None:
+    """Notes `trainer_class`'s step methods as the default ones (`step_style`)."""
+    for name in ("train_step", "test_step", "predict_step"):
+        _DEFAULT_STEPS[name] = getattr(trainer_class, name)
+
+
 def step_style(model, name):
     """"default", "stateless" (`step(self, state, data)`) or "tf" (`step(self, data)`)."""
-    if getattr(type(model), name) is getattr(_trainer_class(), name):
+    if getattr(type(model), name) is _DEFAULT_STEPS[name]:
         return "default"
     params = [p for p in inspect.signature(getattr(model, name)).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
@@ -288,8 +299,3 @@ def _predict_outputs(out, state):
                 for a, b in zip(out[1], non_trainable)):
         return out[0], (trainable, out[1])
     return out, (trainable, non_trainable)
-
-
-def _trainer_class():
-    from loopax.src.trainers.trainer import Trainer
-    return Trainer

@@ -752,3 +752,6 @@ def _map_nested(fn, spec):
     if isinstance(spec, (list, tuple)):
         return [_map_nested(fn, value) for value in spec]
     return fn(spec)
+
+
+step_functions.register_default_steps(Trainer)

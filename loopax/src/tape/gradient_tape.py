@@ -1,0 +1,385 @@
+"""`GradientTape`: records ops, then differentiates the recorded program."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.state import Variable, _state
+from loopax.src.tape.program import _compiled, _Program
+from loopax.src.tape.recording import _ARRAYS, _is_wrapped, record
+from loopax.src.tensor import Tensor
+
+# --------------------------------------------------------------------------
+# GradientTape
+# --------------------------------------------------------------------------
+
+class GradientTape:
+    """Records operations for automatic differentiation, as `tf.GradientTape`.
+
+    ```python
+    x = loopax.constant(3.0)
+    with loopax.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    tape.gradient(y, x)        # 6.0
+    ```
+
+    Args:
+        persistent: allow more than one `gradient()` / `jacobian()` call.
+        watch_accessed_variables: watch every trainable Variable an op reads
+            while recording (otherwise only what `watch()` was given).
+
+    What is recorded: loopax ops, Python operators on Tensors and Variables
+    (with NumPy arrays, JAX arrays or scalars on either side), layer and
+    model calls, `loopax.custom_gradient` functions and inner tapes'
+    gradients. Not recorded: `jax.numpy` functions (they raise a TypeError on
+    a followed value; use `loopax.ops`), `variable.value` (a raw array), and
+    anything after the `with` block.
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._recording = False
+        self._used = False
+        self._clear()
+
+    def _clear(self):
+        self._nodes = []
+        self._known = {}          # id -> Tensor: watched, read or produced
+        self._reads = {}          # id(variable) -> [read Tensors]
+        self._watched = {}        # id(variable) -> variable, in watch order
+
+    # ---- the hooks the core calls ----------------------------------------
+    def _follows(self, x):
+        if self._used:
+            return False
+        if isinstance(x, Tensor):
+            return id(x) in self._known
+        if isinstance(x, Variable):
+            return id(x) in self._watched or (self._watch_accessed and x.trainable)
+        return False
+
+    def _note_read(self, var, read):
+        if id(var) not in self._watched:
+            if not (self._watch_accessed and var.trainable):
+                return
+            self._watched[id(var)] = var
+        self._reads.setdefault(id(var), []).append(read)
+        self._known[id(read)] = read
+
+    def _add(self, node):
+        self._nodes.append(node)
+        for o in node.outputs:
+            if o is not None:
+                self._known[id(o)] = o
+
+    # ---- context ---------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise RuntimeError("This GradientTape is already recording; it cannot "
+                               "be entered twice at the same time.")
+        self._check_usable("record")
+        self._recording = True
+        _state.tapes = _state.tapes + [self]
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        _state.tapes = [t for t in _state.tapes if t is not self]
+        return False
+
+    def _check_usable(self, what):
+        if self._used:
+            raise RuntimeError(
+                f"Cannot {what}: a non-persistent GradientTape can only be used to "
+                "compute one set of gradients (or jacobians). Create it with "
+                "`GradientTape(persistent=True)` to call gradient() more than once.")
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops inside this block are not recorded by this tape."""
+        if not self._recording:
+            raise RuntimeError("stop_recording() needs a recording tape: use it "
+                               "inside the tape's `with` block.")
+        saved = _state.tapes
+        _state.tapes = [t for t in saved if t is not self]
+        try:
+            yield
+        finally:
+            _state.tapes = saved
+
+    def reset(self):
+        """Forgets everything recorded and watched, as a new tape would."""
+        self._clear()
+        self._used = False
+
+    def watch(self, tensor):
+        """Follows `tensor`: a Tensor, a Variable, or a nested structure of them."""
+        if not self._recording:
+            raise RuntimeError(
+                "GradientTape.watch() was called outside the tape's `with` block, "
+                "where nothing is recorded. Call watch() and compute the target "
+                "inside `with tape:`.")
+        for x in jax.tree_util.tree_leaves(tensor, is_leaf=_is_wrapped):
+            if isinstance(x, Variable):
+                self._watched.setdefault(id(x), x)
+            elif isinstance(x, Tensor):
+                self._known[id(x)] = x
+            else:
+                raise TypeError(
+                    f"GradientTape.watch() takes Tensors and Variables; got "
+                    f"{type(x).__name__}. Wrap arrays with `loopax.constant(x)` "
+                    "first and use that Tensor in the computation.")
+
+    def watched_variables(self):
+        """The Variables watched explicitly or by being read, in watch order."""
+        return tuple(self._watched.values())
+
+    # ---- differentiation ---------------------------------------------------
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients="none"):
+        """d(sum of target) / d(sources), in the structure of `sources`.
+
+        Args:
+            target: a Tensor or a nested structure of Tensors; a non-scalar
+                target is summed (weighted by `output_gradients` if given).
+            sources: a Variable, a Tensor, or any nested structure of them.
+            output_gradients: one cotangent per target Tensor (same shapes).
+            unconnected_gradients: "none" (None for a source the target does
+                not depend on) or "zero" (zeros of the source's shape).
+        """
+        self._check_usable("call gradient()")
+        _check_target_given(target, "gradient")
+        zero = _check_unconnected(unconnected_gradients)
+        targets, _ = jax.tree_util.tree_flatten(target, is_leaf=_is_wrapped)
+        cts = [None] * len(targets)
+        if output_gradients is not None:
+            cts = jax.tree_util.tree_flatten(
+                output_gradients, is_leaf=lambda x: x is None or _is_wrapped(x))[0]
+            if len(cts) != len(targets):
+                raise ValueError(
+                    f"gradient(): output_gradients has {len(cts)} entries but the "
+                    f"target has {len(targets)} Tensors; pass one per target Tensor.")
+        keep = [i for i, t in enumerate(targets) if self._connected_target(t)]
+        for i in keep:
+            _check_cotangent(targets[i], cts[i])
+        return self._differentiate(
+            "gradient", [targets[i] for i in keep], sources, zero,
+            lambda t, s: s.shape, [cts[i] for i in keep], warn_target=target)
+
+    def jacobian(self, target, sources, unconnected_gradients="none",
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """d target / d source for each source: shape `target.shape + source.shape`."""
+        self._check_usable("call jacobian()")
+        _check_target_given(target, "jacobian")
+        zero = _check_unconnected(unconnected_gradients)
+        if not isinstance(target, (Tensor, Variable)) and not isinstance(target, _ARRAYS):
+            raise TypeError("jacobian() takes a single target Tensor.")
+        targets = [target] if self._connected_target(target) else []
+        return self._differentiate(
+            "jacobian", targets, sources, zero,
+            lambda t, s: tuple(np.shape(t)) + s.shape, [], warn_target=target)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none",
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example jacobian: target (B, *T), source (B, *S) -> (B, *T, *S).
+
+        Assumes example i of the target depends only on example i of the
+        source (as TensorFlow's does).
+        """
+        self._check_usable("call batch_jacobian()")
+        zero = _check_unconnected(unconnected_gradients)
+        t_shape, s_shape = tuple(np.shape(target)), tuple(np.shape(source))
+        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+            raise ValueError(
+                f"batch_jacobian(): target {t_shape} and source {s_shape} need the "
+                "same leading (batch) dimension.")
+        targets = [target] if self._connected_target(target) else []
+        return self._differentiate(
+            "batch_jacobian", targets, source, zero,
+            lambda t, s: tuple(np.shape(t)) + s.shape[1:], [], warn_target=target)
+
+    # ---- internals -------------------------------------------------------
+    def _connected_target(self, t):
+        if not isinstance(t, Tensor) or id(t) not in self._known:
+            return False
+        return _differentiable(t.dtype)
+
+    def _source_group(self, s):
+        """The Tensors a source stands for: a Variable's reads, or itself."""
+        if isinstance(s, Variable):
+            group = self._reads.get(id(s), [])
+        elif isinstance(s, Tensor):
+            group = [s] if id(s) in self._known else []
+        else:
+            raise TypeError(
+                f"GradientTape sources must be Variables or Tensors (or nested "
+                f"structures of them); got {type(s).__name__}. A plain array cannot "
+                "be watched: wrap it with `loopax.constant(x)`, `tape.watch()` that "
+                "Tensor, and compute with it.")
+        return [t for t in group if _differentiable(t.dtype)]
+
+    def _differentiate(self, mode, targets, sources, zero, unconnected_shape, extra,
+                       warn_target):
+        flat, tree = jax.tree_util.tree_flatten(sources, is_leaf=_is_wrapped)
+        groups = [self._source_group(s) for s in flat]
+        integer = [getattr(s, "path", None) or type(s).__name__ for s in flat
+                   if not _differentiable(s.dtype)]
+        if integer:  # TF's rule: None for them, with a warning
+            warnings.warn(
+                f"GradientTape.{mode}(): sources {integer} have an integer or boolean "
+                "dtype, which has no gradient; their result is None. Create them with a "
+                "float dtype (e.g. `loopax.Variable(x, dtype='float32')`) to differentiate "
+                "with respect to them.", stacklevel=3)
+        if not any(isinstance(t, Tensor) and id(t) in self._known
+                   for t in jax.tree_util.tree_leaves(warn_target, is_leaf=_is_wrapped)):
+            warnings.warn(
+                f"GradientTape.{mode}(): the target is not a value this tape "
+                "recorded, so every result is None. Compute it inside `with tape:` "
+                "from watched Tensors or trainable Variables with loopax ops (not "
+                "jax.numpy) and Python operators.", stacklevel=3)
+        program = self._program(targets, groups) if targets else None
+        results = [None] * len(flat)
+        if program is not None:
+            src_index = {id(t): i for i, t in enumerate(program.sources)}
+            index_groups = [tuple(src_index[id(t)] for t in g if id(t) in src_index)
+                            for g in groups]
+            connected = [i for i, g in enumerate(index_groups) if g]
+            if connected:
+                fn = _compiled(mode, program, tuple(index_groups[i] for i in connected))
+                values = self._call(fn, program, extra)
+                for i, v in zip(connected, values):
+                    results[i] = v
+        if zero:
+            t0 = targets[0] if targets else warn_target
+            results = [jnp.zeros(unconnected_shape(t0, s), s.dtype) if r is None else r
+                       for r, s in zip(results, flat)]
+        if not self._persistent:
+            self._used = True
+            watched = self._watched
+            self._clear()
+            self._watched = watched   # watched_variables() still answers
+        return jax.tree_util.tree_unflatten(tree, results)
+
+    def _call(self, fn, program, extra):
+        """Runs the compiled function `fn(sources, consts, extra)`; an outer
+        tape that follows its inputs records it as one op (higher order)."""
+        with self._not_recording():
+            if _state.tapes:
+                return record(fn, (program.sources, program.consts, extra), {})
+            srcs = [t._loopax_value for t in program.sources]
+            consts = [c._loopax_value if isinstance(c, Tensor) else c
+                      for c in program.consts]
+            extra = [e._loopax_value if isinstance(e, Tensor) else
+                     e.value if isinstance(e, Variable) else e for e in extra]
+            return fn(srcs, consts, extra)
+
+    @contextlib.contextmanager
+    def _not_recording(self):
+        saved = _state.tapes
+        if self in saved:
+            _state.tapes = [t for t in saved if t is not self]
+        try:
+            yield
+        finally:
+            _state.tapes = saved
+
+    def _program(self, targets, groups):
+        """Prunes the tape to what `targets` need and numbers the values."""
+        source_ids = {}
+        for g in groups:
+            for t in g:
+                source_ids.setdefault(id(t), t)
+        needed = {id(t) for t in targets}
+        nodes = []
+        for node in reversed(self._nodes):
+            if any(o is not None and id(o) in needed and id(o) not in source_ids
+                   for o in node.outputs):
+                nodes.append(node)
+                needed.update(id(x) for x in node.inputs)
+        nodes.reverse()
+        sources = [t for i, t in source_ids.items() if i in needed]
+        slot = {id(t): i for i, t in enumerate(sources)}
+        n = len(sources)
+        consts, const_slots, steps, key = [], [], [], []
+        for node in nodes:
+            ins = []
+            for x in node.inputs:
+                s = slot.get(id(x))
+                if s is None:
+                    s = slot[id(x)] = n
+                    n += 1
+                    consts.append(x)
+                    const_slots.append(s)
+                ins.append(s)
+            outs = []
+            for o in node.outputs:
+                if o is None or id(o) in source_ids:
+                    outs.append(None)
+                else:
+                    outs.append(n)
+                    slot[id(o)] = n
+                    n += 1
+            ins, outs = tuple(ins), tuple(outs)
+            steps.append((node, ins, outs))
+            key.append(node.structure + (ins, outs))
+        target_slots = []
+        for t in targets:
+            s = slot.get(id(t))
+            if s is None:
+                s = slot[id(t)] = n
+                n += 1
+                consts.append(t)
+                const_slots.append(s)
+            target_slots.append(s)
+        key = (tuple(key), n, len(sources), tuple(const_slots), tuple(target_slots))
+        return _Program(steps, n, sources, consts, tuple(const_slots),
+                        tuple(target_slots), key)
+
+    def __repr__(self):
+        state = "recording" if self._recording else "not recording"
+        return (f"<GradientTape {state}, {len(self._nodes)} ops, "
+                f"persistent={self._persistent}>")
+
+
+@functools.lru_cache(maxsize=None)
+def _differentiable(dtype):
+    """Float and complex values have gradients; integers and booleans do not."""
+    return bool(jnp.issubdtype(dtype, jnp.inexact))
+
+
+def _check_target_given(target, method):
+    """TensorFlow's TypeError for `tape.gradient(None, ...)` (a loss that was never
+    computed, e.g. a function that forgot to `return` it)."""
+    if target is None:
+        raise TypeError(
+            f"{method}(): argument `target` should be a Tensor, a Variable or a nested "
+            "structure of them to be differentiated, but received None. Pass the value "
+            "computed under the tape (did the loss function forget to `return`?).")
+
+
+def _check_unconnected(value):
+    if value in ("none", None):
+        return False
+    if value == "zero":
+        return True
+    raise ValueError(
+        f"unconnected_gradients must be 'none' or 'zero', got {value!r}.")
+
+
+def _check_cotangent(target, ct):
+    if ct is None:
+        return
+    shape = tuple(np.shape(ct))
+    if shape != target.shape:
+        raise ValueError(
+            f"gradient(): an output_gradients entry has shape {shape} but its "
+            f"target has shape {target.shape}; they must match.")
+
