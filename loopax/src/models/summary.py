@@ -53,8 +53,8 @@ def _format_shape(tree) -> str:
 def _rows(model):
     """[(layer, name (type), output shape, params, connected-to)] and whether
     the graph is a chain."""
-    graph = getattr(model, "_graph", None)
-    graph = graph.model if graph is not None else model
+    # A Sequential's wired graph (None before it has one); any other model is its own.
+    graph = vars(model)["_graph"] if "_graph" in vars(model) else model
     nodes = list(getattr(graph, "_nodes", None) or [])
     if not hasattr(graph, "_layers") or not hasattr(graph, "_nodes"):
         # Subclassed (or an empty Sequential): the direct sub-layers.
