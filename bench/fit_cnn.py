@@ -113,7 +113,7 @@ def make_fit_epoch(x, y):
         model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[timer])
         return timer.seconds
     epoch()
-    planner = model._fns.get(("planner", "train", "device"))
+    planner = model._fns.planners.get(("train", "device"))
     if planner is not None:
         print(f"  (loopax chose: {planner.mode} steps, {planner.k} per execution)")
     return epoch

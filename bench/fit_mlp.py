@@ -168,7 +168,7 @@ def fit_us(keras, x, y, epochs, batch_callback=False, steps_per_execution="auto"
     if batch_callback:
         assert extra[0].batches == steps * (epochs + 1), (extra[0].batches, steps)
         return min(timer.times[1:]) / steps * 1e6, total
-    planner = getattr(model, "_fns", {}).get(("planner", "train", "device"))
+    planner = model._fns.planners.get(("train", "device")) if hasattr(model, "_fns") else None
     if planner is not None:
         print(f"  (loopax chose: {planner.mode} steps, {planner.k if planner.mode == 'loop' else 1}"
               f" per call)")

@@ -19,6 +19,27 @@ def mlp(d=3, units=4, name=None):
     return keras.Model(inputs, outputs, name=name)
 
 
+class CountRuns(keras.layers.Layer):
+    """The identity, counting how often its Python `call` runs: eagerly, or once
+    per trace. A compiled function that is reused does not run it again."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.runs = 0
+
+    def call(self, x):
+        self.runs += 1
+        return x
+
+
+def counted_mlp(d=3, units=4):
+    """`mlp()` with a `CountRuns` layer after the input: (model, counter)."""
+    counter = CountRuns()
+    inputs = keras.Input(shape=(d,))
+    h = keras.layers.Dense(units, activation="tanh")(counter(inputs))
+    return keras.Model(inputs, keras.layers.Dense(1)(h)), counter
+
+
 class Snapshot:
     """Model and optimizer weights to restore between runs of one compiled model."""
 

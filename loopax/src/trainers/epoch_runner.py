@@ -21,7 +21,8 @@ import numpy as np
 
 from loopax.src.callbacks import progbar
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
-from loopax.src.trainers.epoch_iterator import HostChunks, StepBounds
+from loopax.src.trainers.execution_planner import StepBounds
+from loopax.src.trainers.host_prefetch import HostChunks
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
 _MAX_PREDICT_CAPACITY = 128

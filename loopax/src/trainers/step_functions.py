@@ -30,7 +30,7 @@ from loopax.src import random
 from loopax.src.state import pure
 from loopax.src.trainers import step_loops
 from loopax.src.trainers.compile_utils import CompileMetrics
-from loopax.src.trainers.epoch_iterator import ExecutionPlanner
+from loopax.src.trainers.execution_planner import ExecutionPlanner
 
 TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
                 "metrics_variables")
@@ -79,7 +79,7 @@ def value_step(model, kind):
     (the last one is the global seed state, see `_carrying_seed_state`)."""
     method_name = {"train": "train_step", "test": "test_step",
                    "predict": "predict_step"}[kind]
-    cache = model._fns.setdefault("value_steps", {})
+    cache = model._fns.value_steps
     if kind in cache:
         return cache[kind]
     style = step_style(model, method_name)
@@ -138,7 +138,7 @@ def _discover_extra_variables(model, kind, method, seed_variables):
             known.add(id(variable))
             extras.append(variable)
 
-    batch = model._fns.get("example_batch")
+    batch = model._fns.example_batch
     if batch is None:
         return []
     flat_vars = [v for g in groups for v in g]
@@ -181,8 +181,8 @@ def compiled_function(model, kind, mode):
     """The compiled (or eager) function for `kind` and `mode`:
     "device" / "stacked" / "single" loops, or their predict versions."""
     key = (kind, mode, model.run_eagerly)
-    if key in model._fns:
-        return model._fns[key]
+    if key in model._fns.functions:
+        return model._fns.functions[key]
     step, _, _ = value_step(model, kind)
     finalize = finalize_logs(model, kind)
     donate = kind == "train"
@@ -200,15 +200,15 @@ def compiled_function(model, kind, mode):
               "device_single": step_loops.make_device_single,
               "stacked": step_loops.make_stacked_loop,
               "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
-    model._fns[key] = fn
+    model._fns.functions[key] = fn
     return fn
 
 
 def planner(model, kind, source="device"):
-    key = ("planner", kind, source)
-    if key not in model._fns:
-        model._fns[key] = ExecutionPlanner(model.steps_per_execution)
-    return model._fns[key]
+    planners = model._fns.planners
+    if (kind, source) not in planners:
+        planners[kind, source] = ExecutionPlanner(model.steps_per_execution)
+    return planners[kind, source]
 
 
 def _regroup(flat, sizes):

@@ -18,7 +18,7 @@ step of the same form, so both styles fuse and compile alike
 (`step_functions.py`).
 
 Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
-picks how from the timed first calls, see `epoch_iterator.py`). Array data
+picks how from the timed first calls, see `execution_planner.py`). Array data
 that fits is put on the device once; each epoch's row order is shipped once
 and batches are gathered inside the compiled loop (`step_loops.py`). The
 state is donated to each call and comes back once per call; logs are not
@@ -60,6 +60,7 @@ from loopax.src.module import owned
 from loopax.src.state import pure
 from loopax.src.trainers import data_checks, epoch_runner, step_functions
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
+from loopax.src.trainers.compiled_functions import CompiledFunctions
 from loopax.src.trainers.data_adapters import (
     ArrayDataAdapter,
     data_adapter_utils,
@@ -69,7 +70,7 @@ from loopax.src.trainers.data_adapters import (
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
-from loopax.src.trainers.epoch_iterator import ExecutionPlanner
+from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
 
 
@@ -107,8 +108,8 @@ class Trainer:
         (they reference optimizer and metric Variables, which are not weights)."""
         cache = self.__dict__.get("_loopax_cache")
         if cache is None:
-            cache = self.__dict__["_loopax_cache"] = _Cache()
-        return cache.entries
+            cache = self.__dict__["_loopax_cache"] = CompiledFunctions()
+        return cache
 
     # ======================================================================
     # compile
@@ -149,7 +150,7 @@ class Trainer:
                                     run_eagerly=run_eagerly,
                                     steps_per_execution=steps_per_execution,
                                     jit_compile=jit_compile)
-        self.__dict__["_loopax_cache"] = _Cache()
+        self.__dict__["_loopax_cache"] = CompiledFunctions()
         self.compiled = True
 
     def get_compile_config(self) -> dict | None:
@@ -190,8 +191,7 @@ class Trainer:
     def steps_per_execution(self, value):
         ExecutionPlanner(value)  # validates
         self._steps_per_execution = value
-        for key in [k for k in self._fns if isinstance(k, tuple) and k[0] == "planner"]:
-            del self._fns[key]
+        self._fns.planners.clear()
 
     @property
     def jit_compile(self):
@@ -412,14 +412,14 @@ class Trainer:
         x, y, _ = unpack_x_y_sample_weight(batch)
         if not self.built or not self.variables and _has_sublayers(self):
             self(epoch_runner.to_jax(x), training=False)
-        self._fns["example_batch"] = jax.tree_util.tree_map(
+        self._fns.example_batch = jax.tree_util.tree_map(
             lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
         if not self.compiled:
             return
-        checked = self._fns.setdefault("checked_batches", set())
+        checked = self._fns.checked_batches
         signature = _shapes_signature(batch)
         if y is not None and signature not in checked:
-            y_pred = self._fns["output_spec"] = self._output_spec(x)
+            y_pred = self._fns.output_spec = self._output_spec(x)
             if self._compile_loss is not None:
                 if self._compile_loss.built:
                     self._compile_loss.check_targets(y, y_pred)
@@ -688,11 +688,6 @@ class Trainer:
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-class _Cache:
-    def __init__(self):
-        self.entries = {}
-
 
 def _has_shape(x):
     return hasattr(x, "shape")

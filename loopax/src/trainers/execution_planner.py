@@ -1,0 +1,191 @@
+"""How an epoch is cut into compiled calls: the execution planner.
+
+`ExecutionPlanner` decides how each call runs: "loop" (`n` steps fused in one
+compiled loop) or "single" (one step, no loop). With an integer
+`steps_per_execution` k it is k-step loops (k > 1) or single steps (k = 1).
+With "auto" it measures:
+
+1. the loop is compiled by a call running 0 steps, timed on 1 step, then
+   (unless that took over 50 ms) on enough steps to last about 20 ms, so the
+   per-step time is neither a first call's cost nor the call's fixed cost;
+2. a step under `SINGLE_WORTH_SECONDS` is dispatch-bound: the loop wins and
+   `k` is chosen so one call lasts about `TARGET_CALL_SECONDS` (long enough
+   that the per-call cost disappears, short enough for a lively progress
+   bar), refined by the next two calls, which are timed too;
+3. a longer step is compute-bound: the single step is compiled and timed
+   the same way (one-step calls back to back), and kept if clearly faster
+   (under 0.5x). XLA on CPU runs convolutions several times slower inside a
+   loop body than at top level; with steps this long, asynchronous dispatch
+   hides the per-step cost of single steps.
+
+An execution of "single" steps is `n` one-step calls back to back, reported
+to callbacks as one execution (Keras's `steps_per_execution` rule).
+
+The device loop takes `n` at run time, so changing `k` never recompiles.
+
+`StepBounds` is what the callbacks allow ("auto" only: an integer
+`steps_per_execution` keeps Keras's chunked hooks): one step per call while
+a callback needs every batch (`Callback.batch_hooks == "every"`), and
+executions that end at the multiples of each `batch_hooks_freq` (global
+training steps of this `fit`). It depends on the callbacks only, never on
+timings, so what a callback sees is the same on every run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TARGET_CALL_SECONDS = 0.05
+SINGLE_WORTH_SECONDS = 1e-3
+MAX_HOST_CAPACITY = 64
+
+
+class ExecutionPlanner:
+    def __init__(self, steps_per_execution="auto"):
+        if steps_per_execution == "auto":
+            self.fixed = None
+        elif (isinstance(steps_per_execution, (int, np.integer))
+              and not isinstance(steps_per_execution, bool) and steps_per_execution >= 1):
+            self.fixed = int(steps_per_execution)
+        else:
+            raise ValueError(f"`steps_per_execution` must be 'auto' or a positive integer, "
+                             f"got {steps_per_execution!r}.")
+        self.mode = None if self.fixed is None else ("loop" if self.fixed > 1 else "single")
+        self.warmed = False
+        self.loop = _Timing()
+        self.single = _Timing()
+        self.single_compiled = False
+        self.refinements = 0
+
+    @property
+    def loop_seconds(self):
+        return self.loop.per_step
+
+    @property
+    def single_seconds(self):
+        return self.single.per_step
+
+    def next(self, remaining: int):
+        """`(how, n, timed)` for the next execution: how is "warm" (compile the
+        loop, 0 steps), "loop" (n steps in one call) or "single" (n one-step
+        calls back to back); `timed` asks the caller to wait for the execution
+        and report its duration to `record`."""
+        if self.fixed is not None:
+            return (self.mode, min(self.fixed, remaining) if self.mode == "loop" else 1, False)
+        if not self.warmed and self.mode is None:
+            return "warm", 0, False
+        if self.mode is None:
+            if not self.loop.done:
+                return "loop", min(remaining, self.loop.next_burst()), True
+            if not self.single_compiled:
+                return "single", 1, False
+            return "single", min(remaining, self.single.next_burst(self.loop.per_step)), True
+        n = max(1, min(remaining, self.k))
+        return self.mode, n, self.mode == "loop" and self.refinements < 2
+
+    @property
+    def k(self) -> int:
+        per_step = self.loop.per_step if self.mode == "loop" else self.single.per_step
+        return max(1, int(TARGET_CALL_SECONDS / max(per_step or 1e-7, 1e-7)))
+
+    def record(self, how: str, n: int, seconds: float | None):
+        if how == "warm":
+            self.warmed = True
+        elif how == "loop" and seconds is not None:
+            if self.mode is None:
+                self.loop.add(n, seconds)
+                if self.loop.done and self.loop.per_step < SINGLE_WORTH_SECONDS:
+                    self.mode = "loop"
+            else:
+                self.refinements += 1
+                self.loop.per_step = min(self.loop.per_step, seconds / n)
+        elif how == "single":
+            self.single_compiled = True
+            if seconds is not None:
+                self.single.add(n, seconds)
+                if self.single.done:
+                    # Only a much faster single step (a slow loop body) wins:
+                    # timings on a shared machine can be off by half.
+                    self.mode = ("single" if self.single.per_step < 0.5 * self.loop.per_step
+                                 else "loop")
+
+    # ---- host data: stacked chunks --------------------------------------------
+    def host_next(self):
+        """`(capacity, timed)` for host data: single steps until one is timed,
+        then stacked chunks of `capacity` batches if steps are short."""
+        if self.fixed is not None:
+            return self.fixed, False
+        if self.single_seconds is None:
+            return 1, self.single_compiled   # the first call compiles: not timed
+        if self.single_seconds >= SINGLE_WORTH_SECONDS:
+            return 1, False
+        k = TARGET_CALL_SECONDS / max(self.single_seconds, 1e-7)
+        return int(min(MAX_HOST_CAPACITY, 2 ** max(0, round(math.log2(max(k, 1)))))), False
+
+    def host_record(self, n, seconds):
+        self.single_compiled = True
+        if seconds is not None and n == 1:
+            self.single.per_step = seconds
+
+    def capacity(self) -> int:
+        """Batches per stacked host chunk (read by the prefetch thread)."""
+        return self.host_next()[0]
+
+
+class StepBounds:
+    """Where executions may end, for one `fit`/`evaluate`/`predict` call.
+
+    every_batch: every execution is one step;
+    step_freqs: executions end at global steps that are multiples of these;
+    sync: the Variables must hold the current values around batch hooks;
+    first_step: global steps run before the current pass (epoch).
+    """
+
+    def __init__(self, needs, steps_per_execution="auto", kind="train"):
+        chosen = steps_per_execution == "auto"
+        self.every_batch = chosen and bool(needs.every_batch)
+        self.step_freqs = needs.step_freqs if chosen and kind == "train" else ()
+        self.sync = needs.sync
+        self.first_step = 0
+
+    def room(self, step):
+        """The most steps an execution starting at step `step` of the pass may
+        run (None: no bound)."""
+        if self.every_batch:
+            return 1
+        done = self.first_step + step
+        return min((freq - done % freq for freq in self.step_freqs), default=None)
+
+    def limit(self, step, remaining):
+        room = self.room(step)
+        return remaining if room is None else min(room, remaining)
+
+
+
+class _Timing:
+    """Per-step time from bursts of steps: the first execution is a 1-step
+    probe; later bursts are sized to last about 20 ms (a shorter one can be
+    off by a scheduler time slice on a shared machine); done after a burst
+    that long, after 3 bursts, or at once for a step over 50 ms. The fastest
+    burst counts."""
+
+    def __init__(self):
+        self.samples = []   # (steps, seconds)
+        self.per_step = None
+        self.done = False
+
+    def next_burst(self, estimate=None):
+        if not self.samples and estimate is None:
+            return 1
+        per_step = self.per_step if self.samples else estimate
+        return int(min(256, max(1, 0.02 / max(per_step, 1e-7))))
+
+    def add(self, n, seconds):
+        self.samples.append((n, seconds))
+        timed = self.samples[1:] if len(self.samples) > 1 else self.samples
+        self.per_step = min(s / k for k, s in timed)
+        self.done = (seconds / n >= 0.05 or (len(self.samples) > 1 and seconds >= 0.015)
+                     or len(self.samples) >= 4)
+

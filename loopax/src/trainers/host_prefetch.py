@@ -1,0 +1,113 @@
+"""Host data prefetched for the compiled calls, on a background thread.
+
+`HostChunks` serves data that is not on the device (generators, PyDatasets,
+loaders, arrays too large for the device) from a background thread: it groups
+up to `capacity` consecutive batches of the same shape, stacks them, puts them
+on the device and queues them, so the device never waits for the host.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import jax
+import numpy as np
+
+from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
+
+
+class HostChunks:
+    """Iterates `("stacked", first_step, n, data)` and `("single", step, batch)`
+    items built on a background thread from `batches` (at most `max_steps`)."""
+
+    def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
+                 stack=True, depth=2, to_device=True):
+        self._batches = batches
+        self._max_steps = max_steps
+        self._planner = planner
+        self._bounds = bounds
+        self._stack = stack
+        self._to_device = to_device
+        self._queue = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._produce, daemon=True,
+                                        name="loopax-prefetch")
+        self._thread.start()
+
+    def _put(self, item):
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _device(self, tree):
+        return jax.device_put(tree) if self._to_device else tree
+
+    def _produce(self):
+        try:
+            step = 0
+            pending = None
+            main_signature = None
+            iterator = iter(self._batches)
+            while self._max_steps is None or step < self._max_steps:
+                first = pending if pending is not None else next(iterator, None)
+                pending = None
+                if first is None:
+                    break
+                capacity = self._planner.capacity() if self._stack else 1
+                limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
+                    capacity, self._max_steps - step))
+                group = [first]
+                signature = _signature(first)
+                if main_signature is None:
+                    main_signature = signature
+                if signature != main_signature:
+                    capacity = limit = 1   # an odd-shaped batch (the last, partial one) runs alone
+                while len(group) < limit:
+                    nxt = next(iterator, None)
+                    if nxt is None:
+                        break
+                    if _signature(nxt) != signature:
+                        pending = nxt
+                        break
+                    group.append(nxt)
+                if capacity == 1:
+                    item = ("single", step, self._device(first))
+                else:
+                    # Padded to `capacity` so every chunk has one shape (one compile).
+                    padded = group + [group[-1]] * (capacity - len(group))
+                    stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
+                    item = ("stacked", step, len(group), self._device(stacked))
+                if not self._put(item):
+                    return
+                step += len(group)
+            self._put(("end", step, None))
+        except BaseException as error:  # handed to the consumer, raised there
+            self._put(("error", None, error))
+
+    def __iter__(self):
+        while True:
+            item = self._queue.get()
+            kind = item[0]
+            if kind == "end":
+                return
+            if kind == "error":
+                raise item[2]
+            yield item
+
+    def close(self):
+        self._stop.set()
+        try:
+            while True:
+                self._queue.get_nowait()
+        except queue.Empty:
+            pass
+
+
+def _signature(batch):
+    leaves, treedef = jax.tree_util.tree_flatten(batch)
+    return treedef, tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a)))) for a in leaves)
