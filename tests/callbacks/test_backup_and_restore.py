@@ -1,9 +1,12 @@
 """BackupAndRestore: a training process killed with SIGKILL (at random
 moments, and while a backup is being written) and started again until it
-completes ends with the same weights, History (and CSV log) bit for bit as
-a run never interrupted. The training runs are subprocesses of
-`backup_training_script.py`."""
+completes ends with the same weights, History and CSV log, bit for bit, as
+a run never interrupted (Dropout, shuffle, EarlyStopping and
+ReduceLROnPlateau on). The training runs are subprocesses of
+`backup_training_script.py`; the other tests resume in-process after an
+exception."""
 
+import functools
 import json
 import os
 import random
@@ -23,11 +26,11 @@ SCRIPT = Path(__file__).with_name("backup_training_script.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(scenario, mode, backup_dir, out_file):
+def _start(mode, backup_dir, out_file):
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
                PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [sys.executable, str(SCRIPT), scenario, mode, str(backup_dir), str(out_file)],
+        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
@@ -70,14 +73,14 @@ class _Lines:
         return "\n".join(line for line in self.lines if line is not None)
 
 
-def _kill_and_resume(scenario, tmp_path, kills):
+def _kill_and_resume(tmp_path, kills):
     """Runs the training with kills as planned ("write": while a backup is
     renamed into place; a float: that many seconds into training), then
     again until it completes. Returns the result file and the kill log."""
     backup_dir, out = tmp_path / "backup", tmp_path / "resumed"
     log = []
     for plan in kills:
-        process = _start(scenario, "backup", backup_dir, out)
+        process = _start("backup", backup_dir, out)
         lines = _Lines(process)
         try:
             assert lines.wait_for("TRAINING") is not None, lines.text()
@@ -93,7 +96,7 @@ def _kill_and_resume(scenario, tmp_path, kills):
         tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
         log.append((plan, tmp_dirs))
     for _ in range(5):
-        process = _start(scenario, "backup", backup_dir, out)
+        process = _start("backup", backup_dir, out)
         output, _ = process.communicate(timeout=300)
         assert process.returncode == 0, output
         if "DONE" in output:
@@ -108,27 +111,27 @@ def _load(path):
         return weights, json.loads(str(data["history"])), str(data["csv"])
 
 
-@pytest.mark.parametrize("scenario", ["arrays", "plateau"])
-def test_killed_training_resumes_bit_for_bit(tmp_path, scenario):
-    reference = _start(scenario, "reference", tmp_path / "unused", tmp_path / "reference")
-    kills = ["write"] + [random.Random(scenario).uniform(0.0, 0.4) for _ in range(2)]
-    out, log = _kill_and_resume(scenario, tmp_path, kills)
+def test_killed_training_resumes_bit_for_bit(tmp_path):
+    reference = _start("reference", tmp_path / "unused", tmp_path / "reference")
+    moments = random.Random(7)
+    kills = ["write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
+    out, log = _kill_and_resume(tmp_path, kills)
     output, _ = reference.communicate(timeout=300)
     assert reference.returncode == 0, output
-    # The kill during a write left the half-written backup behind (and the
-    # next run resumed from the one before).
+    # The kill during a write left the half-written backup behind (the next
+    # run resumed from the one before).
     assert log[0][1], log
     weights, (epochs, history), csv = _load(out)
     ref_weights, (ref_epochs, ref_history), ref_csv = _load(tmp_path / "reference")
+    # The callbacks acted: the learning rate was cut, training stopped early.
+    assert min(ref_history["learning_rate"]) < ref_history["learning_rate"][0]
+    assert len(ref_epochs) < 14
+    # ... and made the same decisions at the same epochs after the kills.
     assert epochs == ref_epochs
     assert history == ref_history
     assert csv == ref_csv
     for got, expected in zip(weights, ref_weights, strict=True):
         np.testing.assert_array_equal(got, expected)
-    if scenario == "plateau":
-        # The callbacks acted: the learning rate was cut, training stopped early.
-        assert min(history["learning_rate"]) < history["learning_rate"][0]
-        assert len(epochs) < 12
 
 
 def _model():
@@ -150,20 +153,50 @@ class _Crash(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
-@pytest.mark.parametrize("save_freq, crash_at", [("epoch", 11), (3, 8)])
-def test_resume_in_the_same_process_after_an_exception(tmp_path, save_freq, crash_at):
+class _Rows(keras.utils.PyDataset):
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return self.x[8 * i:8 * i + 8], self.y[8 * i:8 * i + 8]
+
+
+def _data(data):
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=(40, 4)).astype("float32"), rng.normal(size=(40, 1)).astype("float32")
-    reference = _model()
-    expected = reference.fit(x, y, batch_size=8, epochs=4, verbose=0).history
+    if data == "arrays":
+        return (x, y), dict(batch_size=8)
+    return (_Rows(x, y),), {}
+
+
+@functools.cache
+def _uninterrupted(data):
+    args, kwargs = _data(data)
+    model = _model()
+    history = model.fit(*args, epochs=4, verbose=0, **kwargs).history
+    return history, model.get_weights()
+
+
+@pytest.mark.parametrize("data, save_freq, crash_at", [
+    ("arrays", "epoch", 11),     # an epoch-boundary backup, crash mid-epoch 2
+    ("arrays", 3, 8),            # mid-epoch backup (arrays on the device)
+    ("pydataset", 2, 10),        # mid-epoch backup (shuffled PyDataset, host path)
+])
+def test_resume_in_the_same_process_after_an_exception(tmp_path, data, save_freq, crash_at):
+    args, kwargs = _data(data)
+    expected, expected_weights = _uninterrupted(data)
     model = _model()
     backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=save_freq,
                                               delete_checkpoint=False)
     with pytest.raises(KeyboardInterrupt):
-        model.fit(x, y, batch_size=8, epochs=4, verbose=0, callbacks=[backup, _Crash(crash_at)])
-    history = model.fit(x, y, batch_size=8, epochs=4, verbose=0, callbacks=[backup]).history
+        model.fit(*args, epochs=4, verbose=0, callbacks=[backup, _Crash(crash_at)], **kwargs)
+    history = model.fit(*args, epochs=4, verbose=0, callbacks=[backup], **kwargs).history
     assert history == expected
-    for got, want in zip(model.get_weights(), reference.get_weights(), strict=True):
+    for got, want in zip(model.get_weights(), expected_weights, strict=True):
         np.testing.assert_array_equal(got, want)
     assert (tmp_path / "b").exists()   # delete_checkpoint=False keeps it
 
