@@ -39,7 +39,7 @@ IN_FUNCTION_ALLOWED = {
 LAYERS = [
     ("base", ["loopax.src", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
               "loopax.src.utils", "loopax.src.saving", "loopax.src.saving.serialization",
-              "loopax.src.datasets"]),
+              "loopax.src.saving.checkpoint", "loopax.src.datasets"]),
     ("state", ["loopax.src.state"]),
     ("tensor", ["loopax.src.tensor"]),
     ("ops", ["loopax.src.ops", "loopax.src.random"]),
@@ -52,7 +52,7 @@ LAYERS = [
                                      "loopax.src.optimizers"]),
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers"]),
     ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
-                "loopax.src.saving.model_file",
+                "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
 ]

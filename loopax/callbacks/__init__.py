@@ -1,5 +1,6 @@
 """Callbacks: hooks into `fit`, `evaluate` and `predict` (Keras names)."""
 
+from loopax.src.callbacks.backup_and_restore import BackupAndRestore
 from loopax.src.callbacks.callback import Callback
 from loopax.src.callbacks.callback_list import CallbackList
 from loopax.src.callbacks.csv_logger import CSVLogger
@@ -14,7 +15,7 @@ from loopax.src.callbacks.tensorboard import TensorBoard
 from loopax.src.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
-    "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
+    "BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
     "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau",
     "TensorBoard", "TerminateOnNaN",
 ]

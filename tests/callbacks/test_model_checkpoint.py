@@ -63,3 +63,31 @@ def test_a_misspelt_filepath_key_names_the_available_keys(fake_model, drive, tmp
                              model=fake_model, epochs=1, steps=1, verbose=0)
     with pytest.raises(KeyError, match=r"\{epoc\}.*\['batch', 'epoch', 'val_loss'\]"):
         drive(callbacks, fake_model, [{"val_loss": 0.5}], steps=1)
+
+
+@pytest.mark.parametrize("mode, threshold", [("min", 0.4), ("max", 0.6)])
+def test_initial_value_threshold_saves_like_keras(fake_model, tmp_path, mode, threshold):
+    keras_callbacks = pytest.importorskip("keras.callbacks")
+    values = [0.5, 0.35, 0.7, 0.3, 0.65]
+    pattern = str(tmp_path / "{epoch}.weights.h5")
+
+    class KerasModel:   # what Keras's ModelCheckpoint touches
+        saved = []
+
+        def save_weights(self, path, overwrite=True):
+            self.saved.append(path)
+
+    reference = keras_callbacks.ModelCheckpoint(pattern, monitor="val_loss", mode=mode,
+                                                save_best_only=True, save_weights_only=True,
+                                                initial_value_threshold=threshold)
+    reference.set_model(KerasModel())
+    ours = CallbackList([ModelCheckpoint(pattern, monitor="val_loss", mode=mode,
+                                         save_best_only=True, save_weights_only=True,
+                                         initial_value_threshold=threshold)],
+                        model=fake_model, epochs=len(values), steps=1, verbose=0)
+    ours.on_train_begin()
+    for epoch, value in enumerate(values):
+        reference.on_epoch_end(epoch, {"val_loss": value})
+        ours.on_epoch_end(epoch, {"val_loss": value})
+    assert fake_model.saved == KerasModel.saved
+    assert fake_model.saved   # something beat the threshold

@@ -10,6 +10,7 @@ import io
 import json
 import marshal
 import os
+import struct
 import zipfile
 
 import numpy as np
@@ -406,3 +407,24 @@ def test_non_numeric_and_virtual_datasets_are_refused(tmp_path):
     mlp_weights_h5(tmp_path / "virtual.weights.h5", edit=virtual)
     with pytest.raises(ValueError, match="'layers/dense/vars/1' stores its data in other files"):
         mlp_model().load_weights(tmp_path / "virtual.weights.h5")
+
+
+def test_dataset_whose_stored_size_disagrees_with_its_shape_is_refused(tmp_path):
+    # A kernel stored as (5, 2) whose header is edited to say (5, 4), the layer's
+    # shape: HDF5 itself would read 40 bytes past its storage.
+    path = tmp_path / "grown.weights.h5"
+    mlp_weights_h5(path, shapes=((5, 2), (4,), (4, 2), (2,)))
+    data = path.read_bytes()
+    assert data.count(struct.pack("<QQ", 5, 2)) == 2   # dims and max dims
+    path.write_bytes(data.replace(struct.pack("<QQ", 5, 2), struct.pack("<QQ", 5, 4)))
+    with pytest.raises(ValueError, match=r"'layers/dense/vars/0' declares shape \(5, 4\) "
+                       r"\(80 bytes\) but stores 40 bytes"):
+        mlp_model().load_weights(path)
+
+    def unwritten(h):   # declared, never written: HDF5 would read zeros
+        del h["layers/dense/vars/1"]
+        h.create_dataset("layers/dense/vars/1", shape=(4,), dtype="f4")
+    mlp_weights_h5(tmp_path / "empty.weights.h5", edit=unwritten)
+    with pytest.raises(ValueError, match=r"'layers/dense/vars/1' declares shape \(4,\) "
+                       r"\(16 bytes\) but stores 0 bytes"):
+        mlp_model().load_weights(tmp_path / "empty.weights.h5")

@@ -6,6 +6,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import safetensors
 
 import loopax
 from loopax.layers import BatchNormalization, Dense, Dropout, Layer
@@ -198,3 +199,53 @@ def test_save_refuses_arguments_it_would_ignore(tmp_path):
         model.save(tmp_path / "m.keras", save_format="h5")
     with pytest.raises(ValueError, match="zipped=False"):
         model.save(tmp_path / "m.keras", zipped=False)
+
+
+# ---- include_optimizer: load_model + fit continues exactly ------------------------
+
+def _dropout_model():
+    loopax.utils.set_random_seed(11)
+    model = loopax.Sequential([loopax.Input((5,)), loopax.layers.Dense(8, activation="relu"),
+                               loopax.layers.Dropout(0.3), loopax.layers.Dense(1)])
+    model.compile(optimizer=loopax.optimizers.Adam(0.01), loss="mse")
+    return model
+
+
+@pytest.mark.parametrize("include_optimizer", [True, False])
+def test_loaded_model_continues_training_like_the_saved_one(tmp_path, include_optimizer):
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(48, 5)).astype("float32"), rng.normal(size=(48, 1)).astype("float32")
+    # Uninterrupted: fit, then fit again in memory.
+    kept = _dropout_model()
+    kept.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    loopax.utils.set_random_seed(99)   # the second fit's shuffle seed
+    expected = kept.fit(x, y, batch_size=8, epochs=2, verbose=0).history
+    # Saved after the first fit and loaded in its place.
+    first = _dropout_model()
+    first.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    first.save(tmp_path / "m.loopax", include_optimizer=include_optimizer)
+    loaded = loopax.saving.load_model(tmp_path / "m.loopax")
+    loopax.utils.set_random_seed(99)
+    history = loaded.fit(x, y, batch_size=8, epochs=2, verbose=0).history
+    same = history == expected and all(
+        np.array_equal(a, b) for a, b in zip(loaded.get_weights(), kept.get_weights()))
+    # Without the optimizer state (fresh Adam moments, step 0) training differs.
+    assert same is include_optimizer
+    if include_optimizer:
+        for a, b in zip(loaded.optimizer.variables, kept.optimizer.variables, strict=True):
+            np.testing.assert_array_equal(np.asarray(a.value), np.asarray(b.value))
+
+
+def test_training_state_holds_arrays_only_and_is_skipped_without_compile(tmp_path):
+    model = _dropout_model()
+    model.fit(np.ones((8, 5), "float32"), np.ones((8, 1), "float32"), epochs=1, verbose=0)
+    model.save(tmp_path / "m.loopax")
+    with zipfile.ZipFile(tmp_path / "m.loopax") as zf:
+        names = zf.namelist()
+        state = safetensors.deserialize(zf.read("training_state.safetensors"))
+    assert "training_state.safetensors" in names
+    keys = {key for key, _ in state}
+    assert "optimizer/0000" in keys   # iterations
+    assert any(k.startswith("seed/") and k.endswith("seed_generator_state") for k in keys)
+    loaded = loopax.saving.load_model(tmp_path / "m.loopax", compile=False)
+    assert not loaded.compiled

@@ -69,6 +69,12 @@ class CallbackList(Callback):
         if add_progbar and self._progbar is None and params.get("verbose", 1) != 0:
             self._progbar = ProgbarLogger()
             self.callbacks.append(self._progbar)
+        # A callback that saves the others' state (BackupAndRestore) sees every hook
+        # after them, and is handed the list.
+        self.callbacks.sort(key=lambda cb: bool(getattr(cb, "runs_last", False)))
+        for callback in self.callbacks:
+            if hasattr(callback, "set_callback_list"):
+                callback.set_callback_list(self)
         self._plan_key = None
         self.set_model(model)
         self.set_params(params)

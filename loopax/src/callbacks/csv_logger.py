@@ -2,6 +2,7 @@
 
 import collections.abc
 import csv
+import io
 import os
 
 import numpy as np
@@ -27,6 +28,9 @@ class CSVLogger(Callback):
         self.writer = None
         self.csv_file = None
         self._write_header = True
+        self._start = 0        # the file's size when this fit opened it
+        self._written = ""     # what this fit wrote (for BackupAndRestore)
+        self._buffer = io.StringIO()
 
     def on_train_begin(self, logs=None):
         self._close()
@@ -39,6 +43,8 @@ class CSVLogger(Callback):
         if directory:
             os.makedirs(directory, exist_ok=True)
         self.csv_file = open(self.filename, "a" if self.append else "w", newline="")
+        self._start = self.csv_file.tell()
+        self._written = ""
         self.keys = None
         self.writer = None
 
@@ -52,14 +58,37 @@ class CSVLogger(Callback):
                     self.keys.append(name)
         if self.writer is None:
             dialect = type("Dialect", (csv.excel,), {"delimiter": self.sep})
-            self.writer = csv.DictWriter(self.csv_file, fieldnames=["epoch"] + self.keys,
+            self.writer = csv.DictWriter(self._buffer, fieldnames=["epoch"] + self.keys,
                                          dialect=dialect)
             if self._write_header:
                 self.writer.writeheader()
         row = {"epoch": epoch}
         row.update((key, _cell(logs.get(key, "NA"))) for key in self.keys)
         self.writer.writerow(row)
+        text = self._buffer.getvalue()
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self.csv_file.write(text)
         self.csv_file.flush()
+        self._written += text
+
+    def get_backup_state(self):
+        """What BackupAndRestore saves: the rows written so far, so a resumed
+        run rewrites exactly those and goes on (no row twice)."""
+        return {"start": self._start, "written": self._written, "keys": self.keys,
+                "write_header": self._write_header}
+
+    def set_backup_state(self, state):
+        self._close()
+        with open(self.filename, "a+", newline="") as f:
+            f.truncate(state["start"])
+            f.write(state["written"])
+        self.csv_file = open(self.filename, "a", newline="")
+        self._start, self._written = state["start"], state["written"]
+        self.keys = state["keys"]
+        # The header was written if there are keys (and it was wanted then).
+        self._write_header = state["write_header"] and self.keys is None
+        self.writer = None
 
     def on_train_end(self, logs=None):
         self._close()

@@ -73,6 +73,16 @@ class EarlyStopping(Callback):
             self.stopped_epoch = epoch
             self.model.stop_training = True
 
+    def get_backup_state(self):
+        """What BackupAndRestore saves (the best weights as arrays)."""
+        return {"wait": self.wait, "stopped_epoch": self.stopped_epoch, "best": self.best,
+                "best_weights": self.best_weights, "best_epoch": self.best_epoch}
+
+    def set_backup_state(self, state):
+        self.wait, self.stopped_epoch = state["wait"], state["stopped_epoch"]
+        self.best, self.best_epoch = state["best"], state["best_epoch"]
+        self.best_weights = state["best_weights"]
+
     def on_train_end(self, logs=None):
         if self.stopped_epoch > 0 and self.verbose > 0:
             progbar._write(f"Epoch {self.stopped_epoch + 1}: early stopping\n")

@@ -31,6 +31,17 @@ class History(Callback):
         if self._model is not None:
             self._model.history = self
 
+    def get_backup_state(self):
+        """What BackupAndRestore saves: the epochs recorded so far."""
+        return {"history": self.history, "epoch": self.epoch, "epochs_of": self._epochs_of}
+
+    def set_backup_state(self, state):
+        self.history = {k: list(v) for k, v in state["history"].items()}
+        self.epoch = list(state["epoch"])
+        self._epochs_of = {k: list(v) for k, v in state["epochs_of"].items()}
+        if self._model is not None:
+            self._model.history = self
+
     def plot(self, keys=None, ax=None):
         """Draws loss and each metric against the epoch, one subplot each, validation beside train.
 

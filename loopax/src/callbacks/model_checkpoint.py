@@ -57,6 +57,16 @@ class ModelCheckpoint(Callback):
         self._steps_since_save = 0
         self._last_batch = None
 
+    def get_backup_state(self):
+        """What BackupAndRestore saves: the best value and the step count."""
+        return {"best": self.best, "epoch": self._epoch,
+                "steps_since_save": self._steps_since_save, "last_batch": self._last_batch}
+
+    def set_backup_state(self, state):
+        self.best, self._epoch = state["best"], state["epoch"]
+        self._steps_since_save = state["steps_since_save"]
+        self._last_batch = state["last_batch"]
+
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
         self._last_batch = None   # `batch` restarts at 0

@@ -57,6 +57,14 @@ class ReduceLROnPlateau(Callback):
     def on_train_begin(self, logs=None):
         self._reset()
 
+    def get_backup_state(self):
+        """What BackupAndRestore saves (the learning rate is optimizer state)."""
+        return {"best": self.best, "wait": self.wait, "cooldown_counter": self.cooldown_counter}
+
+    def set_backup_state(self, state):
+        self.best, self.wait = state["best"], state["wait"]
+        self.cooldown_counter = state["cooldown_counter"]
+
     def in_cooldown(self):
         return self.cooldown_counter > 0
 

@@ -93,6 +93,17 @@ class TensorBoard(Callback):
         self._in_fit = False
         self._close_writers()
 
+    def get_backup_state(self):
+        """What BackupAndRestore saves: the step counters (event files stay as
+        written; a resumed run appends to new ones)."""
+        return {"steps_before_epoch": self._steps_before_epoch, "last_step": self._last_step,
+                "last_batch_write": self._last_batch_write[0]}
+
+    def set_backup_state(self, state):
+        self._steps_before_epoch = state["steps_before_epoch"]
+        self._last_step = state["last_step"]
+        self._last_batch_write = (state["last_batch_write"], time.monotonic())
+
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch_start = (self._last_step, time.monotonic())
 

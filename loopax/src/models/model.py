@@ -174,9 +174,11 @@ class Model(Trainer, Layer):
         """Reads weights written by `save_weights` (or `save`) into this model."""
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
-    def save(self, filepath, overwrite=True, zipped=None, **kwargs):
+    def save(self, filepath, overwrite=True, zipped=None, include_optimizer=True, **kwargs):
         """Writes the architecture and weights to one zip file; read it back with
-        `loopax.saving.load_model(filepath)`.
+        `loopax.saving.load_model(filepath)`. With `include_optimizer` (as
+        Keras) the optimizer's variables and the layers' SeedGenerator states
+        are saved too, so the loaded model's `fit()` continues exactly.
 
         loopax writes only the zip format (`zipped=False` and Keras's legacy
         options such as `save_format=` raise instead of being ignored).
@@ -186,8 +188,10 @@ class Model(Trainer, Layer):
                              "loopax writes one zip archive (leave `zipped` unset).")
         if kwargs:
             raise TypeError(f"Model {self.name!r}: save() got unsupported argument(s) "
-                            f"{sorted(kwargs)}; it takes filepath, overwrite and zipped.")
-        model_file.save_model(self, filepath, overwrite=overwrite)
+                            f"{sorted(kwargs)}; it takes filepath, overwrite, zipped and "
+                            "include_optimizer.")
+        model_file.save_model(self, filepath, overwrite=overwrite,
+                              include_optimizer=include_optimizer)
 
     # ---- config ------------------------------------------------------------
     def get_config(self) -> dict:

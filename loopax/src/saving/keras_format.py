@@ -466,6 +466,17 @@ def _check_dataset(ds, path, where):
                          "numeric weight.")
 
 
+def _check_storage(ds, path, where):
+    """Before reading: the bytes stored must be those the shape declares. HDF5
+    would read a contiguous dataset past its own storage (into other data of
+    the file), and fill one with no storage with zeros."""
+    declared = int(ds.size) * ds.dtype.itemsize
+    stored = ds.id.get_storage_size()
+    if (stored != declared if ds.chunks is None else stored == 0 < declared):
+        raise ValueError(f"{where}: dataset {path!r} declares shape {ds.shape} "
+                         f"({declared} bytes) but stores {stored} bytes; refused.")
+
+
 def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=None):
     """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
     `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
@@ -501,6 +512,7 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
         ds = datasets.get(path)
         if ds is None or tuple(ds.shape) != var.shape:
             continue
+        _check_storage(ds, path, where)
         try:
             values.append((var, ds[()]))
         except OSError as e:

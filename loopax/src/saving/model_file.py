@@ -4,6 +4,9 @@ The archive holds
     metadata.json                 loopax version, format
     config.json                   {"class_name", "config", ...} of the model
     model.weights.safetensors     the weights, keyed as in `save_weights`
+    training_state.safetensors    optimizer variables and SeedGenerator states
+                                  (`include_optimizer=True`, the default; see
+                                  `training_state.py`)
 
 `config.json` is resolved through `loopax.saving.serialization`: only
 loopax's classes, `custom_objects` and registered classes can be named, so
@@ -19,7 +22,7 @@ import os
 import warnings
 import zipfile
 
-from loopax.src.saving import keras_format, serialization, weights_file
+from loopax.src.saving import keras_format, serialization, training_state, weights_file
 from loopax.src.version import __version__
 
 CONFIG = "config.json"
@@ -27,7 +30,7 @@ METADATA = "metadata.json"
 WEIGHTS = weights_file.WEIGHTS_IN_ARCHIVE
 
 
-def save_model(model, filepath, overwrite=True):
+def save_model(model, filepath, overwrite=True, include_optimizer=True):
     filepath = os.fspath(filepath)
     weights_file._check_writable(filepath, overwrite)
     config = serialization.serialize(model)
@@ -50,6 +53,9 @@ def save_model(model, filepath, overwrite=True):
         zf.writestr(METADATA, json.dumps(metadata, indent=1))
         zf.writestr(CONFIG, config_text)
         zf.writestr(WEIGHTS, weights_file.weights_to_bytes(model))
+        state = training_state.to_bytes(model) if include_optimizer else None
+        if state is not None:
+            zf.writestr(training_state.ENTRY, state)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
@@ -59,7 +65,9 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         filepath: the file `model.save` wrote.
         custom_objects: `{class_name: class}` for your own layers/models
             (or register them with `@loopax.saving.register_serializable()`).
-        compile: re-compile with the saved compile config, when there is one.
+        compile: re-compile with the saved compile config, when there is one,
+            and restore the optimizer's state when the file has it (so
+            `fit()` continues where the saved model was).
         safe_mode: accepted for Keras compatibility; loopax never runs code
             from a file, so there is no unsafe mode.
     """
@@ -81,6 +89,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
                              f"{CONFIG} or {WEIGHTS}.")
         config = json.loads(zf.read(CONFIG))
         weights_data = zf.read(WEIGHTS)
+        state_data = (zf.read(training_state.ENTRY) if training_state.ENTRY in names
+                      else None)
     build_shape = config.pop("build_input_shape", None)
     compile_config = config.pop("compile_config", None)
     model = serialization.deserialize(config, custom_objects=custom_objects)
@@ -88,8 +98,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     if not model.built and build_shape is not None:
         model.build(_shape_from_json(build_shape))
     weights_file.assign_weights(model, arrays, filepath)
+    compiled = False
     if compile and compile_config is not None:
-        _restore_compile(model, compile_config, custom_objects)
+        compiled = _restore_compile(model, compile_config, custom_objects)
+    if state_data is not None:
+        training_state.restore(model, state_data, filepath, compiled)
     return model
 
 
@@ -128,11 +141,13 @@ def _compile_config(model):
 def _restore_compile(model, compile_config, custom_objects):
     restore = getattr(model, "compile_from_config", None)
     if restore is None:
-        return
+        return False
     try:
         with serialization.custom_object_scope(custom_objects or {}):
             restore(compile_config)
+        return True
     except Exception as e:
         warnings.warn(f"The loaded model {model.name!r} could not be compiled again "
                       f"from its saved compile config ({e}); call compile() yourself.",
                       stacklevel=3)
+        return False

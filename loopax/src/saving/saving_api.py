@@ -8,9 +8,9 @@ from loopax.src.saving.model_file import load_model
 __all__ = ["load_model", "load_weights", "save_model", "save_weights"]
 
 
-def save_model(model, filepath, overwrite=True, zipped=None):
+def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True):
     """`model.save(filepath)`."""
-    model.save(filepath, overwrite=overwrite, zipped=zipped)
+    model.save(filepath, overwrite=overwrite, zipped=zipped, include_optimizer=include_optimizer)
 
 
 def save_weights(model, filepath, overwrite=True):

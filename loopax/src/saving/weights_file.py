@@ -61,6 +61,12 @@ def weight_keys(model) -> list[str]:
     Walks the model exactly as `Module.variables` does (own variables, then
     each sub-module in attribute order, each reached once).
     """
+    return variable_keys(model, model.weights)
+
+
+def variable_keys(model, variables) -> list[str]:
+    """The structural keys of `variables` of `model` (weights, or others such
+    as SeedGenerator states: `dropout/seed_generator/seed_generator_state`)."""
     keys = {}
     seen = {id(model)}
 
@@ -78,7 +84,7 @@ def weight_keys(model) -> list[str]:
             visit(sub, prefix + _unique(_snake_case(type(sub).__name__), used) + "/")
 
     visit(model, "")
-    return [keys.get(id(v), v.path) for v in model.weights]
+    return [keys.get(id(v), v.path) for v in variables]
 
 
 # --------------------------------------------------------------------------

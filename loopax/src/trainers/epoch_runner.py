@@ -44,10 +44,10 @@ def step_bounds(model, callbacks, kind, say=False):
     return bounds
 
 
-def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds):
+def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0):
     """Runs `kind` ("train"/"test") steps over one epoch of `adapter`, in
-    executions within `bounds`. Returns the last logs (device arrays), or
-    None when no batch came."""
+    executions within `bounds`, from batch `start_step` on (a resumed epoch).
+    Returns the last logs (device arrays), or None when no batch came."""
     if kind == "train":
         begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
     else:
@@ -58,12 +58,12 @@ def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds):
     adapter.on_epoch_begin()
     if on_device:
         logs, steps = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
-                                      max_steps, bounds)
+                                      max_steps, bounds, start_step)
     else:
         logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
-                                      max_steps, bounds)
+                                      max_steps, bounds, start_step)
     adapter.on_epoch_end()
-    bounds.first_step += steps
+    bounds.first_step += steps - start_step
     return logs
 
 
@@ -97,7 +97,8 @@ def _stop_requested(model, kind):
     return bool(getattr(model, flag[kind], False))
 
 
-def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds):
+def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
+                    start_step=0):
     loop = model._function(kind, "device")
     single = model._function(kind, "device_single")
     data = adapter.device_data()
@@ -107,7 +108,7 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
     size = adapter.batch_size
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
-    step, logs = 0, None
+    step, logs = start_step, None
     while step < steps:
         planned = step < full and not bounds.every_batch
         if planned:
@@ -143,14 +144,18 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
     return logs, step
 
 
-def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds):
+def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
+                    start_step=0):
     eager = model.run_eagerly
     single = model._function(kind, "single")
     stacked_loop = None if eager else model._function(kind, "stacked")
     steps = max_steps if max_steps is not None else adapter.num_batches
-    chunks = HostChunks(adapter.get_numpy_iterator(seed), steps, planner, bounds,
-                        stack=not eager and not bounds.every_batch, to_device=not eager)
-    logs, done = None, 0
+    batches = (adapter.get_numpy_iterator(seed, start=start_step) if start_step
+               else adapter.get_numpy_iterator(seed))
+    chunks = HostChunks(batches, steps, planner, bounds,
+                        stack=not eager and not bounds.every_batch, to_device=not eager,
+                        first_step=start_step)
+    logs, done = None, start_step
     try:
         for item in chunks:
             if item[0] == "stacked":

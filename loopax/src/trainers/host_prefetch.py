@@ -19,11 +19,13 @@ from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 
 class HostChunks:
     """Iterates `("stacked", first_step, n, data)` and `("single", step, batch)`
-    items built on a background thread from `batches` (at most `max_steps`)."""
+    items built on a background thread from `batches` (steps numbered from
+    `first_step`, up to `max_steps`)."""
 
     def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
-                 stack=True, depth=2, to_device=True):
+                 stack=True, depth=2, to_device=True, first_step=0):
         self._batches = batches
+        self._first_step = first_step
         self._max_steps = max_steps
         self._planner = planner
         self._bounds = bounds
@@ -49,7 +51,7 @@ class HostChunks:
 
     def _produce(self):
         try:
-            step = 0
+            step = self._first_step
             pending = None
             main_signature = None
             iterator = iter(self._batches)

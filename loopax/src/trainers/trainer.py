@@ -494,17 +494,27 @@ class Trainer:
         self.stop_training = False
         self.reset_metrics()
         live = LiveState(self._value_step("train")[1])
+        live.data_seed, live.bounds = seed, bounds   # read by BackupAndRestore
         self._trainer_state = live
         callbacks.on_train_begin()
+        # Set by BackupAndRestore.on_train_begin when a backup exists.
+        resume = self.__dict__.pop("_resume_point", None)
+        if resume is not None:
+            initial_epoch, seed = resume.begin(adapter, live)
+            live.data_seed = seed
         training_logs = None
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
                 live.in_variables = True
                 callbacks.on_epoch_begin(epoch)
+                start_step = 0
+                if resume is not None:   # the state as saved, after the hooks
+                    start_step = resume.enter_epoch(live)
+                    resume = None
                 live.refresh()
                 logs = epoch_runner.run_pass(self, "train", adapter, live, callbacks,
-                                      (seed, epoch), steps_per_epoch, bounds)
+                                             (seed, epoch), steps_per_epoch, bounds, start_step)
                 live.write_back()
                 if logs is None:
                     warnings.warn(

@@ -87,9 +87,10 @@ class ArrayDataAdapter(DataAdapter):
         return None if order is None else jax.device_put(order)
 
     # ---- host path ----------------------------------------------------------
-    def get_numpy_iterator(self, seed=None):
+    def get_numpy_iterator(self, seed=None, start=0):
+        """The epoch's batches from batch `start` on (a resumed epoch skips the first)."""
         order = self.epoch_order(seed)
-        for i in range(self.num_batches):
+        for i in range(start, self.num_batches):
             lo, hi = i * self.batch_size, min((i + 1) * self.batch_size, self.num_samples)
             if order is None:
                 yield utils.slice_arrays(self.data, lo, hi)

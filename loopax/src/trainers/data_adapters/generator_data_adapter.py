@@ -61,10 +61,20 @@ class GeneratorDataAdapter(DataAdapter):
         utils.num_samples(x, y, sample_weight)
         return utils.pack_x_y_sample_weight(x, y, sample_weight)
 
-    def get_numpy_iterator(self, key=None):
+    def get_numpy_iterator(self, key=None, start=0):
+        """The epoch's batches; with `start`, the first `start` are drawn and
+        dropped (a generator cannot skip: exact only if it yields the same
+        batches again)."""
         iterator = self._fresh_iterator()
+        for _ in range(start):
+            if next(iterator, None) is None:
+                return iter(())
+        limit = None if self.num_batches is None else self.num_batches - start
+        return self._standardized(iterator, limit)
+
+    def _standardized(self, iterator, limit):
         count = 0
-        while self.num_batches is None or count < self.num_batches:
+        while limit is None or count < limit:
             try:
                 batch = next(iterator)
             except StopIteration:

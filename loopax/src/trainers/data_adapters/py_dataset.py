@@ -65,7 +65,9 @@ class PyDataset:
 
 
 class PyDatasetAdapter(GeneratorDataAdapter):
-    """Reads a `PyDataset` in index order (shuffled per epoch if asked)."""
+    """Reads a `PyDataset` in index order, or shuffled per epoch if asked: the
+    order is drawn from the epoch's seed (`fit`'s seed and the epoch number),
+    so a resumed `fit` reads the same order and can start at any batch."""
 
     def __init__(self, dataset: PyDataset, shuffle=False, steps=None, class_weight=None):
         self._dataset = dataset
@@ -77,22 +79,28 @@ class PyDatasetAdapter(GeneratorDataAdapter):
         super().__init__(_Reiterable(self), steps=steps if steps is not None else n,
                          class_weight=class_weight)
 
-    def _indices(self):
+    def _indices(self, seed=None, start=0):
         n = self._dataset.num_batches
         if n is None:
-            i = 0
+            i = start
             while True:
                 yield i
                 i += 1
         order = np.arange(n)
         if self._shuffle:
-            np.random.default_rng(self._epoch).shuffle(order)
-        yield from order.tolist()
+            np.random.default_rng(self._epoch if seed is None else seed).shuffle(order)
+        yield from order[start:].tolist()
 
-    def _batches(self):
+    def get_numpy_iterator(self, key=None, start=0):
+        """The epoch's batches, in the order `key` draws, from batch `start` on
+        (the skipped batches are not loaded)."""
+        limit = None if self.num_batches is None else self.num_batches - start
+        return self._standardized(self._batches(key, start), limit)
+
+    def _batches(self, seed=None, start=0):
         dataset = self._dataset
         if dataset.workers <= 1:
-            for i in self._indices():
+            for i in self._indices(seed, start):
                 try:
                     yield dataset[i]
                 except (IndexError, StopIteration):
@@ -100,7 +108,7 @@ class PyDatasetAdapter(GeneratorDataAdapter):
             return
         with concurrent.futures.ThreadPoolExecutor(dataset.workers) as pool:
             pending = collections.deque()
-            indices = self._indices()
+            indices = self._indices(seed, start)
             for i in indices:
                 pending.append(pool.submit(dataset.__getitem__, i))
                 if len(pending) >= max(dataset.max_queue_size, 1):

@@ -1,0 +1,115 @@
+"""`CheckpointStore`: a folder of numbered training checkpoints, written by orbax.
+
+Each checkpoint is a flat `{name: NumPy array}` plus a JSON document
+(`meta`), saved under the folder as `<step>/`:
+
+    <step>/arrays/   the arrays (orbax's tensorstore/OCDBT format, no pickle)
+    <step>/meta/     the JSON document
+
+orbax writes a checkpoint into a temporary folder and renames it into place
+when everything is on disk, so a crash during a write leaves the previous
+checkpoints as they were (the half-written temporary folder is removed when
+the store is opened again). With `asynchronous=True`, `save` returns once
+the arrays are handed over and the files are written by a background thread;
+the next `save`, `wait` or `close` waits for it. Only the last `max_to_keep`
+checkpoints are kept.
+
+The arrays handed to `save` must not change afterwards (pass copies): the
+background thread reads them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+
+
+def _orbax():
+    try:
+        import orbax.checkpoint as ocp
+    except ImportError:
+        raise ImportError("Training checkpoints (BackupAndRestore) need orbax-checkpoint: "
+                          "pip install orbax-checkpoint") from None
+    return ocp
+
+
+class CheckpointStore:
+    """Numbered checkpoints in `directory`.
+
+    Args:
+        directory: the folder (created when needed); use it for nothing else.
+        max_to_keep: how many of the latest checkpoints to keep (older ones
+            are deleted after a newer one is complete).
+        asynchronous: write in a background thread (`save` blocks only for
+            the hand-over).
+    """
+
+    def __init__(self, directory, max_to_keep=1, asynchronous=True):
+        if not isinstance(max_to_keep, int) or max_to_keep < 1:
+            raise ValueError(f"CheckpointStore: max_to_keep must be a positive int, got "
+                             f"{max_to_keep!r}.")
+        self.directory = os.path.abspath(os.fspath(directory))
+        self.max_to_keep = max_to_keep
+        self.asynchronous = bool(asynchronous)
+        self._manager = None
+        self._lock = threading.Lock()
+
+    # ---- the orbax manager, opened on first use ------------------------------
+    def _open(self):
+        if self._manager is None:
+            ocp = _orbax()
+            options = ocp.CheckpointManagerOptions(
+                preservation_policy=ocp.checkpoint_managers.LatestN(self.max_to_keep),
+                enable_async_checkpointing=self.asynchronous,
+                cleanup_tmp_directories=True,   # a write a crash cut short
+                create=True)
+            self._manager = ocp.CheckpointManager(self.directory, options=options)
+        return self._manager
+
+    def steps(self) -> list[int]:
+        """The steps of the complete checkpoints, oldest first."""
+        if self._manager is None and not os.path.isdir(self.directory):
+            return []
+        manager = self._open()
+        manager.wait_until_finished()   # a save in flight (then older ones are pruned)
+        manager.reload()
+        return sorted(manager.all_steps())
+
+    def save(self, step: int, arrays: dict, meta: dict):
+        """Writes checkpoint `step`: `arrays` ({name: np.ndarray}) and `meta`
+        (JSON values). A checkpoint `step` that already exists is replaced."""
+        ocp = _orbax()
+        with self._lock:
+            manager = self._open()
+            manager.wait_until_finished()
+            if step in manager.all_steps():
+                manager.delete(step)
+            args = ocp.args.Composite(arrays=ocp.args.StandardSave(dict(arrays)),
+                                      meta=ocp.args.JsonSave(meta))
+            manager.save(int(step), args=args, force=True)
+
+    def restore(self, step: int) -> tuple[dict, dict]:
+        """`(arrays, meta)` of checkpoint `step`; the arrays are NumPy arrays."""
+        ocp = _orbax()
+        manager = self._open()
+        manager.wait_until_finished()
+        restored = manager.restore(int(step), args=ocp.args.Composite(
+            arrays=ocp.args.StandardRestore(), meta=ocp.args.JsonRestore()))
+        return dict(restored["arrays"] or {}), dict(restored["meta"])
+
+    def wait(self):
+        """Blocks until the checkpoint being written (if any) is complete."""
+        if self._manager is not None:
+            self._manager.wait_until_finished()
+
+    def close(self):
+        if self._manager is not None:
+            self._manager.wait_until_finished()
+            self._manager.close()
+            self._manager = None
+
+    def delete_all(self):
+        """Removes the folder and every checkpoint in it."""
+        self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)

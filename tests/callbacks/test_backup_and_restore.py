@@ -1,0 +1,217 @@
+"""BackupAndRestore: a training process killed with SIGKILL (at random
+moments, and while a backup is being written) and started again until it
+completes ends with the same weights, History and CSV log, bit for bit, as
+a run never interrupted (Dropout, shuffle, EarlyStopping and
+ReduceLROnPlateau on). The training runs are subprocesses of
+`backup_training_script.py`; the other tests resume in-process after an
+exception."""
+
+import functools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import loopax as keras
+
+SCRIPT = Path(__file__).with_name("backup_training_script.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _start(mode, backup_dir, out_file):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
+               PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+
+class _Lines:
+    """The subprocess's output lines, read on a thread; `wait_for(prefix)`."""
+
+    def __init__(self, process):
+        self.lines = []
+        self._new = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process):
+        for line in process.stdout:
+            with self._new:
+                self.lines.append(line.rstrip("\n"))
+                self._new.notify_all()
+        with self._new:
+            self.lines.append(None)   # end of output
+            self._new.notify_all()
+
+    def wait_for(self, prefix, timeout=120):
+        deadline = time.monotonic() + timeout
+        with self._new:
+            seen = 0
+            while True:
+                for line in self.lines[seen:]:
+                    if line is None:
+                        return None
+                    if line.startswith(prefix):
+                        return line
+                seen = len(self.lines)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no line starting with {prefix!r}: {self.lines[-20:]}")
+                self._new.wait(left)
+
+    def text(self):
+        self._thread.join(timeout=10)
+        return "\n".join(line for line in self.lines if line is not None)
+
+
+def _kill_and_resume(tmp_path, kills):
+    """Runs the training with kills as planned ("write": while a backup is
+    renamed into place; a float: that many seconds into training), then
+    again until it completes. Returns the result file and the kill log."""
+    backup_dir, out = tmp_path / "backup", tmp_path / "resumed"
+    log = []
+    for plan in kills:
+        process = _start("backup", backup_dir, out)
+        lines = _Lines(process)
+        try:
+            assert lines.wait_for("TRAINING") is not None, lines.text()
+            if plan == "write":
+                assert lines.wait_for("WRITING") is not None, lines.text()
+            else:
+                time.sleep(plan)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        output = lines.text()
+        assert "DONE" not in output, "the run completed before it was killed: " + output
+        tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
+        log.append((plan, tmp_dirs))
+    for _ in range(5):
+        process = _start("backup", backup_dir, out)
+        output, _ = process.communicate(timeout=300)
+        assert process.returncode == 0, output
+        if "DONE" in output:
+            break
+    assert not backup_dir.exists(), "the backup is deleted when fit() completes"
+    return out, log
+
+
+def _load(path):
+    with np.load(str(path) + ".npz") as data:
+        weights = [data[f"arr_{i}"] for i in range(len(data.files) - 2)]
+        return weights, json.loads(str(data["history"])), str(data["csv"])
+
+
+def test_killed_training_resumes_bit_for_bit(tmp_path):
+    reference = _start("reference", tmp_path / "unused", tmp_path / "reference")
+    moments = random.Random(7)
+    kills = ["write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
+    out, log = _kill_and_resume(tmp_path, kills)
+    output, _ = reference.communicate(timeout=300)
+    assert reference.returncode == 0, output
+    # The kill during a write left the half-written backup behind (the next
+    # run resumed from the one before).
+    assert log[0][1], log
+    weights, (epochs, history), csv = _load(out)
+    ref_weights, (ref_epochs, ref_history), ref_csv = _load(tmp_path / "reference")
+    # The callbacks acted: the learning rate was cut, training stopped early.
+    assert min(ref_history["learning_rate"]) < ref_history["learning_rate"][0]
+    assert len(ref_epochs) < 14
+    # ... and made the same decisions at the same epochs after the kills.
+    assert epochs == ref_epochs
+    assert history == ref_history
+    assert csv == ref_csv
+    for got, expected in zip(weights, ref_weights, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
+def _model():
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dropout(0.25), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    return model
+
+
+class _Crash(keras.callbacks.Callback):
+    def __init__(self, at_step):
+        super().__init__()
+        self.at_step, self.steps = at_step, 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        if self.steps == self.at_step:
+            raise KeyboardInterrupt
+
+
+class _Rows(keras.utils.PyDataset):
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, i):
+        return self.x[8 * i:8 * i + 8], self.y[8 * i:8 * i + 8]
+
+
+def _data(data):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(40, 4)).astype("float32"), rng.normal(size=(40, 1)).astype("float32")
+    if data == "arrays":
+        return (x, y), dict(batch_size=8)
+    return (_Rows(x, y),), {}
+
+
+@functools.cache
+def _uninterrupted(data):
+    args, kwargs = _data(data)
+    model = _model()
+    history = model.fit(*args, epochs=4, verbose=0, **kwargs).history
+    return history, model.get_weights()
+
+
+@pytest.mark.parametrize("data, save_freq, crash_at", [
+    ("arrays", "epoch", 11),     # an epoch-boundary backup, crash mid-epoch 2
+    ("arrays", 3, 8),            # mid-epoch backup (arrays on the device)
+    ("pydataset", 2, 10),        # mid-epoch backup (shuffled PyDataset, host path)
+])
+def test_resume_in_the_same_process_after_an_exception(tmp_path, data, save_freq, crash_at):
+    args, kwargs = _data(data)
+    expected, expected_weights = _uninterrupted(data)
+    model = _model()
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=save_freq,
+                                              delete_checkpoint=False)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(*args, epochs=4, verbose=0, callbacks=[backup, _Crash(crash_at)], **kwargs)
+    history = model.fit(*args, epochs=4, verbose=0, callbacks=[backup], **kwargs).history
+    assert history == expected
+    for got, want in zip(model.get_weights(), expected_weights, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert (tmp_path / "b").exists()   # delete_checkpoint=False keeps it
+
+
+def test_a_backup_of_another_model_is_refused_with_a_clear_error(tmp_path):
+    x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", delete_checkpoint=False)
+    _model().fit(x, y, epochs=1, verbose=0, callbacks=[backup])
+    other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+    other.compile(optimizer="adam", loss="mse")
+    with pytest.raises(ValueError, match="made by another model"):
+        other.fit(x, y, epochs=2, verbose=0, callbacks=[backup])
+
+
+@pytest.mark.parametrize("save_freq", [0, -1, "batch", 1.5, True])
+def test_bad_save_freq_is_refused(tmp_path, save_freq):
+    with pytest.raises(ValueError, match="save_freq must be 'epoch' or a positive"):
+        keras.callbacks.BackupAndRestore(tmp_path, save_freq=save_freq)
