@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.distribution import placement
 
 
 class _ThreadState(threading.local):
@@ -161,6 +162,8 @@ class Variable(ArrayValue):
     # The value a compiled loopax.function wrote, while no one has read it:
     # the next call may donate (update in place) that buffer.
     _owned_value = None
+    # The TensorLayout the current distribution gave it at creation (or None).
+    _layout = None
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
                  name=None, aggregation=None):
@@ -198,6 +201,7 @@ class Variable(ArrayValue):
                 "inside a compiled function (jax.jit, loopax.function or "
                 "fit()). Create variables before compiling, e.g. in "
                 "`build()` or by calling the model once on a batch.")
+        placement.on_variable_created(self)
 
     # ---- value -----------------------------------------------------------
     @property
@@ -233,6 +237,8 @@ class Variable(ArrayValue):
                     "outside a state scope: inside `jax.jit` use the stateless "
                     "API (stateless_call / stateless_apply), or compile with "
                     "`loopax.function`, which writes assignments back.")
+            if self._layout is not None:
+                value = placement.place_assigned(value, self._layout)
             self._value = value
         self._version += 1
         return value
