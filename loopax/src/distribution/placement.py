@@ -143,6 +143,15 @@ def prepare_model(model, batch=None, training=False) -> None:
         check_batch_divisible(dist, batch, "fit()")
 
 
+def state_value(variable, value):
+    """`value` of `variable` on its layout, as a compiled step receives it (the
+    same shardings every call: one compile, and the state stays put)."""
+    dist = distribution()
+    if dist is None:
+        return value
+    return _put(value, variable_layout(dist, variable).backend_layout)
+
+
 def check_batch_divisible(dist, batch, what) -> None:
     degree = dist.num_model_replicas
     for leaf in jax.tree_util.tree_leaves(batch):

@@ -38,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax._src.array import ArrayImpl
 
 from loopax.src import dtypes, initializers
 from loopax.src.distribution import placement
@@ -74,7 +75,10 @@ def scale_by_learning_rate():
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-_ARRAY_TYPE = type(jnp.zeros(()))  # a concrete jax.Array (fast type check)
+# A concrete jax.Array's class (fast type check), named without creating an
+# array: importing loopax must not start the backend (jax.distributed.initialize
+# has to run first in a multi-process job).
+_ARRAY_TYPE = ArrayImpl
 _TRACER_TYPE = jax.core.Tracer
 
 
