@@ -11,6 +11,7 @@ from loopax import (
     config,
     constraints,
     datasets,
+    distribution,
     initializers,
     layers,
     losses,
@@ -46,7 +47,7 @@ __all__ = [
     "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer", "Loss",
     "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential", "StateScope",
     "StatelessScope", "Tensor", "Variable", "activations", "backend", "callbacks", "config",
-    "constant", "constraints", "custom_gradient", "datasets", "function", "initializers",
+    "constant", "constraints", "custom_gradient", "datasets", "distribution", "function", "initializers",
     "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
     "regularizers", "saving", "utils", "version",
 ]

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.distribution import placement
 
 
 class _ThreadState(threading.local):
@@ -170,6 +171,8 @@ class Variable(ArrayValue):
     # An RNG seed state (`random.SeedGenerator.state`): carried by stateless
     # calls and fit() like any state, but not one of a layer's `weights`.
     is_seed_state: bool = False
+    # The TensorLayout the current distribution gave it at creation (or None).
+    _layout = None
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
                  name=None, aggregation=None):
@@ -206,6 +209,7 @@ class Variable(ArrayValue):
                 "inside a compiled function (jax.jit, loopax.function or "
                 "fit()). Create variables before compiling, e.g. in "
                 "`build()` or by calling the model once on a batch.")
+        placement.on_variable_created(self)
 
     # ---- value -----------------------------------------------------------
     @property
@@ -241,6 +245,8 @@ class Variable(ArrayValue):
                     "outside a state scope: inside `jax.jit` use the stateless "
                     "API (stateless_call / stateless_apply), or compile with "
                     "`loopax.function`, which writes assignments back.")
+            if self._layout is not None:
+                value = placement.place_assigned(value, self._layout)
             self._write(value)
         return value
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, owned
 from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
 from loopax.src.tensor import unwrap
@@ -58,7 +59,7 @@ class Metric:
         dtype = dtypes.standardize(dtype) if dtype is not None else self.dtype
         if isinstance(initializer, str) and initializer in _CONSTANT_INITIALIZERS:
             initializer = _CONSTANT_INITIALIZERS[initializer](tuple(shape), dtype)
-        with name_scope(self.name.replace("/", ">")):
+        with name_scope(self.name.replace("/", ">")), placement.replicated():
             variable = Variable(initializer, shape=tuple(shape), dtype=dtype, trainable=False,
                                 name=name, aggregation=aggregation)
         self._variables.append(variable)

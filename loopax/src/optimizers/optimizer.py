@@ -38,8 +38,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax._src.array import ArrayImpl
 
 from loopax.src import dtypes, initializers
+from loopax.src.distribution import placement
 from loopax.src.module import owned
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
@@ -74,7 +76,10 @@ def scale_by_learning_rate():
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
-_ARRAY_TYPE = type(jnp.zeros(()))  # a concrete jax.Array (fast type check)
+# A concrete jax.Array's class (fast type check), named without creating an
+# array: importing loopax must not start the backend (jax.distributed.initialize
+# has to run first in a multi-process job).
+_ARRAY_TYPE = ArrayImpl
 _TRACER_TYPE = jax.core.Tracer
 
 
@@ -273,9 +278,15 @@ class Optimizer:
         keypaths = [path for path, _ in leaves]
         names = slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
         self._slot_by_keypath = {}
+        reference_by_key = dict(zip(self._keys, var_list))
         with name_scope(self.name):
             for path, name, (_, leaf) in zip(keypaths, names, leaves):
-                var = self._track(Variable(jnp.asarray(leaf), trainable=False, name=name))
+                # A slot follows the layout of the variable it belongs to.
+                reference = next((reference_by_key[k.key] for k in path
+                                  if getattr(k, "key", None) in reference_by_key), None)
+                with (placement.replicated() if reference is None
+                      else placement.layout_like(reference)):
+                    var = self._track(Variable(jnp.asarray(leaf), trainable=False, name=name))
                 self._slot_by_keypath[path] = var
         all_indices = tuple(range(len(var_list)))
         self._slots_for[all_indices] = (list(self._slot_by_keypath.values()), treedef)
@@ -303,9 +314,10 @@ class Optimizer:
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
         """A slot Variable shaped like `reference_variable`, named
         `<its path with _>_<name>`."""
-        return self.add_variable(
-            reference_variable.shape, initializer, reference_variable.dtype,
-            f"{reference_variable.path.replace('/', '_')}_{name}")
+        with placement.layout_like(reference_variable):
+            return self.add_variable(
+                reference_variable.shape, initializer, reference_variable.dtype,
+                f"{reference_variable.path.replace('/', '_')}_{name}")
 
     def add_optimizer_variables(self, var_list, name, initializer="zeros"):
         return [self.add_variable_from_reference(v, name, initializer) for v in var_list]

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.callbacks import progbar
+from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
@@ -264,7 +265,7 @@ def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds
             callbacks.on_predict_batch_begin(step)
             values, out = single(live.values, to_jax(data) if eager else data)
             live.stored(values)
-            out = jax.tree_util.tree_map(np.asarray, jax.device_get(out))
+            out = placement.to_host(out)
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
             if _stop_requested(model, "predict"):

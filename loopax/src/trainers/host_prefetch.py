@@ -46,8 +46,8 @@ class HostChunks:
                 continue
         return False
 
-    def _device(self, tree):
-        return jax.device_put(tree) if self._to_device else tree
+    def _device(self, tree, batch_axis=0):
+        return placement.put_batch(tree, batch_axis) if self._to_device else tree
 
     def _produce(self):
         try:
@@ -83,7 +83,7 @@ class HostChunks:
                     # Padded to `capacity` so every chunk has one shape (one compile).
                     padded = group + [group[-1]] * (capacity - len(group))
                     stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
-                    item = ("stacked", step, len(group), self._device(stacked))
+                    item = ("stacked", step, len(group), self._device(stacked, batch_axis=1))
                 if not self._put(item):
                     return
                 step += len(group)

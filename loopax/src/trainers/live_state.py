@@ -16,6 +16,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.distribution import placement
+
 
 class LiveState:
     def __init__(self, groups):
@@ -38,7 +40,7 @@ class LiveState:
                     # An array someone else may hold too (an initial value, a
                     # callback's assignment): donate a copy, never the original.
                     value = jnp.array(value, copy=True)
-                out.append(value)
+                out.append(placement.state_value(variable, value))
             values.append(out)
         self.stored(tuple(values))
         self.in_variables = True

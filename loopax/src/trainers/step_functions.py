@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
+from loopax.src.distribution import distribution, placement
 from loopax.src.state import pure
 from loopax.src.trainers import step_loops
 from loopax.src.trainers.compile_utils import CompileMetrics
@@ -180,10 +181,12 @@ def finalize_logs(model, kind):
 def compiled_function(model, kind, mode):
     """The compiled (or eager) function for `kind` and `mode`:
     "device" / "stacked" / "single" loops, or their predict versions."""
-    key = (kind, mode, model.run_eagerly)
+    dist = distribution()
+    key = (kind, mode, model.run_eagerly) + ((dist,) if dist is not None else ())
     if key in model._fns.functions:
         return model._fns.functions[key]
-    step, _, _ = value_step(model, kind)
+    step, groups, _ = value_step(model, kind)
+    step = placement.shard_step(step, groups)   # no-op without a distribution
     finalize = finalize_logs(model, kind)
     donate = kind == "train"
     if model.run_eagerly:

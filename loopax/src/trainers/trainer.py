@@ -55,6 +55,7 @@ from loopax.src import metrics as metrics_module
 from loopax.src import optimizers
 from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
+from loopax.src.distribution import placement
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
 from loopax.src.state import pure
@@ -412,6 +413,7 @@ class Trainer:
         x, y, _ = unpack_x_y_sample_weight(batch)
         if not self.built or not self.variables and _has_sublayers(self):
             self(epoch_runner.to_jax(x), training=False)
+        placement.prepare_model(self, batch, training)
         self._fns.example_batch = jax.tree_util.tree_map(
             lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
         if not self.compiled:

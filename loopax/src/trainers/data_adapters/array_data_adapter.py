@@ -17,6 +17,7 @@ import math
 import jax
 import numpy as np
 
+from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters import data_adapter_utils as utils
 from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 
@@ -66,12 +67,14 @@ class ArrayDataAdapter(DataAdapter):
                        for a in utils.leaves(self.data)))
 
     def fits_on_device(self) -> bool:
-        return self.nbytes <= _device_limit()
+        # In a multi-process job each process holds only its rows: batches go
+        # through the host path, which assembles global arrays.
+        return self.nbytes <= _device_limit() and jax.process_count() == 1
 
     def device_data(self):
         """The whole dataset on the default device (transferred once)."""
         if self._device_data is None:
-            self._device_data = jax.device_put(self.data)
+            self._device_data = placement.put_replicated(self.data)
         return self._device_data
 
     def epoch_order(self, seed):
@@ -84,7 +87,7 @@ class ArrayDataAdapter(DataAdapter):
 
     def device_order(self, seed):
         order = self.epoch_order(seed)
-        return None if order is None else jax.device_put(order)
+        return None if order is None else placement.put_replicated(order)
 
     # ---- host path ----------------------------------------------------------
     def get_numpy_iterator(self, seed=None, start=0):
