@@ -59,7 +59,7 @@ with data_parallel.scope():
     model = make_model()
     history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False).history
     dp_weights = model.get_weights()
-    loop = model._fns[("train", "device", False, data_parallel)]
+    loop = model._fns.functions[("train", "device", False, data_parallel)]
     model.fit(x, y, batch_size=32, epochs=1, verbose=0, shuffle=False)
     cache_after_refit = loop._cache_size()
 kernels = [model.get_layer("hidden").kernel, model.get_layer("out").kernel]
