@@ -35,6 +35,10 @@ class Sequential(Model):
         model = Sequential([loopax.Input(shape=(784,)), Dense(64, "relu"), Dense(10)])
     """
 
+    # Inputs keep their dtype here: each layer casts them to its own compute
+    # dtype (a functional model, to its Inputs' dtypes), as in Keras.
+    _convert_input_args = False
+
     def __init__(self, layers=None, trainable=True, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._layers = []
