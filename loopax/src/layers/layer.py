@@ -32,7 +32,6 @@ from loopax.src.state import (
     StateScope,
     Variable,
     _state,
-    autocast_scope,
     check_values_match,
     name_scope,
     unique_name,
