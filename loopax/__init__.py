@@ -12,10 +12,12 @@ from loopax import (
     constraints,
     datasets,
     distribution,
+    dtype_policies,
     initializers,
     layers,
     losses,
     metrics,
+    mixed_precision,
     models,
     ops,
     optimizers,
@@ -31,6 +33,7 @@ from loopax.src.layers.input_layer import Input
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.losses.loss import Loss
 from loopax.src.metrics.metric import Metric
+from loopax.src.mixed_precision import DTypePolicy
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
@@ -44,10 +47,11 @@ from loopax.src.version import __version__, version
 # `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
 # left out so the star import does not replace the builtin `print`.
 __all__ = [
-    "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer", "Loss",
-    "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential", "StateScope",
-    "StatelessScope", "Tensor", "Variable", "activations", "backend", "callbacks", "config",
-    "constant", "constraints", "custom_gradient", "datasets", "distribution", "function", "initializers",
-    "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
+    "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
+    "Loss", "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential",
+    "StateScope", "StatelessScope", "Tensor", "Variable", "activations", "backend",
+    "callbacks", "config", "constant", "constraints", "custom_gradient", "datasets",
+    "distribution", "dtype_policies", "function", "initializers", "layers", "losses",
+    "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers", "random",
     "regularizers", "saving", "utils", "version",
 ]

@@ -1,4 +1,5 @@
 """Global settings (Keras names): `floatx`, `set_floatx`, `epsilon`, `backend`,
-`image_data_format`."""
+`image_data_format`, `dtype_policy`, `set_dtype_policy`."""
 
 from loopax.src.config import backend, epsilon, floatx, image_data_format, set_floatx
+from loopax.src.mixed_precision import dtype_policy, set_dtype_policy

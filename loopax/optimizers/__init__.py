@@ -12,6 +12,7 @@ from loopax.src.optimizers import (
                                    AdamW,
                                    Lamb,
                                    Lion,
+                                   LossScaleOptimizer,
                                    Nadam,
                                    Optax,
                                    Optimizer,

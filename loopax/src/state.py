@@ -42,6 +42,9 @@ class _ThreadState(threading.local):
         self.name_stack: list[str] = []
         # Set by loopax.src.tape while at least one GradientTape records.
         self.tapes: list = []
+        # The float dtype Variables read as inside a mixed-precision layer's
+        # call (see `autocast_scope`), or None.
+        self.autocast_dtype = None
 
 
 _state = _ThreadState()
@@ -62,6 +65,28 @@ def _assigning_scope(var) -> "StateScope | None":
             if id(var) in scope._values:
                 return scope
     return scopes[-1] if scopes else None
+
+
+@contextlib.contextmanager
+def autocast_scope(dtype):
+    """While active, float Variables with `autocast=True` read as `dtype`
+    (None: as their own dtype). Layers enter it around `call` under a mixed
+    dtype policy; the cast is differentiable, so gradients reach the
+    Variables' own (float32) values."""
+    previous = _state.autocast_dtype
+    _state.autocast_dtype = None if dtype is None else jnp.dtype(dtype)
+    try:
+        yield
+    finally:
+        _state.autocast_dtype = previous
+
+
+def _autocast(var, value):
+    dtype = _state.autocast_dtype
+    if (dtype is None or not var.autocast or value.dtype == dtype
+            or not jnp.issubdtype(value.dtype, jnp.floating)):
+        return value
+    return value.astype(dtype)
 
 
 def is_tracer(x) -> bool:
@@ -158,6 +183,8 @@ class Variable(ArrayValue):
             float64 arrays become float32, loopax's default float).
         trainable: whether optimizers and `GradientTape` treat it as a
             parameter.
+        autocast: whether reads inside a mixed-precision layer's `call`
+            see it cast to the layer's compute dtype (float Variables only).
         name: the variable's name; its `path` prefixes the enclosing name
             scopes (`"dense/kernel"`).
     """
@@ -173,9 +200,12 @@ class Variable(ArrayValue):
     is_seed_state: bool = False
     # The TensorLayout the current distribution gave it at creation (or None).
     _layout = None
+    # Whether reads inside a mixed-precision layer's call cast it to the
+    # layer's compute dtype (`autocast_scope`).
+    autocast = True
 
     def __init__(self, initializer, shape=None, dtype=None, trainable=True,
-                 name=None, aggregation=None):
+                 name=None, aggregation=None, autocast=True):
         name = name or "variable"
         if not isinstance(name, str) or "/" in name:
             raise ValueError(
@@ -184,6 +214,8 @@ class Variable(ArrayValue):
         self.path = "/".join(_state.name_stack + [name])
         self.trainable = bool(trainable)
         self.aggregation = aggregation
+        if not autocast:
+            self.autocast = False
         dtype = dtypes.standardize(dtype) if dtype is not None else None
         if isinstance(initializer, str) or callable(initializer):
             if shape is None:
@@ -220,8 +252,10 @@ class Variable(ArrayValue):
             for scope in reversed(scopes):
                 v = scope._lookup(self)
                 if v is not None:
-                    return v
+                    return v if _state.autocast_dtype is None else _autocast(self, v)
         self._owned_value = None   # handed out: never donate it
+        if _state.autocast_dtype is not None:
+            return _autocast(self, self._value)
         return self._value
 
     def assign(self, value):

@@ -26,6 +26,7 @@ import numpy as np
 
 from loopax.src import constraints, dtypes, initializers, random, regularizers, tape
 from loopax.src.layers import symbolic
+from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case
 from loopax.src.state import (
     Variable,
@@ -141,24 +142,32 @@ class Layer(Module):
     Args:
         name: the layer's name (auto-numbered from the class name otherwise).
         trainable: whether its weights are trainable.
-        dtype: the dtype of its weights and computation (default float32).
+        dtype: a dtype policy or its name: "float32", "bfloat16",
+            "mixed_bfloat16" (bfloat16 compute, float32 weights), ...; default
+            the global policy (`loopax.mixed_precision.set_global_policy`).
+        autocast: under a mixed policy, cast float inputs to the compute
+            dtype and read float weights as it inside `call` (default True).
         activity_regularizer: adds `regularizer(outputs)` to `losses`.
         input_shape / input_dim: only for the first layer of a `Sequential`.
     """
 
     # (variable, regularizer) pairs: walking them would list regularized weights first.
     _untracked_attributes = Module._untracked_attributes | {"_regularized"}
+    # Whether `__call__` casts float inputs to the compute dtype (a functional
+    # model casts each input to its Input's dtype instead).
+    _convert_input_args = True
 
     def __init__(self, *, name=None, trainable=True, dtype=None,
                  activity_regularizer=None, input_shape=None, input_dim=None,
-                 batch_input_shape=None, batch_size=None, **kwargs):
+                 batch_input_shape=None, batch_size=None, autocast=True, **kwargs):
         if kwargs:
             raise TypeError(
                 f"{type(self).__name__}() got unexpected keyword argument(s) "
                 f"{sorted(kwargs)}.")
         self.name = name or unique_name(_snake_case(type(self).__name__))
         self.__dict__["_trainable"] = bool(trainable)   # sub-layers come later
-        self.dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
+        self.dtype_policy = dtype
+        self.autocast = bool(autocast)
         self.built = False
         self.input_spec = None
         self._losses = []
@@ -180,20 +189,51 @@ class Layer(Module):
         self._training_default = (params["training"].default
                                   if self._call_takes_training else None)
 
+    # ---- dtypes ----------------------------------------------------------
+    @property
+    def dtype_policy(self) -> dtype_policies.DTypePolicy:
+        """The layer's `DTypePolicy` (settable with a policy or its name)."""
+        return self.__dict__["_dtype_policy"]
+
+    @dtype_policy.setter
+    def dtype_policy(self, value):
+        self.__dict__["_dtype_policy"] = dtype_policies.get(value)
+
+    @property
+    def dtype(self) -> str:
+        """The dtype of the layer's weights (Keras: an alias of `variable_dtype`)."""
+        return self.dtype_policy.variable_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        return self.dtype_policy.variable_dtype
+
+    @property
+    def compute_dtype(self) -> str:
+        """The dtype of the layer's inputs, computation and outputs."""
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def input_dtype(self) -> str:
+        return self.dtype_policy.compute_dtype
+
     # ---- weights ---------------------------------------------------------
     def add_weight(self, shape=(), initializer="glorot_uniform", dtype=None,
                    trainable=True, name=None, regularizer=None, constraint=None,
-                   aggregation=None):
+                   aggregation=None, autocast=True):
         """Creates a Variable owned by this layer (path `layer_name/name`).
 
         The layer keeps it in `self.weights` in creation order; assign it to
         an attribute too (`self.kernel = self.add_weight(...)`) to use it.
+        `autocast=False` keeps it in its own dtype inside `call` under a
+        mixed policy (normalization statistics do).
         """
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
         with name_scope(self.name):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
-                           dtype=dtype or self.dtype, trainable=trainable, name=name)
+                           dtype=dtype or self.dtype, trainable=trainable, name=name,
+                           autocast=autocast)
         self.__dict__.setdefault("_weights_created", []).append(var)
         if trainable:
             self.__dict__.setdefault("_trainable_weights_created", []).append(var)
@@ -327,6 +367,9 @@ class Layer(Module):
             else:
                 first = _standardize_input(first)
             args = (first,) + args[1:]
+            if self._convert_input_args and self.autocast:
+                args, kwargs = _precision.cast_inputs((args, kwargs), self.compute_dtype)
+                first = args[0]
             self._maybe_build(first)
             if self.input_spec is not None:
                 self._check_input_spec(first)
@@ -364,7 +407,8 @@ class Layer(Module):
                 previous_mask = _masking.masks_of(args[0])
                 if previous_mask is not None and self._call_takes_mask:
                     kwargs["mask"] = previous_mask
-            outputs = self.call(*args, **kwargs)
+            with _precision.call_scope(self):
+                outputs = self.call(*args, **kwargs)
             if self.supports_masking and args:
                 _masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
@@ -406,7 +450,9 @@ class Layer(Module):
                 ) else statics)[key] = v
 
             def run(*a, **dkw):
-                with random.shape_inference_scope():
+                if self._convert_input_args and self.autocast:
+                    a, dkw = _precision.cast_inputs((a, dkw), self.compute_dtype)
+                with random.shape_inference_scope(), _precision.call_scope(self):
                     outer = not _ctx.stack
                     if outer:
                         _ctx.stack.append({"training": statics.get("training"), "losses": [], "id": -1})
@@ -507,7 +553,8 @@ class Layer(Module):
     # ---- config ----------------------------------------------------------
     def get_config(self) -> dict:
         """The constructor arguments that re-create this layer (no weights)."""
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        config = {"name": self.name, "trainable": self.trainable,
+                  "dtype": self.dtype_policy.name}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         return config
@@ -549,3 +596,4 @@ def _check_weight_fits(layer, name, shape, dtype):
 
 # Imported last: the mask helpers live beside the Masking layer, which subclasses Layer.
 from loopax.src.layers import masking as _masking  # noqa: E402
+from loopax.src.layers import precision as _precision  # noqa: E402

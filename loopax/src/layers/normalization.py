@@ -70,15 +70,17 @@ class BatchNormalization(Layer):
         if self.scale:
             self.gamma = self.add_weight((dim,), self.gamma_initializer, name="gamma",
                                          regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint)
+                                         constraint=self.gamma_constraint, autocast=False)
         if self.center:
             self.beta = self.add_weight((dim,), self.beta_initializer, name="beta",
                                         regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint)
+                                        constraint=self.beta_constraint, autocast=False)
         self.moving_mean = self.add_weight((dim,), self.moving_mean_initializer,
-                                           name="moving_mean", trainable=False)
+                                           name="moving_mean", trainable=False,
+                                           autocast=False)
         self.moving_variance = self.add_weight((dim,), self.moving_variance_initializer,
-                                               name="moving_variance", trainable=False)
+                                               name="moving_variance", trainable=False,
+                                               autocast=False)
         self.input_spec = InputSpec(ndim=rank, axes={axis: dim})
         self.built = True
 
@@ -159,11 +161,11 @@ class LayerNormalization(Layer):
         if self.scale or self.rms_scaling:
             self.gamma = self.add_weight(param_shape, self.gamma_initializer, name="gamma",
                                          regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint)
+                                         constraint=self.gamma_constraint, autocast=False)
         if self.center and not self.rms_scaling:
             self.beta = self.add_weight(param_shape, self.beta_initializer, name="beta",
                                         regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint)
+                                        constraint=self.beta_constraint, autocast=False)
         self._param_broadcast = tuple(input_shape[a] if a in self._axes else 1
                                       for a in range(rank))
         self.input_spec = InputSpec(ndim=rank, axes={a: input_shape[a] for a in self._axes})
@@ -240,11 +242,11 @@ class GroupNormalization(Layer):
         if self.scale:
             self.gamma = self.add_weight((dim,), self.gamma_initializer, name="gamma",
                                          regularizer=self.gamma_regularizer,
-                                         constraint=self.gamma_constraint)
+                                         constraint=self.gamma_constraint, autocast=False)
         if self.center:
             self.beta = self.add_weight((dim,), self.beta_initializer, name="beta",
                                         regularizer=self.beta_regularizer,
-                                        constraint=self.beta_constraint)
+                                        constraint=self.beta_constraint, autocast=False)
         self.input_spec = InputSpec(ndim=rank, axes={axis: dim})
         self.built = True
 

@@ -35,6 +35,10 @@ class Functional(Model):
         name: the model's name.
     """
 
+    # Inputs keep their dtype here: each layer casts them to its own compute
+    # dtype (a functional model, to its Inputs' dtypes), as in Keras.
+    _convert_input_args = False
+
     def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
         Model.__init__(self, name=name, trainable=trainable, **kwargs)
         flat_inputs = jax.tree_util.tree_leaves(inputs, is_leaf=is_symbolic)

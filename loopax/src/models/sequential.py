@@ -27,6 +27,9 @@ class Sequential(Model):
 
     # The wired graph: its layers are already owned through `_layers`.
     _untracked_attributes = Model._untracked_attributes | {"_graph"}
+    # Inputs keep their dtype here: each layer casts them to its own compute
+    # dtype (a functional model, to its Inputs' dtypes), as in Keras.
+    _convert_input_args = False
 
     def __init__(self, layers=None, trainable=True, name=None, **kwargs):
         super().__init__(trainable=trainable, name=name, **kwargs)

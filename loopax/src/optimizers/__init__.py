@@ -6,6 +6,7 @@ from loopax.src.optimizers import schedules
 from loopax.src.optimizers.adafactor import Adafactor
 from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Lamb, Nadam
 from loopax.src.optimizers.lion import Lion
+from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
@@ -17,7 +18,7 @@ ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
 
 
 _REGISTRY = Registry(
-    "optimizer", ALL_OPTIMIZERS, base=Optimizer, ignore_case=True,
+    "optimizer", {**ALL_OPTIMIZERS, "LossScaleOptimizer": LossScaleOptimizer}, base=Optimizer, ignore_case=True,
     accepts="an Optimizer instance, a config dict, or an optax.GradientTransformation")
 
 
@@ -29,6 +30,9 @@ def serialize(optimizer):
 def deserialize(config, custom_objects=None):
     """The optimizer a `serialize()` dict (or a bare name) describes."""
     return _REGISTRY.deserialize(config, custom_objects)
+
+
+LossScaleOptimizer._deserialize_inner = staticmethod(deserialize)
 
 
 def get(identifier):

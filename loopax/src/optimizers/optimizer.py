@@ -101,7 +101,9 @@ class Optimizer:
             steps and by `finalize_variable_values()`.
         loss_scale_factor: gradients are divided by it (see `scale_loss`).
         gradient_accumulation_steps: apply one update every N calls, with the
-            mean of the N gradients.
+            mean of the N gradients (the other calls only add to the
+            accumulators: no update runs); `iterations`, schedules and bias
+            corrections count full updates, as in Keras.
         name: prefix of the optimizer's variable paths.
     """
 
@@ -172,9 +174,20 @@ class Optimizer:
         return owned(self)[0]
 
     @property
-    def iterations(self) -> Variable:
-        """The number of updates applied so far (an int32 Variable)."""
+    def iterations(self):
+        """The number of updates applied so far (an int32 Variable). With
+        `gradient_accumulation_steps=N`, as in Keras, the number of full
+        updates: the count of calls // N (an int32 array)."""
+        if self.gradient_accumulation_steps:
+            return self._update_count()
         return self._iterations
+
+    def _update_count(self):
+        """The number of full updates so far (scope-aware): the step that
+        learning-rate schedules, bias corrections and EMA see."""
+        if self.gradient_accumulation_steps:
+            return self._iterations.value // self.gradient_accumulation_steps
+        return self._iterations.value
 
     # ---- learning rate ------------------------------------------------------
     @property
@@ -231,7 +244,7 @@ class Optimizer:
             return lr.value
         if lr is None:
             raise ValueError(f"{self.name} has no learning rate.")
-        value = lr(self._iterations.value) if self._lr_takes_step else lr()
+        value = lr(self._update_count()) if self._lr_takes_step else lr()
         return jnp.asarray(unwrap(value), jnp.float32)
 
     # ---- building -------------------------------------------------------------
@@ -544,7 +557,7 @@ class Optimizer:
         state = treedef.unflatten([s.value for s in slots])
         updates, new_state = self._transform_update(
             collections.OrderedDict(zip(keys, grads)), state, params,
-            learning_rate, self._iterations.value)
+            learning_rate, self._update_count())
         for v, key in zip(variables, keys):
             v.assign((params[key] + updates[key]).astype(v.dtype))
         for s, leaf in zip(slots, treedef.flatten_up_to(new_state)):
@@ -615,12 +628,12 @@ class Optimizer:
             v.assign(value)
 
     def _update_averages(self):
-        first_step = self._iterations.value == 0
+        first_step = self._update_count() == 0
         for v, avg in zip(self._trainable_variables, self._averages):
             momentum = jnp.where(first_step, 0.0, self.ema_momentum).astype(v.dtype)
             avg.assign(momentum * avg.value + (1 - momentum) * v.value)
         if self.ema_overwrite_frequency:
-            overwrite = (self._iterations.value + 1) % self.ema_overwrite_frequency == 0
+            overwrite = (self._update_count() + 1) % self.ema_overwrite_frequency == 0
             for v, avg in zip(self._trainable_variables, self._averages):
                 v.assign(jnp.where(overwrite, avg.value, v.value))
 

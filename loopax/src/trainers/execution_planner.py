@@ -37,8 +37,6 @@ import math
 
 import numpy as np
 
-from loopax.src.distribution import placement
-
 TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
 MAX_HOST_CAPACITY = 64

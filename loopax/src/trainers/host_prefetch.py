@@ -14,6 +14,7 @@ import threading
 import jax
 import numpy as np
 
+from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 
 

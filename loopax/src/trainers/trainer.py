@@ -133,8 +133,15 @@ class Trainer:
                 int, or "auto" (from the measured step time).
             jit_compile: "auto"/True compiles; False runs eagerly (JAX has no
                 other way to run without XLA).
+            auto_scale_loss: under the "mixed_float16" dtype policy, wrap the
+                optimizer in a `LossScaleOptimizer` (dynamic loss scaling).
         """
         self.optimizer = optimizers.get(optimizer)
+        if (auto_scale_loss and getattr(self, "dtype_policy", None) is not None
+                and self.dtype_policy.name == "mixed_float16"
+                and isinstance(self.optimizer, optimizers.Optimizer)
+                and not isinstance(self.optimizer, optimizers.LossScaleOptimizer)):
+            self.optimizer = optimizers.LossScaleOptimizer(self.optimizer)
         output_names = self._output_names()
         self._compile_loss = (CompileLoss(loss, loss_weights, output_names, self._model_label())
                               if loss is not None else None)
@@ -352,9 +359,12 @@ class Trainer:
         def loss_and_updates(trainable):
             (loss, y_pred, new_non_trainable), new_metrics = pure(forward, metric_variables)(
                 metric_values, trainable)
-            return loss, (y_pred, new_non_trainable, new_metrics)
+            # The gradient is of the scaled loss (loss scaling); logs get the loss.
+            scaled_loss, _ = pure(self.optimizer.scale_loss, self.optimizer.variables)(
+                optimizer_values, loss)
+            return scaled_loss, (loss, y_pred, new_non_trainable, new_metrics)
 
-        (loss, (y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
+        (_, (loss, y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
             loss_and_updates, has_aux=True)(trainable)
         trainable, optimizer_values = self.optimizer.stateless_apply(
             optimizer_values, grads, trainable)
@@ -537,6 +547,9 @@ class Trainer:
             live.write_back()
             self._trainer_state = None
             self._stateless_losses = None
+            if epochs > initial_epoch and isinstance(self.optimizer, optimizers.Optimizer):
+                # With use_ema, the averages become the weights (as Keras's fit).
+                self.optimizer.finalize_variable_values(self.trainable_weights)
         callbacks.on_train_end(logs=training_logs)
         return self.history
 
