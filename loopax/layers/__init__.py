@@ -66,6 +66,13 @@ from loopax.src.layers.recurrent import (
 # isort: split
 # Issue #9: Keras layers added with the parity suite (tests/keras_parity).
 from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from loopax.src.layers.augmentation import (
+                                    RandomBrightness,
+                                    RandomContrast,
+                                    RandomRotation,
+                                    RandomTranslation,
+                                    RandomZoom,
+)
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (
                                     DepthwiseConv1D,
