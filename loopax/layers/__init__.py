@@ -73,6 +73,7 @@ from loopax.src.layers.augmentation import (
                                     RandomTranslation,
                                     RandomZoom,
 )
+from loopax.src.layers.categorical import CategoryEncoding, Discretization
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (
                                     DepthwiseConv1D,
@@ -91,6 +92,8 @@ from loopax.src.layers.convolutional_transpose import (
                                     Convolution3DTranspose,
 )
 from loopax.src.layers.dot import Dot, dot
+from loopax.src.layers.hashing import Hashing
+from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (
                                     AlphaDropout,
                                     GaussianDropout,
@@ -135,3 +138,4 @@ from loopax.src.layers.reshaping import (
                                     ZeroPadding2D,
                                     ZeroPadding3D,
 )
+from loopax.src.layers.text_vectorization import TextVectorization
