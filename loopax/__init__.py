@@ -6,6 +6,7 @@
 
 from loopax import (
     activations,
+    applications,
     backend,
     callbacks,
     config,
@@ -45,7 +46,7 @@ from loopax.src.version import __version__, version
 __all__ = [
     "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer", "Loss",
     "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential", "StateScope",
-    "StatelessScope", "Tensor", "Variable", "activations", "backend", "callbacks", "config",
+    "StatelessScope", "Tensor", "Variable", "activations", "applications", "backend", "callbacks", "config",
     "constant", "constraints", "custom_gradient", "datasets", "function", "initializers",
     "layers", "losses", "metrics", "models", "name_scope", "ops", "optimizers", "random",
     "regularizers", "saving", "utils", "version",
