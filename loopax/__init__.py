@@ -6,6 +6,7 @@
 
 from loopax import (
     activations,
+    applications,
     backend,
     callbacks,
     config,
@@ -49,9 +50,10 @@ from loopax.src.version import __version__, version
 __all__ = [
     "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
     "Loss", "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential",
-    "StateScope", "StatelessScope", "Tensor", "Variable", "activations", "backend",
-    "callbacks", "config", "constant", "constraints", "custom_gradient", "datasets",
-    "distribution", "dtype_policies", "function", "initializers", "layers", "losses",
-    "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers", "random",
+    "StateScope", "StatelessScope", "Tensor", "Variable", "activations", "applications",
+    "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
+    "datasets", "distribution", "dtype_policies", "function", "initializers", "layers",
+    "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
+    "random",
     "regularizers", "saving", "utils", "version",
 ]

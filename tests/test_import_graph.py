@@ -55,6 +55,7 @@ LAYERS = [
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
+    ("applications", ["loopax.src.applications"]),
 ]
 
 

@@ -66,6 +66,14 @@ from loopax.src.layers.recurrent import (
 # isort: split
 # Issue #9: Keras layers added with the parity suite (tests/keras_parity).
 from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from loopax.src.layers.augmentation import (
+                                    RandomBrightness,
+                                    RandomContrast,
+                                    RandomRotation,
+                                    RandomTranslation,
+                                    RandomZoom,
+)
+from loopax.src.layers.categorical import CategoryEncoding, Discretization
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (
                                     DepthwiseConv1D,
@@ -84,6 +92,8 @@ from loopax.src.layers.convolutional_transpose import (
                                     Convolution3DTranspose,
 )
 from loopax.src.layers.dot import Dot, dot
+from loopax.src.layers.hashing import Hashing
+from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (
                                     AlphaDropout,
                                     GaussianDropout,
@@ -128,3 +138,4 @@ from loopax.src.layers.reshaping import (
                                     ZeroPadding2D,
                                     ZeroPadding3D,
 )
+from loopax.src.layers.text_vectorization import TextVectorization

@@ -122,6 +122,12 @@ CASES = [
     case("RandomCrop", {"height": 4, "width": 4}, x4),  # identity at inference
     case("RandomCrop", {"height": 7, "width": 4}, x4, training=True,
          id="RandomCrop-not-larger"),  # deterministic: the box is resized
+    # augmentation: identity at inference here; transforms in test_augmentation_parity
+    case("RandomRotation", {"factor": 0.2}, x4),
+    case("RandomZoom", {"height_factor": 0.2}, x4),
+    case("RandomTranslation", {"height_factor": 0.2, "width_factor": 0.1}, x4),
+    case("RandomContrast", {"factor": 0.2}, x4),
+    case("RandomBrightness", {"factor": 0.2}, x4),
     # attention
     case("MultiHeadAttention", {"num_heads": 2, "key_dim": 3}, x3, normal(2, 4, 3),
          training=True),

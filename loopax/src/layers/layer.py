@@ -115,7 +115,10 @@ def _hint(layer, shape, spec):
 
 
 def _standardize_input(x):
-    """NumPy arrays and Python numbers become JAX arrays (float64 -> float32)."""
+    """NumPy arrays and Python numbers become JAX arrays (float64 -> float32);
+    arrays of strings stay NumPy (host-side preprocessing layers take them)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "USO":
+        return x
     if isinstance(x, np.ndarray):
         if x.dtype == np.float64:
             return jnp.asarray(x, dtype=dtypes.floatx())

@@ -1,4 +1,4 @@
-"""Image ops (`keras.ops.image`): resizing and cropping.
+"""Image ops (`keras.ops.image`): resizing, cropping and affine warps.
 
 Images are `(batch, height, width, channels)` or one image `(height, width,
 channels)` with `data_format="channels_last"` (the default), or channels
@@ -108,5 +108,73 @@ def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=N
     return _crop(images, axes, top, left, crop_h, crop_w)
 
 
+AFFINE_INTERPOLATIONS = {"nearest": 0, "bilinear": 1}
+FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+
+
+@op
+def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0.0):
+    """Samples `inputs` at the (fractional) `coordinates`, shaped
+    `(inputs.ndim, *output_shape)`, with spline `order` 0 (nearest) or 1
+    (linear); points outside are filled according to `fill_mode`."""
+    inputs, coordinates = as_array(inputs), as_array(coordinates)
+    if order not in (0, 1):
+        raise ValueError(f"map_coordinates: `order` must be 0 or 1, got {order!r}.")
+    if fill_mode not in FILL_MODES:
+        raise ValueError(f"map_coordinates: `fill_mode` must be one of {FILL_MODES}, "
+                         f"got {fill_mode!r}.")
+    if coordinates.shape[0] != inputs.ndim:
+        raise ValueError(f"map_coordinates: `coordinates` must have shape "
+                         f"({inputs.ndim}, ...) for inputs of rank {inputs.ndim}; got "
+                         f"{tuple(coordinates.shape)}.")
+    return jax.scipy.ndimage.map_coordinates(inputs, list(coordinates), order=order,
+                                             mode=fill_mode, cval=fill_value)
+
+
+@op
+def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant",
+                     fill_value=0, data_format=None):
+    """Warps images by projective transforms `[a0, a1, a2, b0, b1, b2, c0, c1]`
+    (shape `(8,)` or `(batch, 8)`): output pixel `(x, y)` reads the input at
+    `((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k)`, `k = c0 x + c1 y + 1`.
+
+    `interpolation`: "nearest" or "bilinear"; `fill_mode` ("constant",
+    "nearest", "wrap", "mirror", "reflect") says what is read outside.
+    """
+    images, transform = as_array(images), as_array(transform)
+    axes = _hw_axes(images, data_format, "affine_transform")
+    if interpolation not in AFFINE_INTERPOLATIONS:
+        raise ValueError(f"affine_transform: `interpolation` must be one of "
+                         f"{tuple(AFFINE_INTERPOLATIONS)}, got {interpolation!r}.")
+    if fill_mode not in FILL_MODES:
+        raise ValueError(f"affine_transform: `fill_mode` must be one of {FILL_MODES}, "
+                         f"got {fill_mode!r}.")
+    if transform.ndim not in (1, 2) or transform.shape[-1] != 8:
+        raise ValueError(f"affine_transform: `transform` must have shape (8,) or "
+                         f"(batch, 8); got {tuple(transform.shape)}.")
+    single = images.ndim == 3
+    batch = images[None] if single else images
+    h_axis, w_axis = axes[0] + single, axes[1] + single
+    channel_axis = ({1, 2, 3} - {h_axis, w_axis}).pop()
+    batch = jnp.moveaxis(batch, (h_axis, w_axis, channel_axis), (1, 2, 3))  # (n, h, w, c)
+    transform = jnp.broadcast_to(transform, (batch.shape[0], 8)).astype(batch.dtype)
+    height, width = batch.shape[1], batch.shape[2]
+    y, x = jnp.meshgrid(jnp.arange(height, dtype=batch.dtype),
+                        jnp.arange(width, dtype=batch.dtype), indexing="ij")
+
+    def warp_one(image, t):  # image (h, w, c), t (8,)
+        k = t[6] * x + t[7] * y + 1
+        x_in = (t[0] * x + t[1] * y + t[2]) / k
+        y_in = (t[3] * x + t[4] * y + t[5]) / k
+        sample = lambda channel: jax.scipy.ndimage.map_coordinates(  # noqa: E731
+            channel, [y_in, x_in], order=AFFINE_INTERPOLATIONS[interpolation],
+            mode=fill_mode, cval=fill_value)
+        return jax.vmap(sample, in_axes=2, out_axes=2)(image)
+
+    out = jax.vmap(warp_one)(batch, transform)
+    out = jnp.moveaxis(out, (1, 2, 3), (h_axis, w_axis, channel_axis))
+    return out[0] if single else out
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_")
-                 and n != "RESIZE_INTERPOLATIONS")
+                 and n not in ("RESIZE_INTERPOLATIONS", "AFFINE_INTERPOLATIONS", "FILL_MODES"))
