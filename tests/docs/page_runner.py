@@ -29,7 +29,6 @@ import math
 import os
 import re
 import sys
-import traceback
 from dataclasses import dataclass
 
 REL_TOL = 2e-2
@@ -97,7 +96,7 @@ def run_block(code, namespace, filename):
         with contextlib.redirect_stdout(out):
             exec(compile(code, filename, "exec"), namespace)
     except Exception as error:  # noqa: BLE001 - the page shows it
-        message = "".join(traceback.format_exception_only(type(error), error)).strip()
+        message = f"{type(error).__name__}: {error}".strip()   # notes left out: they vary
         return out.getvalue() + ("\n" if out.getvalue() and not out.getvalue().endswith("\n")
                                  else "") + message, error
     return out.getvalue(), None
