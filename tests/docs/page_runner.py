@@ -8,6 +8,9 @@ The convention, for every page under docs/guides/, docs/ko/ and docs/errors.md:
   what that block prints: its stdout, then, if the block raises, one last line
   `ErrorType: message`. A ```python block with no ```text block after it must print
   nothing and must not raise.
+* A page containing the comment `<!-- page_runner: each section alone -->` runs each
+  `## ` section in a fresh session after the blocks above the first heading (its setup);
+  docs/errors.md does, so each entry is a test of its own.
 * Output is compared line by line after normalising what cannot repeat: progress-bar
   timings (`1s 17ms/step`) become `<time>`, object addresses `0x...` become `0x?`.
   The text between numbers must match exactly; numbers match within
@@ -31,6 +34,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+ISOLATED = "<!-- page_runner: each section alone -->"
 REL_TOL = 2e-2
 ABS_TOL = 2e-3
 
@@ -121,27 +125,65 @@ def working_folder(path):
         os.chdir(previous)
 
 
-def run_page(path, workdir, selected=None):
-    """Runs the page's blocks (or those with index in `selected`); yields (block, output, error)."""
+def sections(page_text):
+    """[(heading, [block indices])]: the blocks under each `## ` heading; "" for those before any."""
+    headings = [(m.start(), m.group(1).strip())
+                for m in re.finditer(r"^## (.+)$", page_text, re.MULTILINE)]
+    grouped = {}
+    for index, block in enumerate(blocks(page_text)):
+        offset = len("\n".join(page_text.splitlines()[:block.line - 1]))
+        title = ""
+        for start, heading in headings:
+            if start <= offset:
+                title = heading
+        grouped.setdefault(title, []).append(index)
+    return list(grouped.items())
+
+
+def _batches(text, section):
+    """The groups of block indices that each start from a fresh session and namespace.
+
+    A page holding ISOLATED runs every `## ` section on its own after the blocks above the
+    first heading (its setup), so an entry's output (auto-names: 'dense_3') does not depend
+    on the entries before it; `section` then picks one. Other pages run as one batch.
+    """
+    if ISOLATED not in text:
+        return [None]
+    groups = sections(text)
+    setup = next((indices for title, indices in groups if title == ""), [])
+    found = [(title, setup + indices) for title, indices in groups if title]
+    if section is not None:
+        found = [(title, indices) for title, indices in found if title == section]
+        assert found, f"no section {section!r}"
+    return [indices for _, indices in found]
+
+
+def run_page(path, workdir, section=None):
+    """Runs the page's blocks; yields (block, output, error), each block once."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    fresh_session()
-    namespace = {"__name__": "__main__"}
+    page_blocks = blocks(text)
+    seen = set()
     with working_folder(workdir):
-        for index, block in enumerate(blocks(text)):
-            if selected is not None and index not in selected:
-                continue
-            output, error = run_block(block.code, namespace, f"{path}:{block.line}")
-            yield block, output, error
+        for selected in _batches(text, section):
+            fresh_session()
+            namespace = {"__name__": "__main__"}
+            for index, block in enumerate(page_blocks):
+                if selected is not None and index not in selected:
+                    continue
+                output, error = run_block(block.code, namespace, f"{path}:{block.line}")
+                if index not in seen:
+                    seen.add(index)
+                    yield block, output, error
     with contextlib.suppress(ImportError):
         import matplotlib.pyplot as plt
         plt.close("all")
 
 
-def check_page(path, workdir, selected=None):
+def check_page(path, workdir, section=None):
     """Raises AssertionError naming the first block whose output differs from the page."""
-    for block, output, error in run_page(path, workdir, selected):
+    for block, output, error in run_page(path, workdir, section):
         where = f"{path}:{block.line}"
         if block.expected is None:
             if error is not None:
