@@ -1,109 +1,11 @@
-"""`python -m loopax.demo`: the first five minutes with loopax, offline and on CPU.
+"""`python -m loopax.demo`: train, evaluate, save, reload and plot on the bundled digits.
 
-Trains seed 000's MLP (Dense 64 relu, Dense 64 relu, Dense 10 logits; 64 inputs here,
-the bundled 8x8 digits, instead of MNIST's 784) with `fit()` and its progress bar,
-evaluates it, saves it and loads it back (checking the reloaded predictions match),
-writes the training history as a PNG and prints what to read next.
-
-    python -m loopax.demo [--epochs 10] [--out DIR]
+Offline and on CPU; see `loopax.src.demo` and docs/guides/getting_started.md.
 """
 
-from __future__ import annotations
+from loopax.src.demo import main
 
-import argparse
-import os
-import tempfile
-
-import numpy as np
-
-import loopax as keras
-
-NEXT_STEPS = """\
-Read next (in docs/guides/, Korean in docs/ko/):
-  getting_started.md           this demo, line by line
-  training_loop_from_scratch.md  a stateless loop with jax.jit (seed 000)
-  tape_and_function.md          GradientTape, loopax.function, custom_gradient (seed 001)
-  jax_basics.md                 jax.grad, jax.jit and pytrees on loopax (seed 002)
-  basic_training_loop.md        from Module and Variable to fit() (seed 003)
-  customizing_fit.md            your own train_step inside fit() (seed 004)
-  migrating_from_keras.md, migrating_from_tf_keras.md
-"""
-
-
-def get_model():
-    """Seed 000's MLP with the digits' 64 features as input: (batch, 64) -> (batch, 10) logits."""
-    inputs = keras.Input(shape=(64,), name="digits")
-    x = keras.layers.Dense(64, activation="relu")(inputs)
-    x = keras.layers.Dense(64, activation="relu")(x)
-    outputs = keras.layers.Dense(10, name="predictions")(x)
-    return keras.Model(inputs=inputs, outputs=outputs)
-
-
-def load_digits():
-    """The bundled digits as float32 (n, 64) in [0, 1] and int labels (n,)."""
-    (x_train, y_train), (x_test, y_test) = keras.datasets.digits.load_data()
-    x_train = x_train.reshape(-1, 64).astype("float32") / 16
-    x_test = x_test.reshape(-1, 64).astype("float32") / 16
-    return (x_train, y_train.astype("int32")), (x_test, y_test.astype("int32"))
-
-
-def plot_history(history, path):
-    """Writes `history.plot()` to `path`; returns False (and says how to fix it) without matplotlib."""
-    try:
-        import matplotlib
-    except ImportError:
-        print("No plot: matplotlib is not installed. Install it with: pip install 'loopax[plot]'")
-        return False
-    matplotlib.use("Agg")   # no display needed
-    figure = history.plot()
-    figure.savefig(path, dpi=80)
-    import matplotlib.pyplot as plt
-    plt.close(figure)
-    return True
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m loopax.demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
-    parser.add_argument("--out", default=None,
-                        help="folder for the model file and the plot (default: a new temporary folder)")
-    args = parser.parse_args(argv)
-    out = args.out or tempfile.mkdtemp(prefix="loopax-demo-")
-    os.makedirs(out, exist_ok=True)
-
-    keras.utils.set_random_seed(0)
-    (x_train, y_train), (x_test, y_test) = load_digits()
-    print(f"Digits: {len(x_train)} training and {len(x_test)} test images, 64 pixels each.\n")
-
-    model = get_model()
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
-    history = model.fit(x_train, y_train, batch_size=32, epochs=args.epochs,
-                        validation_split=0.1)
-
-    print("\nEvaluating on the test images:")
-    results = model.evaluate(x_test, y_test, return_dict=True)
-    print(f"test loss {results['loss']:.4f}, test accuracy {results['accuracy']:.4f}")
-
-    model_path = os.path.join(out, "digits_mlp.keras")
-    model.save(model_path)
-    reloaded = keras.saving.load_model(model_path)
-    before = model.predict(x_test, verbose=0)
-    after = reloaded.predict(x_test, verbose=0)
-    difference = float(np.max(np.abs(before - after)))
-    if difference > 1e-6:
-        raise RuntimeError(f"the reloaded model predicts differently (max difference {difference})")
-    print(f"\nSaved {model_path} and loaded it back: predictions match "
-          f"(max difference {difference:g}).")
-
-    plot_path = os.path.join(out, "history.png")
-    if plot_history(history, plot_path):
-        print(f"Training curves: {plot_path}")
-    print("\n" + NEXT_STEPS)
-    return {"model": model, "history": history.history, "test": results, "model_path": model_path,
-            "plot_path": plot_path if os.path.exists(plot_path) else None}
-
+__all__ = ["main"]
 
 if __name__ == "__main__":
     main()

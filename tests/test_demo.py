@@ -5,7 +5,12 @@ import sys
 import numpy as np
 
 import loopax
-from loopax import demo
+from loopax.src import demo
+
+
+def test_python_m_loopax_demo_runs_main():
+    import loopax.demo
+    assert loopax.demo.main is demo.main
 
 
 def test_demo_trains_saves_reloads_and_plots(tmp_path, capsys):

@@ -57,6 +57,7 @@ LAYERS = [
                 "loopax.src.saving.model_file",
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
+    ("demo", ["loopax.src.demo"]),
 ]
 
 
