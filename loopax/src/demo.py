@@ -72,6 +72,19 @@ def plot_history(history, path):
 
 
 def main(argv=None):
+    """Runs the demo: trains, evaluates, saves and reloads, plots, prints what to read next.
+
+    Args:
+        argv: command-line arguments (`["--epochs", "3", "--out", "dir"]`); None reads
+            `sys.argv`.
+
+    Returns:
+        dict with `model` (the trained Model), `history` (name -> per-epoch values),
+        `test` (evaluate()'s dict), `model_path` and `plot_path` (None without matplotlib).
+
+    Raises:
+        RuntimeError: if the reloaded model predicts differently from the trained one.
+    """
     parser = argparse.ArgumentParser(prog="python -m loopax.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
     parser.add_argument("--out", default=None,
