@@ -56,6 +56,7 @@ LAYERS = [
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
     ("applications", ["loopax.src.applications"]),
+    ("demo", ["loopax.src.demo"]),
 ]
 
 

@@ -196,12 +196,12 @@ class SimpleRNNCell(_BuiltinCell):
 class LSTMCell(_BuiltinCell):
     """Long short-term memory, gates in Keras's order (input, forget, cell,
     output): kernels `(features, 4 * units)` and `(units, 4 * units)`, bias
-    `(4 * units,)`. States `[h, c]`; the output is `h`.
+    `(4 * units,)`. States `[h, c]`; the output is `h`. Other arguments as
+    `SimpleRNNCell`.
 
     Args:
         recurrent_activation: for the gates (default sigmoid).
         unit_forget_bias: initialize the forget gate's bias to 1.
-        (the rest as `SimpleRNNCell`)
     """
 
     gates = 4
