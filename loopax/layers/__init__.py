@@ -64,7 +64,7 @@ from loopax.src.layers.recurrent import (
 )
 
 # isort: split
-# Issue #9: Keras layers added with the parity suite (tests/keras_parity).
+# Layers added with the Keras parity suite (tests/keras_parity).
 from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from loopax.src.layers.augmentation import (
                                     RandomBrightness,

@@ -4,10 +4,10 @@
 into `step(state, batch) -> (logs, state)` (predict: `-> (outputs, state)`),
 whose last state group is the global seed state (`_carrying_seed_state`):
 
-- the default and stateless overrides (`(self, state, data)`, seed 004) are
+- the default and stateless overrides (`(self, state, data)`, the stateless override) are
   called as they are, their output checked (a clear error names the
   expected `(logs, state)` structure);
-- a TF-style override (`(self, data)`, seed 001) reads and assigns Variables;
+- a TF-style override (`(self, data)`) reads and assigns Variables;
   it runs inside a `StateScope` mapping the state's Variables to the state
   values and the assignments come back as the new state: a step of the same
   form, so it fuses and compiles like the others. Variables it touches beyond

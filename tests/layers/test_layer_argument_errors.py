@@ -1,5 +1,5 @@
-"""Bad input to the layers added for issue #9 (and the window check added to
-Conv/Pooling) gets a ValueError naming the layer, the argument or shape, and
+"""Bad input to the convolution, shape, normalization and preprocessing layers (and
+the window check of Conv/Pooling) gets a ValueError naming the layer, the argument or shape, and
 the fix — not a JAX traceback or an empty output."""
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""The issue #9 layers against independent references (no Keras needed;
-tests/keras_parity compares them with Keras itself)."""
+"""Convolution, shape, normalization and activation layers and image ops against
+independent NumPy/JAX references (tests/keras_parity compares them with Keras)."""
 
 import jax
 import jax.numpy as jnp
