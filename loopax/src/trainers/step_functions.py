@@ -4,7 +4,7 @@
 into `step(state, batch) -> (logs, state)` (predict: `-> (outputs, state)`),
 whose last state group is the global seed state (`_carrying_seed_state`):
 
-- the default and stateless overrides (`(self, state, data)`, the stateless override) are
+- the default step and stateless overrides (`(self, state, data)`) are
   called as they are, their output checked (a clear error names the
   expected `(logs, state)` structure);
 - a TF-style override (`(self, data)`) reads and assigns Variables;
