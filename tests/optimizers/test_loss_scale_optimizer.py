@@ -156,3 +156,40 @@ def test_an_overflowed_fit_step_leaves_the_weights_unchanged():
     assert float(optimizer.dynamic_scale.numpy()) == 2.0 ** 39
     assert int(optimizer.iterations) == 0
     assert all(not np.any(v.numpy()) for v in optimizer.inner_optimizer.variables[2:])
+
+
+def test_stateless_custom_loop_with_loss_scaling_as_docs_scaling_md_writes_it():
+    model = _float16_model()
+    optimizer = optimizers.LossScaleOptimizer(optimizers.SGD(0.02), initial_scale=2.0 ** 40)
+    optimizer.build(model.trainable_variables)
+    loss_object = loopax.losses.MeanSquaredError()
+
+    def loss_fn(trainable, non_trainable, x, y, opt_values):
+        y_pred, non_trainable = model.stateless_call(trainable, non_trainable, x)
+        loss = loss_object(y, y_pred)
+        with loopax.StatelessScope(zip(optimizer.variables, opt_values)):
+            return optimizer.scale_loss(loss), (loss, non_trainable)
+
+    @jax.jit
+    def step(trainable, non_trainable, opt_values, x, y):
+        grads, (loss, non_trainable) = jax.grad(loss_fn, has_aux=True)(
+            trainable, non_trainable, x, y, opt_values)
+        trainable, opt_values = optimizer.stateless_apply(opt_values, grads, trainable)
+        return trainable, non_trainable, opt_values, loss
+
+    state = ([v.value for v in model.trainable_variables],
+             [v.value for v in model.non_trainable_variables],
+             [v.value for v in optimizer.variables])
+    x, y = _data()
+    losses = []
+    for i in range(0, 64 * 6, 8):
+        *state, loss = step(*state, x[i % 64:i % 64 + 8], y[i % 64:i % 64 + 8])
+        losses.append(float(loss))
+    opt_values = state[2]
+    skipped = 48 - int(opt_values[2])          # the inner optimizer's iterations
+    assert 0 < skipped < 30 and float(opt_values[1]) == 2.0 ** (40 - skipped)
+    # The same steps as fit() takes on the same batches.
+    model_fit, optimizer_fit, _, _ = _fit_with_overflows(1)
+    assert int(optimizer_fit.iterations) == 48 - skipped
+    for a, b in zip(state[0], model_fit.trainable_variables):
+        np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-5, atol=1e-6)
