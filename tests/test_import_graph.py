@@ -39,7 +39,8 @@ IN_FUNCTION_ALLOWED = {
 LAYERS = [
     ("base", ["loopax.src", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
               "loopax.src.utils", "loopax.src.saving", "loopax.src.saving.serialization",
-              "loopax.src.saving.checkpoint", "loopax.src.datasets", "loopax.src.distribution"]),
+              "loopax.src.saving.checkpoint", "loopax.src.datasets", "loopax.src.distribution",
+              "loopax.src.mixed_precision"]),
     ("state", ["loopax.src.state"]),
     ("tensor", ["loopax.src.tensor"]),
     ("ops", ["loopax.src.ops", "loopax.src.random"]),

@@ -371,7 +371,7 @@ class Layer(Module):
                 first = _standardize_input(first)
             args = (first,) + args[1:]
             if self._convert_input_args and self.autocast:
-                args, kwargs = _precision.cast_inputs((args, kwargs), self.compute_dtype)
+                args, kwargs = _precision.cast_inputs((args, kwargs), self.dtype_policy)
                 first = args[0]
             self._maybe_build(first)
             if self.input_spec is not None:
@@ -454,7 +454,7 @@ class Layer(Module):
 
             def run(*a, **dkw):
                 if self._convert_input_args and self.autocast:
-                    a, dkw = _precision.cast_inputs((a, dkw), self.compute_dtype)
+                    a, dkw = _precision.cast_inputs((a, dkw), self.dtype_policy)
                 with random.shape_inference_scope(), _precision.call_scope(self):
                     outer = not _ctx.stack
                     if outer:

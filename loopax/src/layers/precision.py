@@ -17,7 +17,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import dtypes
 from loopax.src.layers import masking
 from loopax.src.state import ArrayValue, _state, autocast_scope
 
@@ -39,26 +38,41 @@ def _is_leaf(x):
     return isinstance(x, ArrayValue)
 
 
-def cast_inputs(tree, dtype):
-    """`tree` with its float arrays cast to `dtype` (a float compute dtype;
-    otherwise unchanged)."""
-    if not dtypes.is_float(dtype):
+def cast_inputs(tree, policy):
+    """`(args, kwargs)` with their float arrays cast to the compute dtype of
+    `policy` (when it is a float dtype)."""
+    if not policy.computes_in_float:
         return tree
-    dtype = jnp.dtype(dtype)
+    dtype = policy.compute_np_dtype
+    args, kwargs = tree
+    if all(_needs_no_cast(x, dtype) for x in (*args, *kwargs.values())):
+        return tree   # the common case, without a tree traversal
     return jax.tree_util.tree_map(lambda x: _cast_leaf(x, dtype), tree, is_leaf=_is_leaf)
+
+
+def _needs_no_cast(x, dtype):
+    if x is None or isinstance(x, (bool, int, str)):
+        return True
+    x_dtype = getattr(x, "dtype", None)
+    if x_dtype is None or isinstance(x, (list, tuple, dict)):
+        return False
+    return x_dtype == dtype or not jnp.issubdtype(x_dtype, jnp.floating)
 
 
 def call_scope(layer):
     """The autocast scope `layer.call` runs in (a no-op context when the
     current one already fits)."""
     current = _state.autocast_dtype
-    compute = layer.compute_dtype
+    policy = layer.dtype_policy
     if current is not None:
-        if not layer.autocast or not dtypes.is_float(compute):
+        if not layer.autocast or not policy.computes_in_float:
             return autocast_scope(None)
-        if current != jnp.dtype(compute):
-            return autocast_scope(compute)
-        return contextlib.nullcontext()
-    if layer.autocast and compute != layer.variable_dtype and dtypes.is_float(compute):
-        return autocast_scope(compute)
-    return contextlib.nullcontext()
+        if current != policy.compute_np_dtype:
+            return autocast_scope(policy.compute_np_dtype)
+        return _NO_SCOPE
+    if layer.autocast and policy.is_mixed and policy.computes_in_float:
+        return autocast_scope(policy.compute_np_dtype)
+    return _NO_SCOPE
+
+
+_NO_SCOPE = contextlib.nullcontext()

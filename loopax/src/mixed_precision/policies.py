@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import threading
 
+import jax.numpy as jnp
+
 from loopax.src import dtypes
 
 _MIXED = {"mixed_float16": ("float16", "float32"),
@@ -40,6 +42,9 @@ class DTypePolicy:
                 f"'float32', got {name!r} ({type(name).__name__}).")
         self._name = name
         self._compute_dtype, self._variable_dtype = _parse(name)
+        # Looked up on every layer call: computed once.
+        self.compute_np_dtype = jnp.dtype(self._compute_dtype)
+        self.computes_in_float = dtypes.is_float(self._compute_dtype)
 
     @property
     def name(self) -> str:

@@ -102,8 +102,8 @@ class Optimizer:
         loss_scale_factor: gradients are divided by it (see `scale_loss`).
         gradient_accumulation_steps: apply one update every N calls, with the
             mean of the N gradients (the other calls only add to the
-            accumulators: no update runs); `iterations`, schedules and bias
-            corrections count full updates, as in Keras.
+            accumulators: no update runs); `iterations` and bias corrections
+            count full updates, a learning-rate schedule every call (Keras's rules).
         name: prefix of the optimizer's variable paths.
     """
 
@@ -184,7 +184,7 @@ class Optimizer:
 
     def _update_count(self):
         """The number of full updates so far (scope-aware): the step that
-        learning-rate schedules, bias corrections and EMA see."""
+        bias corrections and EMA see."""
         if self.gradient_accumulation_steps:
             return self._iterations.value // self.gradient_accumulation_steps
         return self._iterations.value
@@ -244,7 +244,9 @@ class Optimizer:
             return lr.value
         if lr is None:
             raise ValueError(f"{self.name} has no learning rate.")
-        value = lr(self._update_count()) if self._lr_takes_step else lr()
+        # As Keras: a schedule sees every call, micro-steps of gradient
+        # accumulation included.
+        value = lr(self._iterations.value) if self._lr_takes_step else lr()
         return jnp.asarray(unwrap(value), jnp.float32)
 
     # ---- building -------------------------------------------------------------

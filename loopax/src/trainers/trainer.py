@@ -599,13 +599,13 @@ class Trainer:
 
     def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False):
         self.reset_metrics()
+        callbacks.on_test_begin()   # first: it may assign weights (SwapEMAWeights)
         live = LiveState(self._value_step("test")[1])
         outer = self._trainer_state
         self._trainer_state = live
         bounds = epoch_runner.step_bounds(
             self, callbacks, "test", say=outer is None and callbacks.params.get("verbose") == 2)
         self.stop_evaluating = False
-        callbacks.on_test_begin()
         try:
             logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, bounds)
         finally:
@@ -649,10 +649,10 @@ class Trainer:
         verbose = 1 if verbose == "auto" else verbose
         callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                  verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
+        callbacks.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
         live = LiveState(self._value_step("predict")[1])
         bounds = epoch_runner.step_bounds(self, callbacks, "predict", say=verbose == 2)
         self.stop_predicting = False
-        callbacks.on_predict_begin()
         pieces = []
         try:
             if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
