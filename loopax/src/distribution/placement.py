@@ -183,6 +183,38 @@ def shard_step(step, groups):
     return sharded
 
 
+class _OneCallAtATime:
+    """A compiled function whose calls wait for their results.
+
+    On CPU devices that share the host's cores (simulated with
+    `--xla_force_host_platform_device_count`), XLA runs each device's program
+    on a shared thread pool; with several calls queued (JAX dispatches
+    asynchronously) the devices' threads can all wait in one call's all-reduce
+    while a device's part of it waits for a thread, and XLA aborts after 40 s.
+    Waiting for each call avoids that; the host could not run ahead anyway."""
+
+    def __init__(self, fn):
+        self._fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return jax.block_until_ready(self._fn(*args, **kwargs))
+
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+
+def one_call_at_a_time(fn):
+    """`fn`, waiting for each call's result when the current distribution spans
+    several CPU devices (see `_OneCallAtATime`); `fn` itself otherwise."""
+    dist = distribution()
+    if dist is None:
+        return fn
+    devices = dist.device_mesh.devices.reshape(-1)
+    if len(devices) > 1 and all(d.platform == "cpu" for d in devices):
+        return _OneCallAtATime(fn)
+    return fn
+
+
 def constrain_batch(dist, data):
     """Inside a compiled step: the batch split along dimension 0 (a batch the
     degree does not divide, such as a last partial one, stays replicated)."""

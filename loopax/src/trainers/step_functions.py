@@ -203,6 +203,7 @@ def compiled_function(model, kind, mode):
               "device_single": step_loops.make_device_single,
               "stacked": step_loops.make_stacked_loop,
               "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
+    fn = placement.one_call_at_a_time(fn)   # fn itself unless on simulated CPU devices
     model._fns.functions[key] = fn
     return fn
 
