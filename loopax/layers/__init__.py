@@ -62,6 +62,7 @@ from loopax.src.layers.recurrent import (
                                     StackedRNNCells,
                                     TimeDistributed,
 )
+from loopax.src.saving.layer_serialization import deserialize, serialize
 
 # isort: split
 # Issue #9: Keras layers added with the parity suite (tests/keras_parity).

@@ -187,6 +187,11 @@ class Model(Trainer, Layer):
                             f"{sorted(kwargs)}; it takes filepath, overwrite and zipped.")
         model_file.save_model(self, filepath, overwrite=overwrite)
 
+    def to_json(self, **kwargs) -> str:
+        """The architecture (and compile arguments) as JSON, no weights; read it
+        back with `loopax.models.model_from_json`. `kwargs` go to `json.dumps`."""
+        return model_file.config_to_json(self, model_file.model_config(self), **kwargs)
+
     # ---- config ------------------------------------------------------------
     def get_config(self) -> dict:
         """For a subclassed model: name, trainable, dtype and the `__init__`
