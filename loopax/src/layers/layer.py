@@ -430,7 +430,29 @@ class Layer(Module):
         node = symbolic.Node(self, args, kwargs, outputs)
         for i, t in enumerate(node.output_tensors):
             t.node, t.index = node, i
+        self.__dict__.setdefault("_inbound_nodes", []).append(node)
         return outputs
+
+    # ---- functional API: the tensors of the first call ---------------------
+    def _first_call_tensors(self, attribute, what):
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise AttributeError(
+                f"The layer {self.name!r} has never been called on symbolic tensors "
+                f"(loopax.Input and layers called on it), so it has no {what}.")
+        tensors = getattr(nodes[0], attribute)
+        return tensors[0] if len(tensors) == 1 else list(tensors)
+
+    @property
+    def input(self):
+        """The symbolic input tensor(s) of the layer's first functional call
+        (a list when it took several, as Keras)."""
+        return self._first_call_tensors("input_tensors", "input")
+
+    @property
+    def output(self):
+        """The symbolic output tensor(s) of the layer's first functional call."""
+        return self._first_call_tensors("output_tensors", "output")
 
     # ---- losses ----------------------------------------------------------
     def add_loss(self, loss):

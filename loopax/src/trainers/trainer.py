@@ -361,8 +361,9 @@ class Trainer:
 
         (loss, (y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
             loss_and_updates, has_aux=True)(trainable)
-        trainable, optimizer_values = self.optimizer.stateless_apply(
-            optimizer_values, grads, trainable)
+        if len(trainable):   # no trainable weights: metrics only, as in Keras
+            trainable, optimizer_values = self.optimizer.stateless_apply(
+                optimizer_values, grads, trainable)
         with StateScope(zip(metric_variables, metric_values)) as scope:
             self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
             logs = self.compute_metrics(x, y, y_pred, sample_weight)
