@@ -85,6 +85,7 @@ from loopax.src.layers.convolutional_transpose import (
                                     Convolution3DTranspose,
 )
 from loopax.src.layers.dot import Dot, dot
+from loopax.src.layers.dot_attention import AdditiveAttention, Attention
 from loopax.src.layers.noise import (
                                     AlphaDropout,
                                     GaussianDropout,

@@ -101,3 +101,13 @@ def test_a_column_target_broadcasts_against_a_wide_output_as_in_keras(loss):
         np.testing.assert_allclose(w, np.asarray(k), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(
         ours.evaluate(X, Y1, verbose=0), theirs.evaluate(X, Y1, verbose=0), rtol=1e-5)
+
+
+def test_is_keras_tensor_and_get_source_inputs_follow_keras():
+    def names(lib):
+        a, b, c = (lib.Input((2,), name=n) for n in "abc")
+        joined = lib.layers.Concatenate()([lib.layers.Dense(2)(b), a, b])
+        return ([t.name for t in lib.utils.get_source_inputs(joined)],
+                [t.name for t in lib.utils.get_source_inputs(c)],
+                lib.utils.is_keras_tensor(joined), lib.utils.is_keras_tensor(np.ones(2)))
+    assert names(loopax) == names(keras)
