@@ -82,7 +82,7 @@ def child(args):
         start = time.perf_counter()
         for _ in range(steps):
             # One call at a time, as fit() does on simulated CPU devices.
-            result = jax.block_until_ready(mean(grads))
+            jax.block_until_ready(mean(grads))
         out["step_seconds"] = (time.perf_counter() - start) / steps
     else:
         timer = EpochTimer()

@@ -54,6 +54,7 @@ LAYERS = [
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers"]),
     ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
+                "loopax.src.saving.layer_serialization",
                 "loopax.src.saving.saving_api"]),
     ("models", ["loopax.src.models"]),
     ("applications", ["loopax.src.applications"]),

@@ -62,6 +62,7 @@ from loopax.src.layers.recurrent import (
                                     StackedRNNCells,
                                     TimeDistributed,
 )
+from loopax.src.saving.layer_serialization import deserialize, serialize
 
 # isort: split
 # Layers added with the Keras parity suite (tests/keras_parity).
@@ -92,6 +93,7 @@ from loopax.src.layers.convolutional_transpose import (
                                     Convolution3DTranspose,
 )
 from loopax.src.layers.dot import Dot, dot
+from loopax.src.layers.dot_attention import AdditiveAttention, Attention
 from loopax.src.layers.hashing import Hashing
 from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (

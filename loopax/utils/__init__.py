@@ -2,6 +2,8 @@
 `get_file`, `clear_session`, and the serialization helpers Keras keeps here."""
 
 from loopax.src.callbacks.progbar import Progbar
+from loopax.src.layers.symbolic import get_source_inputs, is_keras_tensor
+from loopax.src.models.plotting import model_to_dot, plot_model
 from loopax.src.random import set_random_seed
 from loopax.src.saving.serialization import (
     CustomObjectScope,

@@ -137,6 +137,12 @@ CASES = [
     case("MultiHeadAttention", {"num_heads": 1, "key_dim": 2}, x3, x3,
          call={"attention_mask": np.tril(np.ones((2, 7, 7), bool))[:, ::-1]},
          id="MultiHeadAttention-mask"),
+    case("Attention", {"use_scale": True}, [x3, normal(2, 4, 3)]),
+    case("Attention", {"score_mode": "concat"}, [x3, normal(2, 4, 3), normal(2, 4, 3)],
+         call={"use_causal_mask": True}, id="Attention-concat-causal"),
+    case("AdditiveAttention", {}, [x3, normal(2, 4, 3)],
+         call={"mask": [np.arange(7) < np.array([[5], [7]]), np.arange(4) < np.array([[2], [4]])]},
+         id="AdditiveAttention-masks"),
     # merging
     case("Add", {}, [x3, x3[:, :1]]),
     case("Subtract", {}, [x3, 2 * x3]),

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from loopax.src import constraints, initializers, random, regularizers
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.masking import get_keras_mask
 from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
@@ -39,6 +40,30 @@ class _Projection(Layer):
     def call(self, inputs):
         y = jnp.einsum(self.equation, unwrap(inputs), self.kernel.value)
         return y + self.bias.value if self.bias is not None else y
+
+
+def _padding_mask(query, value, key, query_mask, value_mask, key_mask, attention_mask):
+    """`attention_mask` combined (and) with the padding masks of the inputs, as
+    Keras: the query's (B, T) -> (B, T, 1), the value's and the key's (B, S) ->
+    (B, 1, S); masks attached to the tensors (`_keras_mask`) are used when
+    none is passed. A key that is the value adds nothing."""
+    query_mask = get_keras_mask(query) if query_mask is None else query_mask
+    value_mask = get_keras_mask(value) if value_mask is None else value_mask
+    if key is not None and key is not value and key_mask is None:
+        key_mask = get_keras_mask(key)
+    elif key is None or key is value:
+        key_mask = None
+    batch = unwrap(query).shape[0]
+    padding = None
+    for mask, axis in ((query_mask, -1), (value_mask, -2), (key_mask, -2)):
+        if mask is not None:
+            mask = jnp.expand_dims(jnp.asarray(unwrap(mask), bool).reshape(batch, -1), axis)
+            padding = mask if padding is None else padding & mask
+    if padding is None:
+        return attention_mask
+    if attention_mask is None:
+        return padding
+    return jnp.asarray(unwrap(attention_mask), bool) & padding
 
 
 class MultiHeadAttention(Layer):
@@ -157,8 +182,11 @@ class MultiHeadAttention(Layer):
     def output_dense(self):
         return self._output_dense
 
-    def call(self, query, value, key=None, attention_mask=None, return_attention_scores=False,
-             training=None, use_causal_mask=False):
+    def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, return_attention_scores=False, training=None,
+             use_causal_mask=False):
+        attention_mask = _padding_mask(query, value, key, query_mask, value_mask, key_mask,
+                                       attention_mask)
         query, value = unwrap(query), unwrap(value)
         key = value if key is None else unwrap(key)
         batch_q, batch_v = query.shape[:-1], value.shape[:-1]
@@ -183,6 +211,10 @@ class MultiHeadAttention(Layer):
         if return_attention_scores:
             return output, probs.reshape(probs.shape[:2] + batch_q[1:] + batch_v[1:])
         return output
+
+    def compute_mask(self, inputs, mask=None):
+        """The query's mask is the output's (as Keras)."""
+        return mask
 
     def _mask(self, attention_mask, use_causal_mask, scores_shape):
         """Boolean (B, 1 or heads, T, S) mask of allowed positions, or None."""

@@ -24,8 +24,9 @@ class InputLayer(Layer):
             batch_shape = (batch_size,) + tuple(shape)
         super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
         self.batch_shape = tuple(batch_shape)
-        self.output = SymbolicTensor(self.batch_shape, dtype, name=self.name)
-        self.output.node = Node(self, (), {}, self.output)
+        tensor = SymbolicTensor(self.batch_shape, dtype, name=self.name)
+        tensor.node = Node(self, (), {}, tensor)
+        self._inbound_nodes = [tensor.node]   # `output` reads it (see Layer.output)
         self.built = True
 
     def call(self, inputs):

@@ -338,6 +338,7 @@ class Layer(Module):
         is_shape = lambda s: isinstance(s, tuple) and all(  # noqa: E731
             d is None or isinstance(d, int) for d in s)
         if not self.built:
+            self._build_input_shape = input_shape
             self.build(input_shape)
             self.built = True
         probes = [self.compute_output_spec(jax.tree_util.tree_map(
@@ -355,7 +356,8 @@ class Layer(Module):
     def _maybe_build(self, first_arg):
         if self.built:
             return
-        self.build(_shape_of(first_arg))
+        self._build_input_shape = _shape_of(first_arg)
+        self.build(self._build_input_shape)
         self.built = True
 
     def __call__(self, *args, **kwargs):
@@ -435,6 +437,7 @@ class Layer(Module):
         if not self.built:
             shape = jax.tree_util.tree_map(lambda t: t.shape, first, is_leaf=is_sym) \
                 if first is not None else None
+            self._build_input_shape = shape
             self.build(shape)
             self.built = True
         if self.input_spec is not None and first is not None:
@@ -479,7 +482,29 @@ class Layer(Module):
         node = symbolic.Node(self, args, kwargs, outputs)
         for i, t in enumerate(node.output_tensors):
             t.node, t.index = node, i
+        self.__dict__.setdefault("_inbound_nodes", []).append(node)
         return outputs
+
+    # ---- functional API: the tensors of the first call ---------------------
+    def _first_call_tensors(self, attribute, what):
+        nodes = self.__dict__.get("_inbound_nodes")
+        if not nodes:
+            raise AttributeError(
+                f"The layer {self.name!r} has never been called on symbolic tensors "
+                f"(loopax.Input and layers called on it), so it has no {what}.")
+        tensors = getattr(nodes[0], attribute)
+        return tensors[0] if len(tensors) == 1 else list(tensors)
+
+    @property
+    def input(self):
+        """The symbolic input tensor(s) of the layer's first functional call
+        (a list when it took several, as Keras)."""
+        return self._first_call_tensors("input_tensors", "input")
+
+    @property
+    def output(self):
+        """The symbolic output tensor(s) of the layer's first functional call."""
+        return self._first_call_tensors("output_tensors", "output")
 
     # ---- losses ----------------------------------------------------------
     def add_loss(self, loss):
@@ -569,8 +594,75 @@ class Layer(Module):
     def count_params(self) -> int:
         return int(sum(v.size for v in self.weights))
 
+    # ---- saving hooks (Keras's; used by model.save / load_model) --------
+    def get_build_config(self):
+        """`{"input_shape": shape}` the layer was first built with (None if it
+        was not built by a call); `load_model` passes it to `build_from_config`."""
+        shape = self.__dict__.get("_build_input_shape")
+        return None if shape is None else {"input_shape": _jsonable_shape(shape)}
+
+    def build_from_config(self, config):
+        """Builds the layer from `get_build_config()`'s dict (Keras's
+        `input_shape` or `shapes_dict` form)."""
+        if not config or self.built:
+            return
+        if "input_shape" in config:
+            shape = _shape_from_json(config["input_shape"])
+            self._build_input_shape = shape
+            self.build(shape)
+        elif "shapes_dict" in config:
+            self.build(**{k: _shape_from_json(v) for k, v in config["shapes_dict"].items()})
+        self.built = True
+
+    def _own_weights(self):
+        """The weights this layer holds itself (not those of its sub-layers)."""
+        weights = {id(v) for v in self.weights}
+        return [v for v in self._direct({id(self)})[0] if id(v) in weights]
+
+    def save_own_variables(self, store):
+        """Writes the layer's own weights into the dict-like `store` as
+        `"0", "1", ...`; override it (with `load_own_variables`) to save
+        other arrays. Sub-layers save their own."""
+        for i, variable in enumerate(self._own_weights()):
+            store[str(i)] = np.asarray(variable.value)
+
+    def load_own_variables(self, store):
+        """Assigns what `save_own_variables` wrote back to the layer's own weights."""
+        own = self._own_weights()
+        if len(store) != len(own):
+            raise ValueError(
+                f"Layer {self.name!r} ({type(self).__name__}) has {len(own)} weights of its "
+                f"own, but the saved state holds {len(store)} arrays ({sorted(store)}). The "
+                "layer must be built as it was when saved.")
+        for i, variable in enumerate(own):
+            value = np.asarray(store[str(i)])
+            if value.shape != variable.shape:
+                raise ValueError(f"Layer {self.name!r}: saved weight {i} has shape "
+                                 f"{value.shape}, but {variable.path} has {variable.shape}.")
+            variable.assign(jnp.asarray(value, dtype=variable.dtype))
+
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _jsonable_shape(shape):
+    if isinstance(shape, dict):
+        return {str(k): _jsonable_shape(v) for k, v in shape.items()}
+    if isinstance(shape, (list, tuple)):
+        items = [_jsonable_shape(s) for s in shape]
+        return tuple(items) if all(d is None or isinstance(d, int) for d in items) else items
+    return None if shape is None else int(shape)
+
+
+def _shape_from_json(shape):
+    """JSON lists back to shape tuples (a list of shapes stays a list)."""
+    if isinstance(shape, dict):
+        return {k: _shape_from_json(v) for k, v in shape.items()}
+    if isinstance(shape, (list, tuple)):
+        if all(d is None or isinstance(d, int) for d in shape):
+            return tuple(shape)
+        return [_shape_from_json(s) for s in shape]
+    return shape
 
 
 # Weights below this size are not checked against the free memory.

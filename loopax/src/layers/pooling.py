@@ -148,6 +148,17 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(1, "average", data_format, keepdims, **kwargs)
 
+    def call(self, inputs, mask=None):
+        """With a `(batch, steps)` mask, the mean over the unmasked steps only
+        (the mask stops here, as in Keras)."""
+        if mask is None:
+            return super().call(inputs)
+        x = unwrap(inputs)
+        steps_axis = 1 if self.data_format == "channels_last" else 2
+        keep = jnp.expand_dims(jnp.asarray(unwrap(mask), bool), 3 - steps_axis)
+        total = jnp.sum(jnp.where(keep, x, 0), axis=steps_axis, keepdims=self.keepdims)
+        return total / jnp.sum(keep.astype(x.dtype), axis=steps_axis, keepdims=self.keepdims)
+
 
 class GlobalAveragePooling2D(BaseGlobalPooling):
     """Mean over positions: `(batch, h, w, channels)` -> `(batch, channels)`."""

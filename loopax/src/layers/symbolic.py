@@ -77,3 +77,28 @@ def to_probe_struct(t: SymbolicTensor, k: int):
 def merge_probe_shapes(a, b):
     """Output shapes from the two probes; dimensions that differ are None."""
     return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def is_keras_tensor(x) -> bool:
+    """Whether `x` is a symbolic tensor of the functional API (from
+    `loopax.Input` or a layer called on one), as `keras.utils.is_keras_tensor`."""
+    return is_symbolic(x)
+
+
+def get_source_inputs(tensor) -> list:
+    """The `Input` tensors that `tensor` is computed from, in discovery
+    order (`keras.utils.get_source_inputs`)."""
+    if not is_symbolic(tensor):
+        raise ValueError(f"get_source_inputs() takes a symbolic tensor (from loopax.Input "
+                         f"and layers called on it); got {type(tensor).__name__}.")
+    sources, seen, stack = [], set(), [tensor]
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if t.node is None or not t.node.input_tensors:
+            sources.append(t)
+        else:
+            stack.extend(reversed(t.node.input_tensors))
+    return sources

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.layers.masking import get_keras_mask
 from loopax.src.module import _snake_case
 from loopax.src.state import unique_name
 from loopax.src.tensor import op, unwrap
@@ -64,8 +65,10 @@ class Loss:
         return self._dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
-        """The reduced loss (a scalar unless `reduction` is "none")."""
-        return _loss_value(self, y_true, y_pred, sample_weight)
+        """The reduced loss (a scalar unless `reduction` is "none"). Entries
+        that the mask of `y_pred` (`_keras_mask`, see layers.Masking) marks as
+        padding do not count, as in Keras."""
+        return _loss_value(self, y_true, y_pred, sample_weight, get_keras_mask(y_pred))
 
     def call(self, y_true, y_pred):
         """Per-sample losses of `y_true` and `y_pred` (arrays of `self.dtype`)."""
@@ -88,10 +91,13 @@ class Loss:
 
 
 @op
-def _loss_value(loss, y_true, y_pred, sample_weight):
+def _loss_value(loss, y_true, y_pred, sample_weight, input_mask=None):
     y_pred = jnp.asarray(unwrap(y_pred), dtype=loss.dtype)
     y_true = jnp.asarray(unwrap(y_true), dtype=loss.dtype)
     values, mask = loss._losses_and_mask(y_true, y_pred)
+    if input_mask is not None:
+        input_mask = jnp.asarray(unwrap(input_mask), bool)
+        mask = input_mask if mask is None else input_mask & mask
     return reduce_weighted_values(values, sample_weight, mask=mask,
                                   reduction=loss.reduction, dtype=loss.dtype,
                                   who=loss.name)

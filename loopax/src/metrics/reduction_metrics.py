@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import losses
+from loopax.src.layers.masking import get_keras_mask
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.losses.losses import is_elementwise
 from loopax.src.metrics.metric import Metric, as_array
@@ -106,6 +107,15 @@ class MeanMetricWrapper(Mean):
             self._direction = "down"
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        mask = get_keras_mask(y_pred)   # padding of y_pred does not count (as Keras)
+        if mask is not None:
+            mask = as_array(mask, self.dtype)
+            if sample_weight is None:
+                sample_weight = mask
+            else:
+                mask, sample_weight = squeeze_or_expand_to_same_rank(
+                    mask, as_array(sample_weight, self.dtype))
+                sample_weight = sample_weight * mask
         y_true, y_pred = as_array(y_true), as_array(y_pred)
         if self._elementwise and y_true.ndim == 1 and y_pred.ndim == 1:
             # One value per sample: keep each sample a row, so `fn`'s mean

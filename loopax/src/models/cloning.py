@@ -1,8 +1,11 @@
-"""New models from a model's architecture: `clone_model`, `model_from_config`."""
+"""New models from a model's architecture: `clone_model`, `model_from_config`,
+`model_from_json`."""
 
 from __future__ import annotations
 
-from loopax.src.saving import serialization
+import json
+
+from loopax.src.saving import model_file, serialization
 
 
 def model_from_config(config, custom_objects=None):
@@ -14,3 +17,18 @@ def clone_model(model, custom_objects=None):
     """A new model with the same architecture as `model` and fresh weights."""
     return serialization.deserialize(serialization.serialize(model),
                                      custom_objects=custom_objects)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """A new model (fresh weights) from `model.to_json()`'s string, compiled
+    if it was; Keras 3's `to_json()` output is read too. As with `load_model`,
+    only loopax's classes, `custom_objects` and registered ones are built."""
+    try:
+        config = json.loads(json_string)
+    except (TypeError, json.JSONDecodeError) as e:
+        raise ValueError(f"model_from_json() needs the JSON string model.to_json() "
+                         f"returned; could not parse it ({e}).") from None
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError("model_from_json(): the JSON does not describe a model (no "
+                         f"'class_name'): {json_string!r:.120}")
+    return model_file.model_from_config_dict(config, custom_objects)

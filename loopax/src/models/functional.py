@@ -75,6 +75,17 @@ class Functional(Model):
         return self._outputs_struct
 
     @property
+    def input_shape(self):
+        """The inputs' shapes: one tuple, or a list in `inputs` order (as Keras)."""
+        shapes = [t.shape for t in self.inputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self):
+        shapes = [t.shape for t in self.outputs]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
     def input_names(self) -> list[str]:
         return list(self._input_keys)
 

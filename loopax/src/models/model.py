@@ -193,6 +193,11 @@ class Model(Trainer, Layer):
         model_file.save_model(self, filepath, overwrite=overwrite,
                               include_optimizer=include_optimizer)
 
+    def to_json(self, **kwargs) -> str:
+        """The architecture (and compile arguments) as JSON, no weights; read it
+        back with `loopax.models.model_from_json`. `kwargs` go to `json.dumps`."""
+        return model_file.config_to_json(self, model_file.model_config(self), **kwargs)
+
     # ---- config ------------------------------------------------------------
     def get_config(self) -> dict:
         """For a subclassed model: name, trainable, dtype and the `__init__`

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import tempfile
 import warnings
 import zipfile
 
@@ -28,24 +29,59 @@ from loopax.src.version import __version__
 CONFIG = "config.json"
 METADATA = "metadata.json"
 WEIGHTS = weights_file.WEIGHTS_IN_ARCHIVE
+# Files a layer's `save_assets(dir)` wrote: "assets/<layer key prefix>__files__/<path>".
+ASSETS = "assets/"
+_FILES = "__files__/"
+
+
+def model_config(model) -> dict:
+    """`serialize(model)` with its build and compile configs: what
+    `model.save` writes as config.json and `model.to_json()` returns."""
+    config = serialization.serialize(model)
+    if "build_config" not in config:
+        build_shape = getattr(model, "_build_input_shape", None)
+        if build_shape is not None:
+            config["build_config"] = {"input_shape": _jsonable_shape(build_shape)}
+    compile_config = _compile_config(model)
+    if compile_config is not None:
+        config["compile_config"] = compile_config
+    return config
+
+
+def config_to_json(model, config, **kwargs) -> str:
+    """`json.dumps(config)`, or an error naming what is not JSON."""
+    try:
+        return json.dumps(config, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"Cannot save model {model.name!r}: its config is not JSON ({e}). A layer's "
+            "get_config() must return plain values (numbers, strings, lists, dicts); a "
+            "custom function (activation, loss...) must be registered with "
+            "@loopax.saving.register_serializable() to be saved by name.") from e
+
+
+def model_from_config_dict(config, custom_objects=None, compile=True, keras_configs=True):
+    """The model a `model_config()` dict (or, with `keras_configs`, a Keras 3
+    model config, with its "module" keys) describes; built and compiled as
+    saved, without weights."""
+    if keras_configs and isinstance(config, dict) and "module" in config:   # by Keras
+        config = keras_format.translate_config(config, custom_objects, where="the config")
+    else:
+        config = dict(config)
+    build_shape = config.pop("build_input_shape", None)   # files of loopax <= 0.x
+    compile_config = config.pop("compile_config", None)
+    model = serialization.deserialize(config, custom_objects=custom_objects)
+    if not model.built and build_shape is not None:
+        model.build(_shape_from_json(build_shape))
+    if compile and compile_config is not None:
+        _restore_compile(model, compile_config, custom_objects)
+    return model
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
     filepath = os.fspath(filepath)
     weights_file._check_writable(filepath, overwrite)
-    config = serialization.serialize(model)
-    build_shape = getattr(model, "_build_input_shape", None)
-    if build_shape is not None:
-        config["build_input_shape"] = _jsonable_shape(build_shape)
-    compile_config = _compile_config(model)
-    if compile_config is not None:
-        config["compile_config"] = compile_config
-    try:
-        config_text = json.dumps(config, indent=1)
-    except (TypeError, ValueError) as e:
-        raise ValueError(
-            f"Cannot save model {model.name!r}: its config is not JSON ({e}). A layer's "
-            "get_config() must return plain values (numbers, strings, lists, dicts).") from e
+    config_text = config_to_json(model, model_config(model), indent=1)
     metadata = {"format": "loopax.model", "version": 1, "loopax_version": __version__,
                 "date_saved": datetime.datetime.now().isoformat(timespec="seconds")}
     with weights_file.atomic_write(filepath) as f, \
@@ -56,6 +92,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         state = training_state.to_bytes(model) if include_optimizer else None
         if state is not None:
             zf.writestr(training_state.ENTRY, state)
+        _save_assets(model, zf)
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
@@ -91,13 +128,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         weights_data = zf.read(WEIGHTS)
         state_data = (zf.read(training_state.ENTRY) if training_state.ENTRY in names
                       else None)
-    build_shape = config.pop("build_input_shape", None)
-    compile_config = config.pop("compile_config", None)
-    model = serialization.deserialize(config, custom_objects=custom_objects)
+        assets = {name: zf.read(name) for name in names
+                  if name.startswith(ASSETS) and not name.endswith("/")}
+    model = model_from_config_dict(config, custom_objects, compile=False,
+                                   keras_configs=False)
+    compile_config = config.get("compile_config")
     arrays = weights_file.read_safetensors(weights_data, filepath)
-    if not model.built and build_shape is not None:
-        model.build(_shape_from_json(build_shape))
     weights_file.assign_weights(model, arrays, filepath)
+    _load_assets(model, assets, filepath)
     compiled = False
     if compile and compile_config is not None:
         compiled = _restore_compile(model, compile_config, custom_objects)
@@ -151,3 +189,43 @@ def _restore_compile(model, compile_config, custom_objects):
                       f"from its saved compile config ({e}); call compile() yourself.",
                       stacklevel=3)
         return False
+
+
+def _save_assets(model, zf):
+    """Calls `save_assets(dir)` of every layer that has one and archives the
+    files it wrote (Keras's hook: vocabularies, lookup tables...)."""
+    for prefix, layer in weights_file.layer_tree(model):
+        if not callable(getattr(layer, "save_assets", None)):
+            continue
+        with tempfile.TemporaryDirectory() as directory:
+            layer.save_assets(directory)
+            for root, _, files in os.walk(directory):
+                for file in sorted(files):
+                    path = os.path.join(root, file)
+                    relative = os.path.relpath(path, directory).replace(os.sep, "/")
+                    zf.write(path, f"{ASSETS}{prefix}{_FILES}{relative}")
+
+
+def _load_assets(model, assets, filepath):
+    """Gives each layer with `load_assets(dir)` a directory holding the files
+    its `save_assets` wrote; entry names are checked to stay inside it."""
+    if not assets:
+        return
+    for prefix, layer in weights_file.layer_tree(model):
+        if not callable(getattr(layer, "load_assets", None)):
+            continue
+        start = f"{ASSETS}{prefix}{_FILES}"
+        mine = {name[len(start):]: data for name, data in assets.items()
+                if name.startswith(start)}
+        with tempfile.TemporaryDirectory() as directory:
+            for relative, data in mine.items():
+                parts = relative.split("/")
+                if relative.startswith("/") or "\\" in relative or ":" in relative or \
+                        ".." in parts or "" in parts:
+                    raise ValueError(f"{filepath}: asset entry {start + relative!r} points "
+                                     "outside its folder; refusing to read the file.")
+                path = os.path.join(directory, *parts)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+            layer.load_assets(directory)

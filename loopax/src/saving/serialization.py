@@ -53,6 +53,11 @@ def get_registered_name(obj) -> str:
     return _NAME_OF.get(id(obj), getattr(obj, "__name__", type(obj).__name__))
 
 
+def is_registered(obj) -> bool:
+    """Whether `obj` was registered with `register_serializable`."""
+    return id(obj) in _NAME_OF and _REGISTERED.get(_NAME_OF[id(obj)]) is obj
+
+
 def get_custom_objects() -> dict:
     """The registry of custom objects (`"package>Name"` -> object); editable."""
     return _REGISTERED
@@ -148,10 +153,19 @@ def _resolve(class_name, registered_name, custom_objects):
     return _builtins().get(class_name)
 
 
-def serialize(obj) -> dict:
-    """`{"class_name", "config"[, "registered_name"]}` for an object with get_config()."""
+def serialize(obj):
+    """`{"class_name", "config"[, "registered_name", "build_config"]}` for an
+    object with get_config(); a function as `{"class_name": "function",
+    "config": its name}`; lists, tuples and dicts element by element; plain
+    values as they are (Keras's `serialize_keras_object`)."""
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(serialize(item) for item in obj)
+    if isinstance(obj, dict):
+        return {key: serialize(value) for key, value in obj.items()}
+    if hasattr(obj, "item") and getattr(obj, "shape", None) == ():   # NumPy/JAX scalars
+        return obj.item()
     cls = obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
     cls = getattr(cls, "_functional_base", cls)   # a Model subclass used functionally
     if inspect.isfunction(obj):
@@ -162,11 +176,15 @@ def serialize(obj) -> dict:
     registered = _NAME_OF.get(id(cls))
     if registered is not None:
         entry["registered_name"] = registered
+    build_config = obj.get_build_config() if hasattr(obj, "get_build_config") else None
+    if build_config is not None:
+        entry["build_config"] = build_config
     return entry
 
 
 def deserialize(config, custom_objects=None):
-    """The object a `serialize()` dict describes (classes via `from_config`)."""
+    """The object a `serialize()` dict describes (classes via `from_config`,
+    then `build_from_config` with the saved `build_config`)."""
     if config is None or isinstance(config, (bool, int, float)):
         return config
     if isinstance(config, str):
@@ -174,22 +192,31 @@ def deserialize(config, custom_objects=None):
         if obj is None:
             raise ValueError(_unknown(config, custom_objects))
         return obj
+    if isinstance(config, (list, tuple)):
+        return type(config)(deserialize(item, custom_objects) for item in config)
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"Not a serialized loopax object (no 'class_name'): {config!r:.200}")
     class_name = config["class_name"]
     if class_name == "function":
         return deserialize(config["config"], custom_objects)
-    obj = _resolve(class_name, config.get("registered_name"), custom_objects)
+    registered = config.get("registered_name")
+    obj = _resolve(class_name, registered, custom_objects)
     if obj is None:
-        raise ValueError(_unknown(config.get("registered_name") or class_name, custom_objects))
+        raise ValueError(_unknown(registered or class_name, custom_objects))
     if not inspect.isclass(obj):
         return obj
     inner = config.get("config", {})
     with custom_object_scope(custom_objects or {}):
         params = inspect.signature(obj.from_config).parameters
         if "custom_objects" in params:
-            return obj.from_config(inner, custom_objects=custom_objects)
-        return obj.from_config(inner)
+            instance = obj.from_config(inner, custom_objects=custom_objects)
+        else:
+            instance = obj.from_config(inner)
+        build_config = config.get("build_config")
+        if build_config and hasattr(instance, "build_from_config") and \
+                not getattr(instance, "built", False):
+            instance.build_from_config(build_config)
+    return instance
 
 
 def _unknown(name, custom_objects) -> str:

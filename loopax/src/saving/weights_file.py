@@ -31,6 +31,7 @@ import numpy as np
 import safetensors
 from safetensors import numpy as safetensors_numpy
 
+from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
 from loopax.src.saving import keras_format
 
@@ -55,19 +56,12 @@ def _unique(name, used):
     return name if n == 0 else f"{name}_{n}"
 
 
-def weight_keys(model) -> list[str]:
-    """One structural key per entry of `model.weights`, in that order.
-
-    Walks the model exactly as `Module.variables` does (own variables, then
-    each sub-module in attribute order, each reached once).
-    """
-    return variable_keys(model, model.weights)
-
-
-def variable_keys(model, variables) -> list[str]:
-    """The structural keys of `variables` of `model` (weights, or others such
-    as SeedGenerator states: `dropout/seed_generator/seed_generator_state`)."""
-    keys = {}
+def _walk(model):
+    """(`{id(variable): key}`, `[(prefix, trackable, own variables)]`): the
+    structural key of every variable and each trackable with its key prefix,
+    walking the model exactly as `Module.variables` does (own variables, then
+    each sub-module in attribute order, each reached once)."""
+    keys, tree = {}, []
     seen = {id(model)}
 
     def visit(mod, prefix):
@@ -77,6 +71,7 @@ def variable_keys(model, variables) -> list[str]:
             own = [v for v in mod.variables if id(v) not in seen]
             seen.update(id(v) for v in own)
             subs = []
+        tree.append((prefix, mod, own))
         used = {}
         for var in own:
             keys[id(var)] = prefix + _unique(var.name, used)
@@ -84,15 +79,56 @@ def variable_keys(model, variables) -> list[str]:
             visit(sub, prefix + _unique(_snake_case(type(sub).__name__), used) + "/")
 
     visit(model, "")
+    return keys, tree
+
+
+def weight_keys(model) -> list[str]:
+    """One structural key per entry of `model.weights`, in that order."""
+    return variable_keys(model, model.weights)
+
+
+def variable_keys(model, variables) -> list[str]:
+    """The structural keys of `variables` of `model` (weights, or others such
+    as SeedGenerator states: `dropout/seed_generator/seed_generator_state`)."""
+    keys, _ = _walk(model)
     return [keys.get(id(v), v.path) for v in variables]
 
 
+def layer_tree(model) -> list[tuple[str, object]]:
+    """`[(key prefix, layer or trackable)]` of the model and everything in it."""
+    return [(prefix, mod) for prefix, mod, _ in _walk(model)[1]]
+
+
+# Where the arrays of a layer that overrides `save_own_variables` go:
+# "<layer prefix>_own_/<store key>".
+OWN_STORE = "_own_/"
+
+
+def _own_store_layers(model):
+    """`[(prefix, layer, ids of its own weights)]` for layers whose class
+    overrides `save_own_variables` / `load_own_variables` (Keras's hooks)."""
+    from_base = {"save_own_variables": Layer.save_own_variables,
+                 "load_own_variables": Layer.load_own_variables}
+    out = []
+    for prefix, mod, own in _walk(model)[1]:
+        if isinstance(mod, Layer) and any(getattr(type(mod), name) is not base
+                                          for name, base in from_base.items()):
+            out.append((prefix, mod, {id(v) for v in own}))
+    return out
 # --------------------------------------------------------------------------
 # Files
 # --------------------------------------------------------------------------
 
 def weights_to_bytes(model) -> bytes:
-    arrays = {key: np.asarray(var.value) for key, var in zip(weight_keys(model), model.weights)}
+    custom = _own_store_layers(model)
+    skip = set().union(*(own for _, _, own in custom))
+    arrays = {key: np.asarray(var.value) for key, var in zip(weight_keys(model), model.weights)
+              if id(var) not in skip}
+    for prefix, layer, _ in custom:
+        store = {}
+        layer.save_own_variables(store)
+        for key, value in store.items():
+            arrays[f"{prefix}{OWN_STORE}{key}"] = np.asarray(value)
     return safetensors_numpy.save(arrays, metadata={"format": FORMAT, "version": "1"})
 
 
@@ -187,8 +223,17 @@ def _is_zip(filepath) -> bool:
 def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
     """Assigns `arrays` (keyed as `weight_keys`) to the model's variables after
     checking that keys and shapes match one to one."""
+    custom = _own_store_layers(model)
+    skip = set().union(*(own for _, _, own in custom))
+    arrays = dict(arrays)
+    stores = []
+    for prefix, layer, _ in custom:
+        start = prefix + OWN_STORE
+        stores.append((layer, {key[len(start):]: arrays.pop(key)
+                               for key in list(arrays) if key.startswith(start)}))
     keys = weight_keys(model)
-    variables = dict(zip(keys, model.weights))
+    variables = {key: var for key, var in zip(keys, model.weights) if id(var) not in skip}
+    keys = list(variables)
     missing = [k for k in keys if k not in arrays]
     unexpected = [k for k in arrays if k not in variables]
     mis_shaped = [f"{k}: file {tuple(arrays[k].shape)}, model {variables[k].shape}"
@@ -213,6 +258,8 @@ def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
     for key, var in variables.items():
         if key in arrays and tuple(arrays[key].shape) == var.shape:
             var.assign(jnp.asarray(arrays[key], dtype=var.dtype))
+    for layer, store in stores:
+        layer.load_own_variables(store)
 
 
 # The entry of a `model.save` archive that holds the weights (see model_file.py).

@@ -366,8 +366,9 @@ class Trainer:
 
         (_, (loss, y_pred, non_trainable, metric_values)), grads = jax.value_and_grad(
             loss_and_updates, has_aux=True)(trainable)
-        trainable, optimizer_values = self.optimizer.stateless_apply(
-            optimizer_values, grads, trainable)
+        if len(trainable):   # no trainable weights: metrics only, as in Keras
+            trainable, optimizer_values = self.optimizer.stateless_apply(
+                optimizer_values, grads, trainable)
 
         def update_metrics():
             self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))

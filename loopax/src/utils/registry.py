@@ -93,6 +93,8 @@ class Registry:
             for name, known in self.objects.items():
                 if known is obj:
                     return name
+            if serialization.is_registered(obj):   # @register_serializable function
+                return serialization.serialize(obj)
         return obj
 
     def deserialize(self, config, custom_objects=None):
@@ -101,6 +103,8 @@ class Registry:
             return self.get(config, custom_objects)
         if "class_name" not in config:
             raise ValueError(f"A serialized {self.kind} needs a 'class_name': {config!r:.200}")
+        if config["class_name"] == "function":   # a registered or built-in function
+            return self.lookup(config["config"], custom_objects)
         obj = self.lookup(config.get("registered_name") or config["class_name"], custom_objects)
         if not inspect.isclass(obj):
             return obj

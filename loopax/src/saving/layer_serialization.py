@@ -1,0 +1,37 @@
+"""`loopax.layers.serialize` / `deserialize`: a layer <-> its config dict.
+
+Keras's functions of the same names: `serialize(layer)` is
+`{"class_name", "config"[, "registered_name", "build_config"]}`, and
+`deserialize` re-creates a layer (or model) from it, or from the same dict
+written by Keras (with its "module" keys: translated as `load_model` reads
+Keras files). Only loopax's layers, `custom_objects` and registered classes
+are built (see `loopax.src.saving.serialization`).
+"""
+
+from __future__ import annotations
+
+from loopax.src.layers.layer import Layer
+from loopax.src.saving import keras_format, serialization
+
+
+def serialize(layer) -> dict:
+    """The config dict of `layer` (a Layer or Model)."""
+    if not isinstance(layer, Layer):
+        raise TypeError(f"loopax.layers.serialize() takes a layer; got "
+                        f"{type(layer).__name__}. Use loopax.saving.serialize_keras_object "
+                        "for other objects.")
+    return serialization.serialize(layer)
+
+
+def deserialize(config, custom_objects=None):
+    """The layer a `serialize()` dict describes (fresh weights)."""
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError("loopax.layers.deserialize() takes the dict layers.serialize() "
+                         f"returns ({{'class_name': ..., 'config': ...}}); got {config!r:.120}")
+    if "module" in config:   # written by Keras
+        config = keras_format.translate_config(config, custom_objects, where="the config")
+    layer = serialization.deserialize(config, custom_objects=custom_objects)
+    if not isinstance(layer, Layer):
+        raise ValueError(f"loopax.layers.deserialize(): {config['class_name']!r} is not a "
+                         f"layer (it is {type(layer).__name__}).")
+    return layer
