@@ -39,4 +39,4 @@ def test_layer_puts_constraint_on_its_variable():
     layer.build((None, 4, 3))
     projected = np.asarray(layer.kernel.constraint(layer.kernel.value))
     np.testing.assert_allclose(np.sqrt((projected ** 2).sum((0, 1))), 1.0, rtol=1e-5)
-    assert not hasattr(layer.bias, "constraint")
+    assert layer.bias.constraint is None

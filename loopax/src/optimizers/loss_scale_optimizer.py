@@ -45,6 +45,9 @@ class LossScaleOptimizer(Optimizer):
     gradients to `apply` / `stateless_apply`.
     """
 
+    # The base class's own iteration counter is unused: the inner optimizer counts.
+    _untracked_attributes = Optimizer._untracked_attributes | {"_iterations"}
+
     def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000,
                  name=None, **kwargs):
         if not kwargs.pop("dynamic", True):
