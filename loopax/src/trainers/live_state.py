@@ -59,5 +59,7 @@ class LiveState:
             for variable, value in zip(group, values):
                 if isinstance(value, jax.Array) and value.is_deleted():
                     continue   # consumed by a call that failed; nothing better to keep
-                variable.assign(value)
+                # A compiled call's output: shape, dtype and placement are the
+                # Variable's already, so `assign`'s checks and conversions are skipped.
+                variable._write(value)
         self.in_variables = True
