@@ -92,6 +92,15 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
     return logs, time.perf_counter() - start
 
 
+def _record(planner, kind, how, n, seconds):
+    """Reports a timed execution to the planner; logs its choice once made."""
+    chosen = planner.mode is not None
+    planner.record(how, n, seconds)
+    if not chosen and planner.mode is not None:
+        what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
+        _logger.debug("%s runs %s", what, planner.describe())
+
+
 def _stop_requested(model, kind):
     """Keras's flags a batch hook sets to end the pass after that batch."""
     flag = {"train": "stop_training", "test": "stop_evaluating", "predict": "stop_predicting"}
@@ -101,6 +110,7 @@ def _stop_requested(model, kind):
 def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0):
     loop = model._function(kind, "device")
+    static_loop = model._function(kind, "device_static") if planner.static_loops else None
     single = model._function(kind, "device_single")
     data = adapter.device_data()
     order = adapter.device_order(seed)
@@ -129,13 +139,16 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
             live.write_back()
         begin(step)
         live.refresh()
-        if how == "loop":
+        if how == "loop" and static_loop is not None and planner.static_size(n):
+            logs, seconds = _call(static_loop, live, n, timed, data, order, row0, n,
+                                  batch_size=batch_size)
+        elif how == "loop":
             logs, seconds = _call(loop, live, n, timed, data, order, row0, n,
                                   batch_size=batch_size)
         else:
             logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
         if planned:
-            planner.record(how, n, seconds)
+            _record(planner, kind, how, n, seconds)
         if bounds.sync:
             live.write_back()
         end(step + n - 1, logs)
@@ -230,7 +243,7 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
         if planned:
-            planner.record(how, n, time.perf_counter() - start if timed else None)
+            _record(planner, "predict", how, n, time.perf_counter() - start if timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
         step += n

@@ -13,10 +13,20 @@ With "auto" it measures:
    that the per-call cost disappears, short enough for a lively progress
    bar), refined by the next two calls, which are timed too;
 3. a longer step is compute-bound: the single step is compiled and timed
-   the same way (one-step calls back to back), and kept if clearly faster
-   (under 0.5x). XLA on CPU runs convolutions several times slower inside a
-   loop body than at top level; with steps this long, asynchronous dispatch
-   hides the per-step cost of single steps.
+   the same way (one-step calls back to back), and whichever is faster is
+   kept, so "auto" is never slower than single steps by more than the
+   timing noise. XLA on CPU runs convolutions several times slower inside a
+   loop body than at top level; on an H100 a ResNet step ran 6% slower in a
+   loop; with steps this long, asynchronous dispatch hides the per-step
+   cost of single steps.
+
+Once the loop is chosen and refined, and `static_loops` is on (accelerators),
+loops run as static-length scans (`step_loops.make_device_scan`): one program
+per size, for at most `MAX_STATIC_SIZES` sizes (the chunk and the epoch's
+remainder, typically); other sizes use the runtime-count loop.
+
+`describe()` says what was chosen and why (the trainer logs it at debug level
+on the "loopax" logger).
 
 An execution of "single" steps is `n` one-step calls back to back, reported
 to callbacks as one execution (Keras's `steps_per_execution` rule).
@@ -40,10 +50,19 @@ import numpy as np
 TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
 MAX_HOST_CAPACITY = 64
+MAX_STATIC_SIZES = 4
 
 
 class ExecutionPlanner:
-    def __init__(self, steps_per_execution="auto"):
+    """Decides how many steps each compiled call runs (see the module docstring).
+
+    Args:
+        steps_per_execution: "auto" (measure) or a positive int (Keras's
+            fixed chunking).
+        static_loops: run settled loops as static-length scans.
+    """
+
+    def __init__(self, steps_per_execution="auto", static_loops: bool = False):
         if steps_per_execution == "auto":
             self.fixed = None
         elif (isinstance(steps_per_execution, (int, np.integer))
@@ -58,6 +77,8 @@ class ExecutionPlanner:
         self.single = _Timing()
         self.single_compiled = False
         self.refinements = 0
+        self.static_loops = static_loops
+        self.static_sizes: set[int] = set()
 
     @property
     def loop_seconds(self):
@@ -106,10 +127,44 @@ class ExecutionPlanner:
             if seconds is not None:
                 self.single.add(n, seconds)
                 if self.single.done:
-                    # Only a much faster single step (a slow loop body) wins:
-                    # timings on a shared machine can be off by half.
-                    self.mode = ("single" if self.single.per_step < 0.5 * self.loop.per_step
+                    self.mode = ("single" if self.single.per_step < self.loop.per_step
                                  else "loop")
+
+    @property
+    def settled(self) -> bool:
+        """Whether the mode and the chunk size will not change any more."""
+        return self.fixed is not None or (
+            self.mode == "single" or (self.mode == "loop" and self.refinements >= 2))
+
+    def static_size(self, n: int) -> bool:
+        """Whether an `n`-step loop runs as a static-length scan (see the module
+        docstring); registers `n` as one of the bounded set of sizes."""
+        if not self.static_loops or not self.settled:
+            return False
+        if n not in self.static_sizes and len(self.static_sizes) >= MAX_STATIC_SIZES:
+            return False
+        self.static_sizes.add(n)
+        return True
+
+    def describe(self) -> str:
+        """What was chosen, from which timings (ms per step)."""
+        def ms(t):
+            return "not timed" if t is None else f"{t * 1e3:.3f} ms/step"
+        if self.fixed is not None:
+            how = (f"{self.fixed} steps per call (steps_per_execution={self.fixed})"
+                   if self.mode == "loop" else "one step per call (steps_per_execution=1)")
+            return how
+        if self.mode is None:
+            return "still measuring"
+        loop = f"fused loop {ms(self.loop.per_step)}"
+        if self.single.per_step is None:
+            single = "single steps not timed (a step this short is dispatch-bound)"
+        else:
+            single = f"single steps {ms(self.single.per_step)}"
+        chosen = (f"{self.k} steps per call" + (" (static-length scans)"
+                                                  if self.static_loops else "")
+                  if self.mode == "loop" else "one step per call")
+        return f"{chosen}: {loop}, {single}"
 
     # ---- host data: stacked chunks --------------------------------------------
     def host_next(self):

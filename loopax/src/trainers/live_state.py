@@ -59,7 +59,10 @@ class LiveState:
             for variable, value in zip(group, values):
                 if isinstance(value, jax.Array) and value.is_deleted():
                     continue   # consumed by a call that failed; nothing better to keep
-                # A compiled call's output: shape, dtype and placement are the
-                # Variable's already, so `assign`'s checks and conversions are skipped.
-                variable._write(value)
+                if variable._layout is None:
+                    # A compiled call's output has the Variable's shape and dtype:
+                    # `assign`'s checks and conversions would cost 2 jnp calls each.
+                    variable._write(value)
+                else:   # placed exactly as its layout says
+                    variable.assign(value)
         self.in_variables = True

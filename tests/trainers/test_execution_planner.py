@@ -1,0 +1,119 @@
+"""The execution planner's decisions, from synthetic timings, and static-length
+loops under fit() giving the weights of one step per call."""
+
+import logging
+
+import numpy as np
+import pytest
+from trainer_testlib import mlp, regression_data
+
+import loopax
+from loopax.src.trainers import step_functions
+from loopax.src.trainers.execution_planner import MAX_STATIC_SIZES, ExecutionPlanner
+
+
+def measure(planner, loop_seconds, single_seconds, remaining=10_000):
+    """Drives an "auto" planner until its mode is chosen, answering every timed
+    execution with the given per-step times. Returns the executions it asked for."""
+    asked = []
+    while planner.mode is None:
+        how, n, timed = planner.next(remaining)
+        asked.append((how, n))
+        per_step = {"loop": loop_seconds, "single": single_seconds}.get(how)
+        planner.record(how, n, per_step * n if timed and per_step is not None else None)
+    return asked
+
+
+def test_a_dispatch_bound_step_is_fused_without_timing_single_steps():
+    planner = ExecutionPlanner("auto")
+    asked = measure(planner, loop_seconds=2e-4, single_seconds=None)
+    assert planner.mode == "loop"
+    assert ("single", 1) not in asked and planner.single_seconds is None
+    assert planner.k == int(0.05 / 2e-4)          # one call lasts about 50 ms
+    assert "250 steps per call" in planner.describe()
+    assert "single steps not timed" in planner.describe()
+
+
+@pytest.mark.parametrize("loop_ms, single_ms, chosen", [
+    (7.5, 7.1, "single"),   # the H100 ResNet case: the loop body is 6% slower
+    (7.1, 7.5, "loop"),
+    (20.0, 5.0, "single"),  # convolutions in a CPU loop body
+], ids=["single-6pct-faster", "loop-faster", "single-4x-faster"])
+def test_a_compute_bound_step_takes_whichever_is_faster(loop_ms, single_ms, chosen):
+    planner = ExecutionPlanner("auto")
+    measure(planner, loop_seconds=loop_ms / 1e3, single_seconds=single_ms / 1e3)
+    assert planner.mode == chosen
+    assert f"{single_ms:.3f} ms/step" in planner.describe()
+    assert planner.settled == (chosen == "single")   # a loop is refined by 2 more calls
+
+
+def test_a_fixed_steps_per_execution_is_obeyed_and_never_timed():
+    planner = ExecutionPlanner(7)
+    assert planner.next(100) == ("loop", 7, False)
+    assert planner.next(3) == ("loop", 3, False)
+    assert ExecutionPlanner(1).next(100) == ("single", 1, False)
+    assert planner.settled and "steps_per_execution=7" in planner.describe()
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "fast", None],
+                         ids=["zero", "negative", "float", "bool", "string", "none"])
+def test_a_bad_steps_per_execution_is_named(bad):
+    with pytest.raises(ValueError, match="steps_per_execution"):
+        ExecutionPlanner(bad)
+
+
+def test_static_sizes_wait_for_the_settled_plan_and_stay_bounded():
+    planner = ExecutionPlanner("auto", static_loops=True)
+    measure(planner, loop_seconds=2e-4, single_seconds=None)
+    assert not planner.static_size(250)              # still refining k
+    for _ in range(2):
+        how, n, timed = planner.next(10_000)
+        planner.record(how, n, 2e-4 * n if timed else None)
+    assert planner.settled
+    sizes = [250, 37, 250, 5, 6, 7, 8, 9, 37]
+    used = [planner.static_size(n) for n in sizes]
+    assert used == [True, True, True, True, True, False, False, False, True]
+    assert len(planner.static_sizes) == MAX_STATIC_SIZES
+    assert not ExecutionPlanner(7, static_loops=False).static_size(7)
+
+
+# ---- under fit() ----------------------------------------------------------
+
+def fitted_weights(spe, static, monkeypatch, epochs=2):
+    monkeypatch.setattr(step_functions, "STATIC_LOOPS", static)
+    loopax.utils.set_random_seed(3)
+    x, y = regression_data(n=83)                      # 10 batches of 8, then 3 rows
+    model = mlp()
+    model.compile(optimizer=loopax.optimizers.SGD(0.05), loss="mse", steps_per_execution=spe)
+    history = model.fit(x, y, batch_size=8, epochs=epochs, verbose=0)
+    return model, [w.numpy() for w in model.weights], history.history["loss"]
+
+
+def test_static_length_loops_train_like_one_step_per_call(monkeypatch):
+    model, static, static_loss = fitted_weights(4, True, monkeypatch)
+    _, single, single_loss = fitted_weights(1, False, monkeypatch)
+    np.testing.assert_allclose(static_loss, single_loss, rtol=1e-6)
+    for a, b in zip(static, single):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+    planner = model._fns.planners["train", "device"]
+    assert planner.static_sizes == {4, 2}             # 10 full batches: 4 + 4 + 2
+    scan = model._fns.functions["train", "device_static", False]
+    assert scan._cache_size() == 2                    # compiled once per size, both epochs
+
+
+def test_on_cpu_loops_keep_the_runtime_trip_count(monkeypatch):
+    model, _, _ = fitted_weights(4, None, monkeypatch, epochs=1)
+    assert step_functions.static_loops_wanted() is False   # this suite runs on CPU
+    assert ("train", "device_static", False) not in model._fns.functions
+
+
+def test_the_auto_choice_is_logged_at_debug_level(caplog):
+    loopax.utils.set_random_seed(0)
+    x, y = regression_data(n=4096)
+    model = mlp()
+    model.compile(optimizer="sgd", loss="mse")
+    with caplog.at_level(logging.DEBUG, logger="loopax"):
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    planner = model._fns.planners["train", "device"]
+    assert planner.mode == "loop"
+    assert "fit() runs " in caplog.text and "steps per call: fused loop" in caplog.text
