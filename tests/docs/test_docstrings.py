@@ -6,7 +6,9 @@ fails, listing offenders, when
 - a docstring is missing;
 - a callable with parameters has no `Args:` section (a class documents its constructor's
   arguments in the class docstring, or in `__init__`'s, as Keras does);
-- a function or method that returns a value has no `Returns:` (or `Yields:`) section.
+- a function or method that returns a value has no `Returns:` (or `Yields:`) section and
+  its summary does not start with "Returns"/"Yields" (Google style allows that for a
+  summary that describes the result fully).
 
 Names of JAX's own functions re-exported under Keras names are documented by JAX and
 skipped, as the reference pages skip them (tests/docs/reference_pages.py).
@@ -132,6 +134,7 @@ def _check_callable(qualname: str, fn, doc: str | None, *, bound: bool, problems
             and qualname not in ARGS_NOT_NEEDED):
         problems.append(f"{qualname}: no Args: section")
     if (_returns_value(fn) and not sections & {"Returns", "Yields"}
+            and not doc.lstrip().startswith(("Returns", "Yields"))
             and qualname not in RETURNS_NOT_NEEDED):
         problems.append(f"{qualname}: no Returns: section")
 
