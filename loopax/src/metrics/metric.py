@@ -87,8 +87,9 @@ class Metric:
         self._initial_values.append(variable.value)
         return variable
 
-    def add_weight(self, shape: Sequence[int] = (), initializer: str | Callable | ArrayLike = "zeros",
-                   dtype: DTypeLike = None, name: str | None = None) -> Variable:
+    def add_weight(self, shape: Sequence[int] = (),
+                   initializer: str | Callable | ArrayLike = "zeros", dtype: DTypeLike = None,
+                   name: str | None = None) -> Variable:
         """Alias of `add_variable` (older Keras code uses this name).
 
         Args:

@@ -14,7 +14,17 @@ _IMPORTED = set(globals())
 @op
 @compiled("ord", "axis", "keepdims")
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector or matrix norm (NumPy's `ord` semantics); integers as floats."""
+    """Vector or matrix norm (NumPy's `ord` semantics); integers as floats.
+
+    Args:
+        x: Input array.
+        ord: The norm's order (`None`, `'fro'`, `'nuc'`, `inf`, an int).
+        axis: An int (vector norms) or a pair (matrix norms); None uses all of `x`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The norms, a float array.
+    """
     x = as_array(x)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
         x = x.astype("float32")
@@ -30,20 +40,46 @@ eigh = op(compiled()(jnp.linalg.eigh))
 @op
 @compiled()
 def solve(a, b):
-    """x with `a @ x = b`."""
+    """x with `a @ x = b`.
+
+    Args:
+        a: Square matrices `(..., n, n)`.
+        b: `(..., n)` or `(..., n, k)`.
+
+    Returns:
+        `x`, of `b`'s shape.
+    """
     return jnp.linalg.solve(a, b)
 
 
 @op
 @compiled("lower")
 def solve_triangular(a, b, lower=False):
+    """`x` with `a @ x = b` for a triangular `a`.
+
+    Args:
+        a: Triangular matrices `(..., n, n)`.
+        b: `(..., n)` or `(..., n, k)`.
+        lower: Whether `a` is lower triangular.
+
+    Returns:
+        `x`, of `b`'s shape.
+    """
     return jax.scipy.linalg.solve_triangular(a, b, lower=lower)
 
 
 @op
 @compiled("upper")
 def cholesky(x, upper=False):
-    """Lower (or upper) Cholesky factor of a positive-definite `x`."""
+    """Lower (or upper) Cholesky factor of a positive-definite `x`.
+
+    Args:
+        x: Positive-definite matrices `(..., n, n)`.
+        upper: Return the upper factor `U` (`x = Uᵀ U`) instead of the lower `L`.
+
+    Returns:
+        `(..., n, n)` triangular factors.
+    """
     lower = jnp.linalg.cholesky(x)
     return jnp.swapaxes(lower, -1, -2).conj() if upper else lower
 
@@ -51,18 +87,47 @@ def cholesky(x, upper=False):
 @op
 @compiled("mode")
 def qr(x, mode="reduced"):
+    """The QR decomposition `x = q @ r`.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        mode: `"reduced"` (`q`: `(..., m, k)`, `k = min(m, n)`) or `"complete"`.
+
+    Returns:
+        `(q, r)`.
+    """
     return jnp.linalg.qr(x, mode=mode)
 
 
 @op
 @compiled("full_matrices", "compute_uv")
 def svd(x, full_matrices=True, compute_uv=True):
+    """The singular value decomposition `x = u @ diag(s) @ v`.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        full_matrices: Full-size `u` and `v` (else reduced to `k = min(m, n)`).
+        compute_uv: Also return `u` and `v`.
+
+    Returns:
+        `(u, s, v)`, or `s` alone with `compute_uv=False`.
+    """
     return jnp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @op
 @compiled("rcond")
 def lstsq(a, b, rcond=None):
+    """The least-squares solution of `a @ x = b`.
+
+    Args:
+        a: Matrix `(m, n)`.
+        b: `(m,)` or `(m, k)`.
+        rcond: Cut-off for small singular values (None: machine precision).
+
+    Returns:
+        `x`, `(n,)` or `(n, k)`.
+    """
     return jnp.linalg.lstsq(a, b, rcond=rcond)[0]
 
 

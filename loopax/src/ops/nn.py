@@ -57,20 +57,45 @@ def elu(x, alpha=1.0):
 @op
 @compiled("alpha")
 def celu(x, alpha=1.0):
+    """Continuously differentiable ELU: `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`.
+
+    Args:
+        x: Input array.
+        alpha: The scale of the negative part.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.celu(x, alpha=alpha)
 
 
 @op
 @compiled("approximate")
 def gelu(x, approximate=True):
-    """GELU; the tanh approximation by default, as in Keras."""
+    """GELU; the tanh approximation by default, as in Keras.
+
+    Args:
+        x: Input array.
+        approximate: Use the tanh approximation (else the exact erf form).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.gelu(x, approximate=approximate)
 
 
 @op
 @compiled("axis")
 def glu(x, axis=-1):
-    """Gated linear unit: first half of `axis` times sigmoid of the second."""
+    """Gated linear unit: first half of `axis` times sigmoid of the second.
+
+    Args:
+        x: Input array.
+        axis: The axis split in two halves (its size must be even).
+
+    Returns:
+        An array with `axis` halved.
+    """
     a, b = jnp.split(x, 2, axis=axis)
     return a * jax.nn.sigmoid(b)
 
@@ -78,30 +103,73 @@ def glu(x, axis=-1):
 @op
 @compiled()
 def tanh_shrink(x):
+    """`x - tanh(x)`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return x - jnp.tanh(x)
 
 
 @op
 @compiled("threshold")
 def hard_shrink(x, threshold=0.5):
+    """Hard shrinkage: `x` where `abs(x) > threshold`, else 0.
+
+    Args:
+        x: Input array.
+        threshold: Values with `abs(x) <= threshold` become 0.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.where(jnp.abs(x) > threshold, x, 0.0)
 
 
 @op
 @compiled("threshold")
 def soft_shrink(x, threshold=0.5):
+    """Soft shrinkage: `x` moved `threshold` towards 0, and 0 within `threshold`.
+
+    Args:
+        x: Input array.
+        threshold: The shrink amount.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.sign(x) * jnp.maximum(jnp.abs(x) - threshold, 0.0)
 
 
 @op
 @compiled()
 def squareplus(x, b=4):
+    """Squareplus: `(x + sqrt(x**2 + b)) / 2`, a smooth ReLU.
+
+    Args:
+        x: Input array.
+        b: The smoothness (>= 0).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
 @op
 @compiled()
 def sparse_plus(x):
+    """SparsePlus: 0 for `x <= -1`, `(x + 1)**2 / 4` on (-1, 1), `x` for `x >= 1`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, jnp.square(x + 1) / 4))
 
 
@@ -126,7 +194,21 @@ def log_softmax(x, axis=-1):
 @compiled("num_classes", "axis", "dtype", "sparse")
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
     """Integer labels (...) -> one-hot (..., num_classes); out-of-range
-    labels (e.g. -1) give all zeros."""
+    labels (e.g. -1) give all zeros.
+
+    Args:
+        x: Integer labels.
+        num_classes: The number of classes.
+        axis: Where the class axis goes.
+        dtype: The output dtype (default floatx).
+        sparse: Must be False: loopax has no sparse tensors.
+
+    Returns:
+        `x`'s shape plus `num_classes` at `axis`.
+
+    Raises:
+        ValueError: `sparse=True`.
+    """
     _no_sparse(sparse, "one_hot")
     return jax.nn.one_hot(x, num_classes, dtype=dtypes.standardize(dtype), axis=axis)
 
@@ -135,7 +217,21 @@ def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
 @compiled("num_classes", "axis", "dtype", "sparse")
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False):
     """Integer labels (batch, k) -> (batch, num_classes) with 1 at each label
-    (a 1-D input is one sample)."""
+    (a 1-D input is one sample).
+
+    Args:
+        inputs: Integer labels `(batch, k)` or `(k,)`.
+        num_classes: The number of classes (required).
+        axis: Where the class axis goes.
+        dtype: The output dtype (default floatx).
+        sparse: Must be False: loopax has no sparse tensors.
+
+    Returns:
+        `(batch, num_classes)` (or `(num_classes,)`).
+
+    Raises:
+        ValueError: `num_classes` is None, or `sparse=True`.
+    """
     _no_sparse(sparse, "multi_hot")
     inputs = as_array(inputs)
     if num_classes is None:
@@ -220,6 +316,18 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
     inputs: (batch, *spatial, in_channels) (channels_last);
     kernel: (*kernel_size, in_channels // groups, filters). When `in_channels`
     is a multiple of the kernel's input channels, it is a grouped convolution.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, in_channels // groups, filters)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "conv", kernel)
@@ -252,6 +360,18 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
 
     kernel: (*kernel_size, in_channels, depth_multiplier); output channels
     are ordered `channel * depth_multiplier + m`.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, in_channels, depth_multiplier)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, in_channels * depth_multiplier)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "depthwise_conv", kernel)
@@ -277,7 +397,21 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
 @compiled("strides", "padding", "data_format", "dilation_rate")
 def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
                    data_format=None, dilation_rate=1):
-    """A depthwise convolution followed by a 1×…×1 pointwise convolution."""
+    """A depthwise convolution followed by a 1×…×1 pointwise convolution.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        depthwise_kernel: `(*kernel_size, in_channels, depth_multiplier)`.
+        pointwise_kernel: `(*ones, in_channels * depth_multiplier, filters)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
+    """
     depthwise = depthwise_conv.__loopax_op__(
         inputs, depthwise_kernel, strides, padding, data_format, dilation_rate)
     return conv.__loopax_op__(depthwise, pointwise_kernel, 1, "valid", data_format, 1)
@@ -292,6 +426,19 @@ def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=No
     kernel: (*kernel_size, filters, in_channels). With `output_padding=None`,
     "valid" gives `(in - 1) * stride + max(kernel, stride)` per spatial dim and
     "same" gives `in * stride`.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, filters, in_channels)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        output_padding: Extra size per spatial dimension, or None.
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "conv_transpose", kernel)
@@ -350,7 +497,19 @@ def _pool(inputs, init, reducer, pool_size, strides, padding, data_format, name)
 @op
 @compiled("pool_size", "strides", "padding", "data_format")
 def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
-    """Max over `pool_size` windows; `strides` defaults to `pool_size`."""
+    """Max over `pool_size` windows; `strides` defaults to `pool_size`.
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last).
+        pool_size: The window size per spatial dimension (an int for all).
+        strides: The stride (default `pool_size`).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+
+    Returns:
+        The pooled array.
+    """
     inputs = as_array(inputs)
     dtype = inputs.dtype
     lowest = -np.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
@@ -362,7 +521,19 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 @compiled("pool_size", "strides", "padding", "data_format")
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """Mean over `pool_size` windows. With "same" padding, edge windows
-    average only the entries inside the input (padding is not counted)."""
+    average only the entries inside the input (padding is not counted).
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last).
+        pool_size: The window size per spatial dimension (an int for all).
+        strides: The stride (default `pool_size`).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+
+    Returns:
+        The pooled array.
+    """
     zero = np.array(0, inputs.dtype)
     total = _pool(inputs, zero, lax.add, pool_size, strides, padding, data_format,
                   "average_pool")
@@ -384,7 +555,17 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 @op
 @compiled("axes", "keepdims", "synchronized")
 def moments(x, axes, keepdims=False, synchronized=False):
-    """(mean, variance) over `axes`, computed in float32 for half precision."""
+    """(mean, variance) over `axes`, computed in float32 for half precision.
+
+    Args:
+        x: Input array.
+        axes: The axes to reduce.
+        keepdims: Keep the reduced axes, with size 1.
+        synchronized: Accepted for Keras compatibility (one process: no effect).
+
+    Returns:
+        `(mean, variance)`, in `x`'s dtype.
+    """
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
     x = as_array(x)
     dtype = x.dtype
@@ -401,7 +582,20 @@ def moments(x, axes, keepdims=False, synchronized=False):
 @compiled("axis", "epsilon")
 def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
     """`(x - mean) / sqrt(variance + epsilon) * scale + offset`, where the
-    1-D statistics run along `axis` of `x`."""
+    1-D statistics run along `axis` of `x`.
+
+    Args:
+        x: Input array.
+        mean: 1-D mean, of `x.shape[axis]`.
+        variance: 1-D variance, same size.
+        axis: The feature axis of `x`.
+        offset: 1-D offset (beta), or None.
+        scale: 1-D scale (gamma), or None.
+        epsilon: Added to the variance.
+
+    Returns:
+        The normalized array, `x`'s shape.
+    """
     x = as_array(x)
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
@@ -419,7 +613,17 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
 @op
 @compiled("axis", "order", "epsilon")
 def normalize(x, axis=-1, order=2, epsilon=None):
-    """`x` divided by its `order`-norm along `axis`."""
+    """`x` divided by its `order`-norm along `axis`.
+
+    Args:
+        x: Input array.
+        axis: The axis.
+        order: The norm's order.
+        epsilon: The smallest norm divided by (default Keras's epsilon).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = _EPSILON if epsilon is None else epsilon
     if order == 2:
         inv_norm = lax.rsqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=True))
@@ -431,7 +635,17 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 @op
 @compiled("axis", "epsilon")
 def rms_normalization(x, scale=1, axis=-1, epsilon=None):
-    """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`."""
+    """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`.
+
+    Args:
+        x: Input array.
+        scale: The scale (scalar or of the normalized axis' size).
+        axis: The normalized axis (or axes).
+        epsilon: Small constant added to the variance for stability (None: Keras's default).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = _EPSILON if epsilon is None else epsilon
     return x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axis, keepdims=True) + epsilon) * scale
 
@@ -439,7 +653,18 @@ def rms_normalization(x, scale=1, axis=-1, epsilon=None):
 @op
 @compiled("axis", "epsilon")
 def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
-    """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`."""
+    """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`.
+
+    Args:
+        x: Input array.
+        gamma: Scale of `x.shape[axis]` entries, or None.
+        beta: Offset, or None.
+        axis: The normalized axis (or axes).
+        epsilon: Small constant added to the variance for stability (None: Keras's default).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = 1e-3 if epsilon is None else epsilon
     mean = jnp.mean(x, axis=axis, keepdims=True)
     out = (x - mean) * lax.rsqrt(jnp.var(x, axis=axis, keepdims=True) + epsilon)
@@ -456,7 +681,16 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
 @compiled("from_logits")
 def binary_crossentropy(target, output, from_logits=False):
     """Elementwise `-(t log p + (1 - t) log(1 - p))`; `output` is a
-    probability, or a logit with `from_logits=True`."""
+    probability, or a logit with `from_logits=True`.
+
+    Args:
+        target: Targets in [0, 1].
+        output: Probabilities (or logits), `target`'s shape.
+        from_logits: Whether `output` holds logits rather than probabilities.
+
+    Returns:
+        Elementwise losses, the broadcast shape.
+    """
     if jnp.shape(target) != jnp.shape(output):
         raise ValueError(
             "binary_crossentropy: `target` and `output` must have the same shape, got "
@@ -478,7 +712,17 @@ def _log_probabilities(output, from_logits, axis):
 @compiled("from_logits", "axis")
 def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """`-sum(target * log(p), axis)` for one-hot (or soft) `target`; without
-    `from_logits`, `output` is renormalized to sum to 1 along `axis`."""
+    `from_logits`, `output` is renormalized to sum to 1 along `axis`.
+
+    Args:
+        target: One-hot or soft targets `(..., classes)`.
+        output: Probabilities (or logits), `target`'s shape.
+        from_logits: Whether `output` holds logits rather than probabilities.
+        axis: The class axis.
+
+    Returns:
+        Losses, without the class axis.
+    """
     if jnp.ndim(output) < 1 or jnp.shape(target) != jnp.shape(output):
         raise ValueError(
             "categorical_crossentropy: `target` and `output` must have the same shape "
@@ -492,7 +736,17 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 @compiled("from_logits", "axis")
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Crossentropy for integer `target` of shape `output.shape` without
-    the class `axis` (a trailing size-1 axis is allowed)."""
+    the class `axis` (a trailing size-1 axis is allowed).
+
+    Args:
+        target: Integer class ids.
+        output: Probabilities (or logits) `(..., classes)`.
+        from_logits: Whether `output` holds logits rather than probabilities.
+        axis: The class axis.
+
+    Returns:
+        Losses, `target`'s shape.
+    """
     target, output = as_array(target), as_array(output)
     target_shape, output_shape = jnp.shape(target), jnp.shape(output)
     if len(target_shape) == len(output_shape) and target_shape and target_shape[-1] == 1:
@@ -526,6 +780,20 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
     `mask` (bool, broadcastable to (batch, heads, T, S)) is True where
     attention is allowed; `is_causal` also masks keys after each query.
     `scale` defaults to 1/sqrt(head_dim).
+
+    Args:
+        query: `(batch, T, heads, head_dim)`.
+        key: `(batch, S, kv_heads, head_dim)`.
+        value: `(batch, S, kv_heads, head_dim)`.
+        bias: Added to the logits, broadcastable to `(batch, heads, T, S)`.
+        mask: Bool, broadcastable to `(batch, heads, T, S)`, True where attention is allowed.
+        scale: The logits' scale (default `1 / sqrt(head_dim)`).
+        is_causal: Mask keys after each query.
+        flash_attention: Accepted for Keras compatibility; XLA picks the kernel.
+        attn_logits_soft_cap: If given, logits become `cap * tanh(logits / cap)`.
+
+    Returns:
+        `(batch, T, heads, head_dim)`.
     """
     query, key, value = as_array(query), as_array(key), as_array(value)
     if query.ndim not in (3, 4) or key.ndim != query.ndim or value.ndim != query.ndim:
