@@ -16,6 +16,7 @@ seen by a tape; pass them through the loop state instead.
 from __future__ import annotations
 
 import builtins
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +24,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.numpy import clip, moveaxis, stack, where
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.state import Variable, _state, is_tracer
@@ -62,7 +64,8 @@ def _has_tracer(x):
 
 
 @op(tensor_out=False)
-def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+def convert_to_tensor(x: ArrayLike, dtype: DTypeLike = None, sparse: bool | None = None,
+                      ragged: bool | None = None) -> Array:
     """`x` as a `jax.Array` (NumPy arrays, lists, scalars, Variables).
 
     Without `dtype`, float64 and Python floats become floatx (float32),
@@ -90,7 +93,7 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
 
 @op
 @compiled("dtype")
-def cast(x, dtype):
+def cast(x: ArrayLike, dtype: DTypeLike) -> Array:
     """`x` converted to `dtype` (floats to ints truncate toward zero).
 
     Args:
@@ -105,7 +108,7 @@ def cast(x, dtype):
 
 @op
 @compiled("dtype")
-def saturate_cast(x, dtype):
+def saturate_cast(x: ArrayLike, dtype: DTypeLike) -> Array:
     """`cast` that first clips to `dtype`'s range instead of wrapping around.
 
     Args:
@@ -129,7 +132,7 @@ def _range(dtype):
     return float(info.min), float(info.max)
 
 
-def convert_to_numpy(x):
+def convert_to_numpy(x: ArrayLike) -> np.ndarray:
     """`x` as a NumPy array.
 
     Args:
@@ -141,7 +144,7 @@ def convert_to_numpy(x):
     return np.asarray(unwrap(x))
 
 
-def is_tensor(x):
+def is_tensor(x: Any) -> bool:
     """Whether `x` is an array loopax computes on (a `jax.Array` or `Tensor`;
     not a Variable or a NumPy array).
 
@@ -154,7 +157,7 @@ def is_tensor(x):
     return isinstance(x, (jax.Array, Tensor))
 
 
-def shape(x):
+def shape(x: Any) -> tuple:
     """The shape of `x` as a tuple of Python ints.
 
     Args:
@@ -166,7 +169,7 @@ def shape(x):
     return tuple(np.shape(unwrap(x)) if not hasattr(x, "shape") else x.shape)
 
 
-def dtype(x):
+def dtype(x: Any) -> str:
     """The standardized dtype name of `x` ("float32", "int32", ...).
 
     Args:
@@ -184,7 +187,7 @@ is_float_dtype = dtypes.is_float
 is_int_dtype = dtypes.is_int
 
 
-def result_type(*dtypes_or_values):
+def result_type(*dtypes_or_values: Any) -> str:
     """The dtype JAX promotes the given dtypes (or values) to.
 
     Args:
@@ -199,7 +202,7 @@ def result_type(*dtypes_or_values):
 
 @op
 @compiled()
-def stop_gradient(variable):
+def stop_gradient(variable: ArrayLike) -> Array:
     """`variable`'s value, treated as a constant by every gradient.
 
     Args:
@@ -217,7 +220,7 @@ def stop_gradient(variable):
 
 @op
 @compiled("shape")
-def slice(inputs, start_indices, shape):
+def slice(inputs: ArrayLike, start_indices: Sequence[Any], shape: Sequence[int]) -> Array:
     """The block of `shape` starting at `start_indices` (which may be traced).
 
     Args:
@@ -233,7 +236,7 @@ def slice(inputs, start_indices, shape):
 
 @op
 @compiled()
-def slice_update(inputs, start_indices, updates):
+def slice_update(inputs: ArrayLike, start_indices: Sequence[Any], updates: ArrayLike) -> Array:
     """`inputs` with the block at `start_indices` replaced by `updates`.
 
     Args:
@@ -257,7 +260,7 @@ def _index_tuple(indices):
 # dispatch (and first compile) one by one.
 @op
 @compiled("shape")
-def scatter(indices, values, shape):
+def scatter(indices: ArrayLike, values: ArrayLike, shape: Sequence[int]) -> Array:
     """Zeros of `shape` with `values` added at `indices` (N, index_depth);
     repeated indices accumulate.
 
@@ -274,7 +277,7 @@ def scatter(indices, values, shape):
 
 @op
 @compiled()
-def scatter_update(inputs, indices, updates):
+def scatter_update(inputs: ArrayLike, indices: ArrayLike, updates: ArrayLike) -> Array:
     """`inputs` with the entries at `indices` (N, index_depth) set to `updates`.
 
     Args:
@@ -290,7 +293,7 @@ def scatter_update(inputs, indices, updates):
 
 @op
 @compiled("num", "axis")
-def unstack(x, num=None, axis=0):
+def unstack(x: ArrayLike, num: int | None = None, axis: Axis = 0) -> list[Array]:
     """The slices of `x` along `axis`, as a list.
 
     Args:
@@ -351,7 +354,7 @@ def _select(pred, on_true, on_false):
                                   is_leaf=_is_wrapped)
 
 
-def cond(pred, true_fn, false_fn):
+def cond(pred: ArrayLike, true_fn: Callable, false_fn: Callable) -> Any:
     """`true_fn()` if `pred` else `false_fn()`.
 
     A concrete `pred` runs only the chosen branch, in Python. A traced one
@@ -374,7 +377,7 @@ def cond(pred, true_fn, false_fn):
     return lax.cond(pred_value, lambda: _values(true_fn()), lambda: _values(false_fn()))
 
 
-def switch(index, branches, *operands):
+def switch(index: ArrayLike, branches: Sequence[Callable], *operands: Any) -> Any:
     """`branches[index](*operands)`, `index` clamped to the valid range.
 
     Args:
@@ -399,7 +402,8 @@ def switch(index, branches, *operands):
                       *_values(operands))
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower: int | ArrayLike, upper: int | ArrayLike, body_fun: Callable,
+              init_val: Any) -> Any:
     """`val = body_fun(i, val)` for `i` in `[lower, upper)`; returns `val`.
 
     Args:
@@ -424,7 +428,8 @@ def fori_loop(lower, upper, body_fun, init_val):
                          lambda i, v: _values(body_fun(i, v)), _values(init_val))
 
 
-def while_loop(cond, body, loop_vars, maximum_iterations=None):
+def while_loop(cond: Callable, body: Callable, loop_vars: Any,
+               maximum_iterations: int | None = None) -> Any:
     """Runs `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, at most
     `maximum_iterations` times. A tuple or list of loop vars is passed
     positionally and comes back as a tuple.
@@ -496,7 +501,8 @@ def _leading_length(xs, length, name):
     return sizes.pop()
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reverse: bool = False,
+         unroll: int = 1) -> tuple[Any, Any]:
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the
     final carry and the stacked `y`s.
 
@@ -524,7 +530,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return carry, (None if not ys or ys[0] is None else _stack_trees(ys))
 
 
-def map(f, xs):
+def map(f: Callable, xs: Any) -> Any:
     """`f` applied to each slice of `xs` along its leading axis, stacked.
 
     Args:
@@ -540,7 +546,7 @@ def map(f, xs):
     return _stack_trees([f(_slice_tree(xs, i)) for i in range(n)])
 
 
-def vectorized_map(function, elements):
+def vectorized_map(function: Callable, elements: Any) -> Any:
     """`function` applied to each slice of `elements` along axis 0 (jax.vmap).
 
     Args:
@@ -556,7 +562,7 @@ def vectorized_map(function, elements):
     return _stack_trees([function(_slice_tree(elements, i)) for i in range(n)])
 
 
-def associative_scan(f, elems, reverse=False, axis=0):
+def associative_scan(f: Callable, elems: Any, reverse: bool = False, axis: Axis = 0) -> Any:
     """Inclusive scan of an associative `f` along `axis` (prefix sums for `add`).
 
     Args:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax.numpy as jnp
 import jax.scipy.linalg
 
+from loopax.src.array_types import Array, ArrayLike, Axis
 from loopax.src.ops.utils import as_array, axis_arg, compiled
 from loopax.src.tensor import op
 
@@ -13,7 +16,7 @@ _IMPORTED = set(globals())
 
 @op
 @compiled("ord", "axis", "keepdims")
-def norm(x, ord=None, axis=None, keepdims=False):
+def norm(x: ArrayLike, ord: Any = None, axis: Axis = None, keepdims: bool = False) -> Array:
     """Vector or matrix norm (NumPy's `ord` semantics); integers as floats.
 
     Args:
@@ -39,7 +42,7 @@ eigh = op(compiled()(jnp.linalg.eigh))
 
 @op
 @compiled()
-def solve(a, b):
+def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """x with `a @ x = b`.
 
     Args:
@@ -54,7 +57,7 @@ def solve(a, b):
 
 @op
 @compiled("lower")
-def solve_triangular(a, b, lower=False):
+def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Array:
     """`x` with `a @ x = b` for a triangular `a`.
 
     Args:
@@ -70,7 +73,7 @@ def solve_triangular(a, b, lower=False):
 
 @op
 @compiled("upper")
-def cholesky(x, upper=False):
+def cholesky(x: ArrayLike, upper: bool = False) -> Array:
     """Lower (or upper) Cholesky factor of a positive-definite `x`.
 
     Args:
@@ -86,7 +89,7 @@ def cholesky(x, upper=False):
 
 @op
 @compiled("mode")
-def qr(x, mode="reduced"):
+def qr(x: ArrayLike, mode: str = "reduced") -> tuple[Array, Array]:
     """The QR decomposition `x = q @ r`.
 
     Args:
@@ -101,7 +104,7 @@ def qr(x, mode="reduced"):
 
 @op
 @compiled("full_matrices", "compute_uv")
-def svd(x, full_matrices=True, compute_uv=True):
+def svd(x: ArrayLike, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     """The singular value decomposition `x = u @ diag(s) @ v`.
 
     Args:
@@ -117,7 +120,7 @@ def svd(x, full_matrices=True, compute_uv=True):
 
 @op
 @compiled("rcond")
-def lstsq(a, b, rcond=None):
+def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Array:
     """The least-squares solution of `a @ x = b`.
 
     Args:

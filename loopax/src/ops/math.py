@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from loopax.src.array_types import Array, ArrayLike, Axis
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op, unwrap
 
@@ -15,7 +16,7 @@ _IMPORTED = set(globals())
 
 @op
 @compiled("k", "sorted")
-def top_k(x, k, sorted=True):
+def top_k(x: ArrayLike, k: int, sorted: bool = True) -> tuple[Array, Array]:
     """(values, indices) of the `k` largest entries along the last axis,
     largest first.
 
@@ -38,7 +39,7 @@ def top_k(x, k, sorted=True):
 
 @op
 @compiled("k")
-def in_top_k(targets, predictions, k):
+def in_top_k(targets: ArrayLike, predictions: ArrayLike, k: int) -> Array:
     """Whether each `targets[i]` is among the `k` largest of `predictions[i]`
     (ties with the k-th value count as in).
 
@@ -57,7 +58,7 @@ def in_top_k(targets, predictions, k):
 
 @op
 @compiled("axis", "keepdims")
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """`log(sum(exp(x)))` over `axis`, computed stably by factoring out the max.
 
     Args:
@@ -75,7 +76,7 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 @op
-def rsqrt(x):
+def rsqrt(x: ArrayLike) -> Array:
     """`1 / sqrt(x)`.
 
     Args:
@@ -88,7 +89,7 @@ def rsqrt(x):
 
 
 @op
-def erf(x):
+def erf(x: ArrayLike) -> Array:
     """The error function, elementwise.
 
     Args:
@@ -101,7 +102,7 @@ def erf(x):
 
 
 @op
-def erfinv(x):
+def erfinv(x: ArrayLike) -> Array:
     """The inverse error function, elementwise (defined on (-1, 1)).
 
     Args:
@@ -115,7 +116,7 @@ def erfinv(x):
 
 @op
 @compiled()
-def logdet(x):
+def logdet(x: ArrayLike) -> Array:
     """`log(det(x))` for symmetric positive-definite `x`.
 
     Args:
@@ -144,7 +145,8 @@ def _num_segments(segment_ids, num_segments):
     return int(jnp.max(segment_ids)) + 1
 
 
-def segment_sum(data, segment_ids, num_segments=None, sorted=False):
+def segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | None = None,
+                sorted: bool = False) -> Array:
     """Sums of `data` rows sharing a segment id: out[i] = sum(data[ids == i]).
 
     Args:
@@ -159,7 +161,8 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):
     return _segment_sum(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 
-def segment_max(data, segment_ids, num_segments=None, sorted=False):
+def segment_max(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | None = None,
+                sorted: bool = False) -> Array:
     """Maxima of `data` rows sharing a segment id.
 
     Args:

@@ -9,12 +9,15 @@ out_channels)` whatever the data format.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
 
@@ -44,19 +47,19 @@ selu = op(compiled()(jax.nn.selu))
 
 @op
 @compiled("negative_slope")
-def leaky_relu(x, negative_slope=0.2):
+def leaky_relu(x: ArrayLike, negative_slope: float = 0.2) -> Array:
     return jax.nn.leaky_relu(x, negative_slope=negative_slope)
 
 
 @op
 @compiled("alpha")
-def elu(x, alpha=1.0):
+def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
     return jax.nn.elu(x, alpha=alpha)
 
 
 @op
 @compiled("alpha")
-def celu(x, alpha=1.0):
+def celu(x: ArrayLike, alpha: float = 1.0) -> Array:
     """Continuously differentiable ELU: `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`.
 
     Args:
@@ -71,7 +74,7 @@ def celu(x, alpha=1.0):
 
 @op
 @compiled("approximate")
-def gelu(x, approximate=True):
+def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     """GELU; the tanh approximation by default, as in Keras.
 
     Args:
@@ -86,7 +89,7 @@ def gelu(x, approximate=True):
 
 @op
 @compiled("axis")
-def glu(x, axis=-1):
+def glu(x: ArrayLike, axis: Axis = -1) -> Array:
     """Gated linear unit: first half of `axis` times sigmoid of the second.
 
     Args:
@@ -102,7 +105,7 @@ def glu(x, axis=-1):
 
 @op
 @compiled()
-def tanh_shrink(x):
+def tanh_shrink(x: ArrayLike) -> Array:
     """`x - tanh(x)`.
 
     Args:
@@ -116,7 +119,7 @@ def tanh_shrink(x):
 
 @op
 @compiled("threshold")
-def hard_shrink(x, threshold=0.5):
+def hard_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
     """Hard shrinkage: `x` where `abs(x) > threshold`, else 0.
 
     Args:
@@ -131,7 +134,7 @@ def hard_shrink(x, threshold=0.5):
 
 @op
 @compiled("threshold")
-def soft_shrink(x, threshold=0.5):
+def soft_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
     """Soft shrinkage: `x` moved `threshold` towards 0, and 0 within `threshold`.
 
     Args:
@@ -146,7 +149,7 @@ def soft_shrink(x, threshold=0.5):
 
 @op
 @compiled()
-def squareplus(x, b=4):
+def squareplus(x: ArrayLike, b: float = 4) -> Array:
     """Squareplus: `(x + sqrt(x**2 + b)) / 2`, a smooth ReLU.
 
     Args:
@@ -161,7 +164,7 @@ def squareplus(x, b=4):
 
 @op
 @compiled()
-def sparse_plus(x):
+def sparse_plus(x: ArrayLike) -> Array:
     """SparsePlus: 0 for `x <= -1`, `(x + 1)**2 / 4` on (-1, 1), `x` for `x >= 1`.
 
     Args:
@@ -175,14 +178,14 @@ def sparse_plus(x):
 
 @op
 @compiled("axis")
-def softmax(x, axis=-1):
+def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     """`exp(x) / sum(exp(x))` along `axis` (all axes if None)."""
     return jax.nn.softmax(x, axis=axis)
 
 
 @op
 @compiled("axis")
-def log_softmax(x, axis=-1):
+def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     return jax.nn.log_softmax(x, axis=axis)
 
 
@@ -192,7 +195,8 @@ def log_softmax(x, axis=-1):
 
 @op
 @compiled("num_classes", "axis", "dtype", "sparse")
-def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+def one_hot(x: ArrayLike, num_classes: int, axis: Axis = -1, dtype: DTypeLike = None,
+            sparse: bool = False) -> Array:
     """Integer labels (...) -> one-hot (..., num_classes); out-of-range
     labels (e.g. -1) give all zeros.
 
@@ -215,7 +219,8 @@ def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
 
 @op
 @compiled("num_classes", "axis", "dtype", "sparse")
-def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False):
+def multi_hot(inputs: ArrayLike, num_classes: int | None = None, axis: Axis = -1,
+              dtype: DTypeLike = None, sparse: bool = False) -> Array:
     """Integer labels (batch, k) -> (batch, num_classes) with 1 at each label
     (a 1-D input is one sample).
 
@@ -310,7 +315,9 @@ def _in_channels(inputs, channels_last):
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+def conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+         padding: str = "valid", data_format: str | None = None,
+         dilation_rate: int | Sequence[int] = 1) -> Array:
     """N-d convolution (cross-correlation, as in every DL framework).
 
     inputs: (batch, *spatial, in_channels) (channels_last);
@@ -354,8 +361,9 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
-                   dilation_rate=1):
+def depthwise_conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+                   padding: str = "valid", data_format: str | None = None,
+                   dilation_rate: int | Sequence[int] = 1) -> Array:
     """Each input channel convolved with its own `depth_multiplier` filters.
 
     kernel: (*kernel_size, in_channels, depth_multiplier); output channels
@@ -395,8 +403,9 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
-                   data_format=None, dilation_rate=1):
+def separable_conv(inputs: ArrayLike, depthwise_kernel: ArrayLike, pointwise_kernel: ArrayLike,
+                   strides: int | Sequence[int] | None = 1, padding: str = "valid",
+                   data_format: str | None = None, dilation_rate: int | Sequence[int] = 1) -> Array:
     """A depthwise convolution followed by a 1×…×1 pointwise convolution.
 
     Args:
@@ -419,8 +428,9 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
 
 @op
 @compiled("strides", "padding", "output_padding", "data_format", "dilation_rate")
-def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
-                   data_format=None, dilation_rate=1):
+def conv_transpose(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+                   padding: str = "valid", output_padding: int | Sequence[int] | None = None,
+                   data_format: str | None = None, dilation_rate: int | Sequence[int] = 1) -> Array:
     """Transposed convolution (the gradient of `conv` with respect to its input).
 
     kernel: (*kernel_size, filters, in_channels). With `output_padding=None`,
@@ -496,7 +506,9 @@ def _pool(inputs, init, reducer, pool_size, strides, padding, data_format, name)
 
 @op
 @compiled("pool_size", "strides", "padding", "data_format")
-def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+def max_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
+             strides: int | Sequence[int] | None = None, padding: str = "valid",
+             data_format: str | None = None) -> Array:
     """Max over `pool_size` windows; `strides` defaults to `pool_size`.
 
     Args:
@@ -519,7 +531,9 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 
 @op
 @compiled("pool_size", "strides", "padding", "data_format")
-def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
+                 strides: int | Sequence[int] | None = None, padding: str = "valid",
+                 data_format: str | None = None) -> Array:
     """Mean over `pool_size` windows. With "same" padding, edge windows
     average only the entries inside the input (padding is not counted).
 
@@ -554,7 +568,8 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 
 @op
 @compiled("axes", "keepdims", "synchronized")
-def moments(x, axes, keepdims=False, synchronized=False):
+def moments(x: ArrayLike, axes: Any, keepdims: bool = False,
+            synchronized: bool = False) -> tuple[Array, Array]:
     """(mean, variance) over `axes`, computed in float32 for half precision.
 
     Args:
@@ -580,7 +595,9 @@ def moments(x, axes, keepdims=False, synchronized=False):
 
 @op
 @compiled("axis", "epsilon")
-def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+def batch_normalization(x: ArrayLike, mean: ArrayLike, variance: ArrayLike, axis: Axis,
+                        offset: ArrayLike = None, scale: ArrayLike = None,
+                        epsilon: float | None = 1e-3) -> Array:
     """`(x - mean) / sqrt(variance + epsilon) * scale + offset`, where the
     1-D statistics run along `axis` of `x`.
 
@@ -612,7 +629,8 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
 
 @op
 @compiled("axis", "order", "epsilon")
-def normalize(x, axis=-1, order=2, epsilon=None):
+def normalize(x: ArrayLike, axis: Axis = -1, order: int | str = 2,
+              epsilon: float | None = None) -> Array:
     """`x` divided by its `order`-norm along `axis`.
 
     Args:
@@ -634,7 +652,8 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 
 @op
 @compiled("axis", "epsilon")
-def rms_normalization(x, scale=1, axis=-1, epsilon=None):
+def rms_normalization(x: ArrayLike, scale: ArrayLike = 1, axis: Axis = -1,
+                      epsilon: float | None = None) -> Array:
     """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`.
 
     Args:
@@ -652,7 +671,8 @@ def rms_normalization(x, scale=1, axis=-1, epsilon=None):
 
 @op
 @compiled("axis", "epsilon")
-def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
+def layer_normalization(x: ArrayLike, gamma: ArrayLike = None, beta: ArrayLike = None,
+                        axis: Axis = -1, epsilon: float | None = None) -> Array:
     """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`.
 
     Args:
@@ -679,7 +699,7 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
 
 @op
 @compiled("from_logits")
-def binary_crossentropy(target, output, from_logits=False):
+def binary_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False) -> Array:
     """Elementwise `-(t log p + (1 - t) log(1 - p))`; `output` is a
     probability, or a logit with `from_logits=True`.
 
@@ -710,7 +730,8 @@ def _log_probabilities(output, from_logits, axis):
 
 @op
 @compiled("from_logits", "axis")
-def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def categorical_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False,
+                             axis: Axis = -1) -> Array:
     """`-sum(target * log(p), axis)` for one-hot (or soft) `target`; without
     `from_logits`, `output` is renormalized to sum to 1 along `axis`.
 
@@ -734,7 +755,8 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 @op
 @compiled("from_logits", "axis")
-def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def sparse_categorical_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False,
+                                    axis: Axis = -1) -> Array:
     """Crossentropy for integer `target` of shape `output.shape` without
     the class `axis` (a trailing size-1 axis is allowed).
 
@@ -771,8 +793,10 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 @op
 @compiled("scale", "is_causal", "flash_attention", "attn_logits_soft_cap")
-def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
-                          is_causal=False, flash_attention=None, attn_logits_soft_cap=None):
+def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
+                          bias: ArrayLike = None, mask: ArrayLike = None, scale: ArrayLike = None,
+                          is_causal: bool = False, flash_attention: bool | None = None,
+                          attn_logits_soft_cap: float | None = None) -> Array:
     """softmax(q·kᵀ · scale + bias) · v, per head.
 
     query: (batch, T, heads, head_dim); key, value: (batch, S, kv_heads,

@@ -14,12 +14,14 @@ float.
 from __future__ import annotations
 
 import builtins
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops import operators
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.ops.utils import axis_arg as _axis
@@ -85,7 +87,7 @@ right_shift = op(jnp.right_shift)
 
 @op
 @compiled()
-def divide_no_nan(x1, x2):
+def divide_no_nan(x1: ArrayLike, x2: ArrayLike) -> Array:
     """`x1 / x2`, with 0 where `x2 == 0`.
 
     Args:
@@ -101,7 +103,8 @@ def divide_no_nan(x1, x2):
 
 @op
 @compiled("rtol", "atol", "equal_nan")
-def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+def isclose(x1: ArrayLike, x2: ArrayLike, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Array:
     """Whether `x1` and `x2` are equal within `atol + rtol * abs(x2)`, elementwise.
 
     Args:
@@ -167,7 +170,7 @@ conjugate = conj
 
 @op
 @compiled("decimals")
-def round(x, decimals=0):
+def round(x: ArrayLike, decimals: int = 0) -> Array:
     """`x` rounded to `decimals` decimals (halves to even, as NumPy).
 
     Args:
@@ -182,7 +185,7 @@ def round(x, decimals=0):
 
 @op
 @compiled()
-def clip(x, x_min, x_max):
+def clip(x: ArrayLike, x_min: ArrayLike, x_max: ArrayLike) -> Array:
     """Limits `x` to `[x_min, x_max]`.
 
     Args:
@@ -198,7 +201,8 @@ def clip(x, x_min, x_max):
 
 @op
 @compiled("nan", "posinf", "neginf")
-def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(x: ArrayLike, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Array:
     """`x` with NaN and infinities replaced by finite numbers.
 
     Args:
@@ -213,7 +217,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
-def where(condition, x1=None, x2=None):
+def where(condition: ArrayLike, x1: ArrayLike = None, x2: ArrayLike = None) -> Any:
     """`x1` where `condition`, else `x2`; with neither, the indices of the
     nonzero entries (eager only, as `nonzero`).
 
@@ -241,7 +245,8 @@ _where = op(compiled()(jnp.where))
 
 @op
 @compiled()
-def select(condlist, choicelist, default=0):
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
+           default: ArrayLike = 0) -> Array:
     """For each entry, the value from the first `choicelist` array whose condition holds.
 
     Args:
@@ -261,7 +266,7 @@ def select(condlist, choicelist, default=0):
 
 @op
 @compiled()
-def matmul(x1, x2):
+def matmul(x1: ArrayLike, x2: ArrayLike) -> Array:
     """Matrix product with NumPy broadcasting: (..., n, k) @ (..., k, m).
 
     Args:
@@ -294,7 +299,7 @@ kron = op(compiled()(jnp.kron))
 
 @op
 @compiled("axes")
-def tensordot(x1, x2, axes=2):
+def tensordot(x1: ArrayLike, x2: ArrayLike, axes: Any = 2) -> Array:
     """The sum of products over the given axes of `x1` and `x2`.
 
     Args:
@@ -310,7 +315,7 @@ def tensordot(x1, x2, axes=2):
 
 @op
 @compiled("subscripts", "optimize", "precision", "preferred_element_type")
-def einsum(subscripts, *operands, **kwargs):
+def einsum(subscripts: str, *operands: ArrayLike, **kwargs: Any) -> Array:
     """Einstein summation: `einsum("ij,jk->ik", a, b)`.
 
     Args:
@@ -326,7 +331,8 @@ def einsum(subscripts, *operands, **kwargs):
 
 @op
 @compiled("axisa", "axisb", "axisc", "axis")
-def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(x1: ArrayLike, x2: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Axis = None) -> Array:
     """The cross product of 3-vectors (or 2-vectors) along the given axes.
 
     Args:
@@ -345,7 +351,7 @@ def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 @op
 @compiled("mode")
-def correlate(x1, x2, mode="valid"):
+def correlate(x1: ArrayLike, x2: ArrayLike, mode: str = "valid") -> Array:
     """The cross-correlation of two 1-D arrays.
 
     Args:
@@ -365,7 +371,7 @@ def correlate(x1, x2, mode="valid"):
 
 @op
 @compiled("axis", "keepdims")
-def sum(x, axis=None, keepdims=False):
+def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """The sum of the entries along `axis`.
 
     Args:
@@ -381,7 +387,7 @@ def sum(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def mean(x, axis=None, keepdims=False):
+def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Mean over `axis` (all axes by default); integer inputs give floats.
 
     Args:
@@ -397,7 +403,7 @@ def mean(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims", "dtype")
-def prod(x, axis=None, keepdims=False, dtype=None):
+def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike = None) -> Array:
     """The product of the entries along `axis`.
 
     Args:
@@ -414,7 +420,7 @@ def prod(x, axis=None, keepdims=False, dtype=None):
 
 @op
 @compiled("axis", "keepdims", "initial")
-def max(x, axis=None, keepdims=False, initial=None):
+def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False, initial: Any = None) -> Array:
     """The maximum along `axis`.
 
     Args:
@@ -431,7 +437,7 @@ def max(x, axis=None, keepdims=False, initial=None):
 
 @op
 @compiled("axis", "keepdims", "initial")
-def min(x, axis=None, keepdims=False, initial=None):
+def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False, initial: Any = None) -> Array:
     """The minimum along `axis`.
 
     Args:
@@ -452,7 +458,7 @@ amin = min
 
 @op
 @compiled("axis", "keepdims")
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """The index of the largest entry along `axis` (the first one on ties).
 
     Args:
@@ -468,7 +474,7 @@ def argmax(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """The index of the smallest entry along `axis` (the first one on ties).
 
     Args:
@@ -484,7 +490,7 @@ def argmin(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def any(x, axis=None, keepdims=False):
+def any(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Whether any entry is true (nonzero) along `axis`.
 
     Args:
@@ -500,7 +506,7 @@ def any(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def all(x, axis=None, keepdims=False):
+def all(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Whether all entries are true (nonzero) along `axis`.
 
     Args:
@@ -516,7 +522,7 @@ def all(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def std(x, axis=None, keepdims=False):
+def std(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Population standard deviation (ddof=0).
 
     Args:
@@ -532,7 +538,7 @@ def std(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "keepdims")
-def var(x, axis=None, keepdims=False):
+def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Population variance (ddof=0).
 
     Args:
@@ -548,7 +554,7 @@ def var(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis")
-def average(x, axis=None, weights=None):
+def average(x: ArrayLike, axis: Axis = None, weights: ArrayLike = None) -> Array:
     """The weighted mean along `axis`.
 
     Args:
@@ -564,7 +570,7 @@ def average(x, axis=None, weights=None):
 
 @op
 @compiled("axis", "keepdims")
-def median(x, axis=None, keepdims=False):
+def median(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """The median along `axis`.
 
     Args:
@@ -580,7 +586,8 @@ def median(x, axis=None, keepdims=False):
 
 @op
 @compiled("axis", "method", "keepdims")
-def quantile(x, q, axis=None, method="linear", keepdims=False):
+def quantile(x: ArrayLike, q: ArrayLike, axis: Axis = None, method: str = "linear",
+             keepdims: bool = False) -> Array:
     """The `q`-th quantiles of `x` along `axis`.
 
     Args:
@@ -599,7 +606,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
 
 @op
 @compiled("axis")
-def count_nonzero(x, axis=None):
+def count_nonzero(x: ArrayLike, axis: Axis = None) -> Array:
     """The number of nonzero entries along `axis`.
 
     Args:
@@ -614,7 +621,7 @@ def count_nonzero(x, axis=None):
 
 @op
 @compiled("axis", "dtype")
-def cumsum(x, axis=None, dtype=None):
+def cumsum(x: ArrayLike, axis: Axis = None, dtype: DTypeLike = None) -> Array:
     """The cumulative sum along `axis`.
 
     Args:
@@ -630,7 +637,7 @@ def cumsum(x, axis=None, dtype=None):
 
 @op
 @compiled("axis", "dtype")
-def cumprod(x, axis=None, dtype=None):
+def cumprod(x: ArrayLike, axis: Axis = None, dtype: DTypeLike = None) -> Array:
     """The cumulative product along `axis`.
 
     Args:
@@ -646,7 +653,7 @@ def cumprod(x, axis=None, dtype=None):
 
 @op
 @compiled("offset", "axis1", "axis2")
-def trace(x, offset=0, axis1=0, axis2=1):
+def trace(x: ArrayLike, offset: ArrayLike = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The sum along a diagonal of `x`.
 
     Args:
@@ -667,7 +674,7 @@ def trace(x, offset=0, axis1=0, axis2=1):
 
 @op
 @compiled("newshape")
-def reshape(x, newshape):
+def reshape(x: ArrayLike, newshape: Sequence[int] | int) -> Array:
     """`x` with a new shape and the same entries.
 
     Args:
@@ -682,7 +689,7 @@ def reshape(x, newshape):
 
 @op
 @compiled("axes")
-def transpose(x, axes=None):
+def transpose(x: ArrayLike, axes: Any = None) -> Array:
     """`x` with its axes permuted.
 
     Args:
@@ -697,7 +704,7 @@ def transpose(x, axes=None):
 
 @op
 @compiled("source", "destination")
-def moveaxis(x, source, destination):
+def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
     """`x` with axes moved to new positions (the others keep their order).
 
     Args:
@@ -713,7 +720,7 @@ def moveaxis(x, source, destination):
 
 @op
 @compiled("axis1", "axis2")
-def swapaxes(x, axis1, axis2):
+def swapaxes(x: ArrayLike, axis1: int, axis2: int) -> Array:
     """`x` with two axes exchanged.
 
     Args:
@@ -729,7 +736,7 @@ def swapaxes(x, axis1, axis2):
 
 @op
 @compiled("axis")
-def expand_dims(x, axis):
+def expand_dims(x: ArrayLike, axis: Axis) -> Array:
     """`x` with a new axis of size 1 at `axis`.
 
     Args:
@@ -744,7 +751,7 @@ def expand_dims(x, axis):
 
 @op
 @compiled("axis")
-def squeeze(x, axis=None):
+def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
     """`x` without axes of size 1.
 
     Args:
@@ -759,7 +766,7 @@ def squeeze(x, axis=None):
 
 @op
 @compiled()
-def ravel(x):
+def ravel(x: ArrayLike) -> Array:
     """`x` flattened to 1-D (row-major).
 
     Args:
@@ -773,7 +780,7 @@ def ravel(x):
 
 @op
 @compiled("shape")
-def broadcast_to(x, shape):
+def broadcast_to(x: ArrayLike, shape: Sequence[int] | int) -> Array:
     """`x` broadcast to `shape`.
 
     Args:
@@ -788,7 +795,7 @@ def broadcast_to(x, shape):
 
 @op
 @compiled("axis")
-def concatenate(xs, axis=0):
+def concatenate(xs: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Joins a sequence of arrays along an existing `axis`.
 
     Args:
@@ -803,7 +810,7 @@ def concatenate(xs, axis=0):
 
 @op
 @compiled("axis")
-def stack(x, axis=0):
+def stack(x: Sequence[ArrayLike], axis: Axis = 0) -> Array:
     """Joins a sequence of same-shape arrays along a new `axis`.
 
     Args:
@@ -818,7 +825,7 @@ def stack(x, axis=0):
 
 @op
 @compiled()
-def hstack(xs):
+def hstack(xs: Sequence[ArrayLike]) -> Array:
     """Joins arrays horizontally (along axis 1; axis 0 for 1-D arrays).
 
     Args:
@@ -832,7 +839,7 @@ def hstack(xs):
 
 @op
 @compiled()
-def vstack(xs):
+def vstack(xs: Sequence[ArrayLike]) -> Array:
     """Joins arrays vertically (along axis 0, 1-D arrays as rows).
 
     Args:
@@ -846,7 +853,7 @@ def vstack(xs):
 
 @op
 @compiled("axis")
-def append(x1, x2, axis=None):
+def append(x1: ArrayLike, x2: ArrayLike, axis: Axis = None) -> Array:
     """`x2` appended to `x1` along `axis`.
 
     Args:
@@ -862,7 +869,7 @@ def append(x1, x2, axis=None):
 
 @op
 @compiled("indices_or_sections", "axis")
-def split(x, indices_or_sections, axis=0):
+def split(x: ArrayLike, indices_or_sections: int | Sequence[int], axis: Axis = 0) -> list[Array]:
     """A list of sub-arrays: `indices_or_sections` equal parts, or cut at
     the given indices.
 
@@ -879,7 +886,8 @@ def split(x, indices_or_sections, axis=0):
 
 @op
 @compiled("indices_or_sections", "axis")
-def array_split(x, indices_or_sections, axis=0):
+def array_split(x: ArrayLike, indices_or_sections: int | Sequence[int],
+                axis: Axis = 0) -> list[Array]:
     """Like `split`, but `indices_or_sections` need not divide the axis evenly.
 
     Args:
@@ -895,7 +903,7 @@ def array_split(x, indices_or_sections, axis=0):
 
 @op
 @compiled("repeats")
-def tile(x, repeats):
+def tile(x: ArrayLike, repeats: Any) -> Array:
     """`x` repeated `repeats` times along each axis.
 
     Args:
@@ -909,7 +917,7 @@ def tile(x, repeats):
 
 
 @op
-def repeat(x, repeats, axis=None):
+def repeat(x: ArrayLike, repeats: Any, axis: Axis = None) -> Array:
     """Each entry repeated `repeats` times (an int, or one count per entry).
 
     Args:
@@ -932,7 +940,8 @@ def _repeat(x, repeats, axis):
 
 @op
 @compiled("pad_width", "mode")
-def pad(x, pad_width, mode="constant", constant_values=None):
+def pad(x: ArrayLike, pad_width: Any, mode: str = "constant",
+        constant_values: ArrayLike = None) -> Array:
     """Pads `x`; `pad_width` is `((before, after), ...)` per axis (or one
     pair / one int for all).
 
@@ -958,7 +967,7 @@ def pad(x, pad_width, mode="constant", constant_values=None):
 
 @op
 @compiled("axis")
-def flip(x, axis=None):
+def flip(x: ArrayLike, axis: Axis = None) -> Array:
     """`x` with the order of entries reversed along `axis`.
 
     Args:
@@ -973,7 +982,7 @@ def flip(x, axis=None):
 
 @op
 @compiled("shift", "axis")
-def roll(x, shift, axis=None):
+def roll(x: ArrayLike, shift: ArrayLike, axis: Axis = None) -> Array:
     """`x` shifted cyclically by `shift` along `axis`.
 
     Args:
@@ -989,7 +998,7 @@ def roll(x, shift, axis=None):
 
 @op
 @compiled("k", "axes")
-def rot90(array, k=1, axes=(0, 1)):
+def rot90(array: ArrayLike, k: int = 1, axes: Any = (0, 1)) -> Array:
     """`array` rotated by 90 degrees `k` times in the plane of `axes`.
 
     Args:
@@ -1005,7 +1014,7 @@ def rot90(array, k=1, axes=(0, 1)):
 
 @op
 @compiled("k")
-def diag(x, k=0):
+def diag(x: ArrayLike, k: int = 0) -> Array:
     """The diagonal `k` of a 2-D `x`, or a 2-D array with 1-D `x` on diagonal `k`.
 
     Args:
@@ -1020,7 +1029,7 @@ def diag(x, k=0):
 
 @op
 @compiled("offset", "axis1", "axis2")
-def diagonal(x, offset=0, axis1=0, axis2=1):
+def diagonal(x: ArrayLike, offset: ArrayLike = 0, axis1: int = 0, axis2: int = 1) -> Array:
     """The diagonal of the 2-D sub-arrays of `x` in the plane `(axis1, axis2)`.
 
     Args:
@@ -1037,7 +1046,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
 
 @op
 @compiled("k")
-def triu(x, k=0):
+def triu(x: ArrayLike, k: int = 0) -> Array:
     """`x` with the entries below diagonal `k` set to 0.
 
     Args:
@@ -1052,7 +1061,7 @@ def triu(x, k=0):
 
 @op
 @compiled("k")
-def tril(x, k=0):
+def tril(x: ArrayLike, k: int = 0) -> Array:
     """`x` with the entries above diagonal `k` set to 0.
 
     Args:
@@ -1067,7 +1076,7 @@ def tril(x, k=0):
 
 @op
 @compiled("n", "axis")
-def diff(a, n=1, axis=-1):
+def diff(a: ArrayLike, n: int = 1, axis: Axis = -1) -> Array:
     """The `n`-th discrete difference along `axis` (`a[i + 1] - a[i]`).
 
     Args:
@@ -1087,7 +1096,7 @@ def diff(a, n=1, axis=-1):
 
 @op
 @compiled("axis")
-def take(x, indices, axis=None):
+def take(x: ArrayLike, indices: ArrayLike, axis: Axis = None) -> Array:
     """Entries of `x` at `indices` along `axis` (of the flattened `x` if None).
 
     Args:
@@ -1103,7 +1112,7 @@ def take(x, indices, axis=None):
 
 @op
 @compiled("axis")
-def take_along_axis(x, indices, axis=None):
+def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: Axis = None) -> Array:
     """Entries of `x` at `indices`, matched along `axis` (as `np.take_along_axis`).
 
     Args:
@@ -1117,7 +1126,7 @@ def take_along_axis(x, indices, axis=None):
     return jnp.take_along_axis(x, jnp.asarray(indices), axis=axis)
 
 
-def get_item(x, key):
+def get_item(x: ArrayLike, key: Any) -> Array:
     """`x[key]`.
 
     Args:
@@ -1132,7 +1141,7 @@ def get_item(x, key):
 
 @op
 @compiled("axis")
-def sort(x, axis=-1):
+def sort(x: ArrayLike, axis: Axis = -1) -> Array:
     """`x` sorted along `axis`, ascending.
 
     Args:
@@ -1147,7 +1156,7 @@ def sort(x, axis=-1):
 
 @op
 @compiled("axis")
-def argsort(x, axis=-1):
+def argsort(x: ArrayLike, axis: Axis = -1) -> Array:
     """The indices that sort `x` along `axis`, ascending (stable).
 
     Args:
@@ -1162,7 +1171,7 @@ def argsort(x, axis=-1):
 
 @op
 @compiled("side")
-def searchsorted(sorted_sequence, values, side="left"):
+def searchsorted(sorted_sequence: ArrayLike, values: ArrayLike, side: str = "left") -> Array:
     """Where `values` would be inserted in `sorted_sequence` to keep it sorted.
 
     Args:
@@ -1178,7 +1187,7 @@ def searchsorted(sorted_sequence, values, side="left"):
 
 @op
 @compiled()
-def digitize(x, bins):
+def digitize(x: ArrayLike, bins: ArrayLike) -> Array:
     """The index of the bin each entry of `x` falls in.
 
     Args:
@@ -1191,7 +1200,7 @@ def digitize(x, bins):
     return jnp.digitize(x, bins)
 
 
-def nonzero(x):
+def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the nonzero entries, one array per axis. Eager only (the
     output size depends on the values); integer results, so not recorded.
 
@@ -1204,7 +1213,8 @@ def nonzero(x):
     return jnp.nonzero(unwrap(x))
 
 
-def bincount(x, weights=None, minlength=0, sparse=False):
+def bincount(x: ArrayLike, weights: ArrayLike = None, minlength: int = 0,
+             sparse: bool = False) -> Array:
     """Counts of each value in non-negative integer `x` (per row if 2-D),
     weighted by `weights` if given.
 
@@ -1253,7 +1263,8 @@ def _bincount(x, weights, length):
 # Creation
 # --------------------------------------------------------------------------
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start: ArrayLike, stop: ArrayLike = None, step: ArrayLike = 1,
+           dtype: DTypeLike = None) -> Array:
     """`[start, stop)` by `step`; int32 for integer bounds, floatx otherwise.
 
     Args:
@@ -1277,7 +1288,8 @@ def arange(start, stop=None, step=1, dtype=None):
 
 @op
 @compiled("num", "endpoint", "retstep", "dtype", "axis")
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start: ArrayLike, stop: ArrayLike, num: int | None = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: DTypeLike = None, axis: Axis = 0) -> Any:
     """`num` evenly spaced values from `start` to `stop`.
 
     Args:
@@ -1298,7 +1310,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 @op
 @compiled("num", "endpoint", "base", "dtype", "axis")
-def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
+def logspace(start: ArrayLike, stop: ArrayLike, num: int | None = 50, endpoint: bool = True,
+             base: float = 10, dtype: DTypeLike = None, axis: Axis = 0) -> Array:
     """`num` values evenly spaced on a log scale, `base ** linspace(start, stop)`.
 
     Args:
@@ -1321,7 +1334,7 @@ def _shape(shape):
     return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
-def zeros(shape, dtype=None):
+def zeros(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
     """Zeros of `shape` (floatx by default).
 
     Args:
@@ -1334,7 +1347,7 @@ def zeros(shape, dtype=None):
     return jnp.zeros(_shape(shape), dtype=dtypes.standardize(dtype))
 
 
-def ones(shape, dtype=None):
+def ones(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
     """Ones of `shape` (floatx by default).
 
     Args:
@@ -1347,7 +1360,7 @@ def ones(shape, dtype=None):
     return jnp.ones(_shape(shape), dtype=dtypes.standardize(dtype))
 
 
-def empty(shape, dtype=None):
+def empty(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
     """An array of `shape` (JAX has no uninitialized memory: zeros).
 
     Args:
@@ -1361,7 +1374,7 @@ def empty(shape, dtype=None):
 
 
 @op
-def full(shape, fill_value, dtype=None):
+def full(shape: Sequence[int] | int, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """`fill_value` broadcast to `shape`; the dtype follows the fill value
     (floatx for Python floats, int32 for Python ints) unless given.
 
@@ -1383,7 +1396,7 @@ def _full(shape, fill_value, dtype):
 
 @op
 @compiled("dtype")
-def zeros_like(x, dtype=None):
+def zeros_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Zeros of `x`'s shape.
 
     Args:
@@ -1398,7 +1411,7 @@ def zeros_like(x, dtype=None):
 
 @op
 @compiled("dtype")
-def ones_like(x, dtype=None):
+def ones_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
     """Ones of `x`'s shape.
 
     Args:
@@ -1413,7 +1426,7 @@ def ones_like(x, dtype=None):
 
 @op
 @compiled("dtype")
-def full_like(x, fill_value, dtype=None):
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """`fill_value` in `x`'s shape.
 
     Args:
@@ -1427,7 +1440,7 @@ def full_like(x, fill_value, dtype=None):
     return jnp.full_like(x, fill_value, dtype=_dtype(dtype))
 
 
-def eye(N, M=None, k=0, dtype=None):
+def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
     """An N×M matrix with ones on diagonal `k` (floatx by default).
 
     Args:
@@ -1442,7 +1455,7 @@ def eye(N, M=None, k=0, dtype=None):
     return jnp.eye(N, M, k=k, dtype=dtypes.standardize(dtype))
 
 
-def identity(n, dtype=None):
+def identity(n: int, dtype: DTypeLike = None) -> Array:
     """The `n × n` identity matrix.
 
     Args:
@@ -1455,7 +1468,7 @@ def identity(n, dtype=None):
     return jnp.identity(n, dtype=dtypes.standardize(dtype))
 
 
-def tri(N, M=None, k=0, dtype=None):
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
     """An `N × M` matrix with ones at and below diagonal `k`, zeros above.
 
     Args:
@@ -1472,7 +1485,7 @@ def tri(N, M=None, k=0, dtype=None):
 
 @op
 @compiled("indexing")
-def meshgrid(*x, indexing="xy"):
+def meshgrid(*x: ArrayLike, indexing: str = "xy") -> list[Array]:
     """Coordinate arrays from 1-D coordinate vectors.
 
     Args:
@@ -1486,7 +1499,7 @@ def meshgrid(*x, indexing="xy"):
 
 
 @op
-def array(x, dtype=None):
+def array(x: ArrayLike, dtype: DTypeLike = None) -> Array:
     """`x` as a new array.
 
     Args:
@@ -1500,7 +1513,7 @@ def array(x, dtype=None):
 
 
 @op
-def copy(x):
+def copy(x: ArrayLike) -> Array:
     """A copy of `x`.
 
     Args:
@@ -1516,7 +1529,7 @@ def copy(x):
 # Metadata (static Python values, not ops)
 # --------------------------------------------------------------------------
 
-def ndim(x):
+def ndim(x: ArrayLike) -> int:
     """The rank of `x` (a Python int).
 
     Args:
@@ -1528,7 +1541,7 @@ def ndim(x):
     return jnp.ndim(unwrap(x))
 
 
-def size(x):
+def size(x: ArrayLike) -> int:
     """The number of elements of `x` (a Python int).
 
     Args:
