@@ -48,12 +48,30 @@ selu = op(compiled()(jax.nn.selu))
 @op
 @compiled("negative_slope")
 def leaky_relu(x: ArrayLike, negative_slope: float = 0.2) -> Array:
+    """Leaky ReLU: `x` for `x >= 0`, `negative_slope * x` otherwise.
+
+    Args:
+        x: Input array.
+        negative_slope: The slope below zero.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.leaky_relu(x, negative_slope=negative_slope)
 
 
 @op
 @compiled("alpha")
 def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
+    """Exponential linear unit: `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise.
+
+    Args:
+        x: Input array.
+        alpha: The scale of the negative part.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.elu(x, alpha=alpha)
 
 
@@ -179,13 +197,30 @@ def sparse_plus(x: ArrayLike) -> Array:
 @op
 @compiled("axis")
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
-    """`exp(x) / sum(exp(x))` along `axis` (all axes if None)."""
+    """`exp(x) / sum(exp(x))` along `axis` (all axes if None).
+
+    Args:
+        x: Input array (logits).
+        axis: The axis (or axes) normalized over; None uses all.
+
+    Returns:
+        Probabilities of `x`'s shape, summing to 1 along `axis`.
+    """
     return jax.nn.softmax(x, axis=axis)
 
 
 @op
 @compiled("axis")
 def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
+    """`log(softmax(x))` along `axis`, computed stably.
+
+    Args:
+        x: Input array (logits).
+        axis: The axis (or axes) normalized over.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.log_softmax(x, axis=axis)
 
 
