@@ -34,7 +34,17 @@ hard_swish = hard_silu
 
 @op
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
-    """max(x, 0), with an optional leak below `threshold` and a cap at `max_value`."""
+    """max(x, 0), with an optional leak below `threshold` and a cap at `max_value`.
+
+    Args:
+        x: Input array.
+        negative_slope: The slope below `threshold` (0: plain ReLU).
+        max_value: The largest output, or None for no cap.
+        threshold: Inputs below it are leaked (or zeroed).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     x = jnp.asarray(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return jax.nn.relu(x)
@@ -46,22 +56,53 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 @op
 def gelu(x, approximate=False):
+    """Gaussian error linear unit, `x * Phi(x)`; exact by default, as Keras's activation.
+
+    Args:
+        x: Input array.
+        approximate: Use the tanh approximation.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.gelu(x, approximate=approximate)
 
 
 @op
 def exponential(x):
+    """`exp(x)`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.exp(x)
 
 
 @op
 def mish(x):
-    """x · tanh(softplus(x))."""
+    """x · tanh(softplus(x)).
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return x * jnp.tanh(jax.nn.softplus(x))
 
 
 def linear(x):
-    """The identity."""
+    """The identity.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        `x` unchanged.
+    """
     return x
 
 
@@ -77,14 +118,43 @@ _REGISTRY = Registry("activation", name_table(
 
 
 def serialize(activation):
-    """The name of a built-in activation; other callables come back unchanged."""
+    """The name of a built-in activation; other callables come back unchanged.
+
+    Args:
+        activation: An activation function.
+
+    Returns:
+        Its registered name (`"relu"`), or the callable itself.
+    """
     return _REGISTRY.serialize(activation)
 
 
 def deserialize(name, custom_objects=None):
+    """The activation function a name (or Keras config) refers to.
+
+    Args:
+        name: A registered name such as `"relu"`, or a Keras config dict.
+        custom_objects: `{name: function}` for custom activations.
+
+    Returns:
+        The activation function.
+
+    Raises:
+        ValueError: the name is unknown.
+    """
     return _REGISTRY.deserialize(name, custom_objects)
 
 
 def get(identifier):
-    """An activation function from a name, a callable, or None (linear)."""
+    """An activation function from a name, a callable, or None (linear).
+
+    Args:
+        identifier: A name (`"relu"`), a Keras config, a callable, or None.
+
+    Returns:
+        The activation function (`linear` for None).
+
+    Raises:
+        ValueError: `identifier` cannot be interpreted.
+    """
     return linear if identifier is None else _REGISTRY.get(identifier)

@@ -42,6 +42,10 @@ class MaxNorm(Constraint):
 
     For a Dense kernel `(in, out)` the default `axis=0` constrains each
     unit's incoming weight vector.
+
+    Args:
+        max_value: The largest allowed norm.
+        axis: The axis (or axes) the norms are computed along.
     """
 
     def __init__(self, max_value=2.0, axis=0):
@@ -66,7 +70,11 @@ class NonNeg(Constraint):
 
 
 class UnitNorm(Constraint):
-    """Rescales slices along `axis` to unit L2 norm."""
+    """Rescales slices along `axis` to unit L2 norm.
+
+    Args:
+        axis: The axis (or axes) the norms are computed along.
+    """
 
     def __init__(self, axis=0):
         self.axis = axis
@@ -81,7 +89,14 @@ class UnitNorm(Constraint):
 
 class MinMaxNorm(Constraint):
     """Moves slice norms into [min_value, max_value]:
-    new norm = rate · clip(norm) + (1 - rate) · norm."""
+    new norm = rate · clip(norm) + (1 - rate) · norm.
+
+    Args:
+        min_value: The smallest allowed norm.
+        max_value: The largest allowed norm.
+        rate: How far towards the clipped norm each application moves (1: all the way).
+        axis: The axis (or axes) the norms are computed along.
+    """
 
     def __init__(self, min_value=0.0, max_value=1.0, rate=1.0, axis=0):
         self.min_value, self.max_value, self.rate, self.axis = min_value, max_value, rate, axis
@@ -107,14 +122,44 @@ max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNo
 
 
 def serialize(constraint):
+    """Serializes constraint to a Keras-style config dict (`class_name` and `config`).
+
+    Args:
+        constraint: A built-in or registered constraint.
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into it.
+    """
     return _REGISTRY.serialize(constraint)
 
 
 def deserialize(config, custom_objects=None):
+    """The constraint a Keras-style config dict (or name) describes.
+
+    Args:
+        config: A dict with `class_name` (and `config`), or a name.
+        custom_objects: `{name: class}` for custom constraints.
+
+    Returns:
+        A new constraint.
+
+    Raises:
+        ValueError: the config has no `class_name` or names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A constraint from None, a name ("max_norm", "non_neg", ...), a config
-    dict or a callable."""
+    dict or a callable.
+
+    Args:
+        identifier: None, a name, a config dict, a constraint or a callable.
+
+    Returns:
+        The constraint (None for None).
+
+    Raises:
+        ValueError: `identifier` cannot be interpreted.
+    """
     return _REGISTRY.get(identifier)

@@ -45,7 +45,16 @@ from loopax.src.tensor import Tensor, unwrap
 
 
 def custom_gradient(f=None):
-    """Decorator: `f` returns `(y, grad_fn)`; see the module docstring."""
+    """Decorator: gives `f` a hand-written gradient (see the module docstring).
+
+    Args:
+        f: A function `f(*inputs) -> (outputs, grad_fn)`; `grad_fn(*upstreams)` returns
+            one gradient per array input (with `variables=` when `f` reads trainable
+            Variables: `(input_grads, variable_grads)`).
+
+    Returns:
+        The function with the custom gradient (without `f`: the decorator itself).
+    """
     if f is None:
         return custom_gradient
     return _CustomGradient(f)

@@ -35,8 +35,24 @@ def standardize(dtype) -> str:
 
 
 def is_float(dtype) -> bool:
+    """Whether `dtype` is a floating-point dtype (bfloat16 included).
+
+    Args:
+        dtype: A dtype or its name.
+
+    Returns:
+        A Python bool.
+    """
     return jnp.issubdtype(jnp.dtype(dtype), jnp.floating)
 
 
 def is_int(dtype) -> bool:
+    """Whether `dtype` is an integer dtype (signed or unsigned).
+
+    Args:
+        dtype: A dtype or its name.
+
+    Returns:
+        A Python bool.
+    """
     return jnp.issubdtype(jnp.dtype(dtype), jnp.integer)

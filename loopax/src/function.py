@@ -76,6 +76,9 @@ def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
             static shapes, so each new shape still compiles once.
         input_signature, autograph: accepted for compatibility and ignored.
         name: a name for messages (default: the function's name).
+
+    Returns:
+        A `Function` (or, called without `fn`, a decorator that makes one).
     """
     def wrap(f):
         return Function(f, jit_compile=jit_compile, reduce_retracing=reduce_retracing,
@@ -84,7 +87,17 @@ def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
 
 
 class Function:
-    """A compiled stateful function; see `loopax.function`."""
+    """A compiled stateful function; see `loopax.function`.
+
+    Each new combination of input shapes, dtypes and non-array arguments traces and
+    compiles `fn` once; Variables it reads and assigns are carried in and written back.
+
+    Args:
+        fn: The Python function.
+        jit_compile: False runs `fn` eagerly as plain Python.
+        reduce_retracing: Accepted for TensorFlow compatibility.
+        name: A name for messages (default: the function's name).
+    """
 
     def __init__(self, fn, jit_compile=True, reduce_retracing=False, name=None):
         functools.update_wrapper(self, fn)
@@ -101,7 +114,7 @@ class Function:
         return self if obj is None else functools.partial(self, obj)
 
     def experimental_get_tracing_count(self):
-        """How many times the function has been traced (compiled)."""
+        """Returns how many times the function has been traced (compiled)."""
         return self._tracing_count
 
     def __call__(self, *args, **kwargs):

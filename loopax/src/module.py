@@ -73,6 +73,9 @@ class Module:
 
     Subclass it, assign `loopax.Variable`s and other Modules as attributes,
     and read `.variables`, `.trainable_variables`, `.submodules`.
+
+    Args:
+        name: The module's name; defaults to a unique snake_case form of the class name.
     """
 
     # Attribute names the ownership walk never visits: references up or
@@ -122,6 +125,7 @@ class Module:
 
     @property
     def non_trainable_variables(self) -> list[Variable]:
+        """Variables that are not trainable or are held by a frozen Module."""
         return [v for v, t in self._variables_and_trainability() if not t]
 
     @property

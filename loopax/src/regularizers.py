@@ -38,7 +38,15 @@ def _check_factor(name, value):
 
 
 class L1L2(Regularizer):
-    """l1 · sum(|x|) + l2 · sum(x²)."""
+    """l1 · sum(|x|) + l2 · sum(x²).
+
+    Args:
+        l1: The L1 factor (>= 0).
+        l2: The L2 factor (>= 0).
+
+    Raises:
+        ValueError: a factor is negative or NaN.
+    """
 
     def __init__(self, l1=0.0, l2=0.0):
         self.l1 = _check_factor("l1", l1)
@@ -58,7 +66,14 @@ class L1L2(Regularizer):
 
 
 class L1(Regularizer):
-    """l1 · sum(|x|)."""
+    """l1 · sum(|x|).
+
+    Args:
+        l1: The factor (>= 0).
+
+    Raises:
+        ValueError: the factor is negative or NaN.
+    """
 
     def __init__(self, l1=0.01):
         self.l1 = _check_factor("l1", l1)
@@ -71,7 +86,14 @@ class L1(Regularizer):
 
 
 class L2(Regularizer):
-    """l2 · sum(x²) (no factor 1/2, as in Keras)."""
+    """l2 · sum(x²) (no factor 1/2, as in Keras).
+
+    Args:
+        l2: The factor (>= 0).
+
+    Raises:
+        ValueError: the factor is negative or NaN.
+    """
 
     def __init__(self, l2=0.01):
         self.l2 = _check_factor("l2", l2)
@@ -86,7 +108,16 @@ class L2(Regularizer):
 class OrthogonalRegularizer(Regularizer):
     """Pushes the rows (or columns) of a 2-D weight towards orthonormality:
     factor · mean of |off-diagonal entries| of the Gram matrix of the
-    L2-normalized rows (mode="rows") or columns (mode="columns")."""
+    L2-normalized rows (mode="rows") or columns (mode="columns").
+
+    Args:
+        factor: The penalty's factor (>= 0).
+        mode: `"rows"` or `"columns"`: which vectors should be orthonormal.
+
+    Raises:
+        ValueError: a negative factor or an unknown mode; a weight that is not 2-D
+            raises when the penalty is computed.
+    """
 
     def __init__(self, factor=0.01, mode="rows"):
         self.factor = _check_factor("factor", factor)
@@ -120,14 +151,44 @@ l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
 
 
 def serialize(regularizer):
+    """Serializes regularizer to a Keras-style config dict (`class_name` and `config`).
+
+    Args:
+        regularizer: A built-in or registered regularizer.
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into it.
+    """
     return _REGISTRY.serialize(regularizer)
 
 
 def deserialize(config, custom_objects=None):
+    """The regularizer a Keras-style config dict (or name) describes.
+
+    Args:
+        config: A dict with `class_name` (and `config`), or a name.
+        custom_objects: `{name: class}` for custom regularizers.
+
+    Returns:
+        A new regularizer.
+
+    Raises:
+        ValueError: the config has no `class_name` or names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A regularizer from None, a name ("l1", "l2", "l1_l2"), a config dict
-    or a callable."""
+    or a callable.
+
+    Args:
+        identifier: None, a name, a config dict, a regularizer or a callable.
+
+    Returns:
+        The regularizer (None for None).
+
+    Raises:
+        ValueError: `identifier` cannot be interpreted.
+    """
     return _REGISTRY.get(identifier)

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 
 
@@ -51,6 +52,11 @@ _state = _ThreadState()
 
 
 def active_scope() -> "StateScope | None":
+    """The innermost active `StateScope`, or None outside any.
+
+    Returns:
+        A `StateScope` or None.
+    """
     return _state.scopes[-1] if _state.scopes else None
 
 
@@ -68,11 +74,19 @@ def _assigning_scope(var) -> "StateScope | None":
 
 
 @contextlib.contextmanager
-def autocast_scope(dtype):
+def autocast_scope(dtype: DTypeLike) -> Iterator[None]:
     """While active, float Variables with `autocast=True` read as `dtype`
     (None: as their own dtype). Layers enter it around `call` under a mixed
     dtype policy; the cast is differentiable, so gradients reach the
-    Variables' own (float32) values."""
+    Variables' own (float32) values.
+
+    Args:
+        dtype: The float dtype float Variables read as, or None to turn autocasting off
+            inside (nested layers with a float32 policy).
+
+    Yields:
+        Nothing; the setting holds inside the `with` block.
+    """
     previous = _state.autocast_dtype
     _state.autocast_dtype = None if dtype is None else jnp.dtype(dtype)
     try:
@@ -89,7 +103,15 @@ def _autocast(var, value):
     return value.astype(dtype)
 
 
-def is_tracer(x) -> bool:
+def is_tracer(x: Any) -> bool:
+    """Whether `x` is a JAX tracer (a value inside `jit`/`grad`), not a concrete array.
+
+    Args:
+        x: Any object.
+
+    Returns:
+        `True` for a `jax.core.Tracer`.
+    """
     return isinstance(x, jax.core.Tracer)
 
 
@@ -116,9 +138,15 @@ class ArrayValue:
 
     @property
     def size(self) -> int:
+        """The number of elements: the product of `shape` (1 for a scalar)."""
         return int(np.prod(self.shape))
 
     def numpy(self) -> np.ndarray:
+        """The current value as a NumPy array (copied to the host).
+
+        Returns:
+            A `np.ndarray` of the same shape and dtype.
+        """
         return np.asarray(self._read_value())
 
     def __array__(self, dtype=None, copy=None):
@@ -166,7 +194,12 @@ _initializer_lookup: Callable | None = None
 
 
 def register_initializer_lookup(lookup: Callable) -> None:
-    """Installs the function that turns an initializer name into an initializer."""
+    """Installs the function that turns an initializer name into an initializer.
+
+    Args:
+        lookup: `lookup(name_or_initializer) -> callable(shape, dtype)`; installed by
+            `loopax.src.initializers` so this layer need not import it.
+    """
     global _initializer_lookup
     _initializer_lookup = lookup
 
@@ -187,6 +220,15 @@ class Variable(ArrayValue):
             see it cast to the layer's compute dtype (float Variables only).
         name: the variable's name; its `path` prefixes the enclosing name
             scopes (`"dense/kernel"`).
+        aggregation: how a distributed strategy would combine replicas' values;
+            stored for Keras compatibility, not used by loopax.
+
+    Raises:
+        ValueError: `name` contains `/`, an initializer is given without `shape`, or the
+            initial value's shape differs from `shape`.
+        TypeError: the initial value cannot be made an array.
+        RuntimeError: the initial value is a tracer (a Variable created inside a
+            compiled function).
     """
 
     # The value a compiled loopax.function wrote, while no one has read it:
@@ -204,8 +246,10 @@ class Variable(ArrayValue):
     # layer's compute dtype (`autocast_scope`).
     autocast = True
 
-    def __init__(self, initializer, shape=None, dtype=None, trainable=True,
-                 name=None, aggregation=None, autocast=True):
+    def __init__(self, initializer: ArrayLike | Callable | str,
+                 shape: tuple[int, ...] | None = None, dtype: DTypeLike = None,
+                 trainable: bool = True, name: str | None = None,
+                 aggregation: str | None = None, autocast: bool = True):
         name = name or "variable"
         if not isinstance(name, str) or "/" in name:
             raise ValueError(
@@ -245,7 +289,7 @@ class Variable(ArrayValue):
 
     # ---- value -----------------------------------------------------------
     @property
-    def value(self):
+    def value(self) -> jax.Array:
         """The current value: the one a `StateScope` substitutes, if any."""
         scopes = _state.scopes
         if scopes:
@@ -258,8 +302,22 @@ class Variable(ArrayValue):
             return _autocast(self, self._value)
         return self._value
 
-    def assign(self, value):
-        """Sets the value (shape and dtype must match); returns `value`'s array."""
+    def assign(self, value: ArrayLike) -> jax.Array:
+        """Sets the value (shape and dtype must match).
+
+        Inside a `StateScope` (a stateless call, `fit`'s step, `loopax.function`) the
+        assignment goes to the scope; the Variable itself changes only outside any scope.
+
+        Args:
+            value: The new value, array-like with the Variable's shape; cast to its dtype.
+
+        Returns:
+            The assigned `jax.Array`.
+
+        Raises:
+            ValueError: `value`'s shape differs from the Variable's.
+            RuntimeError: `value` is a tracer and no state scope is active (a bare `jax.jit`).
+        """
         value = _unwrap(value)
         value = jnp.asarray(value, dtype=self.dtype) if not (
             hasattr(value, "dtype") and value.dtype == self.dtype) else value
@@ -295,23 +353,42 @@ class Variable(ArrayValue):
         self._value = value
         self._owned_value = value if owned else None
 
-    def assign_add(self, delta):
+    def assign_add(self, delta: ArrayLike) -> jax.Array:
+        """Adds `delta` to the value (`assign(value + delta)`).
+
+        Args:
+            delta: Array-like, broadcastable to the Variable's shape.
+
+        Returns:
+            The new value, a `jax.Array`.
+        """
         return self.assign(self.value + _unwrap(delta))
 
-    def assign_sub(self, delta):
+    def assign_sub(self, delta: ArrayLike) -> jax.Array:
+        """Subtracts `delta` from the value (`assign(value - delta)`).
+
+        Args:
+            delta: Array-like, broadcastable to the Variable's shape.
+
+        Returns:
+            The new value, a `jax.Array`.
+        """
         return self.assign(self.value - _unwrap(delta))
 
     # ---- array protocol (the rest is ArrayValue's) ------------------------
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
+        """The shape, a tuple of ints (fixed at creation)."""
         return tuple(self._value.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
+        """The dtype of the stored value (reads under autocast may see another)."""
         return self._value.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions, `len(shape)`."""
         return self._value.ndim
 
     def _read_value(self):
@@ -369,11 +446,17 @@ def _to_value(value, dtype, where):
             f" ({e}). Pass an array, a number, or an initializer.") from None
 
 
-def check_not_followed(x):
+def check_not_followed(x: Any) -> None:
     """Refuses the implicit array conversion of a value a recording tape follows.
 
     `jnp.sin(x)` would otherwise convert `x` to a constant through
     `__array__`, and the tape would silently miss that part of the gradient.
+
+    Args:
+        x: The value being converted (a Variable or Tensor).
+
+    Raises:
+        TypeError: a recording GradientTape follows `x`.
     """
     if _state.tapes and any(t._follows(x) for t in _state.tapes):
         raise TypeError(
@@ -439,8 +522,15 @@ class StateScope:
         self._values[id(var)] = (var, value)
         self._assigned[id(var)] = var
 
-    def get_current_value(self, var):
-        """The value `var` has inside this scope (assigned or substituted), or None."""
+    def get_current_value(self, var: Variable) -> Array | None:
+        """The value `var` has inside this scope (assigned or substituted), or None.
+
+        Args:
+            var: A Variable.
+
+        Returns:
+            Its array in this scope, or None when the scope neither maps nor assigned it.
+        """
         hit = self._values.get(id(var))
         return None if hit is None else hit[1]
 
@@ -458,11 +548,24 @@ class StateScope:
         return False
 
 
-def check_values_match(variables, values, what: str, owner: str):
+def check_values_match(variables: list[Variable], values: Iterable[ArrayLike], what: str,
+                       owner: str) -> list[ArrayLike]:
     """Raises a clear error unless `values` fits `variables` one to one.
 
     `what` names the argument ("trainable_variables"), `owner` the object
     whose stateless API was called.
+
+    Args:
+        variables: The expected Variables, in order.
+        values: One array (or Variable) per Variable.
+        what: The argument's name, for the error message.
+        owner: The object whose API was called, for the error message.
+
+    Returns:
+        `values` as a list.
+
+    Raises:
+        ValueError: the number of values or a value's shape does not match.
     """
     values = list(values)
     if len(values) != len(variables):
@@ -492,6 +595,15 @@ def pure(fn: Callable, variables: Iterable[Variable], on_missing: Callable | Non
     it (assigned, or as given). The Variables themselves are not changed, so
     `run` works under `jax.jit`, `jax.grad` and `lax.cond`. `on_missing` is
     `StateScope`'s (called for a Variable that no scope maps).
+
+    Args:
+        fn: A function that may read and assign `variables`.
+        variables: The Variables `fn` touches, in the order of `values` and `new_values`.
+        on_missing: Optional `on_missing(variable)` callback for Variables outside
+            `variables` that `fn` reads or assigns.
+
+    Returns:
+        The function `run(values, *args, **kwargs) -> (output, new_values)`.
     """
     variables = list(variables)
 
@@ -512,8 +624,15 @@ StatelessScope = StateScope
 # --------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def name_scope(name: str):
-    """Prefixes the `path` of Variables created inside with `name/`."""
+def name_scope(name: str) -> Iterator[None]:
+    """Prefixes the `path` of Variables created inside with `name/`.
+
+    Args:
+        name: The scope's name (a path component, no `/`).
+
+    Yields:
+        Nothing; the prefix holds inside the `with` block.
+    """
     _state.name_stack.append(name)
     try:
         yield
@@ -525,12 +644,19 @@ _name_counts: dict[str, int] = {}
 
 
 def unique_name(prefix: str) -> str:
-    """`prefix`, then `prefix_1`, `prefix_2`, ... (reset by `clear_session`)."""
+    """`prefix`, then `prefix_1`, `prefix_2`, ... (reset by `clear_session`).
+
+    Args:
+        prefix: The base name, such as `"dense"`.
+
+    Returns:
+        A name not handed out before in this session.
+    """
     n = _name_counts.get(prefix, 0)
     _name_counts[prefix] = n + 1
     return prefix if n == 0 else f"{prefix}_{n}"
 
 
-def clear_session():
-    """Resets automatic layer names (and anything else global)."""
+def clear_session() -> None:
+    """Resets automatic layer names (`dense`, `dense_1`, ... start again)."""
     _name_counts.clear()

@@ -14,12 +14,14 @@ to follow (as in TensorFlow).
 from __future__ import annotations
 
 import functools
+from typing import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import state
+from loopax.src.array_types import ArrayLike, DTypeLike
 from loopax.src.state import ArrayValue, Variable, _state
 
 
@@ -32,6 +34,10 @@ class Tensor(ArrayValue):
     function applied to a Tensor that a tape is recording raises a TypeError,
     because JAX cannot report that computation to the tape; use the
     `loopax.ops` function of the same name instead.
+
+    Args:
+        value: The `jax.Array` it holds (use `loopax.constant` to make one from any
+            array-like).
     """
 
     __slots__ = ("_loopax_value", "__weakref__")
@@ -165,11 +171,20 @@ def op(fn=None, *, tensor_out=True):
     return wrapper
 
 
-def constant(value, dtype=None, shape=None):
+def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None
+             ) -> Tensor:
     """A `Tensor` holding `value` (like `tf.constant`).
 
-    Python floats and float64 NumPy arrays become float32, loopax's default.
-    `shape` broadcasts a scalar value.
+    Python floats and float64 NumPy arrays become float32, loopax's default; int64
+    NumPy arrays become int32.
+
+    Args:
+        value: An array-like, a Variable or a Tensor.
+        dtype: The dtype; default inferred as above.
+        shape: A shape to broadcast `value` to (e.g. a scalar to a full array).
+
+    Returns:
+        A `Tensor` of shape `shape` (or `value`'s shape).
     """
     value = unwrap(value)
     if dtype is None and (isinstance(value, float) or (

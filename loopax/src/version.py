@@ -4,5 +4,5 @@ __version__ = "0.1.0"
 
 
 def version() -> str:
-    """The loopax version string (`keras.version()`)."""
+    """Returns the loopax version string (`keras.version()`)."""
     return __version__

@@ -50,13 +50,24 @@ class Callback:
         self._model = None
 
     def set_params(self, params):
+        """Stores the run's parameters (called by `fit`, `evaluate` and `predict`).
+
+        Args:
+            params: `{"epochs": int, "steps": int or None, "verbose": int}`.
+        """
         self.params = params
 
     def set_model(self, model):
+        """Sets the model the callback acts on (called before the run starts).
+
+        Args:
+            model: The `Model` being trained, evaluated or run.
+        """
         self._model = model
 
     @property
     def model(self):
+        """The model being run, with its Variables brought up to date before it is returned."""
         # A fused trainer keeps weights outside the model between steps;
         # `jax_state_sync` (Keras's name) writes them back before a callback looks.
         sync = getattr(self._model, "jax_state_sync", None)
@@ -69,54 +80,137 @@ class Callback:
         self._model = model
 
     def on_batch_begin(self, batch, logs=None):
-        """Legacy alias of `on_train_batch_begin`."""
+        """Legacy alias of `on_train_batch_begin`.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the first step
+                of the execution).
+            logs: Unused (None or `{}`).
+        """
 
     def on_batch_end(self, batch, logs=None):
-        """Legacy alias of `on_train_batch_end`."""
+        """Legacy alias of `on_train_batch_end`.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the last step
+                of the execution).
+            logs: The running loss and metrics, `{name: float}`.
+        """
 
     def on_epoch_begin(self, epoch, logs=None):
-        """Called at the start of epoch `epoch` (0-based) of `fit`."""
+        """Called at the start of epoch `epoch` (0-based) of `fit`.
+
+        Args:
+            epoch: The epoch's index (0-based).
+            logs: Unused (None or `{}`).
+        """
 
     def on_epoch_end(self, epoch, logs=None):
-        """Called at the end of an epoch; `logs` has the epoch's metrics and `val_` ones."""
+        """Called at the end of an epoch; `logs` has the epoch's metrics and `val_` ones.
+
+        Args:
+            epoch: The epoch's index (0-based).
+            logs: The epoch's loss and metrics, `{name: float}`, with `val_` entries after
+                validation.
+        """
 
     def on_train_batch_begin(self, batch, logs=None):
-        """Called before training batch `batch` (index within the epoch)."""
+        """Called before training batch `batch` (index within the epoch).
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the first step
+                of the execution).
+            logs: Unused (None or `{}`).
+        """
         self.on_batch_begin(batch, logs)
 
     def on_train_batch_end(self, batch, logs=None):
-        """Called after training batch `batch`; `logs` has the running metrics."""
+        """Called after training batch `batch`; `logs` has the running metrics.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the last step
+                of the execution).
+            logs: The running loss and metrics, `{name: float}`.
+        """
         self.on_batch_end(batch, logs)
 
     def on_test_batch_begin(self, batch, logs=None):
-        """Called before evaluation batch `batch`."""
+        """Called before evaluation batch `batch`.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the first step
+                of the execution).
+            logs: Unused (None or `{}`).
+        """
 
     def on_test_batch_end(self, batch, logs=None):
-        """Called after evaluation batch `batch`."""
+        """Called after evaluation batch `batch`.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the last step
+                of the execution).
+            logs: The running loss and metrics, `{name: float}`.
+        """
 
     def on_predict_batch_begin(self, batch, logs=None):
-        """Called before prediction batch `batch`."""
+        """Called before prediction batch `batch`.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the first step
+                of the execution).
+            logs: Unused (None or `{}`).
+        """
 
     def on_predict_batch_end(self, batch, logs=None):
-        """Called after prediction batch `batch`; `logs["outputs"]` holds its outputs."""
+        """Called after prediction batch `batch`; `logs["outputs"]` holds its outputs.
+
+        Args:
+            batch: The batch's index within the epoch (with fused steps: the last step
+                of the execution).
+            logs: `{"outputs": the batch's outputs}`.
+        """
 
     def on_train_begin(self, logs=None):
-        """Called once at the start of `fit`."""
+        """Called once at the start of `fit`.
+
+        Args:
+            logs: Unused (None).
+        """
 
     def on_train_end(self, logs=None):
-        """Called once at the end of `fit`."""
+        """Called once at the end of `fit`.
+
+        Args:
+            logs: The last epoch's logs (or None when no epoch ran).
+        """
 
     def on_test_begin(self, logs=None):
-        """Called at the start of `evaluate` (and of validation inside `fit`)."""
+        """Called at the start of `evaluate` (and of validation inside `fit`).
+
+        Args:
+            logs: Unused (None).
+        """
 
     def on_test_end(self, logs=None):
-        """Called at the end of `evaluate`."""
+        """Called at the end of `evaluate`.
+
+        Args:
+            logs: The evaluation's loss and metrics, `{name: float}`.
+        """
 
     def on_predict_begin(self, logs=None):
-        """Called at the start of `predict`."""
+        """Called at the start of `predict`.
+
+        Args:
+            logs: Unused (None).
+        """
 
     def on_predict_end(self, logs=None):
-        """Called at the end of `predict`."""
+        """Called at the end of `predict`.
+
+        Args:
+            logs: Unused (None).
+        """
 
 
 def overrides(callback, hook):

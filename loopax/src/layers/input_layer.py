@@ -9,7 +9,20 @@ from loopax.src.state import unique_name
 
 @register_core_class
 class InputLayer(Layer):
-    """Produces the symbolic input tensor of a functional model."""
+    """Produces the symbolic input tensor of a functional model.
+
+    Args:
+        shape: The shape of one example (without the batch size); an int means `(int,)`.
+        batch_size: A fixed batch size, or None.
+        dtype: The input's dtype (default the global float dtype).
+        name: The layer's name.
+        batch_shape: The full shape, batch dimension included (instead of `shape`).
+        input_shape: An alias of `shape` (Keras 2).
+        **kwargs: Further `Layer` arguments.
+
+    Raises:
+        ValueError: neither `shape` nor `batch_shape` is given.
+    """
 
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None,
                  batch_shape=None, input_shape=None, **kwargs):
@@ -37,7 +50,23 @@ class InputLayer(Layer):
 
 
 def Input(shape=None, batch_size=None, dtype=None, name=None, batch_shape=None, sparse=False):
-    """A symbolic input of shape `(batch_size, *shape)` for functional models."""
+    """A symbolic input of shape `(batch_size, *shape)` for functional models.
+
+    Args:
+        shape: The shape of one example, without the batch size (`(784,)`); None sizes
+            are variable.
+        batch_size: A fixed batch size, or None.
+        dtype: The input's dtype (default the global float dtype).
+        name: The name of the `InputLayer` behind it.
+        batch_shape: The full shape, batch dimension included (instead of `shape`).
+        sparse: Accepted for Keras compatibility; sparse inputs are not supported.
+
+    Returns:
+        A symbolic tensor to call layers on.
+
+    Raises:
+        ValueError: neither `shape` nor `batch_shape` is given.
+    """
     layer = InputLayer(shape=shape, batch_size=batch_size, dtype=dtype, name=name,
                        batch_shape=batch_shape)
     return layer.output

@@ -19,12 +19,14 @@ from __future__ import annotations
 import inspect
 import math
 import threading
+from typing import Any, Callable, MutableMapping, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import constraints, dtypes, initializers, random, regularizers, tape
+from loopax.src.array_types import ArrayLike, DTypeLike, Shape
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case
@@ -62,16 +64,36 @@ jax.tree_util.register_pytree_node(
 
 
 class InputSpec:
-    """What a layer accepts: `ndim`, `min_ndim`, `max_ndim`, and fixed sizes
-    of some axes (`axes={-1: 784}`). Checked on every call; a mismatch names
-    the layer and both shapes."""
+    """What a layer accepts, checked on every call.
 
-    def __init__(self, ndim=None, min_ndim=None, max_ndim=None, axes=None, dtype=None):
+    A mismatch raises a ValueError that names the layer and both shapes.
+
+    Args:
+        ndim: The exact rank, or None.
+        min_ndim: The smallest rank, or None.
+        max_ndim: The largest rank, or None.
+        axes: Fixed sizes of some axes, `{axis: size}` (e.g. `{-1: 784}`); a None size
+            is not checked.
+        dtype: The expected dtype; recorded for Keras compatibility, not checked.
+    """
+
+    def __init__(self, ndim: int | None = None, min_ndim: int | None = None,
+                 max_ndim: int | None = None, axes: dict[int, int | None] | None = None,
+                 dtype: DTypeLike = None):
         self.ndim, self.min_ndim, self.max_ndim = ndim, min_ndim, max_ndim
         self.axes = dict(axes or {})
         self.dtype = dtype
 
-    def check(self, layer, shape):
+    def check(self, layer: Layer, shape: Sequence[int | None]) -> None:
+        """Raises unless an input of shape `shape` fits this spec.
+
+        Args:
+            layer: The layer being called (named in the error).
+            shape: The input's shape; None sizes are not checked.
+
+        Raises:
+            ValueError: the rank or a fixed axis size does not match.
+        """
         shape = tuple(shape)
         rank = len(shape)
         expect = None
@@ -152,6 +174,9 @@ class Layer(Module):
             dtype and read float weights as it inside `call` (default True).
         activity_regularizer: adds `regularizer(outputs)` to `losses`.
         input_shape / input_dim: only for the first layer of a `Sequential`.
+
+    Raises:
+        TypeError: an unknown keyword argument is given.
     """
 
     # (variable, regularizer) pairs: walking them would list regularized weights first.
@@ -160,9 +185,12 @@ class Layer(Module):
     # model casts each input to its Input's dtype instead).
     _convert_input_args = True
 
-    def __init__(self, *, name=None, trainable=True, dtype=None,
-                 activity_regularizer=None, input_shape=None, input_dim=None,
-                 batch_input_shape=None, batch_size=None, autocast=True, **kwargs):
+    def __init__(self, *, name: str | None = None, trainable: bool = True,
+                 dtype: str | dtype_policies.DTypePolicy | None = None,
+                 activity_regularizer: str | Callable | None = None,
+                 input_shape: Shape | None = None, input_dim: int | None = None,
+                 batch_input_shape: Shape | None = None, batch_size: int | None = None,
+                 autocast: bool = True, **kwargs: Any):
         if kwargs:
             raise TypeError(
                 f"{type(self).__name__}() got unexpected keyword argument(s) "
@@ -209,6 +237,7 @@ class Layer(Module):
 
     @property
     def variable_dtype(self) -> str:
+        """The dtype the layer creates its weights in (the policy's `variable_dtype`)."""
         return self.dtype_policy.variable_dtype
 
     @property
@@ -218,18 +247,38 @@ class Layer(Module):
 
     @property
     def input_dtype(self) -> str:
+        """The dtype float inputs are cast to: the policy's compute dtype."""
         return self.dtype_policy.compute_dtype
 
     # ---- weights ---------------------------------------------------------
-    def add_weight(self, shape=(), initializer="glorot_uniform", dtype=None,
-                   trainable=True, name=None, regularizer=None, constraint=None,
-                   aggregation=None, autocast=True):
+    def add_weight(self, shape: Sequence[int] = (), initializer: str | Callable = "glorot_uniform",
+                   dtype: DTypeLike = None, trainable: bool = True, name: str | None = None,
+                   regularizer: str | Callable | None = None,
+                   constraint: str | Callable | None = None, aggregation: str | None = None,
+                   autocast: bool = True) -> Variable:
         """Creates a Variable owned by this layer (path `layer_name/name`).
 
-        The layer keeps it in `self.weights` in creation order; assign it to
-        an attribute too (`self.kernel = self.add_weight(...)`) to use it.
-        `autocast=False` keeps it in its own dtype inside `call` under a
-        mixed policy (normalization statistics do).
+        The layer keeps it in `self.weights` in creation order; assign it to an attribute
+        too (`self.kernel = self.add_weight(...)`) to use it.
+
+        Args:
+            shape: The weight's shape.
+            initializer: An initializer, its name (`"zeros"`, `"glorot_uniform"`, ...) or a
+                callable `(shape, dtype) -> array`.
+            dtype: The weight's dtype; default the layer's variable dtype.
+            trainable: Whether optimizers update it.
+            name: The weight's name (default `"variable"`).
+            regularizer: A regularizer (or its name) whose penalty joins `losses`.
+            constraint: A constraint (or its name) optimizers apply after each update.
+            aggregation: Accepted for Keras compatibility; unused.
+            autocast: False keeps the weight in its own dtype inside `call` under a mixed
+                policy (normalization statistics do).
+
+        Returns:
+            The new `Variable`.
+
+        Raises:
+            MemoryError: the weight cannot fit in the free memory.
         """
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
@@ -274,11 +323,13 @@ class Layer(Module):
         return [v for v in self.variables if not v.is_seed_state]
 
     @property
-    def trainable_weights(self):
+    def trainable_weights(self) -> list[Variable]:
+        """The trainable weights (`trainable_variables`), own first, then sub-layers'."""
         return self.trainable_variables
 
     @property
-    def non_trainable_weights(self):
+    def non_trainable_weights(self) -> list[Variable]:
+        """The non-trainable weights (frozen ones and statistics), less RNG seed states."""
         return [v for v in self.non_trainable_variables
                 if not v.is_seed_state]
 
@@ -288,12 +339,19 @@ class Layer(Module):
         _, subs = self._direct({id(self)})
         return [m for m in subs if isinstance(m, Layer)]
 
-    def get_weights(self):
-        """The weights' values as NumPy arrays, in the order of `weights`."""
+    def get_weights(self) -> list[np.ndarray]:
+        """Returns the weights' values as NumPy arrays, in the order of `weights`."""
         return [np.asarray(v.value) for v in self.weights]
 
-    def set_weights(self, weights):
-        """Assigns NumPy arrays to `weights`, in order; lists every mismatch."""
+    def set_weights(self, weights: Sequence[ArrayLike]) -> None:
+        """Assigns NumPy arrays to `weights`, in order; lists every mismatch.
+
+        Args:
+            weights: One array per weight, in the order of `weights`, with matching shapes.
+
+        Raises:
+            ValueError: the number of arrays or a shape does not match.
+        """
         own = self.weights
         weights = list(weights)
         problems = []
@@ -310,11 +368,30 @@ class Layer(Module):
             var.assign(jnp.asarray(w, dtype=var.dtype))
 
     # ---- build and call --------------------------------------------------
-    def build(self, input_shape=None):
-        """Creates the weights, given the shape of the first input."""
+    def build(self, input_shape: Any = None) -> None:
+        """Creates the weights, given the shape of the first input.
+
+        Called once, by the first call. Subclasses override it; the base only marks the
+        layer built.
+
+        Args:
+            input_shape: The first input's shape (a tuple, or a structure of tuples for
+                several inputs), batch dimension included.
+        """
         self.built = True
 
-    def call(self, inputs, *args, **kwargs):
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        """The layer's computation; subclasses override it (the base returns `inputs`).
+
+        Args:
+            inputs: The input array(s).
+            *args: Further positional inputs.
+            **kwargs: Further arguments such as `training` and `mask`, passed on when the
+                subclass's `call` declares them.
+
+        Returns:
+            The outputs.
+        """
         return inputs
 
     # ---- masks (see loopax.src.layers.masking) ---------------------------
@@ -329,12 +406,27 @@ class Layer(Module):
     def supports_masking(self, value):
         self.__dict__["_supports_masking"] = bool(value)
 
-    def compute_mask(self, inputs, previous_mask=None):
-        """The mask of the outputs, given the inputs and their mask."""
+    def compute_mask(self, inputs: Any, previous_mask: Any = None) -> Any:
+        """The mask of the outputs, given the inputs and their mask.
+
+        Args:
+            inputs: The layer's inputs.
+            previous_mask: The inputs' mask, or None.
+
+        Returns:
+            The outputs' mask (the base passes `previous_mask` on), or None.
+        """
         return previous_mask
 
-    def compute_output_shape(self, input_shape):
-        """The output shape for `input_shape` (None sizes stay None); builds the layer."""
+    def compute_output_shape(self, input_shape: Any) -> Any:
+        """The output shape for `input_shape` (None sizes stay None); builds the layer.
+
+        Args:
+            input_shape: A shape tuple (or a structure of them), None for unknown sizes.
+
+        Returns:
+            The output shape(s), in the structure of the outputs.
+        """
         is_shape = lambda s: isinstance(s, tuple) and all(  # noqa: E731
             d is None or isinstance(d, int) for d in s)
         if not self.built:
@@ -347,7 +439,16 @@ class Layer(Module):
         return jax.tree_util.tree_map(
             lambda a, b: symbolic.merge_probe_shapes(a.shape, b.shape), *probes)
 
-    def compute_output_spec(self, *args, **kwargs):
+    def compute_output_spec(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' shapes and dtypes, computed without running `call` on data.
+
+        Args:
+            *args: `call`'s positional arguments, as arrays or `jax.ShapeDtypeStruct`s.
+            **kwargs: `call`'s keyword arguments.
+
+        Returns:
+            `jax.ShapeDtypeStruct`s in the structure of the outputs.
+        """
         def run(*a, **k):
             with random.shape_inference_scope():
                 return self.call(*a, **k)
@@ -496,19 +597,26 @@ class Layer(Module):
         return tensors[0] if len(tensors) == 1 else list(tensors)
 
     @property
-    def input(self):
+    def input(self) -> Any:
         """The symbolic input tensor(s) of the layer's first functional call
         (a list when it took several, as Keras)."""
         return self._first_call_tensors("input_tensors", "input")
 
     @property
-    def output(self):
+    def output(self) -> Any:
         """The symbolic output tensor(s) of the layer's first functional call."""
         return self._first_call_tensors("output_tensors", "output")
 
     # ---- losses ----------------------------------------------------------
-    def add_loss(self, loss):
-        """Adds a scalar loss (e.g. a regularization penalty) from inside `call`."""
+    def add_loss(self, loss: ArrayLike) -> None:
+        """Adds a scalar loss (e.g. a regularization penalty) from inside `call`.
+
+        Args:
+            loss: A scalar array; it joins `losses` (and the loss `fit` minimizes).
+
+        Raises:
+            RuntimeError: called outside the layer's `call`.
+        """
         if not _ctx.stack:
             raise RuntimeError(f"{self.name}.add_loss() must be called from inside call().")
         frame = _ctx.stack[0]
@@ -545,15 +653,29 @@ class Layer(Module):
         return out
 
     # ---- stateless API ---------------------------------------------------
-    def stateless_call(self, trainable_variables, non_trainable_variables, *args,
-                       return_losses=False, **kwargs):
+    def stateless_call(self, trainable_variables: Sequence[ArrayLike],
+                       non_trainable_variables: Sequence[ArrayLike], *args: Any,
+                       return_losses: bool = False, **kwargs: Any) -> tuple:
         """Calls the layer with the given variable values instead of its own.
 
-        Returns `(outputs, non_trainable_variables)` — the non-trainable values
-        after the call (e.g. BatchNormalization statistics, seed states) — or
-        `(outputs, non_trainable_variables, losses)` with `return_losses=True`.
-        The layer's own Variables are not changed; values, not Variables, come
-        back. Works under `jax.jit`, `jax.grad` and `jax.vmap`.
+        The layer's own Variables are not changed; values, not Variables, come back. Works
+        under `jax.jit`, `jax.grad` and `jax.vmap`.
+
+        Args:
+            trainable_variables: One value per `trainable_variables` entry, in order.
+            non_trainable_variables: One value per `non_trainable_variables` entry, in order.
+            *args: The call's inputs.
+            return_losses: Also return the losses the call added.
+            **kwargs: Further arguments of `call` (`training`, `mask`, ...).
+
+        Returns:
+            `(outputs, non_trainable_variables)`, the non-trainable values after the call
+            (e.g. BatchNormalization statistics, seed states), or
+            `(outputs, non_trainable_variables, losses)` with `return_losses=True`.
+
+        Raises:
+            ValueError: the layer is not built, or the values do not match its variables
+                in number or shape.
         """
         if not self.built:
             raise ValueError(
@@ -580,7 +702,11 @@ class Layer(Module):
 
     # ---- config ----------------------------------------------------------
     def get_config(self) -> dict:
-        """The constructor arguments that re-create this layer (no weights)."""
+        """The constructor arguments that re-create this layer (no weights).
+
+        Returns:
+            A JSON-serializable dict; subclasses add their own arguments.
+        """
         config = {"name": self.name, "trainable": self.trainable,
                   "dtype": self.dtype_policy.name}
         if self._batch_input_shape is not None:
@@ -588,22 +714,39 @@ class Layer(Module):
         return config
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict) -> Layer:
+        """Creates a layer from the dict `get_config` returned.
+
+        Args:
+            config: The constructor's keyword arguments.
+
+        Returns:
+            A new, unbuilt layer.
+        """
         return cls(**config)
 
     def count_params(self) -> int:
+        """Returns the number of scalars in the layer's weights."""
         return int(sum(v.size for v in self.weights))
 
     # ---- saving hooks (Keras's; used by model.save / load_model) --------
-    def get_build_config(self):
-        """`{"input_shape": shape}` the layer was first built with (None if it
-        was not built by a call); `load_model` passes it to `build_from_config`."""
+    def get_build_config(self) -> dict | None:
+        """The shape the layer was first built with, for saving.
+
+        Returns:
+            `{"input_shape": shape}`, or None if the layer was not built by a call;
+            `load_model` passes it to `build_from_config`.
+        """
         shape = self.__dict__.get("_build_input_shape")
         return None if shape is None else {"input_shape": _jsonable_shape(shape)}
 
-    def build_from_config(self, config):
-        """Builds the layer from `get_build_config()`'s dict (Keras's
-        `input_shape` or `shapes_dict` form)."""
+    def build_from_config(self, config: dict | None) -> None:
+        """Builds the layer from `get_build_config()`'s dict.
+
+        Args:
+            config: `{"input_shape": shape}` or Keras's `{"shapes_dict": {...}}`; None or an
+                already built layer does nothing.
+        """
         if not config or self.built:
             return
         if "input_shape" in config:
@@ -619,15 +762,27 @@ class Layer(Module):
         weights = {id(v) for v in self.weights}
         return [v for v in self._direct({id(self)})[0] if id(v) in weights]
 
-    def save_own_variables(self, store):
-        """Writes the layer's own weights into the dict-like `store` as
-        `"0", "1", ...`; override it (with `load_own_variables`) to save
-        other arrays. Sub-layers save their own."""
+    def save_own_variables(self, store: MutableMapping[str, Any]) -> None:
+        """Writes the layer's own weights into `store` as `"0", "1", ...`.
+
+        Override it (with `load_own_variables`) to save other arrays. Sub-layers save
+        their own.
+
+        Args:
+            store: A dict-like mapping from string keys to arrays.
+        """
         for i, variable in enumerate(self._own_weights()):
             store[str(i)] = np.asarray(variable.value)
 
-    def load_own_variables(self, store):
-        """Assigns what `save_own_variables` wrote back to the layer's own weights."""
+    def load_own_variables(self, store: MutableMapping[str, Any]) -> None:
+        """Assigns what `save_own_variables` wrote back to the layer's own weights.
+
+        Args:
+            store: The dict-like mapping `save_own_variables` filled.
+
+        Raises:
+            ValueError: the number of arrays or a shape differs from the layer's own weights.
+        """
         own = self._own_weights()
         if len(store) != len(own):
             raise ValueError(

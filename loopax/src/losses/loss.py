@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.layers.masking import get_keras_mask
 from loopax.src.module import _snake_case
 from loopax.src.state import unique_name
@@ -53,25 +54,54 @@ class Loss:
         reduction: "sum_over_batch_size" (default), "sum", "mean",
             "mean_with_sample_weight", "none" or None.
         dtype: the dtype the loss computes in (default: `floatx()`).
+
+    Raises:
+        ValueError: `reduction` is not one of the above.
     """
 
-    def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
+    def __init__(self, name: str | None = None, reduction: str | None = "sum_over_batch_size",
+                 dtype: DTypeLike = None):
         self.name = name or unique_name(_snake_case(type(self).__name__))
         self.reduction = standardize_reduction(reduction)
         self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
+        """The dtype the loss computes in (inputs are cast to it)."""
         return self._dtype
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
-        """The reduced loss (a scalar unless `reduction` is "none"). Entries
-        that the mask of `y_pred` (`_keras_mask`, see layers.Masking) marks as
-        padding do not count, as in Keras."""
+    def __call__(self, y_true: ArrayLike, y_pred: ArrayLike,
+                 sample_weight: ArrayLike | None = None) -> Array:
+        """The reduced loss (a scalar unless `reduction` is "none").
+
+        Entries that the mask of `y_pred` (`_keras_mask`, see layers.Masking) marks as
+        padding do not count, as in Keras.
+
+        Args:
+            y_true: The targets, e.g. `(batch, d)`.
+            y_pred: The predictions, e.g. `(batch, d)`.
+            sample_weight: Per-sample weights `(batch,)`/`(batch, 1)`, or per-element
+                weights of the per-sample losses' shape; None weighs all equally.
+
+        Returns:
+            A scalar of `dtype` (with `reduction="none"`: the per-sample losses, e.g.
+            `(batch,)`).
+        """
         return _loss_value(self, y_true, y_pred, sample_weight, get_keras_mask(y_pred))
 
-    def call(self, y_true, y_pred):
-        """Per-sample losses of `y_true` and `y_pred` (arrays of `self.dtype`)."""
+    def call(self, y_true: Array, y_pred: Array) -> Array:
+        """Per-sample losses of `y_true` and `y_pred`; subclasses implement it.
+
+        Args:
+            y_true: The targets, as an array of `self.dtype`.
+            y_pred: The predictions, as an array of `self.dtype`.
+
+        Returns:
+            The unreduced losses, usually `y_pred`'s shape less the last axis.
+
+        Raises:
+            NotImplementedError: the subclass does not implement it.
+        """
         raise NotImplementedError(
             f"{type(self).__name__} must implement `call(y_true, y_pred)`.")
 
@@ -79,11 +109,24 @@ class Loss:
         """Per-sample losses and an optional mask of the entries that count."""
         return self.call(y_true, y_pred), None
 
-    def get_config(self):
+    def get_config(self) -> dict:
+        """The constructor arguments that re-create this loss.
+
+        Returns:
+            A JSON-serializable dict (`name`, `reduction`, `dtype`, plus a subclass's own).
+        """
         return {"name": self.name, "reduction": self.reduction, "dtype": self.dtype}
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict) -> Loss:
+        """Creates a loss from the dict `get_config` returned.
+
+        Args:
+            config: The constructor's keyword arguments.
+
+        Returns:
+            A new loss of class `cls`.
+        """
         return cls(**config)
 
     def __repr__(self):

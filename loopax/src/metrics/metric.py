@@ -17,9 +17,12 @@ models do not list its variables among their weights.
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, owned
 from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
@@ -36,7 +39,7 @@ class Metric:
         dtype: the dtype of its state and result (default: `floatx()`).
     """
 
-    def __init__(self, dtype=None, name=None):
+    def __init__(self, dtype: DTypeLike = None, name: str | None = None):
         self.name = name or unique_name(_snake_case(type(self).__name__))
         self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
         self._variables = []
@@ -47,12 +50,30 @@ class Metric:
         return owned(self, wanted=lambda value: isinstance(value, Metric))
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
+        """The dtype of the metric's state and result."""
         return self._dtype
 
     # ---- state -----------------------------------------------------------
-    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="sum", name=None):
-        """A non-trainable Variable named `<metric name>/<name>`, in `.variables`."""
+    def add_variable(self, shape: Sequence[int], initializer: str | Callable | ArrayLike = "zeros",
+                     dtype: DTypeLike = None, aggregation: str = "sum",
+                     name: str | None = None) -> Variable:
+        """A non-trainable Variable named `<metric name>/<name>`, in `.variables`.
+
+        Args:
+            shape: The variable's shape.
+            initializer: `"zeros"`, `"ones"`, another initializer (or its name), or an array.
+            dtype: The dtype (default the metric's).
+            aggregation: How distributed replicas would combine it; recorded for Keras
+                compatibility.
+            name: The variable's name.
+
+        Returns:
+            The new `Variable`; `reset_state` puts it back to its initial value.
+
+        Raises:
+            RuntimeError: called before `super().__init__()`.
+        """
         if "_variables" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call `super().__init__(...)` "
                                "before `add_variable`.")
@@ -66,8 +87,20 @@ class Metric:
         self._initial_values.append(variable.value)
         return variable
 
-    def add_weight(self, shape=(), initializer="zeros", dtype=None, name=None):
-        """Alias of `add_variable` (older Keras code uses this name)."""
+    def add_weight(self, shape: Sequence[int] = (),
+                   initializer: str | Callable | ArrayLike = "zeros", dtype: DTypeLike = None,
+                   name: str | None = None) -> Variable:
+        """Alias of `add_variable` (older Keras code uses this name).
+
+        Args:
+            shape: The variable's shape (default a scalar).
+            initializer: As in `add_variable`.
+            dtype: The dtype (default the metric's).
+            name: The variable's name.
+
+        Returns:
+            The new `Variable`.
+        """
         return self.add_variable(shape, initializer, dtype=dtype, name=name)
 
     @property
@@ -78,21 +111,46 @@ class Metric:
             out.extend(metric.variables)
         return out
 
-    def reset_state(self):
+    def reset_state(self) -> None:
         """Puts every variable back to its initial value."""
         for variable, value in zip(self._variables, self._initial_values):
             variable.assign(value)
         for metric in self._owned()[1]:
             metric.reset_state()
 
-    def update_state(self, *args, **kwargs):
+    def update_state(self, *args: Any, **kwargs: Any) -> None:
+        """Accumulates the statistic over one batch; subclasses implement it.
+
+        Args:
+            *args: Usually `y_true, y_pred`.
+            **kwargs: Usually `sample_weight=None`.
+
+        Raises:
+            NotImplementedError: the subclass does not implement it.
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement `update_state`.")
 
-    def result(self):
+    def result(self) -> Any:
+        """The current value of the statistic; subclasses implement it.
+
+        Returns:
+            An array of `dtype` (a scalar for most metrics).
+
+        Raises:
+            NotImplementedError: the subclass does not implement it.
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement `result`.")
 
-    def __call__(self, *args, **kwargs):
-        """Updates the state with one batch and returns the new result."""
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Updates the state with one batch and returns the new result.
+
+        Args:
+            *args: `update_state`'s arguments.
+            **kwargs: `update_state`'s keyword arguments.
+
+        Returns:
+            `result()` after the update.
+        """
         self.update_state(*args, **kwargs)
         return self.result()
 
@@ -104,26 +162,61 @@ class Metric:
                                     f"{type(self).__name__}.stateless_{method.__name__}")
         return pure(method, variables)(values, *args, **kwargs)
 
-    def stateless_update_state(self, metric_variables, *args, **kwargs):
-        """`update_state` on the state `metric_variables` (values or Variables,
-        in the order of `.variables`); returns the new values as a list."""
+    def stateless_update_state(self, metric_variables: Sequence[ArrayLike], *args: Any,
+                               **kwargs: Any) -> list[Array]:
+        """`update_state` on the given state, without touching the Variables.
+
+        Args:
+            metric_variables: One value (or Variable) per entry of `.variables`, in order.
+            *args: `update_state`'s arguments.
+            **kwargs: `update_state`'s keyword arguments.
+
+        Returns:
+            The new values, a list in the order of `.variables`.
+
+        Raises:
+            ValueError: `metric_variables` does not match `.variables` in number or shape.
+        """
         return self._stateless(self.update_state, metric_variables, *args, **kwargs)[1]
 
-    def stateless_result(self, metric_variables):
-        """`result()` computed from the state `metric_variables`."""
+    def stateless_result(self, metric_variables: Sequence[ArrayLike]) -> Any:
+        """`result()` computed from the state `metric_variables`.
+
+        Args:
+            metric_variables: One value (or Variable) per entry of `.variables`, in order.
+
+        Returns:
+            The result, as `result()` returns it.
+
+        Raises:
+            ValueError: `metric_variables` does not match `.variables` in number or shape.
+        """
         return self._stateless(self.result, metric_variables)[0]
 
-    def stateless_reset_state(self):
-        """The initial values of `.variables`, as a list."""
+    def stateless_reset_state(self) -> list[Array]:
+        """Returns the initial values of `.variables`, as a list."""
         variables = self.variables
         return pure(self.reset_state, variables)([v.value for v in variables])[1]
 
     # ---- config ----------------------------------------------------------
-    def get_config(self):
+    def get_config(self) -> dict:
+        """The constructor arguments that re-create this metric.
+
+        Returns:
+            A JSON-serializable dict (`name`, `dtype`, plus a subclass's own).
+        """
         return {"name": self.name, "dtype": self.dtype}
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict) -> Metric:
+        """Creates a metric from the dict `get_config` returned.
+
+        Args:
+            config: The constructor's keyword arguments.
+
+        Returns:
+            A new metric of class `cls` (with fresh state).
+        """
         return cls(**config)
 
     def __repr__(self):

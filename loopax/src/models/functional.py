@@ -11,6 +11,8 @@ runs as one layer.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,21 +27,28 @@ from loopax.src.saving import serialization
 
 @serialization.register_core_class
 class Functional(Model):
-    """A model defined by symbolic `inputs` and `outputs` (tensors, or lists
-    or dicts of them).
+    """A model defined by symbolic `inputs` and `outputs` (tensors, or lists or dicts of them).
 
     Args:
         inputs: tensor(s) from `loopax.Input`: one, a list, or a dict whose keys
             name the entries of dict data passed to the model.
         outputs: tensor(s) computed from `inputs` by calling layers.
         name: the model's name.
+        trainable: whether the model's weights train.
+        **kwargs: further `Layer` arguments (`dtype`, ...).
+
+    Raises:
+        ValueError: `inputs` or `outputs` is empty, an input does not come from
+            `loopax.Input`, or the outputs depend on an Input missing from `inputs`.
+        TypeError: an input or output is not a symbolic tensor.
     """
 
     # Inputs keep their dtype here: each layer casts them to its own compute
     # dtype (a functional model, to its Inputs' dtypes), as in Keras.
     _convert_input_args = False
 
-    def __init__(self, inputs, outputs, name=None, trainable=True, **kwargs):
+    def __init__(self, inputs: Any, outputs: Any, name: str | None = None,
+                 trainable: bool = True, **kwargs: Any):
         Model.__init__(self, name=name, trainable=trainable, **kwargs)
         flat_inputs = jax.tree_util.tree_leaves(inputs, is_leaf=is_symbolic)
         flat_outputs, self._outputs_treedef = jax.tree_util.tree_flatten(outputs, is_leaf=is_symbolic)
@@ -68,10 +77,12 @@ class Functional(Model):
 
     @property
     def input(self):
+        """The `inputs` as given: one symbolic tensor, or a list or dict of them."""
         return self._inputs_struct
 
     @property
     def output(self):
+        """The `outputs` as given: one symbolic tensor, or a list or dict of them."""
         return self._outputs_struct
 
     @property
@@ -82,11 +93,13 @@ class Functional(Model):
 
     @property
     def output_shape(self):
+        """The outputs' shapes: one tuple, or a list in `outputs` order (as Keras)."""
         shapes = [t.shape for t in self.outputs]
         return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def input_names(self) -> list[str]:
+        """The inputs' names: dict keys for dict inputs, else the Input layers' names."""
         return list(self._input_keys)
 
     @property
@@ -97,11 +110,28 @@ class Functional(Model):
                 {k: k for k in self._outputs_struct})[0]]
         return [t.node.layer.name for t in self.outputs]
 
-    def build(self, input_shape=None):
+    def build(self, input_shape: Any = None) -> None:
+        """Does nothing: a functional model is built when made.
+
+        Args:
+            input_shape: Ignored.
+        """
         self.built = True
 
     # ---- call ------------------------------------------------------------------
-    def call(self, inputs, training=None, mask=None):
+    def call(self, inputs: Any, training: bool | None = None, mask: Any = None) -> Any:
+        """Runs the graph on `inputs`.
+
+        Args:
+            inputs: Data in the structure of the model's `inputs` (one array, a list, or a
+                dict keyed by input name).
+            training: Passed to the layers that take it.
+            mask: Masks for the inputs (one, or a list aligned with them), or None.
+
+        Returns:
+            The outputs, in the structure of the model's `outputs` (a one-element list
+            gives the array itself, as in Keras).
+        """
         flat = self._standardize_inputs(inputs)
         if mask is not None:   # masks for the inputs reach the layers that read them
             for x, m in zip(flat, mask if isinstance(mask, (list, tuple)) else [mask]):
@@ -154,7 +184,11 @@ class Functional(Model):
     # ---- config --------------------------------------------------------------
     def get_config(self) -> dict:
         """A JSON-able description of the graph: each layer's class and config
-        with the tensors each of its calls took, and the input/output tensors."""
+        with the tensors each of its calls took, and the input/output tensors.
+
+        Returns:
+            A JSON-serializable dict that `Model.from_config` turns back into this graph.
+        """
         node_key = {}
         node_count = {}
         calls = {}

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+from typing import Any, Callable, Sequence
 
 import jax.numpy as jnp
 
@@ -70,9 +72,18 @@ def _is_json_able(value) -> bool:
 class Model(Trainer, Layer):
     """A layer with `fit`/`evaluate`/`predict`, `summary`, saving and weights I/O.
 
-    Subclass it and define `call(inputs, training=None)`; create layers in
-    `__init__` (they are tracked as attributes) and they build on the first
-    call. Or call `Model(inputs, outputs)` for a functional model.
+    Subclass it and define `call(inputs, training=None)`; create layers in `__init__`
+    (they are tracked as attributes) and they build on the first call. Or call
+    `Model(inputs, outputs)` for a functional model.
+
+    Args:
+        *args: `(inputs, outputs)` for a functional model (see `Functional`); nothing
+            otherwise.
+        **kwargs: `inputs=`/`outputs=` for a functional model, and `Layer`'s keyword
+            arguments (`name`, `trainable`, `dtype`, ...).
+
+    Raises:
+        TypeError: positional arguments other than `(inputs, outputs)` are given.
     """
 
     _untracked_attributes = Trainer._untracked_attributes | Layer._untracked_attributes
@@ -117,9 +128,16 @@ class Model(Trainer, Layer):
             self.build(self._build_input_shape)
             self.built = True
 
-    def build(self, input_shape=None):
-        """Creates the weights by calling the model once on zeros of `input_shape`
-        (None sizes become 1). A list or dict of shapes for several inputs."""
+    def build(self, input_shape: Any = None) -> None:
+        """Creates the weights by calling the model once on zeros of `input_shape`.
+
+        Args:
+            input_shape: A shape such as `(None, 784)` (None sizes become 1), or a list or
+                dict of shapes for several inputs; None only marks the model built.
+
+        Raises:
+            ValueError: `input_shape` is not a shape or a structure of shapes.
+        """
         if self.built:
             return
         self._build_input_shape = input_shape
@@ -135,8 +153,19 @@ class Model(Trainer, Layer):
             raise
 
     # ---- layers ------------------------------------------------------------
-    def get_layer(self, name=None, index=None):
-        """The layer called `name`, or the one at position `index` in `layers`."""
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """The layer called `name`, or the one at position `index` in `layers`.
+
+        Args:
+            name: A layer's name.
+            index: A position in `layers` (negative counts from the end).
+
+        Returns:
+            The `Layer`.
+
+        Raises:
+            ValueError: both or neither of `name` and `index` are given, or no layer matches.
+        """
         if (name is None) == (index is None):
             raise ValueError("get_layer() needs exactly one of `name=` or `index=`.")
         layers = self.layers
@@ -152,36 +181,88 @@ class Model(Trainer, Layer):
                          f"{[layer.name for layer in layers]}.")
 
     def count_params(self) -> int:
-        """The number of scalars in `weights` (the model must be built)."""
+        """The number of scalars in `weights` (the model must be built).
+
+        Returns:
+            The parameter count, an int.
+
+        Raises:
+            ValueError: the model is not built.
+        """
         if not self.built:
             raise ValueError(f"Model {self.name!r} is not built yet, so it has no weights to "
                              "count: call it on a batch or call build(input_shape) first.")
         return int(sum(v.size for v in self.weights))
 
-    def summary(self, line_length=None, positions=None, print_fn=None,
-                expand_nested=False, show_trainable=False, layer_range=None):
-        """Prints a table of layers, output shapes and parameter counts."""
+    def summary(self, line_length: int | None = None, positions: Sequence[float] | None = None,
+                print_fn: Callable[[str], Any] | None = None, expand_nested: bool = False,
+                show_trainable: bool = False, layer_range: Sequence[str] | None = None) -> None:
+        """Prints a table of layers, output shapes and parameter counts.
+
+        Args:
+            line_length: The table's width in characters (default 88, or 108 with a
+                "Connected to" column for non-sequential graphs).
+            positions: The columns' right edges, as fractions of `line_length` (all <= 1)
+                or as character positions.
+            print_fn: Called with each line of the table (default `print`).
+            expand_nested: Also list the layers inside nested models and layers.
+            show_trainable: Add a column marking trainable layers.
+            layer_range: `[first, last]`, two regular expressions of layer names: show
+                only the layers from the first match to the last.
+
+        Raises:
+            ValueError: the model is not built, or `layer_range` matches no layer.
+        """
         summary.print_summary(self, line_length=line_length, positions=positions,
                               print_fn=print_fn, expand_nested=expand_nested,
                               show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- saving ------------------------------------------------------------
-    def save_weights(self, filepath, overwrite=True):
-        """Writes `weights` to a safetensors file (see `loopax.saving`)."""
+    def save_weights(self, filepath: str | os.PathLike, overwrite: bool = True) -> None:
+        """Writes `weights` to a safetensors file (see `loopax.saving`).
+
+        Args:
+            filepath: The file to write; its folder is created if needed.
+            overwrite: False refuses to replace an existing file.
+
+        Raises:
+            FileExistsError: the file exists and `overwrite=False`.
+        """
         weights_file.save_weights(self, filepath, overwrite=overwrite)
 
-    def load_weights(self, filepath, skip_mismatch=False):
-        """Reads weights written by `save_weights` (or `save`) into this model."""
+    def load_weights(self, filepath: str | os.PathLike, skip_mismatch: bool = False) -> None:
+        """Reads weights written by `save_weights` (or `save`, or Keras) into this model.
+
+        Args:
+            filepath: A `.weights.h5`/safetensors file or a `.keras` archive.
+            skip_mismatch: Load the weights that match and warn about the rest, instead of
+                raising.
+
+        Raises:
+            FileNotFoundError: no file at `filepath`.
+            ValueError: the file's weights do not match the model's names or shapes (and
+                `skip_mismatch=False`).
+        """
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
-    def save(self, filepath, overwrite=True, zipped=None, include_optimizer=True, **kwargs):
-        """Writes the architecture and weights to one zip file; read it back with
-        `loopax.saving.load_model(filepath)`. With `include_optimizer` (as
-        Keras) the optimizer's variables and the layers' SeedGenerator states
-        are saved too, so the loaded model's `fit()` continues exactly.
+    def save(self, filepath: str | os.PathLike, overwrite: bool = True, zipped: bool | None = None,
+             include_optimizer: bool = True, **kwargs: Any) -> None:
+        """Writes the architecture and weights to one zip file.
 
-        loopax writes only the zip format (`zipped=False` and Keras's legacy
-        options such as `save_format=` raise instead of being ignored).
+        Read it back with `loopax.saving.load_model(filepath)`. With `include_optimizer` (as
+        Keras) the optimizer's variables and the layers' SeedGenerator states are saved
+        too, so the loaded model's `fit()` continues exactly.
+
+        Args:
+            filepath: The file to write (`.keras`).
+            overwrite: False refuses to replace an existing file.
+            zipped: Only None/True: loopax writes the zip format.
+            include_optimizer: Also save the optimizer's state.
+            **kwargs: Keras's legacy options (`save_format=`, ...) are refused, not ignored.
+
+        Raises:
+            ValueError: `zipped=False`.
+            TypeError: any other keyword argument.
         """
         if zipped is False:
             raise ValueError(f"Model {self.name!r}: save(zipped=False) is not supported; "
@@ -193,16 +274,30 @@ class Model(Trainer, Layer):
         model_file.save_model(self, filepath, overwrite=overwrite,
                               include_optimizer=include_optimizer)
 
-    def to_json(self, **kwargs) -> str:
-        """The architecture (and compile arguments) as JSON, no weights; read it
-        back with `loopax.models.model_from_json`. `kwargs` go to `json.dumps`."""
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture (and compile arguments) as JSON, no weights.
+
+        Read it back with `loopax.models.model_from_json`.
+
+        Args:
+            **kwargs: Passed to `json.dumps` (e.g. `indent=2`).
+
+        Returns:
+            A JSON string.
+        """
         return model_file.config_to_json(self, model_file.model_config(self), **kwargs)
 
     # ---- config ------------------------------------------------------------
     def get_config(self) -> dict:
-        """For a subclassed model: name, trainable, dtype and the `__init__`
-        arguments it was called with when they are plain JSON values.
-        Override it (with `from_config`) when `__init__` takes other objects."""
+        """The constructor arguments that re-create a subclassed model.
+
+        Name, trainable, dtype and the `__init__` arguments it was called with when they
+        are plain JSON values. Override it (with `from_config`) when `__init__` takes
+        other objects.
+
+        Returns:
+            A JSON-serializable dict.
+        """
         config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
         auto = getattr(self, "_auto_config", None)
         if auto is not None:
@@ -211,7 +306,22 @@ class Model(Trainer, Layer):
         return config
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Model:
+        """Re-creates a model from `get_config()`'s dict.
+
+        A functional config (layers and their connections) rebuilds the graph; any other
+        config is passed to the constructor.
+
+        Args:
+            config: The dict `get_config` returned.
+            custom_objects: `{name: class or function}` for custom layers in the config.
+
+        Returns:
+            A new model of class `cls`.
+
+        Raises:
+            TypeError: the constructor does not accept the config.
+        """
         from loopax.src.models import functional
         if functional.is_functional_config(config) and _revivable_as_functional(cls):
             return functional.functional_from_config(cls, config, custom_objects)

@@ -8,6 +8,8 @@ replays. `layers` leaves out the `InputLayer`, as in Keras.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from loopax.src import dtypes
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
@@ -23,6 +25,14 @@ class Sequential(Model):
 
     Example:
         model = Sequential([loopax.Input(shape=(784,)), Dense(64, "relu"), Dense(10)])
+
+    Args:
+        layers: The layers, in order; the first may be a `loopax.Input` tensor, or a
+            layer given `input_shape=`, which defines the input (else the first call or
+            `build` does).
+        trainable: Whether the model's weights train.
+        name: The model's name.
+        **kwargs: Further `Layer` arguments (`dtype`, ...).
     """
 
     # The wired graph: its layers are already owned through `_layers`.
@@ -31,7 +41,8 @@ class Sequential(Model):
     # dtype (a functional model, to its Inputs' dtypes), as in Keras.
     _convert_input_args = False
 
-    def __init__(self, layers=None, trainable=True, name=None, **kwargs):
+    def __init__(self, layers: Sequence[Layer | SymbolicTensor] | None = None,
+                 trainable: bool = True, name: str | None = None, **kwargs: Any):
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._layers = []
         self._graph = None
@@ -40,8 +51,18 @@ class Sequential(Model):
         self._maybe_rebuild()
 
     # ---- editing -------------------------------------------------------------
-    def add(self, layer, rebuild=True):
-        """Appends a layer (or an `Input` tensor, first only)."""
+    def add(self, layer: Layer | SymbolicTensor, rebuild: bool = True) -> None:
+        """Appends a layer (or an `Input` tensor, first only).
+
+        Args:
+            layer: A `Layer`, or a `loopax.Input` tensor as the first entry.
+            rebuild: Re-wire the graph now (False when adding several layers at once).
+
+        Raises:
+            TypeError: `layer` is not a layer or an Input tensor.
+            ValueError: an Input comes after layers, or the layer (or its name) is already
+                in the model.
+        """
         if isinstance(layer, SymbolicTensor):
             if layer.node is None or not isinstance(layer.node.layer, InputLayer):
                 raise TypeError(f"Sequential {self.name!r}.add() takes layers or a "
@@ -67,8 +88,18 @@ class Sequential(Model):
         if rebuild:
             self._maybe_rebuild()
 
-    def pop(self, rebuild=True):
-        """Removes and returns the last layer."""
+    def pop(self, rebuild: bool = True) -> Layer:
+        """Removes and returns the last layer.
+
+        Args:
+            rebuild: Re-wire the graph now.
+
+        Returns:
+            The removed `Layer`.
+
+        Raises:
+            TypeError: the model has no layers.
+        """
         if not self.layers:
             raise TypeError(f"Sequential {self.name!r} has no layers to pop.")
         layer = self._layers.pop()
@@ -100,8 +131,15 @@ class Sequential(Model):
         self._build_input_shape = tuple(shape)
         self._add_input((None,) + tuple(shape[1:]), dtype)
 
-    def build(self, input_shape=None):
-        """Wires the layers for inputs of `input_shape` (batch size first)."""
+    def build(self, input_shape: Sequence[int | None] | None = None) -> None:
+        """Wires the layers for inputs of `input_shape` (batch size first).
+
+        Args:
+            input_shape: The input's shape, e.g. `(None, 784)`.
+
+        Raises:
+            ValueError: `input_shape` is None and the model has no Input.
+        """
         if self.built:
             return
         if input_shape is None:
@@ -117,7 +155,17 @@ class Sequential(Model):
         self._layers.insert(0, InputLayer(batch_shape=batch_shape, dtype=dtype))
         self._maybe_rebuild()
 
-    def call(self, inputs, training=None, mask=None):
+    def call(self, inputs: Any, training: bool | None = None, mask: Any = None) -> Any:
+        """Runs the layers in order.
+
+        Args:
+            inputs: A batch, `(batch, ...)`.
+            training: Passed to the layers that take it.
+            mask: The inputs' mask, if any.
+
+        Returns:
+            The last layer's outputs.
+        """
         if self._graph is not None:
             return self._graph.call(inputs, mask=mask)
         for layer in self.layers:
@@ -143,43 +191,65 @@ class Sequential(Model):
 
     @property
     def inputs(self):
+        """The input tensors: a list of one symbolic tensor (raises while no input is defined)."""
         return self._graph_model().inputs
 
     @property
     def outputs(self):
+        """The output tensors: a list of one symbolic tensor."""
         return self._graph_model().outputs
 
     @property
     def input(self):
+        """The symbolic input tensor."""
         return self._graph_model().input
 
     @property
     def output(self):
+        """The symbolic output tensor."""
         return self._graph_model().output
 
     @property
     def input_names(self):
+        """The input's name, in a list."""
         return self._graph_model().input_names
 
     @property
     def output_names(self):
+        """The name of the last layer, in a list."""
         return self._graph_model().output_names
 
     @property
     def input_shape(self):
+        """The input's shape, batch dimension (None) first."""
         return self._graph_model().inputs[0].shape
 
     @property
     def output_shape(self):
+        """The output's shape, batch dimension (None) first."""
         return self._graph_model().outputs[0].shape
 
     # ---- config --------------------------------------------------------------
     def get_config(self) -> dict:
+        """The model's name, trainable flag and each layer's serialized config.
+
+        Returns:
+            A JSON-serializable dict (the Input included as its first layer).
+        """
         return {"name": self.name, "trainable": self.trainable,
                 "layers": [serialization.serialize(l) for l in self._layers]}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Sequential:
+        """Re-creates a Sequential model from `get_config()`'s dict.
+
+        Args:
+            config: The dict `get_config` returned.
+            custom_objects: `{name: class or function}` for custom layers in the config.
+
+        Returns:
+            A new `Sequential`.
+        """
         with serialization.custom_object_scope(custom_objects or {}):
             layers = [serialization.deserialize(c) for c in config["layers"]]
         model = cls(name=config.get("name"), trainable=config.get("trainable", True))

@@ -16,6 +16,7 @@ seen by a tape; pass them through the loop state instead.
 from __future__ import annotations
 
 import builtins
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +24,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.numpy import clip, moveaxis, stack, where
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.state import Variable, _state, is_tracer
@@ -62,11 +64,24 @@ def _has_tracer(x):
 
 
 @op(tensor_out=False)
-def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
+def convert_to_tensor(x: ArrayLike, dtype: DTypeLike = None, sparse: bool | None = None,
+                      ragged: bool | None = None) -> Array:
     """`x` as a `jax.Array` (NumPy arrays, lists, scalars, Variables).
 
     Without `dtype`, float64 and Python floats become floatx (float32),
     int64 and Python ints become int32, as in Keras.
+
+    Args:
+        x: An array-like, Variable or Tensor.
+        dtype: The dtype (default inferred as above).
+        sparse: Must be falsy: loopax has no sparse tensors.
+        ragged: Must be falsy: loopax has no ragged tensors.
+
+    Returns:
+        A `jax.Array`.
+
+    Raises:
+        ValueError: `sparse` or `ragged` is set.
     """
     if sparse or ragged:
         raise ValueError("convert_to_tensor: loopax has no sparse or ragged tensors.")
@@ -78,15 +93,31 @@ def convert_to_tensor(x, dtype=None, sparse=None, ragged=None):
 
 @op
 @compiled("dtype")
-def cast(x, dtype):
-    """`x` converted to `dtype` (floats to ints truncate toward zero)."""
+def cast(x: ArrayLike, dtype: DTypeLike) -> Array:
+    """`x` converted to `dtype` (floats to ints truncate toward zero).
+
+    Args:
+        x: Input array.
+        dtype: The target dtype or its name.
+
+    Returns:
+        An array of `x`'s shape and `dtype`.
+    """
     return jnp.asarray(x).astype(dtypes.standardize(dtype))
 
 
 @op
 @compiled("dtype")
-def saturate_cast(x, dtype):
-    """`cast` that first clips to `dtype`'s range instead of wrapping around."""
+def saturate_cast(x: ArrayLike, dtype: DTypeLike) -> Array:
+    """`cast` that first clips to `dtype`'s range instead of wrapping around.
+
+    Args:
+        x: Input array.
+        dtype: The target dtype.
+
+    Returns:
+        An array of `x`'s shape and `dtype`.
+    """
     dtype = jnp.dtype(dtypes.standardize(dtype))
     x = jnp.asarray(x)
     if not (jnp.issubdtype(x.dtype, jnp.bool_) or jnp.issubdtype(dtype, jnp.bool_)):
@@ -101,24 +132,52 @@ def _range(dtype):
     return float(info.min), float(info.max)
 
 
-def convert_to_numpy(x):
-    """`x` as a NumPy array."""
+def convert_to_numpy(x: ArrayLike) -> np.ndarray:
+    """`x` as a NumPy array.
+
+    Args:
+        x: An array, Variable, Tensor or array-like.
+
+    Returns:
+        A `np.ndarray`.
+    """
     return np.asarray(unwrap(x))
 
 
-def is_tensor(x):
+def is_tensor(x: Any) -> bool:
     """Whether `x` is an array loopax computes on (a `jax.Array` or `Tensor`;
-    not a Variable or a NumPy array)."""
+    not a Variable or a NumPy array).
+
+    Args:
+        x: Any object.
+
+    Returns:
+        A Python bool.
+    """
     return isinstance(x, (jax.Array, Tensor))
 
 
-def shape(x):
-    """The shape of `x` as a tuple of Python ints."""
+def shape(x: Any) -> tuple:
+    """The shape of `x` as a tuple of Python ints.
+
+    Args:
+        x: An array, Variable, Tensor or symbolic tensor.
+
+    Returns:
+        A tuple (None for unknown symbolic sizes).
+    """
     return tuple(np.shape(unwrap(x)) if not hasattr(x, "shape") else x.shape)
 
 
-def dtype(x):
-    """The standardized dtype name of `x` ("float32", "int32", ...)."""
+def dtype(x: Any) -> str:
+    """The standardized dtype name of `x` ("float32", "int32", ...).
+
+    Args:
+        x: An array, Variable, Tensor or array-like.
+
+    Returns:
+        A dtype name such as `"float32"`.
+    """
     value = unwrap(x)
     return dtypes.standardize(value.dtype if hasattr(value, "dtype") else _default_dtype(value))
 
@@ -128,16 +187,30 @@ is_float_dtype = dtypes.is_float
 is_int_dtype = dtypes.is_int
 
 
-def result_type(*dtypes_or_values):
-    """The dtype JAX promotes the given dtypes (or values) to."""
+def result_type(*dtypes_or_values: Any) -> str:
+    """The dtype JAX promotes the given dtypes (or values) to.
+
+    Args:
+        *dtypes_or_values: Dtypes, dtype names or arrays.
+
+    Returns:
+        The promoted dtype's name.
+    """
     return dtypes.standardize(jnp.result_type(*(
         unwrap(d) if isinstance(d, (Variable, Tensor)) else d for d in dtypes_or_values)))
 
 
 @op
 @compiled()
-def stop_gradient(variable):
-    """`variable`'s value, treated as a constant by every gradient."""
+def stop_gradient(variable: ArrayLike) -> Array:
+    """`variable`'s value, treated as a constant by every gradient.
+
+    Args:
+        variable: An array, Variable or Tensor.
+
+    Returns:
+        The value as an array whose gradient is zero.
+    """
     return lax.stop_gradient(variable)
 
 
@@ -147,15 +220,33 @@ def stop_gradient(variable):
 
 @op
 @compiled("shape")
-def slice(inputs, start_indices, shape):
-    """The block of `shape` starting at `start_indices` (which may be traced)."""
+def slice(inputs: ArrayLike, start_indices: Sequence[Any], shape: Sequence[int]) -> Array:
+    """The block of `shape` starting at `start_indices` (which may be traced).
+
+    Args:
+        inputs: The array.
+        start_indices: One start index per axis.
+        shape: The block's shape.
+
+    Returns:
+        An array of `shape`.
+    """
     return lax.dynamic_slice(inputs, tuple(start_indices), shape)
 
 
 @op
 @compiled()
-def slice_update(inputs, start_indices, updates):
-    """`inputs` with the block at `start_indices` replaced by `updates`."""
+def slice_update(inputs: ArrayLike, start_indices: Sequence[Any], updates: ArrayLike) -> Array:
+    """`inputs` with the block at `start_indices` replaced by `updates`.
+
+    Args:
+        inputs: The array.
+        start_indices: One start index per axis.
+        updates: The new block.
+
+    Returns:
+        An array of `inputs`' shape.
+    """
     inputs = as_array(inputs)
     return lax.dynamic_update_slice(inputs, as_array(updates).astype(inputs.dtype),
                                     tuple(start_indices))
@@ -169,23 +260,53 @@ def _index_tuple(indices):
 # dispatch (and first compile) one by one.
 @op
 @compiled("shape")
-def scatter(indices, values, shape):
+def scatter(indices: ArrayLike, values: ArrayLike, shape: Sequence[int]) -> Array:
     """Zeros of `shape` with `values` added at `indices` (N, index_depth);
-    repeated indices accumulate."""
+    repeated indices accumulate.
+
+    Args:
+        indices: Integer array `(N, index_depth)`.
+        values: `(N, *rest)` values.
+        shape: The output shape.
+
+    Returns:
+        An array of `shape`.
+    """
     return jnp.zeros(shape, jnp.asarray(values).dtype).at[_index_tuple(indices)].add(values)
 
 
 @op
 @compiled()
-def scatter_update(inputs, indices, updates):
-    """`inputs` with the entries at `indices` (N, index_depth) set to `updates`."""
+def scatter_update(inputs: ArrayLike, indices: ArrayLike, updates: ArrayLike) -> Array:
+    """`inputs` with the entries at `indices` (N, index_depth) set to `updates`.
+
+    Args:
+        inputs: The array to update.
+        indices: Integer array `(N, index_depth)`.
+        updates: `(N, *rest)` new values.
+
+    Returns:
+        An array of `inputs`' shape.
+    """
     return inputs.at[_index_tuple(indices)].set(updates)
 
 
 @op
 @compiled("num", "axis")
-def unstack(x, num=None, axis=0):
-    """The slices of `x` along `axis`, as a list."""
+def unstack(x: ArrayLike, num: int | None = None, axis: Axis = 0) -> list[Array]:
+    """The slices of `x` along `axis`, as a list.
+
+    Args:
+        x: Input array.
+        num: The expected number of slices (checked when given).
+        axis: The axis to unstack.
+
+    Returns:
+        A list of arrays, each without `axis`.
+
+    Raises:
+        ValueError: `num` differs from the size of `axis`.
+    """
     x = as_array(x)
     if num is not None and num != x.shape[axis]:
         raise ValueError(f"unstack: num={num} but axis {axis} of x {x.shape} has "
@@ -233,12 +354,20 @@ def _select(pred, on_true, on_false):
                                   is_leaf=_is_wrapped)
 
 
-def cond(pred, true_fn, false_fn):
+def cond(pred: ArrayLike, true_fn: Callable, false_fn: Callable) -> Any:
     """`true_fn()` if `pred` else `false_fn()`.
 
     A concrete `pred` runs only the chosen branch, in Python. A traced one
     (inside `jax.jit`) is `lax.cond`, or, while a tape records, both branches
     joined by `where` so the tape can differentiate them.
+
+    Args:
+        pred: A scalar bool.
+        true_fn: Function of no arguments, run when `pred` is true.
+        false_fn: Function of no arguments, otherwise; both return the same structure.
+
+    Returns:
+        The chosen branch's output.
     """
     pred_value = unwrap(pred)
     if not is_tracer(pred_value):
@@ -248,8 +377,17 @@ def cond(pred, true_fn, false_fn):
     return lax.cond(pred_value, lambda: _values(true_fn()), lambda: _values(false_fn()))
 
 
-def switch(index, branches, *operands):
-    """`branches[index](*operands)`, `index` clamped to the valid range."""
+def switch(index: ArrayLike, branches: Sequence[Callable], *operands: Any) -> Any:
+    """`branches[index](*operands)`, `index` clamped to the valid range.
+
+    Args:
+        index: An integer scalar.
+        branches: A sequence of functions, each returning the same structure.
+        *operands: Arguments passed to the chosen branch.
+
+    Returns:
+        The chosen branch's output.
+    """
     index_value = unwrap(index)
     last = len(branches) - 1
     if not is_tracer(index_value):
@@ -264,8 +402,19 @@ def switch(index, branches, *operands):
                       *_values(operands))
 
 
-def fori_loop(lower, upper, body_fun, init_val):
-    """`val = body_fun(i, val)` for `i` in `[lower, upper)`; returns `val`."""
+def fori_loop(lower: int | ArrayLike, upper: int | ArrayLike, body_fun: Callable,
+              init_val: Any) -> Any:
+    """`val = body_fun(i, val)` for `i` in `[lower, upper)`; returns `val`.
+
+    Args:
+        lower: The first index.
+        upper: The end index (excluded).
+        body_fun: `body_fun(i, val) -> val`, keeping `val`'s structure, shapes and dtypes.
+        init_val: The initial value (a pytree).
+
+    Returns:
+        The final `val`.
+    """
     lower_value, upper_value = unwrap(lower), unwrap(upper)
     bounds_known = not (is_tracer(lower_value) or is_tracer(upper_value))
     if _recording() and bounds_known:
@@ -279,10 +428,21 @@ def fori_loop(lower, upper, body_fun, init_val):
                          lambda i, v: _values(body_fun(i, v)), _values(init_val))
 
 
-def while_loop(cond, body, loop_vars, maximum_iterations=None):
+def while_loop(cond: Callable, body: Callable, loop_vars: Any,
+               maximum_iterations: int | None = None) -> Any:
     """Runs `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, at most
     `maximum_iterations` times. A tuple or list of loop vars is passed
-    positionally and comes back as a tuple."""
+    positionally and comes back as a tuple.
+
+    Args:
+        cond: `cond(*loop_vars) -> bool scalar`.
+        body: `body(*loop_vars) -> loop_vars`, same structure, shapes and dtypes.
+        loop_vars: The initial values (one array, or a tuple/list).
+        maximum_iterations: An upper bound on the iterations (None: none).
+
+    Returns:
+        The final loop variables.
+    """
     is_sequence = isinstance(loop_vars, (tuple, list))
     state = tuple(loop_vars) if is_sequence else (loop_vars,)
 
@@ -341,9 +501,22 @@ def _leading_length(xs, length, name):
     return sizes.pop()
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None, reverse: bool = False,
+         unroll: int = 1) -> tuple[Any, Any]:
     """`carry, y = f(carry, x)` over the leading axis of `xs`; returns the
-    final carry and the stacked `y`s."""
+    final carry and the stacked `y`s.
+
+    Args:
+        f: `f(carry, x) -> (carry, y)`.
+        init: The initial carry (a pytree).
+        xs: Arrays scanned along their leading axis (None: `length` steps with `x=None`).
+        length: The number of steps when `xs` is None.
+        reverse: Scan from the end.
+        unroll: Loop iterations to unroll, for speed.
+
+    Returns:
+        `(final_carry, stacked_ys)`.
+    """
     if not _recording():
         return lax.scan(lambda c, x: _values(f(c, x)), _values(init), _values(xs),
                         length=length, reverse=reverse, unroll=unroll)
@@ -357,24 +530,50 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return carry, (None if not ys or ys[0] is None else _stack_trees(ys))
 
 
-def map(f, xs):
-    """`f` applied to each slice of `xs` along its leading axis, stacked."""
+def map(f: Callable, xs: Any) -> Any:
+    """`f` applied to each slice of `xs` along its leading axis, stacked.
+
+    Args:
+        f: Function of one slice.
+        xs: An array or pytree of arrays with a common leading axis.
+
+    Returns:
+        `f`'s outputs stacked along a new leading axis.
+    """
     if not _recording():
         return lax.map(lambda x: _values(f(x)), _values(xs))
     n = _leading_length(xs, None, "map")
     return _stack_trees([f(_slice_tree(xs, i)) for i in range(n)])
 
 
-def vectorized_map(function, elements):
-    """`function` applied to each slice of `elements` along axis 0 (jax.vmap)."""
+def vectorized_map(function: Callable, elements: Any) -> Any:
+    """`function` applied to each slice of `elements` along axis 0 (jax.vmap).
+
+    Args:
+        function: Function of one slice.
+        elements: An array or pytree with a common leading axis.
+
+    Returns:
+        `function`'s outputs stacked along axis 0.
+    """
     if not _recording():
         return jax.vmap(lambda e: _values(function(e)))(_values(elements))
     n = _leading_length(elements, None, "vectorized_map")
     return _stack_trees([function(_slice_tree(elements, i)) for i in range(n)])
 
 
-def associative_scan(f, elems, reverse=False, axis=0):
-    """Inclusive scan of an associative `f` along `axis` (prefix sums for `add`)."""
+def associative_scan(f: Callable, elems: Any, reverse: bool = False, axis: Axis = 0) -> Any:
+    """Inclusive scan of an associative `f` along `axis` (prefix sums for `add`).
+
+    Args:
+        f: An associative binary function of two pytrees of arrays.
+        elems: A pytree of arrays with the same leading size along `axis`.
+        reverse: Scan from the end.
+        axis: The scanned axis.
+
+    Returns:
+        A pytree like `elems`: the running combination.
+    """
     if not _recording():
         return lax.associative_scan(lambda a, b: _values(f(a, b)), _values(elems),
                                     reverse=reverse, axis=axis)

@@ -7,9 +7,12 @@ first `(batch, channels, height, width)` / `(channels, height, width)`.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import jax
 import jax.numpy as jnp
 
+from loopax.src.array_types import Array, ArrayLike
 from loopax.src.ops.utils import as_array
 from loopax.src.tensor import op
 
@@ -39,9 +42,10 @@ def _crop(images, axes, top, left, height, width):
 
 
 @op
-def resize(images, size, interpolation="bilinear", antialias=False,
-           crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, fill_mode="constant",
-           fill_value=0.0, data_format=None):
+def resize(images: ArrayLike, size: Sequence[int], interpolation: str = "bilinear",
+           antialias: bool = False, crop_to_aspect_ratio: bool = False,
+           pad_to_aspect_ratio: bool = False, fill_mode: str = "constant",
+           fill_value: ArrayLike = 0.0, data_format: str | None = None) -> Array:
     """Resizes images to `size = (height, width)` with `jax.image.resize`.
 
     `crop_to_aspect_ratio` first crops the largest centred box with the
@@ -82,8 +86,10 @@ def resize(images, size, interpolation="bilinear", antialias=False,
 
 
 @op
-def crop_images(images, top_cropping=None, left_cropping=None, bottom_cropping=None,
-                right_cropping=None, target_height=None, target_width=None, data_format=None):
+def crop_images(images: ArrayLike, top_cropping: int | None = None,
+                left_cropping: int | None = None, bottom_cropping: int | None = None,
+                right_cropping: int | None = None, target_height: int | None = None,
+                target_width: int | None = None, data_format: str | None = None) -> Array:
     """Crops a box: give the top and left offsets and either the target
     height/width or the bottom/right amounts to remove."""
     images = as_array(images)
@@ -113,7 +119,8 @@ FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
 
 
 @op
-def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value=0.0):
+def map_coordinates(inputs: ArrayLike, coordinates: ArrayLike, order: int,
+                    fill_mode: str = "constant", fill_value: ArrayLike = 0.0) -> Array:
     """Samples `inputs` at the (fractional) `coordinates`, shaped
     `(inputs.ndim, *output_shape)`, with spline `order` 0 (nearest) or 1
     (linear); points outside are filled according to `fill_mode`."""
@@ -132,8 +139,9 @@ def map_coordinates(inputs, coordinates, order, fill_mode="constant", fill_value
 
 
 @op
-def affine_transform(images, transform, interpolation="bilinear", fill_mode="constant",
-                     fill_value=0, data_format=None):
+def affine_transform(images: ArrayLike, transform: ArrayLike, interpolation: str = "bilinear",
+                     fill_mode: str = "constant", fill_value: ArrayLike = 0,
+                     data_format: str | None = None) -> Array:
     """Warps images by projective transforms `[a0, a1, a2, b0, b1, b2, c0, c1]`
     (shape `(8,)` or `(batch, 8)`): output pixel `(x, y)` reads the input at
     `((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k)`, `k = c0 x + c1 y + 1`.

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax.numpy as jnp
 import jax.scipy.linalg
 
+from loopax.src.array_types import Array, ArrayLike, Axis
 from loopax.src.ops.utils import as_array, axis_arg, compiled
 from loopax.src.tensor import op
 
@@ -13,8 +16,18 @@ _IMPORTED = set(globals())
 
 @op
 @compiled("ord", "axis", "keepdims")
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector or matrix norm (NumPy's `ord` semantics); integers as floats."""
+def norm(x: ArrayLike, ord: Any = None, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Vector or matrix norm (NumPy's `ord` semantics); integers as floats.
+
+    Args:
+        x: Input array.
+        ord: The norm's order (`None`, `'fro'`, `'nuc'`, `inf`, an int).
+        axis: An int (vector norms) or a pair (matrix norms); None uses all of `x`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The norms, a float array.
+    """
     x = as_array(x)
     if not jnp.issubdtype(x.dtype, jnp.inexact):
         x = x.astype("float32")
@@ -29,40 +42,95 @@ eigh = op(compiled()(jnp.linalg.eigh))
 
 @op
 @compiled()
-def solve(a, b):
-    """x with `a @ x = b`."""
+def solve(a: ArrayLike, b: ArrayLike) -> Array:
+    """x with `a @ x = b`.
+
+    Args:
+        a: Square matrices `(..., n, n)`.
+        b: `(..., n)` or `(..., n, k)`.
+
+    Returns:
+        `x`, of `b`'s shape.
+    """
     return jnp.linalg.solve(a, b)
 
 
 @op
 @compiled("lower")
-def solve_triangular(a, b, lower=False):
+def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Array:
+    """`x` with `a @ x = b` for a triangular `a`.
+
+    Args:
+        a: Triangular matrices `(..., n, n)`.
+        b: `(..., n)` or `(..., n, k)`.
+        lower: Whether `a` is lower triangular.
+
+    Returns:
+        `x`, of `b`'s shape.
+    """
     return jax.scipy.linalg.solve_triangular(a, b, lower=lower)
 
 
 @op
 @compiled("upper")
-def cholesky(x, upper=False):
-    """Lower (or upper) Cholesky factor of a positive-definite `x`."""
+def cholesky(x: ArrayLike, upper: bool = False) -> Array:
+    """Lower (or upper) Cholesky factor of a positive-definite `x`.
+
+    Args:
+        x: Positive-definite matrices `(..., n, n)`.
+        upper: Return the upper factor `U` (`x = Uᵀ U`) instead of the lower `L`.
+
+    Returns:
+        `(..., n, n)` triangular factors.
+    """
     lower = jnp.linalg.cholesky(x)
     return jnp.swapaxes(lower, -1, -2).conj() if upper else lower
 
 
 @op
 @compiled("mode")
-def qr(x, mode="reduced"):
+def qr(x: ArrayLike, mode: str = "reduced") -> tuple[Array, Array]:
+    """The QR decomposition `x = q @ r`.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        mode: `"reduced"` (`q`: `(..., m, k)`, `k = min(m, n)`) or `"complete"`.
+
+    Returns:
+        `(q, r)`.
+    """
     return jnp.linalg.qr(x, mode=mode)
 
 
 @op
 @compiled("full_matrices", "compute_uv")
-def svd(x, full_matrices=True, compute_uv=True):
+def svd(x: ArrayLike, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """The singular value decomposition `x = u @ diag(s) @ v`.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        full_matrices: Full-size `u` and `v` (else reduced to `k = min(m, n)`).
+        compute_uv: Also return `u` and `v`.
+
+    Returns:
+        `(u, s, v)`, or `s` alone with `compute_uv=False`.
+    """
     return jnp.linalg.svd(x, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @op
 @compiled("rcond")
-def lstsq(a, b, rcond=None):
+def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Array:
+    """The least-squares solution of `a @ x = b`.
+
+    Args:
+        a: Matrix `(m, n)`.
+        b: `(m,)` or `(m, k)`.
+        rcond: Cut-off for small singular values (None: machine precision).
+
+    Returns:
+        `x`, `(n,)` or `(n, k)`.
+    """
     return jnp.linalg.lstsq(a, b, rcond=rcond)[0]
 
 

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from loopax.src.array_types import Array, ArrayLike, Axis
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op, unwrap
 
@@ -15,9 +16,21 @@ _IMPORTED = set(globals())
 
 @op
 @compiled("k", "sorted")
-def top_k(x, k, sorted=True):
+def top_k(x: ArrayLike, k: int, sorted: bool = True) -> tuple[Array, Array]:
     """(values, indices) of the `k` largest entries along the last axis,
-    largest first."""
+    largest first.
+
+    Args:
+        x: Array `(..., n)`.
+        k: How many entries.
+        sorted: Accepted for Keras compatibility; results are always sorted.
+
+    Returns:
+        `(values, indices)`, each `(..., k)`.
+
+    Raises:
+        ValueError: `k` is larger than the last axis.
+    """
     x = as_array(x)
     if k > x.shape[-1]:
         raise ValueError(f"top_k: k={k} is larger than the last axis of x {x.shape}.")
@@ -26,9 +39,18 @@ def top_k(x, k, sorted=True):
 
 @op
 @compiled("k")
-def in_top_k(targets, predictions, k):
+def in_top_k(targets: ArrayLike, predictions: ArrayLike, k: int) -> Array:
     """Whether each `targets[i]` is among the `k` largest of `predictions[i]`
-    (ties with the k-th value count as in)."""
+    (ties with the k-th value count as in).
+
+    Args:
+        targets: Integer class ids `(batch,)`.
+        predictions: Scores `(batch, classes)`.
+        k: How many top entries count.
+
+    Returns:
+        A bool array `(batch,)`.
+    """
     targets = as_array(targets).astype("int32")
     target_score = jnp.take_along_axis(as_array(predictions), targets[:, None], axis=-1)
     return jnp.sum(predictions > target_score, axis=-1) < k
@@ -36,8 +58,17 @@ def in_top_k(targets, predictions, k):
 
 @op
 @compiled("axis", "keepdims")
-def logsumexp(x, axis=None, keepdims=False):
-    """`log(sum(exp(x)))` over `axis`, computed stably by factoring out the max."""
+def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """`log(sum(exp(x)))` over `axis`, computed stably by factoring out the max.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The log-sum-exp values.
+    """
     shift = jnp.max(x, axis=axis, keepdims=True)
     shift = lax.stop_gradient(jnp.where(jnp.isfinite(shift), shift, 0))
     out = jnp.log(jnp.sum(jnp.exp(x - shift), axis=axis, keepdims=True)) + shift
@@ -45,25 +76,55 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 @op
-def rsqrt(x):
-    """`1 / sqrt(x)`."""
+def rsqrt(x: ArrayLike) -> Array:
+    """`1 / sqrt(x)`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return lax.rsqrt(_float(x))
 
 
 @op
-def erf(x):
+def erf(x: ArrayLike) -> Array:
+    """The error function, elementwise.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape (float).
+    """
     return lax.erf(_float(x))
 
 
 @op
-def erfinv(x):
+def erfinv(x: ArrayLike) -> Array:
+    """The inverse error function, elementwise (defined on (-1, 1)).
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape (float).
+    """
     return lax.erf_inv(_float(x))
 
 
 @op
 @compiled()
-def logdet(x):
-    """`log(det(x))` for symmetric positive-definite `x`."""
+def logdet(x: ArrayLike) -> Array:
+    """`log(det(x))` for symmetric positive-definite `x`.
+
+    Args:
+        x: A symmetric positive-definite matrix `(..., n, n)`.
+
+    Returns:
+        `(...)` log-determinants.
+    """
     return jnp.linalg.slogdet(x)[1]
 
 
@@ -84,13 +145,35 @@ def _num_segments(segment_ids, num_segments):
     return int(jnp.max(segment_ids)) + 1
 
 
-def segment_sum(data, segment_ids, num_segments=None, sorted=False):
-    """Sums of `data` rows sharing a segment id: out[i] = sum(data[ids == i])."""
+def segment_sum(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | None = None,
+                sorted: bool = False) -> Array:
+    """Sums of `data` rows sharing a segment id: out[i] = sum(data[ids == i]).
+
+    Args:
+        data: Array `(N, ...)`.
+        segment_ids: Integer ids `(N,)`.
+        num_segments: The number of segments (default `max(segment_ids) + 1`, read eagerly).
+        sorted: Whether `segment_ids` is sorted (a speed hint).
+
+    Returns:
+        `(num_segments, ...)` sums.
+    """
     return _segment_sum(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 
-def segment_max(data, segment_ids, num_segments=None, sorted=False):
-    """Maxima of `data` rows sharing a segment id."""
+def segment_max(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | None = None,
+                sorted: bool = False) -> Array:
+    """Maxima of `data` rows sharing a segment id.
+
+    Args:
+        data: Array `(N, ...)`.
+        segment_ids: Integer ids `(N,)`.
+        num_segments: The number of segments (default `max(segment_ids) + 1`, read eagerly).
+        sorted: Whether `segment_ids` is sorted (a speed hint).
+
+    Returns:
+        `(num_segments, ...)` maxima.
+    """
     return _segment_max(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 

@@ -9,12 +9,15 @@ out_channels)` whatever the data format.
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
 
@@ -44,77 +47,180 @@ selu = op(compiled()(jax.nn.selu))
 
 @op
 @compiled("negative_slope")
-def leaky_relu(x, negative_slope=0.2):
+def leaky_relu(x: ArrayLike, negative_slope: float = 0.2) -> Array:
+    """Leaky ReLU: `x` for `x >= 0`, `negative_slope * x` otherwise.
+
+    Args:
+        x: Input array.
+        negative_slope: The slope below zero.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.leaky_relu(x, negative_slope=negative_slope)
 
 
 @op
 @compiled("alpha")
-def elu(x, alpha=1.0):
+def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
+    """Exponential linear unit: `x` for `x > 0`, `alpha * (exp(x) - 1)` otherwise.
+
+    Args:
+        x: Input array.
+        alpha: The scale of the negative part.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.elu(x, alpha=alpha)
 
 
 @op
 @compiled("alpha")
-def celu(x, alpha=1.0):
+def celu(x: ArrayLike, alpha: float = 1.0) -> Array:
+    """Continuously differentiable ELU: `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`.
+
+    Args:
+        x: Input array.
+        alpha: The scale of the negative part.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.celu(x, alpha=alpha)
 
 
 @op
 @compiled("approximate")
-def gelu(x, approximate=True):
-    """GELU; the tanh approximation by default, as in Keras."""
+def gelu(x: ArrayLike, approximate: bool = True) -> Array:
+    """GELU; the tanh approximation by default, as in Keras.
+
+    Args:
+        x: Input array.
+        approximate: Use the tanh approximation (else the exact erf form).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.gelu(x, approximate=approximate)
 
 
 @op
 @compiled("axis")
-def glu(x, axis=-1):
-    """Gated linear unit: first half of `axis` times sigmoid of the second."""
+def glu(x: ArrayLike, axis: Axis = -1) -> Array:
+    """Gated linear unit: first half of `axis` times sigmoid of the second.
+
+    Args:
+        x: Input array.
+        axis: The axis split in two halves (its size must be even).
+
+    Returns:
+        An array with `axis` halved.
+    """
     a, b = jnp.split(x, 2, axis=axis)
     return a * jax.nn.sigmoid(b)
 
 
 @op
 @compiled()
-def tanh_shrink(x):
+def tanh_shrink(x: ArrayLike) -> Array:
+    """`x - tanh(x)`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return x - jnp.tanh(x)
 
 
 @op
 @compiled("threshold")
-def hard_shrink(x, threshold=0.5):
+def hard_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
+    """Hard shrinkage: `x` where `abs(x) > threshold`, else 0.
+
+    Args:
+        x: Input array.
+        threshold: Values with `abs(x) <= threshold` become 0.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.where(jnp.abs(x) > threshold, x, 0.0)
 
 
 @op
 @compiled("threshold")
-def soft_shrink(x, threshold=0.5):
+def soft_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
+    """Soft shrinkage: `x` moved `threshold` towards 0, and 0 within `threshold`.
+
+    Args:
+        x: Input array.
+        threshold: The shrink amount.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.sign(x) * jnp.maximum(jnp.abs(x) - threshold, 0.0)
 
 
 @op
 @compiled()
-def squareplus(x, b=4):
+def squareplus(x: ArrayLike, b: float = 4) -> Array:
+    """Squareplus: `(x + sqrt(x**2 + b)) / 2`, a smooth ReLU.
+
+    Args:
+        x: Input array.
+        b: The smoothness (>= 0).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
 @op
 @compiled()
-def sparse_plus(x):
+def sparse_plus(x: ArrayLike) -> Array:
+    """SparsePlus: 0 for `x <= -1`, `(x + 1)**2 / 4` on (-1, 1), `x` for `x >= 1`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, jnp.square(x + 1) / 4))
 
 
 @op
 @compiled("axis")
-def softmax(x, axis=-1):
-    """`exp(x) / sum(exp(x))` along `axis` (all axes if None)."""
+def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
+    """`exp(x) / sum(exp(x))` along `axis` (all axes if None).
+
+    Args:
+        x: Input array (logits).
+        axis: The axis (or axes) normalized over; None uses all.
+
+    Returns:
+        Probabilities of `x`'s shape, summing to 1 along `axis`.
+    """
     return jax.nn.softmax(x, axis=axis)
 
 
 @op
 @compiled("axis")
-def log_softmax(x, axis=-1):
+def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
+    """`log(softmax(x))` along `axis`, computed stably.
+
+    Args:
+        x: Input array (logits).
+        axis: The axis (or axes) normalized over.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jax.nn.log_softmax(x, axis=axis)
 
 
@@ -124,18 +230,48 @@ def log_softmax(x, axis=-1):
 
 @op
 @compiled("num_classes", "axis", "dtype", "sparse")
-def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
+def one_hot(x: ArrayLike, num_classes: int, axis: Axis = -1, dtype: DTypeLike = None,
+            sparse: bool = False) -> Array:
     """Integer labels (...) -> one-hot (..., num_classes); out-of-range
-    labels (e.g. -1) give all zeros."""
+    labels (e.g. -1) give all zeros.
+
+    Args:
+        x: Integer labels.
+        num_classes: The number of classes.
+        axis: Where the class axis goes.
+        dtype: The output dtype (default floatx).
+        sparse: Must be False: loopax has no sparse tensors.
+
+    Returns:
+        `x`'s shape plus `num_classes` at `axis`.
+
+    Raises:
+        ValueError: `sparse=True`.
+    """
     _no_sparse(sparse, "one_hot")
     return jax.nn.one_hot(x, num_classes, dtype=dtypes.standardize(dtype), axis=axis)
 
 
 @op
 @compiled("num_classes", "axis", "dtype", "sparse")
-def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False):
+def multi_hot(inputs: ArrayLike, num_classes: int | None = None, axis: Axis = -1,
+              dtype: DTypeLike = None, sparse: bool = False) -> Array:
     """Integer labels (batch, k) -> (batch, num_classes) with 1 at each label
-    (a 1-D input is one sample)."""
+    (a 1-D input is one sample).
+
+    Args:
+        inputs: Integer labels `(batch, k)` or `(k,)`.
+        num_classes: The number of classes (required).
+        axis: Where the class axis goes.
+        dtype: The output dtype (default floatx).
+        sparse: Must be False: loopax has no sparse tensors.
+
+    Returns:
+        `(batch, num_classes)` (or `(num_classes,)`).
+
+    Raises:
+        ValueError: `num_classes` is None, or `sparse=True`.
+    """
     _no_sparse(sparse, "multi_hot")
     inputs = as_array(inputs)
     if num_classes is None:
@@ -214,12 +350,26 @@ def _in_channels(inputs, channels_last):
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_rate=1):
+def conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+         padding: str = "valid", data_format: str | None = None,
+         dilation_rate: int | Sequence[int] = 1) -> Array:
     """N-d convolution (cross-correlation, as in every DL framework).
 
     inputs: (batch, *spatial, in_channels) (channels_last);
     kernel: (*kernel_size, in_channels // groups, filters). When `in_channels`
     is a multiple of the kernel's input channels, it is a grouped convolution.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, in_channels // groups, filters)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "conv", kernel)
@@ -246,12 +396,25 @@ def conv(inputs, kernel, strides=1, padding="valid", data_format=None, dilation_
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
-                   dilation_rate=1):
+def depthwise_conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+                   padding: str = "valid", data_format: str | None = None,
+                   dilation_rate: int | Sequence[int] = 1) -> Array:
     """Each input channel convolved with its own `depth_multiplier` filters.
 
     kernel: (*kernel_size, in_channels, depth_multiplier); output channels
     are ordered `channel * depth_multiplier + m`.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, in_channels, depth_multiplier)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, in_channels * depth_multiplier)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "depthwise_conv", kernel)
@@ -275,9 +438,24 @@ def depthwise_conv(inputs, kernel, strides=1, padding="valid", data_format=None,
 
 @op
 @compiled("strides", "padding", "data_format", "dilation_rate")
-def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, padding="valid",
-                   data_format=None, dilation_rate=1):
-    """A depthwise convolution followed by a 1×…×1 pointwise convolution."""
+def separable_conv(inputs: ArrayLike, depthwise_kernel: ArrayLike, pointwise_kernel: ArrayLike,
+                   strides: int | Sequence[int] | None = 1, padding: str = "valid",
+                   data_format: str | None = None, dilation_rate: int | Sequence[int] = 1) -> Array:
+    """A depthwise convolution followed by a 1×…×1 pointwise convolution.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        depthwise_kernel: `(*kernel_size, in_channels, depth_multiplier)`.
+        pointwise_kernel: `(*ones, in_channels * depth_multiplier, filters)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
+    """
     depthwise = depthwise_conv.__loopax_op__(
         inputs, depthwise_kernel, strides, padding, data_format, dilation_rate)
     return conv.__loopax_op__(depthwise, pointwise_kernel, 1, "valid", data_format, 1)
@@ -285,13 +463,27 @@ def separable_conv(inputs, depthwise_kernel, pointwise_kernel, strides=1, paddin
 
 @op
 @compiled("strides", "padding", "output_padding", "data_format", "dilation_rate")
-def conv_transpose(inputs, kernel, strides=1, padding="valid", output_padding=None,
-                   data_format=None, dilation_rate=1):
+def conv_transpose(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | None = 1,
+                   padding: str = "valid", output_padding: int | Sequence[int] | None = None,
+                   data_format: str | None = None, dilation_rate: int | Sequence[int] = 1) -> Array:
     """Transposed convolution (the gradient of `conv` with respect to its input).
 
     kernel: (*kernel_size, filters, in_channels). With `output_padding=None`,
     "valid" gives `(in - 1) * stride + max(kernel, stride)` per spatial dim and
     "same" gives `in * stride`.
+
+    Args:
+        inputs: Array `(batch, *spatial, in_channels)` (channels_last).
+        kernel: Array `(*kernel_size, filters, in_channels)`.
+        strides: The stride per spatial dimension (an int for all).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        output_padding: Extra size per spatial dimension, or None.
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+        dilation_rate: The dilation per spatial dimension (an int for all).
+
+    Returns:
+        `(batch, *out_spatial, filters)`.
     """
     inputs, kernel = as_array(inputs), as_array(kernel)
     _check_rank(inputs, "conv_transpose", kernel)
@@ -349,8 +541,22 @@ def _pool(inputs, init, reducer, pool_size, strides, padding, data_format, name)
 
 @op
 @compiled("pool_size", "strides", "padding", "data_format")
-def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
-    """Max over `pool_size` windows; `strides` defaults to `pool_size`."""
+def max_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
+             strides: int | Sequence[int] | None = None, padding: str = "valid",
+             data_format: str | None = None) -> Array:
+    """Max over `pool_size` windows; `strides` defaults to `pool_size`.
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last).
+        pool_size: The window size per spatial dimension (an int for all).
+        strides: The stride (default `pool_size`).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+
+    Returns:
+        The pooled array.
+    """
     inputs = as_array(inputs)
     dtype = inputs.dtype
     lowest = -np.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
@@ -360,9 +566,23 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 
 @op
 @compiled("pool_size", "strides", "padding", "data_format")
-def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
+def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
+                 strides: int | Sequence[int] | None = None, padding: str = "valid",
+                 data_format: str | None = None) -> Array:
     """Mean over `pool_size` windows. With "same" padding, edge windows
-    average only the entries inside the input (padding is not counted)."""
+    average only the entries inside the input (padding is not counted).
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last).
+        pool_size: The window size per spatial dimension (an int for all).
+        strides: The stride (default `pool_size`).
+        padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
+        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
+            `"channels_first"`.
+
+    Returns:
+        The pooled array.
+    """
     zero = np.array(0, inputs.dtype)
     total = _pool(inputs, zero, lax.add, pool_size, strides, padding, data_format,
                   "average_pool")
@@ -383,8 +603,19 @@ def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=N
 
 @op
 @compiled("axes", "keepdims", "synchronized")
-def moments(x, axes, keepdims=False, synchronized=False):
-    """(mean, variance) over `axes`, computed in float32 for half precision."""
+def moments(x: ArrayLike, axes: Any, keepdims: bool = False,
+            synchronized: bool = False) -> tuple[Array, Array]:
+    """(mean, variance) over `axes`, computed in float32 for half precision.
+
+    Args:
+        x: Input array.
+        axes: The axes to reduce.
+        keepdims: Keep the reduced axes, with size 1.
+        synchronized: Accepted for Keras compatibility (one process: no effect).
+
+    Returns:
+        `(mean, variance)`, in `x`'s dtype.
+    """
     axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes,)
     x = as_array(x)
     dtype = x.dtype
@@ -399,9 +630,24 @@ def moments(x, axes, keepdims=False, synchronized=False):
 
 @op
 @compiled("axis", "epsilon")
-def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilon=1e-3):
+def batch_normalization(x: ArrayLike, mean: ArrayLike, variance: ArrayLike, axis: Axis,
+                        offset: ArrayLike = None, scale: ArrayLike = None,
+                        epsilon: float | None = 1e-3) -> Array:
     """`(x - mean) / sqrt(variance + epsilon) * scale + offset`, where the
-    1-D statistics run along `axis` of `x`."""
+    1-D statistics run along `axis` of `x`.
+
+    Args:
+        x: Input array.
+        mean: 1-D mean, of `x.shape[axis]`.
+        variance: 1-D variance, same size.
+        axis: The feature axis of `x`.
+        offset: 1-D offset (beta), or None.
+        scale: 1-D scale (gamma), or None.
+        epsilon: Added to the variance.
+
+    Returns:
+        The normalized array, `x`'s shape.
+    """
     x = as_array(x)
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
@@ -418,8 +664,19 @@ def batch_normalization(x, mean, variance, axis, offset=None, scale=None, epsilo
 
 @op
 @compiled("axis", "order", "epsilon")
-def normalize(x, axis=-1, order=2, epsilon=None):
-    """`x` divided by its `order`-norm along `axis`."""
+def normalize(x: ArrayLike, axis: Axis = -1, order: int | str = 2,
+              epsilon: float | None = None) -> Array:
+    """`x` divided by its `order`-norm along `axis`.
+
+    Args:
+        x: Input array.
+        axis: The axis.
+        order: The norm's order.
+        epsilon: The smallest norm divided by (default Keras's epsilon).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = _EPSILON if epsilon is None else epsilon
     if order == 2:
         inv_norm = lax.rsqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=True))
@@ -430,16 +687,39 @@ def normalize(x, axis=-1, order=2, epsilon=None):
 
 @op
 @compiled("axis", "epsilon")
-def rms_normalization(x, scale=1, axis=-1, epsilon=None):
-    """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`."""
+def rms_normalization(x: ArrayLike, scale: ArrayLike = 1, axis: Axis = -1,
+                      epsilon: float | None = None) -> Array:
+    """`x / sqrt(mean(x**2) + epsilon) * scale` along `axis`.
+
+    Args:
+        x: Input array.
+        scale: The scale (scalar or of the normalized axis' size).
+        axis: The normalized axis (or axes).
+        epsilon: Small constant added to the variance for stability (None: Keras's default).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = _EPSILON if epsilon is None else epsilon
     return x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axis, keepdims=True) + epsilon) * scale
 
 
 @op
 @compiled("axis", "epsilon")
-def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
-    """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`."""
+def layer_normalization(x: ArrayLike, gamma: ArrayLike = None, beta: ArrayLike = None,
+                        axis: Axis = -1, epsilon: float | None = None) -> Array:
+    """`(x - mean) / sqrt(var + epsilon) * gamma + beta` along `axis`.
+
+    Args:
+        x: Input array.
+        gamma: Scale of `x.shape[axis]` entries, or None.
+        beta: Offset, or None.
+        axis: The normalized axis (or axes).
+        epsilon: Small constant added to the variance for stability (None: Keras's default).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     epsilon = 1e-3 if epsilon is None else epsilon
     mean = jnp.mean(x, axis=axis, keepdims=True)
     out = (x - mean) * lax.rsqrt(jnp.var(x, axis=axis, keepdims=True) + epsilon)
@@ -454,9 +734,18 @@ def layer_normalization(x, gamma=None, beta=None, axis=-1, epsilon=None):
 
 @op
 @compiled("from_logits")
-def binary_crossentropy(target, output, from_logits=False):
+def binary_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False) -> Array:
     """Elementwise `-(t log p + (1 - t) log(1 - p))`; `output` is a
-    probability, or a logit with `from_logits=True`."""
+    probability, or a logit with `from_logits=True`.
+
+    Args:
+        target: Targets in [0, 1].
+        output: Probabilities (or logits), `target`'s shape.
+        from_logits: Whether `output` holds logits rather than probabilities.
+
+    Returns:
+        Elementwise losses, the broadcast shape.
+    """
     if jnp.shape(target) != jnp.shape(output):
         raise ValueError(
             "binary_crossentropy: `target` and `output` must have the same shape, got "
@@ -476,9 +765,20 @@ def _log_probabilities(output, from_logits, axis):
 
 @op
 @compiled("from_logits", "axis")
-def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def categorical_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False,
+                             axis: Axis = -1) -> Array:
     """`-sum(target * log(p), axis)` for one-hot (or soft) `target`; without
-    `from_logits`, `output` is renormalized to sum to 1 along `axis`."""
+    `from_logits`, `output` is renormalized to sum to 1 along `axis`.
+
+    Args:
+        target: One-hot or soft targets `(..., classes)`.
+        output: Probabilities (or logits), `target`'s shape.
+        from_logits: Whether `output` holds logits rather than probabilities.
+        axis: The class axis.
+
+    Returns:
+        Losses, without the class axis.
+    """
     if jnp.ndim(output) < 1 or jnp.shape(target) != jnp.shape(output):
         raise ValueError(
             "categorical_crossentropy: `target` and `output` must have the same shape "
@@ -490,9 +790,20 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 @op
 @compiled("from_logits", "axis")
-def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+def sparse_categorical_crossentropy(target: ArrayLike, output: ArrayLike, from_logits: bool = False,
+                                    axis: Axis = -1) -> Array:
     """Crossentropy for integer `target` of shape `output.shape` without
-    the class `axis` (a trailing size-1 axis is allowed)."""
+    the class `axis` (a trailing size-1 axis is allowed).
+
+    Args:
+        target: Integer class ids.
+        output: Probabilities (or logits) `(..., classes)`.
+        from_logits: Whether `output` holds logits rather than probabilities.
+        axis: The class axis.
+
+    Returns:
+        Losses, `target`'s shape.
+    """
     target, output = as_array(target), as_array(output)
     target_shape, output_shape = jnp.shape(target), jnp.shape(output)
     if len(target_shape) == len(output_shape) and target_shape and target_shape[-1] == 1:
@@ -517,8 +828,10 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
 
 @op
 @compiled("scale", "is_causal", "flash_attention", "attn_logits_soft_cap")
-def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
-                          is_causal=False, flash_attention=None, attn_logits_soft_cap=None):
+def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
+                          bias: ArrayLike = None, mask: ArrayLike = None, scale: ArrayLike = None,
+                          is_causal: bool = False, flash_attention: bool | None = None,
+                          attn_logits_soft_cap: float | None = None) -> Array:
     """softmax(q·kᵀ · scale + bias) · v, per head.
 
     query: (batch, T, heads, head_dim); key, value: (batch, S, kv_heads,
@@ -526,6 +839,20 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
     `mask` (bool, broadcastable to (batch, heads, T, S)) is True where
     attention is allowed; `is_causal` also masks keys after each query.
     `scale` defaults to 1/sqrt(head_dim).
+
+    Args:
+        query: `(batch, T, heads, head_dim)`.
+        key: `(batch, S, kv_heads, head_dim)`.
+        value: `(batch, S, kv_heads, head_dim)`.
+        bias: Added to the logits, broadcastable to `(batch, heads, T, S)`.
+        mask: Bool, broadcastable to `(batch, heads, T, S)`, True where attention is allowed.
+        scale: The logits' scale (default `1 / sqrt(head_dim)`).
+        is_causal: Mask keys after each query.
+        flash_attention: Accepted for Keras compatibility; XLA picks the kernel.
+        attn_logits_soft_cap: If given, logits become `cap * tanh(logits / cap)`.
+
+    Returns:
+        `(batch, T, heads, head_dim)`.
     """
     query, key, value = as_array(query), as_array(key), as_array(value)
     if query.ndim not in (3, 4) or key.ndim != query.ndim or value.ndim != query.ndim:

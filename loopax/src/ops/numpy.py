@@ -14,12 +14,14 @@ float.
 from __future__ import annotations
 
 import builtins
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops import operators
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.ops.utils import axis_arg as _axis
@@ -85,15 +87,36 @@ right_shift = op(jnp.right_shift)
 
 @op
 @compiled()
-def divide_no_nan(x1, x2):
-    """`x1 / x2`, with 0 where `x2 == 0`."""
+def divide_no_nan(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """`x1 / x2`, with 0 where `x2 == 0`.
+
+    Args:
+        x1: Numerator.
+        x2: Denominator (broadcast against `x1`).
+
+    Returns:
+        The quotients, 0 where `x2 == 0`.
+    """
     safe = jnp.where(x2 == 0, 1, x2)
     return jnp.where(x2 == 0, 0, jnp.true_divide(x1, safe))
 
 
 @op
 @compiled("rtol", "atol", "equal_nan")
-def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+def isclose(x1: ArrayLike, x2: ArrayLike, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Array:
+    """Whether `x1` and `x2` are equal within `atol + rtol * abs(x2)`, elementwise.
+
+    Args:
+        x1: First input array.
+        x2: Second input array (broadcast against `x1`).
+        rtol: Relative tolerance.
+        atol: Absolute tolerance.
+        equal_nan: Count NaNs in the same place as equal.
+
+    Returns:
+        A bool array of the broadcast shape.
+    """
     return jnp.isclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
@@ -147,26 +170,69 @@ conjugate = conj
 
 @op
 @compiled("decimals")
-def round(x, decimals=0):
+def round(x: ArrayLike, decimals: int = 0) -> Array:
+    """`x` rounded to `decimals` decimals (halves to even, as NumPy).
+
+    Args:
+        x: Input array.
+        decimals: Number of decimals (negative: tens, hundreds, ...).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+    """
     return jnp.round(x, decimals)
 
 
 @op
 @compiled()
-def clip(x, x_min, x_max):
-    """Limits `x` to `[x_min, x_max]`."""
+def clip(x: ArrayLike, x_min: ArrayLike, x_max: ArrayLike) -> Array:
+    """Limits `x` to `[x_min, x_max]`.
+
+    Args:
+        x: Input array.
+        x_min: Lower bound (scalar or broadcastable array).
+        x_max: Upper bound.
+
+    Returns:
+        `x` clipped, same shape.
+    """
     return jnp.clip(x, x_min, x_max)
 
 
 @op
 @compiled("nan", "posinf", "neginf")
-def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+def nan_to_num(x: ArrayLike, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Array:
+    """`x` with NaN and infinities replaced by finite numbers.
+
+    Args:
+        x: Input array.
+        nan: The value for NaN.
+        posinf: The value for +inf (default the dtype's largest).
+        neginf: The value for -inf (default the dtype's lowest).
+
+    Returns:
+        An array of `x`'s shape and dtype.
+    """
     return jnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
-def where(condition, x1=None, x2=None):
+def where(condition: ArrayLike, x1: ArrayLike = None, x2: ArrayLike = None) -> Any:
     """`x1` where `condition`, else `x2`; with neither, the indices of the
-    nonzero entries (eager only, as `nonzero`)."""
+    nonzero entries (eager only, as `nonzero`).
+
+    Args:
+        condition: A bool array.
+        x1: Values where `condition` is true.
+        x2: Values where it is false.
+
+    Returns:
+        An array of the broadcast shape; with neither `x1` nor `x2`, a tuple of index arrays, one
+        per axis.
+
+    Raises:
+        ValueError: only one of `x1` and `x2` is given.
+    """
     if x1 is None and x2 is None:
         return nonzero(condition)
     if x1 is None or x2 is None:
@@ -179,7 +245,18 @@ _where = op(compiled()(jnp.where))
 
 @op
 @compiled()
-def select(condlist, choicelist, default=0):
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
+           default: ArrayLike = 0) -> Array:
+    """For each entry, the value from the first `choicelist` array whose condition holds.
+
+    Args:
+        condlist: A list of bool arrays.
+        choicelist: A list of arrays, one per condition.
+        default: The value where no condition holds.
+
+    Returns:
+        An array of the broadcast shape.
+    """
     return jnp.select(list(condlist), list(choicelist), default)
 
 
@@ -189,8 +266,19 @@ def select(condlist, choicelist, default=0):
 
 @op
 @compiled()
-def matmul(x1, x2):
-    """Matrix product with NumPy broadcasting: (..., n, k) @ (..., k, m)."""
+def matmul(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Matrix product with NumPy broadcasting: (..., n, k) @ (..., k, m).
+
+    Args:
+        x1: Array `(..., n, k)` (or 1-D `(k,)`).
+        x2: Array `(..., k, m)` (or 1-D `(k,)`).
+
+    Returns:
+        The product, `(..., n, m)`.
+
+    Raises:
+        ValueError: the contracted axes differ in size.
+    """
     a, b = jnp.shape(x1), jnp.shape(x2)
     if a and b:
         inner_b = b[-2] if len(b) >= 2 else b[0]
@@ -211,26 +299,69 @@ kron = op(compiled()(jnp.kron))
 
 @op
 @compiled("axes")
-def tensordot(x1, x2, axes=2):
+def tensordot(x1: ArrayLike, x2: ArrayLike, axes: Any = 2) -> Array:
+    """The sum of products over the given axes of `x1` and `x2`.
+
+    Args:
+        x1: First input array.
+        x2: Second input array (broadcast against `x1`).
+        axes: An int N (last N axes of `x1` with first N of `x2`) or a pair of axis lists.
+
+    Returns:
+        The contracted array.
+    """
     return jnp.tensordot(x1, x2, axes=axes)
 
 
 @op
 @compiled("subscripts", "optimize", "precision", "preferred_element_type")
-def einsum(subscripts, *operands, **kwargs):
-    """Einstein summation: `einsum("ij,jk->ik", a, b)`."""
+def einsum(subscripts: str, *operands: ArrayLike, **kwargs: Any) -> Array:
+    """Einstein summation: `einsum("ij,jk->ik", a, b)`.
+
+    Args:
+        subscripts: The contraction, e.g. `"ij,jk->ik"`.
+        *operands: The arrays.
+        **kwargs: `optimize`, `precision`, `preferred_element_type`, as `jnp.einsum`.
+
+    Returns:
+        The result array.
+    """
     return jnp.einsum(subscripts, *operands, **kwargs)
 
 
 @op
 @compiled("axisa", "axisb", "axisc", "axis")
-def cross(x1, x2, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(x1: ArrayLike, x2: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: Axis = None) -> Array:
+    """The cross product of 3-vectors (or 2-vectors) along the given axes.
+
+    Args:
+        x1: First input array.
+        x2: Second input array (broadcast against `x1`).
+        axisa: The vector axis of `x1`.
+        axisb: The vector axis of `x2`.
+        axisc: The vector axis of the result.
+        axis: If given, overrides all three.
+
+    Returns:
+        The cross products.
+    """
     return jnp.cross(x1, x2, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
 
 
 @op
 @compiled("mode")
-def correlate(x1, x2, mode="valid"):
+def correlate(x1: ArrayLike, x2: ArrayLike, mode: str = "valid") -> Array:
+    """The cross-correlation of two 1-D arrays.
+
+    Args:
+        x1: 1-D array.
+        x2: 1-D array.
+        mode: `"valid"`, `"same"` or `"full"`, as `np.correlate`.
+
+    Returns:
+        A 1-D array.
+    """
     return jnp.correlate(x1, x2, mode=mode)
 
 
@@ -240,32 +371,84 @@ def correlate(x1, x2, mode="valid"):
 
 @op
 @compiled("axis", "keepdims")
-def sum(x, axis=None, keepdims=False):
+def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """The sum of the entries along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The sums.
+    """
     return jnp.sum(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def mean(x, axis=None, keepdims=False):
-    """Mean over `axis` (all axes by default); integer inputs give floats."""
+def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Mean over `axis` (all axes by default); integer inputs give floats.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The means, a float array.
+    """
     return jnp.mean(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims", "dtype")
-def prod(x, axis=None, keepdims=False, dtype=None):
+def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: DTypeLike = None) -> Array:
+    """The product of the entries along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+        dtype: The output dtype (default the input's).
+
+    Returns:
+        The products.
+    """
     return jnp.prod(x, axis=_axis(axis), keepdims=keepdims, dtype=_dtype(dtype))
 
 
 @op
 @compiled("axis", "keepdims", "initial")
-def max(x, axis=None, keepdims=False, initial=None):
+def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False, initial: Any = None) -> Array:
+    """The maximum along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+        initial: A lower bound included in the maximum (lets empty reductions succeed).
+
+    Returns:
+        The maxima, `x`'s dtype.
+    """
     return jnp.max(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
 
 
 @op
 @compiled("axis", "keepdims", "initial")
-def min(x, axis=None, keepdims=False, initial=None):
+def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False, initial: Any = None) -> Array:
+    """The minimum along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+        initial: An upper bound included in the minimum.
+
+    Returns:
+        The minima, `x`'s dtype.
+    """
     return jnp.min(x, axis=_axis(axis), keepdims=keepdims, initial=initial)
 
 
@@ -275,81 +458,213 @@ amin = min
 
 @op
 @compiled("axis", "keepdims")
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """The index of the largest entry along `axis` (the first one on ties).
+
+    Args:
+        x: Input array.
+        axis: The axis to search; None searches the flattened array.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        An int32 array of indices.
+    """
     return jnp.argmax(x, axis=axis, keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """The index of the smallest entry along `axis` (the first one on ties).
+
+    Args:
+        x: Input array.
+        axis: The axis to search; None searches the flattened array.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        An int32 array of indices.
+    """
     return jnp.argmin(x, axis=axis, keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def any(x, axis=None, keepdims=False):
+def any(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Whether any entry is true (nonzero) along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        A bool array.
+    """
     return jnp.any(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def all(x, axis=None, keepdims=False):
+def all(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Whether all entries are true (nonzero) along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        A bool array.
+    """
     return jnp.all(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def std(x, axis=None, keepdims=False):
-    """Population standard deviation (ddof=0)."""
+def std(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Population standard deviation (ddof=0).
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The standard deviations, a float array.
+    """
     return jnp.std(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
-def var(x, axis=None, keepdims=False):
-    """Population variance (ddof=0)."""
+def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Population variance (ddof=0).
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The variances, a float array.
+    """
     return jnp.var(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis")
-def average(x, axis=None, weights=None):
+def average(x: ArrayLike, axis: Axis = None, weights: ArrayLike = None) -> Array:
+    """The weighted mean along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        weights: Weights of `x`'s shape (or 1-D along `axis`); None gives the plain mean.
+
+    Returns:
+        The averages, a float array.
+    """
     return jnp.average(x, axis=_axis(axis), weights=weights)
 
 
 @op
 @compiled("axis", "keepdims")
-def median(x, axis=None, keepdims=False):
+def median(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
+    """The median along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The medians, a float array.
+    """
     return jnp.median(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "method", "keepdims")
-def quantile(x, q, axis=None, method="linear", keepdims=False):
+def quantile(x: ArrayLike, q: ArrayLike, axis: Axis = None, method: str = "linear",
+             keepdims: bool = False) -> Array:
+    """The `q`-th quantiles of `x` along `axis`.
+
+    Args:
+        x: Input array.
+        q: Quantile(s) in [0, 1], a scalar or 1-D array.
+        axis: Axis or axes to reduce; None reduces all.
+        method: How to interpolate between entries: `"linear"`, `"lower"`, `"higher"`, `"midpoint"`
+            or `"nearest"`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The quantiles; a leading axis of `q`'s size when `q` is 1-D.
+    """
     return jnp.quantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
 @op
 @compiled("axis")
-def count_nonzero(x, axis=None):
+def count_nonzero(x: ArrayLike, axis: Axis = None) -> Array:
+    """The number of nonzero entries along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+
+    Returns:
+        An int array of counts.
+    """
     return jnp.count_nonzero(x, axis=_axis(axis))
 
 
 @op
 @compiled("axis", "dtype")
-def cumsum(x, axis=None, dtype=None):
+def cumsum(x: ArrayLike, axis: Axis = None, dtype: DTypeLike = None) -> Array:
+    """The cumulative sum along `axis`.
+
+    Args:
+        x: Input array.
+        axis: The axis; None works on the flattened array.
+        dtype: The output dtype (default the input's).
+
+    Returns:
+        An array of `x`'s shape (1-D when `axis` is None).
+    """
     return jnp.cumsum(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
 @compiled("axis", "dtype")
-def cumprod(x, axis=None, dtype=None):
+def cumprod(x: ArrayLike, axis: Axis = None, dtype: DTypeLike = None) -> Array:
+    """The cumulative product along `axis`.
+
+    Args:
+        x: Input array.
+        axis: The axis; None works on the flattened array.
+        dtype: The output dtype (default the input's).
+
+    Returns:
+        An array of `x`'s shape (1-D when `axis` is None).
+    """
     return jnp.cumprod(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
 @compiled("offset", "axis1", "axis2")
-def trace(x, offset=0, axis1=0, axis2=1):
+def trace(x: ArrayLike, offset: ArrayLike = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The sum along a diagonal of `x`.
+
+    Args:
+        x: Input array.
+        offset: Diagonal offset (0 the main diagonal).
+        axis1: First axis of the 2-D sub-arrays.
+        axis2: Second axis of the 2-D sub-arrays.
+
+    Returns:
+        `x`'s shape without `axis1` and `axis2`.
+    """
     return jnp.trace(x, offset=offset, axis1=axis1, axis2=axis2)
 
 
@@ -359,107 +674,260 @@ def trace(x, offset=0, axis1=0, axis2=1):
 
 @op
 @compiled("newshape")
-def reshape(x, newshape):
+def reshape(x: ArrayLike, newshape: Sequence[int] | int) -> Array:
+    """`x` with a new shape and the same entries.
+
+    Args:
+        x: Input array.
+        newshape: The new shape; one entry may be -1 (inferred).
+
+    Returns:
+        The reshaped array.
+    """
     return jnp.reshape(x, newshape)
 
 
 @op
 @compiled("axes")
-def transpose(x, axes=None):
+def transpose(x: ArrayLike, axes: Any = None) -> Array:
+    """`x` with its axes permuted.
+
+    Args:
+        x: Input array.
+        axes: The new order of the axes (default: reversed).
+
+    Returns:
+        The transposed array.
+    """
     return jnp.transpose(x, axes)
 
 
 @op
 @compiled("source", "destination")
-def moveaxis(x, source, destination):
+def moveaxis(x: ArrayLike, source: int | Sequence[int], destination: int | Sequence[int]) -> Array:
+    """`x` with axes moved to new positions (the others keep their order).
+
+    Args:
+        x: Input array.
+        source: Axis or axes to move.
+        destination: Their new positions.
+
+    Returns:
+        The rearranged array.
+    """
     return jnp.moveaxis(x, source, destination)
 
 
 @op
 @compiled("axis1", "axis2")
-def swapaxes(x, axis1, axis2):
+def swapaxes(x: ArrayLike, axis1: int, axis2: int) -> Array:
+    """`x` with two axes exchanged.
+
+    Args:
+        x: Input array.
+        axis1: First axis.
+        axis2: Second axis.
+
+    Returns:
+        The rearranged array.
+    """
     return jnp.swapaxes(x, axis1, axis2)
 
 
 @op
 @compiled("axis")
-def expand_dims(x, axis):
+def expand_dims(x: ArrayLike, axis: Axis) -> Array:
+    """`x` with a new axis of size 1 at `axis`.
+
+    Args:
+        x: Input array.
+        axis: Position(s) of the new axis (axes) in the result.
+
+    Returns:
+        An array of rank `x.ndim + 1` (or more).
+    """
     return jnp.expand_dims(x, _axis(axis))
 
 
 @op
 @compiled("axis")
-def squeeze(x, axis=None):
+def squeeze(x: ArrayLike, axis: Axis = None) -> Array:
+    """`x` without axes of size 1.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to remove (each of size 1); None removes all size-1 axes.
+
+    Returns:
+        The squeezed array.
+    """
     return jnp.squeeze(x, _axis(axis))
 
 
 @op
 @compiled()
-def ravel(x):
+def ravel(x: ArrayLike) -> Array:
+    """`x` flattened to 1-D (row-major).
+
+    Args:
+        x: Input array.
+
+    Returns:
+        A 1-D array of `x.size` entries.
+    """
     return jnp.ravel(x)
 
 
 @op
 @compiled("shape")
-def broadcast_to(x, shape):
+def broadcast_to(x: ArrayLike, shape: Sequence[int] | int) -> Array:
+    """`x` broadcast to `shape`.
+
+    Args:
+        x: Input array.
+        shape: The target shape.
+
+    Returns:
+        An array of `shape`.
+    """
     return jnp.broadcast_to(x, tuple(shape))
 
 
 @op
 @compiled("axis")
-def concatenate(xs, axis=0):
-    """Joins a sequence of arrays along an existing `axis`."""
+def concatenate(xs: Sequence[ArrayLike], axis: Axis = 0) -> Array:
+    """Joins a sequence of arrays along an existing `axis`.
+
+    Args:
+        xs: Arrays with equal shapes except along `axis`.
+        axis: The axis to join along.
+
+    Returns:
+        The joined array.
+    """
     return jnp.concatenate(xs, axis=axis)
 
 
 @op
 @compiled("axis")
-def stack(x, axis=0):
-    """Joins a sequence of same-shape arrays along a new `axis`."""
+def stack(x: Sequence[ArrayLike], axis: Axis = 0) -> Array:
+    """Joins a sequence of same-shape arrays along a new `axis`.
+
+    Args:
+        x: A sequence of arrays of one shape.
+        axis: Position of the new axis in the result.
+
+    Returns:
+        An array with one more axis, of size `len(x)`.
+    """
     return jnp.stack(x, axis=axis)
 
 
 @op
 @compiled()
-def hstack(xs):
+def hstack(xs: Sequence[ArrayLike]) -> Array:
+    """Joins arrays horizontally (along axis 1; axis 0 for 1-D arrays).
+
+    Args:
+        xs: A sequence of arrays.
+
+    Returns:
+        The joined array.
+    """
     return jnp.hstack(xs)
 
 
 @op
 @compiled()
-def vstack(xs):
+def vstack(xs: Sequence[ArrayLike]) -> Array:
+    """Joins arrays vertically (along axis 0, 1-D arrays as rows).
+
+    Args:
+        xs: A sequence of arrays.
+
+    Returns:
+        The joined array.
+    """
     return jnp.vstack(xs)
 
 
 @op
 @compiled("axis")
-def append(x1, x2, axis=None):
+def append(x1: ArrayLike, x2: ArrayLike, axis: Axis = None) -> Array:
+    """`x2` appended to `x1` along `axis`.
+
+    Args:
+        x1: First input array.
+        x2: Second input array (broadcast against `x1`).
+        axis: The axis; None flattens both first.
+
+    Returns:
+        The joined array.
+    """
     return jnp.append(x1, x2, axis=axis)
 
 
 @op
 @compiled("indices_or_sections", "axis")
-def split(x, indices_or_sections, axis=0):
+def split(x: ArrayLike, indices_or_sections: int | Sequence[int], axis: Axis = 0) -> list[Array]:
     """A list of sub-arrays: `indices_or_sections` equal parts, or cut at
-    the given indices."""
+    the given indices.
+
+    Args:
+        x: Input array.
+        indices_or_sections: The number of equal parts, or the indices to cut at.
+        axis: The axis to split.
+
+    Returns:
+        A list of arrays.
+    """
     return jnp.split(x, indices_or_sections, axis=axis)
 
 
 @op
 @compiled("indices_or_sections", "axis")
-def array_split(x, indices_or_sections, axis=0):
+def array_split(x: ArrayLike, indices_or_sections: int | Sequence[int],
+                axis: Axis = 0) -> list[Array]:
+    """Like `split`, but `indices_or_sections` need not divide the axis evenly.
+
+    Args:
+        x: Input array.
+        indices_or_sections: The number of equal parts, or the indices to cut at.
+        axis: The axis to split.
+
+    Returns:
+        A list of arrays (the first ones one longer when the split is uneven).
+    """
     return jnp.array_split(x, indices_or_sections, axis=axis)
 
 
 @op
 @compiled("repeats")
-def tile(x, repeats):
+def tile(x: ArrayLike, repeats: Any) -> Array:
+    """`x` repeated `repeats` times along each axis.
+
+    Args:
+        x: Input array.
+        repeats: Repetitions per axis (an int for the last axis).
+
+    Returns:
+        The tiled array.
+    """
     return jnp.tile(x, repeats)
 
 
 @op
-def repeat(x, repeats, axis=None):
-    """Each entry repeated `repeats` times (an int, or one count per entry)."""
+def repeat(x: ArrayLike, repeats: Any, axis: Axis = None) -> Array:
+    """Each entry repeated `repeats` times (an int, or one count per entry).
+
+    Args:
+        x: Input array.
+        repeats: An int, or one count per entry along `axis` (array counts work eagerly only).
+        axis: The axis; None flattens `x` first.
+
+    Returns:
+        The array with repeated entries.
+    """
     if isinstance(repeats, (int, np.integer, list, tuple)):
         return _repeat(x, repeats, axis)
     return jnp.repeat(x, repeats, axis=axis)  # array counts: eager only
@@ -472,9 +940,23 @@ def _repeat(x, repeats, axis):
 
 @op
 @compiled("pad_width", "mode")
-def pad(x, pad_width, mode="constant", constant_values=None):
+def pad(x: ArrayLike, pad_width: Any, mode: str = "constant",
+        constant_values: ArrayLike = None) -> Array:
     """Pads `x`; `pad_width` is `((before, after), ...)` per axis (or one
-    pair / one int for all)."""
+    pair / one int for all).
+
+    Args:
+        x: Input array.
+        pad_width: `((before, after), ...)` per axis, one pair, or one int.
+        mode: `"constant"`, `"edge"`, `"reflect"`, `"symmetric"`, ... as `np.pad`.
+        constant_values: The fill value for `mode="constant"` (default 0).
+
+    Returns:
+        The padded array.
+
+    Raises:
+        ValueError: `constant_values` is given with a mode other than `"constant"`.
+    """
     if constant_values is not None:
         if mode != "constant":
             raise ValueError(
@@ -485,49 +967,126 @@ def pad(x, pad_width, mode="constant", constant_values=None):
 
 @op
 @compiled("axis")
-def flip(x, axis=None):
+def flip(x: ArrayLike, axis: Axis = None) -> Array:
+    """`x` with the order of entries reversed along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reverse; None reverses all.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.flip(x, axis=_axis(axis))
 
 
 @op
 @compiled("shift", "axis")
-def roll(x, shift, axis=None):
+def roll(x: ArrayLike, shift: ArrayLike, axis: Axis = None) -> Array:
+    """`x` shifted cyclically by `shift` along `axis`.
+
+    Args:
+        x: Input array.
+        shift: The shift (int or one per axis).
+        axis: Axis or axes; None rolls the flattened array.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.roll(x, shift, axis=_axis(axis))
 
 
 @op
 @compiled("k", "axes")
-def rot90(array, k=1, axes=(0, 1)):
+def rot90(array: ArrayLike, k: int = 1, axes: Any = (0, 1)) -> Array:
+    """`array` rotated by 90 degrees `k` times in the plane of `axes`.
+
+    Args:
+        array: Input array.
+        k: Number of quarter turns (counterclockwise).
+        axes: The two axes of the plane.
+
+    Returns:
+        The rotated array.
+    """
     return jnp.rot90(array, k=k, axes=tuple(axes))
 
 
 @op
 @compiled("k")
-def diag(x, k=0):
+def diag(x: ArrayLike, k: int = 0) -> Array:
+    """The diagonal `k` of a 2-D `x`, or a 2-D array with 1-D `x` on diagonal `k`.
+
+    Args:
+        x: A 1-D or 2-D array.
+        k: Diagonal offset: 0 the main diagonal, > 0 above, < 0 below.
+
+    Returns:
+        A 1-D or 2-D array.
+    """
     return jnp.diag(x, k=k)
 
 
 @op
 @compiled("offset", "axis1", "axis2")
-def diagonal(x, offset=0, axis1=0, axis2=1):
+def diagonal(x: ArrayLike, offset: ArrayLike = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The diagonal of the 2-D sub-arrays of `x` in the plane `(axis1, axis2)`.
+
+    Args:
+        x: Input array.
+        offset: Diagonal offset (0 the main diagonal).
+        axis1: First axis.
+        axis2: Second axis.
+
+    Returns:
+        `x`'s shape without the two axes, plus the diagonal's length last.
+    """
     return jnp.diagonal(x, offset=offset, axis1=axis1, axis2=axis2)
 
 
 @op
 @compiled("k")
-def triu(x, k=0):
+def triu(x: ArrayLike, k: int = 0) -> Array:
+    """`x` with the entries below diagonal `k` set to 0.
+
+    Args:
+        x: Input array.
+        k: Diagonal offset: 0 the main diagonal, > 0 above, < 0 below.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.triu(x, k=k)
 
 
 @op
 @compiled("k")
-def tril(x, k=0):
+def tril(x: ArrayLike, k: int = 0) -> Array:
+    """`x` with the entries above diagonal `k` set to 0.
+
+    Args:
+        x: Input array.
+        k: Diagonal offset: 0 the main diagonal, > 0 above, < 0 below.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.tril(x, k=k)
 
 
 @op
 @compiled("n", "axis")
-def diff(a, n=1, axis=-1):
+def diff(a: ArrayLike, n: int = 1, axis: Axis = -1) -> Array:
+    """The `n`-th discrete difference along `axis` (`a[i + 1] - a[i]`).
+
+    Args:
+        a: Input array.
+        n: How many times to difference.
+        axis: The axis.
+
+    Returns:
+        An array `n` shorter along `axis`.
+    """
     return jnp.diff(a, n=n, axis=axis)
 
 
@@ -537,59 +1096,143 @@ def diff(a, n=1, axis=-1):
 
 @op
 @compiled("axis")
-def take(x, indices, axis=None):
-    """Entries of `x` at `indices` along `axis` (of the flattened `x` if None)."""
+def take(x: ArrayLike, indices: ArrayLike, axis: Axis = None) -> Array:
+    """Entries of `x` at `indices` along `axis` (of the flattened `x` if None).
+
+    Args:
+        x: Input array.
+        indices: Integer indices.
+        axis: The axis to take along; None uses the flattened `x`.
+
+    Returns:
+        The gathered entries.
+    """
     return jnp.take(x, jnp.asarray(indices), axis=axis)
 
 
 @op
 @compiled("axis")
-def take_along_axis(x, indices, axis=None):
+def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: Axis = None) -> Array:
+    """Entries of `x` at `indices`, matched along `axis` (as `np.take_along_axis`).
+
+    Args:
+        x: Input array.
+        indices: Integer array of `x`'s rank.
+        axis: The axis; None uses the flattened `x`.
+
+    Returns:
+        An array of `indices`' shape.
+    """
     return jnp.take_along_axis(x, jnp.asarray(indices), axis=axis)
 
 
-def get_item(x, key):
-    """`x[key]`."""
+def get_item(x: ArrayLike, key: Any) -> Array:
+    """`x[key]`.
+
+    Args:
+        x: Input array.
+        key: An index: int, slice, array, tuple of them, `None`, `...`.
+
+    Returns:
+        The selected entries.
+    """
     return operators.getitem(x, key)
 
 
 @op
 @compiled("axis")
-def sort(x, axis=-1):
+def sort(x: ArrayLike, axis: Axis = -1) -> Array:
+    """`x` sorted along `axis`, ascending.
+
+    Args:
+        x: Input array.
+        axis: The axis.
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.sort(x, axis=axis)
 
 
 @op
 @compiled("axis")
-def argsort(x, axis=-1):
+def argsort(x: ArrayLike, axis: Axis = -1) -> Array:
+    """The indices that sort `x` along `axis`, ascending (stable).
+
+    Args:
+        x: Input array.
+        axis: The axis.
+
+    Returns:
+        An int32 array of `x`'s shape.
+    """
     return jnp.argsort(x, axis=axis)
 
 
 @op
 @compiled("side")
-def searchsorted(sorted_sequence, values, side="left"):
+def searchsorted(sorted_sequence: ArrayLike, values: ArrayLike, side: str = "left") -> Array:
+    """Where `values` would be inserted in `sorted_sequence` to keep it sorted.
+
+    Args:
+        sorted_sequence: A sorted 1-D array.
+        values: The values to place.
+        side: `"left"` (first suitable index) or `"right"` (last).
+
+    Returns:
+        An int array of `values`' shape.
+    """
     return jnp.searchsorted(sorted_sequence, values, side=side)
 
 
 @op
 @compiled()
-def digitize(x, bins):
+def digitize(x: ArrayLike, bins: ArrayLike) -> Array:
+    """The index of the bin each entry of `x` falls in.
+
+    Args:
+        x: Input array.
+        bins: A monotonic 1-D array of bin edges.
+
+    Returns:
+        An int array of `x`'s shape.
+    """
     return jnp.digitize(x, bins)
 
 
-def nonzero(x):
+def nonzero(x: ArrayLike) -> tuple[Array, ...]:
     """Indices of the nonzero entries, one array per axis. Eager only (the
-    output size depends on the values); integer results, so not recorded."""
+    output size depends on the values); integer results, so not recorded.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        A tuple of int arrays, one per axis of `x`.
+    """
     return jnp.nonzero(unwrap(x))
 
 
-def bincount(x, weights=None, minlength=0, sparse=False):
+def bincount(x: ArrayLike, weights: ArrayLike = None, minlength: int = 0,
+             sparse: bool = False) -> Array:
     """Counts of each value in non-negative integer `x` (per row if 2-D),
     weighted by `weights` if given.
 
     The output length is `max(minlength, x.max() + 1)`, read from `x`
     eagerly; inside `jax.jit` it must be static, so it is `minlength` there
     (larger values are dropped).
+
+    Args:
+        x: Non-negative integers, 1-D or 2-D.
+        weights: Weights of `x`'s shape (None counts 1 each).
+        minlength: The smallest output length.
+        sparse: Must be False: loopax has no sparse tensors.
+
+    Returns:
+        Counts (or summed weights): `(length,)`, or `(rows, length)` for 2-D `x`.
+
+    Raises:
+        ValueError: `sparse=True`, or `x` is not 1-D or 2-D.
     """
     if sparse:
         raise ValueError("bincount: loopax has no sparse tensors; use sparse=False.")
@@ -620,8 +1263,19 @@ def _bincount(x, weights, length):
 # Creation
 # --------------------------------------------------------------------------
 
-def arange(start, stop=None, step=1, dtype=None):
-    """`[start, stop)` by `step`; int32 for integer bounds, floatx otherwise."""
+def arange(start: ArrayLike, stop: ArrayLike = None, step: ArrayLike = 1,
+           dtype: DTypeLike = None) -> Array:
+    """`[start, stop)` by `step`; int32 for integer bounds, floatx otherwise.
+
+    Args:
+        start: The first value (or `stop` when `stop` is None).
+        stop: The end, excluded.
+        step: The spacing.
+        dtype: The output dtype (default int32 or floatx, as above).
+
+    Returns:
+        A 1-D array.
+    """
     if dtype is None:
         bounds = [unwrap(v) for v in (start, stop, step) if v is not None]
         is_float = builtins.any(
@@ -634,14 +1288,44 @@ def arange(start, stop=None, step=1, dtype=None):
 
 @op
 @compiled("num", "endpoint", "retstep", "dtype", "axis")
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+def linspace(start: ArrayLike, stop: ArrayLike, num: int | None = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: DTypeLike = None, axis: Axis = 0) -> Any:
+    """`num` evenly spaced values from `start` to `stop`.
+
+    Args:
+        start: The first value.
+        stop: The last value (included unless `endpoint=False`).
+        num: How many values.
+        endpoint: Include `stop`.
+        retstep: Also return the spacing.
+        dtype: The output dtype (default floatx).
+        axis: The axis of the values when `start`/`stop` are arrays.
+
+    Returns:
+        A 1-D array of `num` values (with `retstep`: `(values, step)`).
+    """
     return jnp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
                         dtype=_dtype(dtype), axis=axis)
 
 
 @op
 @compiled("num", "endpoint", "base", "dtype", "axis")
-def logspace(start, stop, num=50, endpoint=True, base=10, dtype=None, axis=0):
+def logspace(start: ArrayLike, stop: ArrayLike, num: int | None = 50, endpoint: bool = True,
+             base: float = 10, dtype: DTypeLike = None, axis: Axis = 0) -> Array:
+    """`num` values evenly spaced on a log scale, `base ** linspace(start, stop)`.
+
+    Args:
+        start: The first exponent.
+        stop: The last exponent.
+        num: How many values.
+        endpoint: Include `base ** stop`.
+        base: The base.
+        dtype: The output dtype (default floatx).
+        axis: The axis of the values when `start`/`stop` are arrays.
+
+    Returns:
+        A 1-D array of `num` values.
+    """
     return jnp.logspace(start, stop, num, endpoint=endpoint, base=base,
                         dtype=_dtype(dtype), axis=axis)
 
@@ -650,24 +1334,58 @@ def _shape(shape):
     return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
-def zeros(shape, dtype=None):
-    """Zeros of `shape` (floatx by default)."""
+def zeros(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
+    """Zeros of `shape` (floatx by default).
+
+    Args:
+        shape: An int or a tuple of ints.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An array of zeros.
+    """
     return jnp.zeros(_shape(shape), dtype=dtypes.standardize(dtype))
 
 
-def ones(shape, dtype=None):
-    """Ones of `shape` (floatx by default)."""
+def ones(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
+    """Ones of `shape` (floatx by default).
+
+    Args:
+        shape: An int or a tuple of ints.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An array of ones.
+    """
     return jnp.ones(_shape(shape), dtype=dtypes.standardize(dtype))
 
 
-def empty(shape, dtype=None):
+def empty(shape: Sequence[int] | int, dtype: DTypeLike = None) -> Array:
+    """An array of `shape` (JAX has no uninitialized memory: zeros).
+
+    Args:
+        shape: An int or a tuple of ints.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An array of `shape`.
+    """
     return jnp.empty(_shape(shape), dtype=dtypes.standardize(dtype))
 
 
 @op
-def full(shape, fill_value, dtype=None):
+def full(shape: Sequence[int] | int, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     """`fill_value` broadcast to `shape`; the dtype follows the fill value
-    (floatx for Python floats, int32 for Python ints) unless given."""
+    (floatx for Python floats, int32 for Python ints) unless given.
+
+    Args:
+        shape: An int or a tuple of ints.
+        fill_value: The value (scalar or broadcastable array).
+        dtype: The output dtype (default from the fill value).
+
+    Returns:
+        An array of `shape`.
+    """
     return _full(_shape(shape), fill_value, _dtype(dtype) or _python_scalar_dtype(fill_value))
 
 
@@ -678,48 +1396,132 @@ def _full(shape, fill_value, dtype):
 
 @op
 @compiled("dtype")
-def zeros_like(x, dtype=None):
+def zeros_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """Zeros of `x`'s shape.
+
+    Args:
+        x: Input array.
+        dtype: The output dtype (default `x`'s).
+
+    Returns:
+        An array of zeros.
+    """
     return jnp.zeros_like(x, dtype=_dtype(dtype))
 
 
 @op
 @compiled("dtype")
-def ones_like(x, dtype=None):
+def ones_like(x: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """Ones of `x`'s shape.
+
+    Args:
+        x: Input array.
+        dtype: The output dtype (default `x`'s).
+
+    Returns:
+        An array of ones.
+    """
     return jnp.ones_like(x, dtype=_dtype(dtype))
 
 
 @op
 @compiled("dtype")
-def full_like(x, fill_value, dtype=None):
+def full_like(x: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """`fill_value` in `x`'s shape.
+
+    Args:
+        x: Input array.
+        fill_value: The value.
+        dtype: The output dtype (default `x`'s).
+
+    Returns:
+        An array of `x`'s shape.
+    """
     return jnp.full_like(x, fill_value, dtype=_dtype(dtype))
 
 
-def eye(N, M=None, k=0, dtype=None):
-    """An N×M matrix with ones on diagonal `k` (floatx by default)."""
+def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
+    """An N×M matrix with ones on diagonal `k` (floatx by default).
+
+    Args:
+        N: Number of rows.
+        M: Number of columns (default `N`).
+        k: Diagonal offset.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An `(N, M)` array.
+    """
     return jnp.eye(N, M, k=k, dtype=dtypes.standardize(dtype))
 
 
-def identity(n, dtype=None):
+def identity(n: int, dtype: DTypeLike = None) -> Array:
+    """The `n × n` identity matrix.
+
+    Args:
+        n: The size.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An `(n, n)` array.
+    """
     return jnp.identity(n, dtype=dtypes.standardize(dtype))
 
 
-def tri(N, M=None, k=0, dtype=None):
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
+    """An `N × M` matrix with ones at and below diagonal `k`, zeros above.
+
+    Args:
+        N: Number of rows.
+        M: Number of columns (default `N`).
+        k: Diagonal offset.
+        dtype: The output dtype (default floatx).
+
+    Returns:
+        An `(N, M)` array.
+    """
     return jnp.tri(N, M, k=k, dtype=dtypes.standardize(dtype))
 
 
 @op
 @compiled("indexing")
-def meshgrid(*x, indexing="xy"):
+def meshgrid(*x: ArrayLike, indexing: str = "xy") -> list[Array]:
+    """Coordinate arrays from 1-D coordinate vectors.
+
+    Args:
+        *x: 1-D arrays, one per dimension.
+        indexing: `"xy"` (Cartesian, the first two outputs transposed) or `"ij"` (matrix).
+
+    Returns:
+        A list of arrays, each of the grid's shape.
+    """
     return jnp.meshgrid(*x, indexing=indexing)
 
 
 @op
-def array(x, dtype=None):
+def array(x: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """`x` as a new array.
+
+    Args:
+        x: An array-like.
+        dtype: The output dtype (default inferred from `x`).
+
+    Returns:
+        A `jax.Array`.
+    """
     return jnp.array(x, dtype=_dtype(dtype))
 
 
 @op
-def copy(x):
+def copy(x: ArrayLike) -> Array:
+    """A copy of `x`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        A new array equal to `x`.
+    """
     return jnp.array(x, copy=True)
 
 
@@ -727,13 +1529,27 @@ def copy(x):
 # Metadata (static Python values, not ops)
 # --------------------------------------------------------------------------
 
-def ndim(x):
-    """The rank of `x` (a Python int)."""
+def ndim(x: ArrayLike) -> int:
+    """The rank of `x` (a Python int).
+
+    Args:
+        x: Input array.
+
+    Returns:
+        A Python int.
+    """
     return jnp.ndim(unwrap(x))
 
 
-def size(x):
-    """The number of elements of `x` (a Python int)."""
+def size(x: ArrayLike) -> int:
+    """The number of elements of `x` (a Python int).
+
+    Args:
+        x: Input array.
+
+    Returns:
+        A Python int.
+    """
     return int(np.prod(jnp.shape(unwrap(x))))
 
 

@@ -33,6 +33,7 @@ import collections
 import inspect
 import re
 import warnings
+from typing import Any, Callable, Iterable, MutableMapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,7 @@ import optax
 from jax._src.array import ArrayImpl
 
 from loopax.src import dtypes, initializers
+from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import owned
 from loopax.src.optimizers import schedules
@@ -96,24 +98,36 @@ class Optimizer:
         clipvalue: clip each gradient element to `[-clipvalue, clipvalue]`.
         global_clipnorm: clip all gradients jointly to this global L2 norm.
             (Only one of the three clipping arguments may be set.)
-        use_ema: keep an exponential moving average of the variables
-            (`ema_momentum`), written into them every `ema_overwrite_frequency`
-            steps and by `finalize_variable_values()`.
+        use_ema: keep an exponential moving average of the variables, written
+            into them every `ema_overwrite_frequency` steps and by
+            `finalize_variable_values()`.
+        ema_momentum: the average's momentum, in [0, 1] (`avg = m * avg + (1 - m) * var`).
+        ema_overwrite_frequency: write the averages into the variables every this
+            many steps (None: only in `finalize_variable_values`).
         loss_scale_factor: gradients are divided by it (see `scale_loss`).
         gradient_accumulation_steps: apply one update every N calls, with the
             mean of the N gradients (the other calls only add to the
             accumulators: no update runs); `iterations` and bias corrections
             count full updates, a learning-rate schedule every call (Keras's rules).
         name: prefix of the optimizer's variable paths.
+        **kwargs: refused: an unknown argument raises rather than being ignored.
+
+    Raises:
+        ValueError: an unknown argument, more than one clipping argument,
+            `gradient_accumulation_steps` < 2, or `ema_momentum` outside [0, 1].
     """
 
     # The variables it updates belong to the model, not to the optimizer.
     _untracked_attributes = frozenset({"_trainable_variables"})
 
-    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
-                 ema_overwrite_frequency=None, loss_scale_factor=None,
-                 gradient_accumulation_steps=None, name=None, **kwargs):
+    def __init__(self, learning_rate: float | schedules.LearningRateSchedule | Callable,
+                 weight_decay: float | None = None, clipnorm: float | None = None,
+                 clipvalue: float | None = None, global_clipnorm: float | None = None,
+                 use_ema: bool = False, ema_momentum: float = 0.99,
+                 ema_overwrite_frequency: int | None = None,
+                 loss_scale_factor: float | None = None,
+                 gradient_accumulation_steps: int | None = None, name: str | None = None,
+                 **kwargs: Any):
         if kwargs:
             own = [p for p in inspect.signature(type(self)).parameters if p != "kwargs"]
             raise ValueError(
@@ -255,8 +269,18 @@ class Optimizer:
         for a Keras-style subclass that overrides `update_step`)."""
         return None
 
-    def build(self, var_list):
-        """Creates the slot variables for `var_list` (the variables to train)."""
+    def build(self, var_list: Sequence[Variable]) -> None:
+        """Creates the slot variables for `var_list` (the variables to train).
+
+        Called by the first `apply`; call it yourself before `stateless_apply` or to
+        restore a saved state. Does nothing once built.
+
+        Args:
+            var_list: The trainable Variables, in the order gradients will come in.
+
+        Raises:
+            TypeError: an entry is not a Variable or not of a float dtype.
+        """
         if self.built:
             return
         var_list = list(var_list)
@@ -319,39 +343,99 @@ class Optimizer:
             self._slots_for[indices] = cached
         return cached
 
-    def add_variable(self, shape, initializer="zeros", dtype=None, name=None):
-        """A new slot Variable (for Keras-style subclasses)."""
+    def add_variable(self, shape: Sequence[int], initializer: str | Callable = "zeros",
+                     dtype: DTypeLike = None, name: str | None = None) -> Variable:
+        """A new slot Variable (for Keras-style subclasses).
+
+        Args:
+            shape: The variable's shape.
+            initializer: An initializer or its name.
+            dtype: The dtype (default the float dtype).
+            name: The variable's name (its path is `<optimizer name>/<name>`).
+
+        Returns:
+            The new non-trainable `Variable`, listed in `variables`.
+        """
         init = initializers.get(initializer)
         with name_scope(self.name), jax.ensure_compile_time_eval():
             value = init(tuple(shape), dtypes.standardize(dtype))
             return self._track(Variable(value, trainable=False, name=name or "variable"))
 
-    def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
-        """A slot Variable shaped like `reference_variable`, named
-        `<its path with _>_<name>`."""
+    def add_variable_from_reference(self, reference_variable: Variable, name: str | None = None,
+                                    initializer: str | Callable = "zeros") -> Variable:
+        """A slot Variable shaped like `reference_variable`.
+
+        Args:
+            reference_variable: The model Variable the slot belongs to; the slot takes its
+                shape, dtype and layout.
+            name: The slot's kind (`"momentum"`); the slot is named
+                `<reference path with _>_<name>`.
+            initializer: An initializer or its name.
+
+        Returns:
+            The new `Variable`.
+        """
         with placement.layout_like(reference_variable):
             return self.add_variable(
                 reference_variable.shape, initializer, reference_variable.dtype,
                 f"{reference_variable.path.replace('/', '_')}_{name}")
 
-    def add_optimizer_variables(self, var_list, name, initializer="zeros"):
+    def add_optimizer_variables(self, var_list: Sequence[Variable], name: str,
+                                initializer: str | Callable = "zeros") -> list[Variable]:
+        """One slot Variable per variable of `var_list`.
+
+        Args:
+            var_list: The model Variables.
+            name: The slots' kind, as in `add_variable_from_reference`.
+            initializer: An initializer or its name.
+
+        Returns:
+            A list of new Variables, aligned with `var_list`.
+        """
         return [self.add_variable_from_reference(v, name, initializer) for v in var_list]
 
     def _get_variable_index(self, variable):
         return self._index_by_id[id(variable)]
 
     # Keras-style helpers for subclasses' update_step.
-    def assign(self, variable, value):
+    def assign(self, variable: Variable, value: ArrayLike) -> None:
+        """Assigns `value` to `variable` (Keras's helper for `update_step`).
+
+        Args:
+            variable: A Variable.
+            value: The new value, of its shape.
+        """
         variable.assign(value)
 
-    def assign_add(self, variable, value):
+    def assign_add(self, variable: Variable, value: ArrayLike) -> None:
+        """Adds `value` to `variable` (Keras's helper for `update_step`).
+
+        Args:
+            variable: A Variable.
+            value: The increment, broadcastable to its shape.
+        """
         variable.assign_add(value)
 
-    def assign_sub(self, variable, value):
+    def assign_sub(self, variable: Variable, value: ArrayLike) -> None:
+        """Subtracts `value` from `variable` (Keras's helper for `update_step`).
+
+        Args:
+            variable: A Variable.
+            value: The decrement, broadcastable to its shape.
+        """
         variable.assign_sub(value)
 
-    def update_step(self, gradient, variable, learning_rate):
-        """Override (with `build`) to write a Keras-style optimizer by hand."""
+    def update_step(self, gradient: Array, variable: Variable, learning_rate: Array) -> None:
+        """Override (with `build`) to write a Keras-style optimizer by hand.
+
+        Args:
+            gradient: The variable's gradient (clipped, no None).
+            variable: The Variable to update (assign to it).
+            learning_rate: The current learning rate, a float32 scalar.
+
+        Raises:
+            NotImplementedError: the subclass defines neither `_transform()` nor this.
+        """
         raise NotImplementedError(
             f"{type(self).__name__} defines neither `_transform()` nor `update_step()`.")
 
@@ -359,8 +443,19 @@ class Optimizer:
         return type(self).update_step is not Optimizer.update_step
 
     # ---- public apply API ------------------------------------------------------
-    def apply_gradients(self, grads_and_vars):
-        """Applies `[(grad, variable), ...]`; returns `iterations`."""
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[ArrayLike | None, Variable]]
+                        ) -> Variable:
+        """Applies `[(grad, variable), ...]`.
+
+        Args:
+            grads_and_vars: Pairs of a gradient and its Variable; None gradients are skipped.
+
+        Returns:
+            `iterations`, the update counter Variable.
+
+        Raises:
+            ValueError: no pairs are given.
+        """
         grads_and_vars = list(grads_and_vars)
         if not grads_and_vars:
             raise ValueError(f"{self.name}.apply_gradients got no (gradient, variable) pairs.")
@@ -368,10 +463,22 @@ class Optimizer:
         self.apply(list(grads), list(variables))
         return self._iterations
 
-    def apply(self, grads, trainable_variables=None):
+    def apply(self, grads: Sequence[ArrayLike | None],
+              trainable_variables: Sequence[Variable] | None = None) -> None:
         """Updates `trainable_variables` (default: those built with) from `grads`.
 
         A None gradient skips its variable for this step (with a warning).
+
+        Args:
+            grads: One gradient per variable, each of its variable's shape.
+            trainable_variables: The Variables to update; default the ones the optimizer
+                was built with (building it on the first call).
+
+        Raises:
+            ValueError: the gradients do not match the variables (count, shape, duplicates),
+                all gradients are None, or a variable is not one the optimizer was built
+                with.
+            TypeError: an entry of `trainable_variables` is not a Variable.
         """
         grads, variables, indices = self._prepare(grads, trainable_variables, "apply")
         if not self._should_compile(grads):
@@ -396,12 +503,23 @@ class Optimizer:
         for v, value in zip(self._trainable_variables + self._variables, new_vars + new_opt):
             v.assign(value)
 
-    def stateless_apply(self, optimizer_variables, grads, trainable_variables):
-        """`apply` on values: returns `(new_trainable_values, new_optimizer_values)`.
+    def stateless_apply(self, optimizer_variables: Sequence[ArrayLike],
+                        grads: Sequence[ArrayLike | None],
+                        trainable_variables: Sequence[ArrayLike]
+                        ) -> tuple[list[Array], list[Array]]:
+        """`apply` on values, without touching the Variables; works under `jax.jit`.
 
-        `optimizer_variables` matches `optimizer.variables` and
-        `trainable_variables` the variables the optimizer was built with, one
-        to one (Variables or arrays). Works under `jax.jit`.
+        Args:
+            optimizer_variables: One value (or Variable) per `optimizer.variables` entry.
+            grads: One gradient per trainable variable.
+            trainable_variables: One value per variable the optimizer was built with.
+
+        Returns:
+            `(new_trainable_values, new_optimizer_values)`, two lists of arrays.
+
+        Raises:
+            ValueError: the optimizer is not built, or a list does not match in length or
+                shapes.
         """
         if not self.built:
             raise ValueError(
@@ -421,15 +539,26 @@ class Optimizer:
             var_values + opt_values, grads, variables)
         return new_values[:n], new_values[n:]
 
-    def finalize_variable_values(self, var_list):
-        """With `use_ema`, writes the moving averages into the variables."""
+    def finalize_variable_values(self, var_list: Sequence[Variable]) -> None:
+        """With `use_ema`, writes the moving averages into the variables.
+
+        Args:
+            var_list: The trained Variables (those the optimizer was built with).
+        """
         if self.use_ema and self.built:
             for v in var_list:
                 if id(v) in self._index_by_id:
                     v.assign(self._averages[self._index_by_id[id(v)]].value)
 
-    def scale_loss(self, loss):
-        """`loss * loss_scale_factor` (identity when no factor is set)."""
+    def scale_loss(self, loss: ArrayLike) -> ArrayLike:
+        """`loss * loss_scale_factor` (identity when no factor is set).
+
+        Args:
+            loss: A scalar loss.
+
+        Returns:
+            The scaled loss.
+        """
         return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
 
     # ---- checks ------------------------------------------------------------------
@@ -579,10 +708,19 @@ class Optimizer:
             return optax.clip(self.clipvalue).update(grads, optax.EmptyState())[0]
         return grads
 
-    def exclude_from_weight_decay(self, var_list=None, var_names=None):
-        """Exempts variables from `weight_decay`: those in `var_list`, and
-        those whose name matches (`re.search`) any string in `var_names`.
-        Call before the optimizer is built."""
+    def exclude_from_weight_decay(self, var_list: Sequence[Variable] | None = None,
+                                  var_names: Sequence[str] | None = None) -> None:
+        """Exempts variables from `weight_decay`.
+
+        Call before the optimizer is built.
+
+        Args:
+            var_list: Variables to exempt.
+            var_names: Strings; variables whose name matches any (`re.search`) are exempt.
+
+        Raises:
+            ValueError: the optimizer is already built.
+        """
         if self.built:
             raise ValueError(
                 f"{self.name}.exclude_from_weight_decay must be called before the "
@@ -640,7 +778,12 @@ class Optimizer:
                 v.assign(jnp.where(overwrite, avg.value, v.value))
 
     # ---- config ----------------------------------------------------------------------
-    def get_config(self):
+    def get_config(self) -> dict:
+        """The constructor arguments that re-create this optimizer (no state).
+
+        Returns:
+            A JSON-serializable dict; a schedule learning rate is serialized.
+        """
         lr = self._learning_rate
         if isinstance(lr, Variable):
             lr = float(lr.numpy())
@@ -655,29 +798,59 @@ class Optimizer:
                     gradient_accumulation_steps=self.gradient_accumulation_steps)
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict, custom_objects: dict | None = None) -> Optimizer:
+        """Creates an optimizer from the dict `get_config` returned.
+
+        Args:
+            config: The constructor's keyword arguments.
+            custom_objects: `{name: class}` for a custom learning-rate schedule.
+
+        Returns:
+            A new, unbuilt optimizer.
+        """
         config = dict(config)
         if isinstance(config.get("learning_rate"), dict):
             config["learning_rate"] = schedules.deserialize(
                 config["learning_rate"], custom_objects)
         return cls(**config)
 
-    def get_weights(self):
+    def get_weights(self) -> list[np.ndarray]:
+        """Returns the values of `variables` as NumPy arrays, in order."""
         return [v.numpy() for v in self._variables]
 
-    def set_weights(self, weights):
+    def set_weights(self, weights: Sequence[ArrayLike]) -> None:
+        """Assigns the values of `variables`, in order.
+
+        Args:
+            weights: One array per entry of `variables`.
+
+        Raises:
+            ValueError: the number of arrays differs.
+        """
         if len(weights) != len(self._variables):
             raise ValueError(f"{self.name}.set_weights: got {len(weights)} arrays for "
                              f"{len(self._variables)} variables.")
         for v, w in zip(self._variables, weights):
             v.assign(w)
 
-    def save_own_variables(self, store):
-        """Keras saving: `store["0"], store["1"], ...` = the variables' values."""
+    def save_own_variables(self, store: MutableMapping[str, Any]) -> None:
+        """Keras saving: `store["0"], store["1"], ...` = the variables' values.
+
+        Args:
+            store: A dict-like mapping from string keys to arrays.
+        """
         for i, v in enumerate(self._variables):
             store[str(i)] = v.numpy()
 
-    def load_own_variables(self, store):
+    def load_own_variables(self, store: MutableMapping[str, Any]) -> None:
+        """Assigns what `save_own_variables` wrote back to `variables`.
+
+        Args:
+            store: The dict-like mapping `save_own_variables` filled.
+
+        Raises:
+            ValueError: the number of arrays differs (e.g. the optimizer is not built).
+        """
         if len(store.keys()) != len(self._variables):
             raise ValueError(
                 f"{self.name}: the saved state has {len(store.keys())} variables but the "

@@ -104,7 +104,14 @@ class GradientTape:
 
     @contextlib.contextmanager
     def stop_recording(self):
-        """Ops inside this block are not recorded by this tape."""
+        """Ops inside this block are not recorded by this tape.
+
+        Yields:
+            Nothing; ops run inside the `with` block are not recorded.
+
+        Raises:
+            RuntimeError: the tape is not recording (outside its `with` block).
+        """
         if not self._recording:
             raise RuntimeError("stop_recording() needs a recording tape: use it "
                                "inside the tape's `with` block.")
@@ -121,7 +128,16 @@ class GradientTape:
         self._used = False
 
     def watch(self, tensor):
-        """Follows `tensor`: a Tensor, a Variable, or a nested structure of them."""
+        """Follows `tensor`: a Tensor, a Variable, or a nested structure of them.
+
+        Args:
+            tensor: A Tensor (`loopax.constant(x)`), a Variable, or a nested structure of them.
+                A plain array cannot be followed.
+
+        Raises:
+            RuntimeError: called outside the tape's `with` block.
+            TypeError: a leaf of `tensor` is not a Tensor or Variable.
+        """
         if not self._recording:
             raise RuntimeError(
                 "GradientTape.watch() was called outside the tape's `with` block, "
@@ -139,7 +155,11 @@ class GradientTape:
                     "first and use that Tensor in the computation.")
 
     def watched_variables(self):
-        """The Variables watched explicitly or by being read, in watch order."""
+        """The Variables watched explicitly or by being read, in watch order.
+
+        Returns:
+            A tuple of Variables.
+        """
         return tuple(self._watched.values())
 
     # ---- differentiation ---------------------------------------------------
@@ -154,6 +174,16 @@ class GradientTape:
             output_gradients: one cotangent per target Tensor (same shapes).
             unconnected_gradients: "none" (None for a source the target does
                 not depend on) or "zero" (zeros of the source's shape).
+
+        Returns:
+            Gradients in the structure of `sources`, each with its source's shape (None for an
+            unconnected source unless `unconnected_gradients="zero"`).
+
+        Raises:
+            RuntimeError: a non-persistent tape already computed gradients.
+            TypeError: `target` is None, or a source is not a Variable or Tensor.
+            ValueError: `output_gradients` does not match the target's structure or shapes,
+                or `unconnected_gradients` is not `"none"`/`"zero"`.
         """
         self._check_usable("call gradient()")
         _check_target_given(target, "gradient")
@@ -176,7 +206,22 @@ class GradientTape:
 
     def jacobian(self, target, sources, unconnected_gradients="none",
                  parallel_iterations=None, experimental_use_pfor=True):
-        """d target / d source for each source: shape `target.shape + source.shape`."""
+        """d target / d source for each source: shape `target.shape + source.shape`.
+
+        Args:
+            target: One Tensor of shape `T`.
+            sources: A Variable, a Tensor, or a nested structure of them.
+            unconnected_gradients: `"none"` (None for an unconnected source) or `"zero"`.
+            parallel_iterations: Accepted for TensorFlow compatibility; unused.
+            experimental_use_pfor: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            Jacobians in the structure of `sources`, each of shape `T + source.shape`.
+
+        Raises:
+            RuntimeError: a non-persistent tape was used already.
+            TypeError: `target` is None or not a single Tensor.
+        """
         self._check_usable("call jacobian()")
         _check_target_given(target, "jacobian")
         zero = _check_unconnected(unconnected_gradients)
@@ -193,6 +238,20 @@ class GradientTape:
 
         Assumes example i of the target depends only on example i of the
         source (as TensorFlow's does).
+
+        Args:
+            target: A Tensor of shape `(B, *T)`.
+            source: A Tensor or Variable of shape `(B, *S)`.
+            unconnected_gradients: `"none"` (None when unconnected) or `"zero"`.
+            parallel_iterations: Accepted for TensorFlow compatibility; unused.
+            experimental_use_pfor: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            An array of shape `(B, *T, *S)`.
+
+        Raises:
+            RuntimeError: a non-persistent tape was used already.
+            ValueError: `target` and `source` do not share a leading batch dimension.
         """
         self._check_usable("call batch_jacobian()")
         zero = _check_unconnected(unconnected_gradients)

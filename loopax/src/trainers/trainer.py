@@ -45,6 +45,7 @@ from __future__ import annotations
 import inspect
 import random
 import warnings
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -73,6 +74,10 @@ from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_siz
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
+
+if TYPE_CHECKING:
+    from loopax.src.callbacks.callback import Callback
+    from loopax.src.callbacks.history import History
 
 
 class Trainer:
@@ -115,9 +120,13 @@ class Trainer:
     # ======================================================================
     # compile
     # ======================================================================
-    def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None,
-                weighted_metrics=None, run_eagerly=False, steps_per_execution="auto",
-                jit_compile="auto", auto_scale_loss=True):
+    def compile(self, optimizer: str | optimizers.Optimizer | Any = "rmsprop",
+                loss: str | Callable | Sequence | dict | None = None,
+                loss_weights: float | Sequence[float] | dict | None = None,
+                metrics: Sequence | dict | None = None,
+                weighted_metrics: Sequence | dict | None = None, run_eagerly: bool = False,
+                steps_per_execution: int | str = "auto", jit_compile: bool | str = "auto",
+                auto_scale_loss: bool = True) -> None:
         """Configures training.
 
         Args:
@@ -135,6 +144,10 @@ class Trainer:
                 other way to run without XLA).
             auto_scale_loss: under the "mixed_float16" dtype policy, wrap the
                 optimizer in a `LossScaleOptimizer` (dynamic loss scaling).
+
+        Raises:
+            ValueError: `loss_weights` is given without `loss`, or an argument has an
+                unknown name or an invalid value.
         """
         self.optimizer = optimizers.get(optimizer)
         if (auto_scale_loss and getattr(self, "dtype_policy", None) is not None
@@ -458,15 +471,54 @@ class Trainer:
     # fit
     # ======================================================================
     @data_checks.exclusive("fit")
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
-            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
-            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
-            validation_batch_size=None, validation_freq=1, check_data="warn"):
-        """Trains for `epochs` epochs; returns the `History`. Keras's arguments,
-        plus `check_data`: in-memory arrays are checked once before training
-        (`data_checks.py`): sparse labels outside `[0, classes)` or not
-        integral raise; NaN/Inf values warn ("warn"), raise ("raise"), or
-        nothing is checked ("off")."""
+    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
+            verbose: int | str = "auto", callbacks: Sequence[Callback] | None = None,
+            validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
+            class_weight: dict[int, float] | None = None, sample_weight: Any = None,
+            initial_epoch: int = 0, steps_per_epoch: int | None = None,
+            validation_steps: int | None = None, validation_batch_size: int | None = None,
+            validation_freq: int | Sequence[int] = 1, check_data: str = "warn") -> History:
+        """Trains the model for `epochs` epochs.
+
+        Keras's arguments, plus `check_data`: in-memory arrays are checked once before
+        training; sparse labels outside `[0, classes)` or not integral raise, NaN/Inf
+        values warn (`"warn"`), raise (`"raise"`), or nothing is checked (`"off"`).
+
+        Args:
+            x: The inputs: a NumPy/JAX array, a list or dict of arrays (several inputs),
+                or a source of batches (a generator, `PyDataset`, `tf.data.Dataset`, torch
+                `DataLoader`, grain dataset) yielding `(x, y[, sample_weight])`.
+            y: The targets, in the structure of the outputs (None when `x` yields batches,
+                or for a model that adds its own loss).
+            batch_size: Rows per batch for array data (default 32).
+            epochs: The number of the last epoch: epochs `initial_epoch` to `epochs - 1`
+                run.
+            verbose: 0 silent, 1 progress bar, 2 one line per epoch; `"auto"` is 1.
+            callbacks: A list of `Callback`s.
+            validation_split: A fraction in (0, 1) of the array data (the last rows,
+                before shuffling) held out for validation.
+            validation_data: `(x_val, y_val)`, `(x_val, y_val, val_sample_weight)` or a
+                source of batches, evaluated after each epoch.
+            shuffle: Shuffle array rows each epoch.
+            class_weight: `{class index: weight}` multiplying each example's loss.
+            sample_weight: Per-example loss weights, shape `(batch,)` (or per time step).
+            initial_epoch: The epoch to start from (to resume a run).
+            steps_per_epoch: Batches per epoch (default: all the data).
+            validation_steps: Batches per validation pass (default: all of them).
+            validation_batch_size: Batch size of array validation data (default
+                `batch_size`).
+            validation_freq: Validate every n epochs (an int), or after the listed epochs
+                (1-based).
+            check_data: `"warn"`, `"raise"` or `"off"`, as above.
+
+        Returns:
+            The `History` callback; `history.history` maps each log name (`"loss"`,
+            metrics, `"val_..."`) to one value per epoch.
+
+        Raises:
+            ValueError: the model is not compiled, an argument is invalid (epochs, steps,
+                `validation_split` with a batch source, ...), or the data fails its checks.
+        """
         self._assert_compiled("fit")
         data_checks.check_fit_arguments(epochs, initial_epoch, steps_per_epoch,
                                         validation_steps, check_data)
@@ -575,11 +627,35 @@ class Trainer:
     # evaluate
     # ======================================================================
     @data_checks.exclusive("evaluate")
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
-                 steps=None, callbacks=None, return_dict=False, check_data="warn", **kwargs):
-        """The loss and metrics on the data: a float (only a loss), a list in
-        `metrics_names` order, or a dict with `return_dict=True`. `check_data`
-        as in `fit`."""
+    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
+                 verbose: int | str = "auto", sample_weight: Any = None,
+                 steps: int | None = None, callbacks: Sequence[Callback] | None = None,
+                 return_dict: bool = False, check_data: str = "warn", **kwargs: Any
+                 ) -> float | list[float] | dict[str, float]:
+        """Computes the loss and metrics on the data (no weight updates).
+
+        Args:
+            x: The inputs: a NumPy/JAX array, a list or dict of arrays (several inputs),
+                or a source of batches (a generator, `PyDataset`, `tf.data.Dataset`, torch
+                `DataLoader`, grain dataset) yielding `(x, y[, sample_weight])`.
+            y: The targets (None when `x` yields batches).
+            batch_size: Rows per batch for array data (default 32).
+            verbose: 0 silent, 1 progress bar, 2 one line; `"auto"` is 1.
+            sample_weight: Per-example loss weights, shape `(batch,)`.
+            steps: Batches to evaluate (default: all the data).
+            callbacks: A list of `Callback`s.
+            return_dict: Return `{name: value}` instead of a list.
+            check_data: `"warn"`, `"raise"` or `"off"`, as in `fit`.
+            **kwargs: Refused (Keras 2's removed arguments raise instead of being ignored).
+
+        Returns:
+            A float (only a loss), a list of floats in `metrics_names` order, or a dict
+            with `return_dict=True`.
+
+        Raises:
+            ValueError: the model is not compiled, or the data is empty or fails its checks.
+            TypeError: an unknown keyword argument is given.
+        """
         self._assert_compiled("evaluate")
         if kwargs:
             raise TypeError(f"evaluate() got unexpected arguments {sorted(kwargs)}.")
@@ -639,9 +715,26 @@ class Trainer:
     # predict
     # ======================================================================
     @data_checks.exclusive("predict")
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
-        """The model's outputs for `x` as NumPy arrays (the outputs' structure),
-        batch after batch, concatenated."""
+    def predict(self, x: Any, batch_size: int | None = None, verbose: int | str = "auto",
+                steps: int | None = None, callbacks: Sequence[Callback] | None = None) -> Any:
+        """Computes the model's outputs for `x`, batch after batch.
+
+        Args:
+            x: The inputs: a NumPy/JAX array, a list or dict of arrays (several inputs),
+                or a source of batches (a generator, `PyDataset`, `tf.data.Dataset`, torch
+                `DataLoader`, grain dataset) yielding `(x, y[, sample_weight])`.
+            batch_size: Rows per batch for array data (default 32).
+            verbose: 0 silent, 1 progress bar, 2 one line; `"auto"` is 1.
+            steps: Batches to predict (default: all the data).
+            callbacks: A list of `Callback`s.
+
+        Returns:
+            NumPy arrays in the structure of the outputs, each `(num_examples, ...)`:
+            the batches' outputs concatenated.
+
+        Raises:
+            ValueError: the data yields no batch.
+        """
         data_checks.check_steps(steps, "steps", "predict")
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
@@ -674,19 +767,57 @@ class Trainer:
     # ======================================================================
     # on one batch
     # ======================================================================
-    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
-                       return_dict=False):
-        """One training step on one batch (metrics keep accumulating)."""
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                       class_weight: dict[int, float] | None = None, return_dict: bool = False
+                       ) -> float | list[float] | dict[str, float]:
+        """One training step on one batch (metrics keep accumulating).
+
+        Args:
+            x: The inputs of one batch (array, list or dict of arrays).
+            y: The targets of the batch.
+            sample_weight: Per-example loss weights, shape `(batch,)`.
+            class_weight: `{class index: weight}`.
+            return_dict: Return `{name: value}` instead of a list.
+
+        Returns:
+            The loss and metrics so far: a float, a list in `metrics_names` order, or a
+            dict with `return_dict=True`.
+
+        Raises:
+            ValueError: the model is not compiled.
+        """
         self._assert_compiled("train_on_batch")
         return self._on_batch("train", x, y, sample_weight, class_weight, return_dict)
 
-    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        """One evaluation step on one batch (metrics keep accumulating)."""
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                      return_dict: bool = False) -> float | list[float] | dict[str, float]:
+        """One evaluation step on one batch (metrics keep accumulating).
+
+        Args:
+            x: The inputs of one batch (array, list or dict of arrays).
+            y: The targets of the batch.
+            sample_weight: Per-example loss weights, shape `(batch,)`.
+            return_dict: Return `{name: value}` instead of a list.
+
+        Returns:
+            The loss and metrics so far: a float, a list in `metrics_names` order, or a
+            dict with `return_dict=True`.
+
+        Raises:
+            ValueError: the model is not compiled.
+        """
         self._assert_compiled("test_on_batch")
         return self._on_batch("test", x, y, sample_weight, None, return_dict)
 
-    def predict_on_batch(self, x):
-        """The model's outputs for one batch, as NumPy arrays."""
+    def predict_on_batch(self, x: Any) -> Any:
+        """The model's outputs for one batch, as NumPy arrays.
+
+        Args:
+            x: The inputs of one batch (array, list or dict of arrays).
+
+        Returns:
+            NumPy arrays in the structure of the outputs, each `(batch, ...)`.
+        """
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
