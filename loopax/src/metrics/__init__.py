@@ -26,10 +26,15 @@ from loopax.src.metrics.confusion_metrics import (
     FalseNegatives,
     FalsePositives,
     Precision,
+    PrecisionAtRecall,
     Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
     TrueNegatives,
     TruePositives,
 )
+from loopax.src.metrics.f_score_metrics import F1Score, FBetaScore
 from loopax.src.metrics.metric import Metric
 from loopax.src.metrics.probabilistic_metrics import (
     BinaryCrossentropy,
@@ -63,6 +68,8 @@ METRIC_CLASSES = (
     BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
     KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
+    PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
+    F1Score, FBetaScore,
 )
 
 ALL_OBJECTS = name_table(METRIC_CLASSES, {
