@@ -34,6 +34,12 @@ from loopax.src.metrics.confusion_metrics import (
     TrueNegatives,
     TruePositives,
 )
+from loopax.src.metrics.correlation_metrics import (
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    concordance_correlation,
+    pearson_correlation,
+)
 from loopax.src.metrics.f_score_metrics import F1Score, FBetaScore
 from loopax.src.metrics.metric import Metric
 from loopax.src.metrics.probabilistic_metrics import (
@@ -54,6 +60,7 @@ from loopax.src.metrics.regression_metrics import (
     MeanAbsolutePercentageError,
     MeanSquaredError,
     MeanSquaredLogarithmicError,
+    R2Score,
     RootMeanSquaredError,
     cosine_similarity,
 )
@@ -69,7 +76,7 @@ METRIC_CLASSES = (
     KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
     PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
-    F1Score, FBetaScore,
+    F1Score, FBetaScore, R2Score, PearsonCorrelation, ConcordanceCorrelation,
 )
 
 ALL_OBJECTS = name_table(METRIC_CLASSES, {
