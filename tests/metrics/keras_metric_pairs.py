@@ -3,6 +3,7 @@ batches, statefully and (loopax) statelessly under jit, for the parity tests
 of tests/metrics/. Importing it skips the test module when Keras is missing."""
 
 import os
+import warnings
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -18,9 +19,12 @@ keras = pytest.importorskip("keras")
 def keras_result(name, kwargs, batches):
     """Keras's `result()` after `update_state(*batch)` for each batch."""
     metric = getattr(keras.metrics, name)(**kwargs)
-    for args, weight in batches:
-        metric.update_state(*args, sample_weight=weight)
-    return np.asarray(metric.result())
+    with warnings.catch_warnings():
+        # Keras asks JAX for int64 (IoU's confusion matrix) without x64.
+        warnings.filterwarnings("ignore", "Explicitly requested dtype int64")
+        for args, weight in batches:
+            metric.update_state(*args, sample_weight=weight)
+        return np.asarray(metric.result())
 
 
 def loopax_results(name, kwargs, batches):

@@ -41,6 +41,7 @@ from loopax.src.metrics.correlation_metrics import (
     pearson_correlation,
 )
 from loopax.src.metrics.f_score_metrics import F1Score, FBetaScore
+from loopax.src.metrics.iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from loopax.src.metrics.metric import Metric
 from loopax.src.metrics.probabilistic_metrics import (
     BinaryCrossentropy,
@@ -77,6 +78,7 @@ METRIC_CLASSES = (
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
     PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
     F1Score, FBetaScore, R2Score, PearsonCorrelation, ConcordanceCorrelation,
+    IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU,
 )
 
 ALL_OBJECTS = name_table(METRIC_CLASSES, {

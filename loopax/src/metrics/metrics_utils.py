@@ -177,3 +177,23 @@ def update_confusion_matrix_variables(variables_to_update, y_true, y_pred, thres
     counts = batch_confusion_counts(y_true, y_pred, thresholds, dtype=some.dtype, **kwargs)
     for key, variable in variables_to_update.items():
         variable.assign_add(counts[key])
+
+
+def confusion_matrix(labels, predictions, num_classes, weights=None, dtype="int32"):
+    """The (num_classes, num_classes) matrix whose entry [i, j] sums the
+    weights of the entries labelled i and predicted j.
+
+    Args:
+        labels, predictions: integer class ids of the same shape, each in
+            [0, num_classes).
+        num_classes: the matrix's size.
+        weights: optional weights of the same shape (default 1 each).
+        dtype: the matrix's dtype.
+    """
+    labels = jnp.ravel(labels).astype(jnp.int32)
+    predictions = jnp.ravel(predictions).astype(jnp.int32)
+    weights = jnp.ones(labels.shape, dtype) if weights is None \
+        else jnp.ravel(weights).astype(dtype)
+    cells = jax.ops.segment_sum(weights, labels * num_classes + predictions,
+                                num_segments=num_classes * num_classes)
+    return cells.reshape(num_classes, num_classes)
