@@ -5,6 +5,7 @@ from loopax.src.losses.losses import (
     binary_crossentropy,
     binary_focal_crossentropy,
     categorical_crossentropy,
+    categorical_focal_crossentropy,
     categorical_hinge,
     hinge,
     huber,

@@ -125,3 +125,14 @@ def test_bad_target_class_ids():
         metrics.IoU(num_classes=3, target_class_ids=[1, 3])
     with pytest.raises(ValueError, match=r"`target_class_ids` must be class ids in \[0, 2\)"):
         metrics.BinaryIoU(target_class_ids=[2])
+
+
+def test_one_weight_per_sample_spreads_over_a_segmentation_map():
+    rng = np.random.default_rng(7)
+    y, p = rng.integers(0, 3, size=(2, 4, 5, 5))
+    w = rng.integers(0, 3, size=4)
+    expected = keras_result("MeanIoU", {"num_classes": 3},
+                            [((y, p), np.broadcast_to(w[:, None, None], y.shape))])
+    m = metrics.MeanIoU(num_classes=3)
+    m.update_state(y, p, sample_weight=w)
+    np.testing.assert_allclose(m.result(), expected, rtol=1e-6)
