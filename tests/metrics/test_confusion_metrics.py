@@ -180,3 +180,17 @@ def test_bad_arguments():
         metrics.AUC(num_thresholds=1)
     with pytest.raises(ValueError, match=r"\(3,\).*\(3, 2\)"):
         metrics.Precision().update_state(np.zeros(3), np.zeros((3, 2)))
+
+
+def test_multi_label_auc_without_num_labels_runs_in_a_compiled_fit():
+    # compile sizes the per-label state from the output shape before tracing.
+    import loopax
+    x = rng.normal(size=(32, 4)).astype(np.float32)
+    y = (rng.uniform(size=(32, 3)) > 0.5).astype(np.float32)
+    model = loopax.Sequential([loopax.Input((4,)), loopax.layers.Dense(3, activation="sigmoid")])
+    model.compile(optimizer=loopax.optimizers.SGD(0.0), loss="binary_crossentropy",
+                  metrics=[metrics.AUC(multi_label=True)], jit_compile=True)
+    logged = model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False).history["auc"][0]
+    direct = metrics.AUC(multi_label=True)
+    direct.update_state(y, model.predict(x, verbose=0))
+    np.testing.assert_allclose(logged, direct.result(), rtol=1e-5)

@@ -112,12 +112,19 @@ def loss_kind(loss):
               _losses.SparseCategoricalCrossentropy: _losses.sparse_categorical_crossentropy,
               _losses.CategoricalCrossentropy: _losses.categorical_crossentropy,
               _losses.Hinge: _losses.hinge, _losses.SquaredHinge: _losses.squared_hinge,
-              _losses.CategoricalHinge: _losses.categorical_hinge}.get(fn)
+              _losses.CategoricalHinge: _losses.categorical_hinge,
+              _losses.CategoricalFocalCrossentropy: _losses.categorical_focal_crossentropy,
+              _losses.CategoricalGeneralizedCrossEntropy:
+                  _losses.categorical_generalized_cross_entropy,
+              _losses.Circle: _losses.circle}.get(fn)
     if fn in (_losses.binary_crossentropy, _losses.binary_focal_crossentropy,
               _losses.hinge, _losses.squared_hinge):
         return "binary"
-    if fn is _losses.sparse_categorical_crossentropy:
+    # Circle takes one integer label per embedding row: the sparse shapes.
+    if fn in (_losses.sparse_categorical_crossentropy,
+              _losses.categorical_generalized_cross_entropy, _losses.circle):
         return "sparse"
-    if fn in (_losses.categorical_crossentropy, _losses.categorical_hinge):
+    if fn in (_losses.categorical_crossentropy, _losses.categorical_hinge,
+              _losses.categorical_focal_crossentropy):
         return "categorical"
     return None

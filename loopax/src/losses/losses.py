@@ -23,14 +23,16 @@ __all__ = [
     "mean_squared_logarithmic_error", "huber", "log_cosh", "cosine_similarity",
     "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
     "sparse_categorical_crossentropy", "kl_divergence", "poisson", "hinge",
-    "squared_hinge", "categorical_hinge",
+    "squared_hinge", "categorical_hinge", "categorical_focal_crossentropy",
+    "categorical_generalized_cross_entropy", "dice", "tversky", "circle",
     "mse", "MSE", "mae", "MAE", "mape", "MAPE", "msle", "MSLE", "kld", "KLD",
     "kullback_leibler_divergence", "logcosh", "bce", "BCE",
     "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
     "MeanAbsolutePercentageError", "MeanSquaredLogarithmicError", "Huber", "LogCosh",
     "CosineSimilarity", "BinaryCrossentropy", "BinaryFocalCrossentropy",
     "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence",
-    "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge",
+    "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge", "CategoricalFocalCrossentropy",
+    "CategoricalGeneralizedCrossEntropy", "Dice", "Tversky", "Circle",
 ]
 
 
@@ -295,6 +297,170 @@ def categorical_hinge(y_true, y_pred):
     return jnp.maximum(neg - pos + 1.0, 0.0)
 
 
+@op
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False,
+                                   label_smoothing=0.0, axis=-1):
+    """Categorical crossentropy whose terms are scaled by alpha * (1 - p)**gamma,
+    so confidently right classes count less (focal loss, Lin et al. 2017).
+
+    Args:
+        y_true: one-hot (or soft) labels, shape (batch, classes).
+        y_pred: probabilities (normalized to sum to 1, clipped to
+            [eps, 1 - eps]), or logits with `from_logits`.
+        alpha: the weight of every class term.
+        gamma: the focusing exponent (0 gives alpha * crossentropy).
+        from_logits: apply a softmax along `axis` first.
+        label_smoothing: mix the labels with the uniform distribution.
+        axis: the class axis.
+
+    Returns:
+        Per-sample losses, `axis` reduced: shape (batch,).
+    """
+    if isinstance(axis, bool):
+        raise ValueError(f"categorical_focal_crossentropy: `axis` must be an int, got {axis!r}.")
+    y_pred = _as_float(y_pred)
+    y_true = _as_float(y_true, y_pred.dtype)
+    check_same_shape(y_true, y_pred, "categorical_focal_crossentropy",
+                     "Pass one-hot labels (loopax.utils.to_categorical).")
+    if y_pred.shape[axis] == 1:
+        warnings.warn(
+            "categorical_focal_crossentropy: y_pred has one class (shape "
+            f"{tuple(y_pred.shape)}); for two classes use binary_focal_crossentropy.",
+            stacklevel=3)
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / y_true.shape[axis]
+    if from_logits:
+        y_pred = jax.nn.softmax(y_pred, axis=axis)
+    p = jnp.clip(y_pred / jnp.sum(y_pred, axis=axis, keepdims=True), EPSILON, 1.0 - EPSILON)
+    return jnp.sum(alpha * jnp.power(1.0 - p, gamma) * (-y_true * jnp.log(p)), axis=axis)
+
+
+@op
+def categorical_generalized_cross_entropy(y_true, y_pred, q):
+    """The generalized crossentropy (1 - p**q) / q of the true class's
+    probability p (Zhang & Sabuncu 2018): crossentropy as q -> 0, the MAE
+    (robust to noisy labels) at q = 1.
+
+    Args:
+        y_true: integer class ids, shape (batch,) (or (batch, 1)).
+        y_pred: class probabilities, shape (batch, classes).
+        q: in (0, 1).
+
+    Returns:
+        Per-sample losses, shape (batch,).
+    """
+    y_pred = _as_float(y_pred)
+    y_true = jnp.asarray(y_true)
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1 and y_pred.shape[-1] != 1:
+        y_true = jnp.squeeze(y_true, -1)
+    if y_true.shape != y_pred.shape[:-1]:
+        raise ValueError(
+            f"categorical_generalized_cross_entropy: y_true has shape {tuple(y_true.shape)} "
+            f"and y_pred {tuple(y_pred.shape)}; expected integer class ids of shape "
+            f"{tuple(y_pred.shape[:-1])}.")
+    one_hot = jax.nn.one_hot(y_true.astype(jnp.int32), y_pred.shape[-1], dtype=y_pred.dtype)
+    p = jnp.sum(y_pred * one_hot, axis=-1)
+    return (1 - jnp.power(p, q)) / q
+
+
+@op
+def dice(y_true, y_pred, axis=None):
+    """1 - the Dice coefficient 2 |y_true . y_pred| / (|y_true| + |y_pred|)
+    (sums along `axis`; eps 1e-7 in the denominator), for segmentation.
+
+    Args:
+        y_true: 0/1 (or soft) masks.
+        y_pred: predicted probabilities, same shape.
+        axis: axes to sum over; None (default): all of them, one value for
+            the whole batch.
+
+    Returns:
+        The loss, `axis` reduced (a scalar with `axis=None`).
+    """
+    y_true, y_pred = _prepare(y_true, y_pred, "dice")
+    overlap = jnp.sum(y_true * y_pred, axis=axis)
+    total = jnp.sum(y_true, axis=axis) + jnp.sum(y_pred, axis=axis)
+    return 1 - 2.0 * overlap / (total + EPSILON)
+
+
+@op
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
+    """1 - the Tversky index tp / (tp + alpha fp + beta fn), where
+    tp = sum(y_true y_pred), fp = sum(y_true (1 - y_pred)) and
+    fn = sum((1 - y_true) y_pred) along `axis` (Keras's naming; eps 1e-7 in
+    the denominator). alpha = beta = 0.5 is the Dice loss.
+
+    Args:
+        y_true: 0/1 (or soft) masks.
+        y_pred: predicted probabilities, same shape.
+        alpha, beta: the weights of the two kinds of error.
+        axis: axes to sum over; None (default): all of them.
+
+    Returns:
+        The loss, `axis` reduced (a scalar with `axis=None`).
+    """
+    y_true, y_pred = _prepare(y_true, y_pred, "tversky")
+    tp = jnp.sum(y_true * y_pred, axis=axis)
+    fp = jnp.sum(y_true * (1 - y_pred), axis=axis)
+    fn = jnp.sum((1 - y_true) * y_pred, axis=axis)
+    return 1 - tp / (tp + alpha * fp + beta * fn + EPSILON)
+
+
+def _circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True,
+            gamma=80.0, margin=0.4):
+    """(per-sample Circle losses, mask of the samples with a loss > 0)."""
+    y_pred = _as_float(y_pred)
+    labels = jnp.ravel(jnp.asarray(y_true).astype(jnp.int32))
+    refs = y_pred if ref_embeddings is None else _as_float(ref_embeddings, y_pred.dtype)
+    ref_labels = labels if ref_labels is None else \
+        jnp.ravel(jnp.asarray(ref_labels).astype(jnp.int32))
+    if y_pred.ndim != 2 or labels.shape[0] != y_pred.shape[0]:
+        raise ValueError(
+            f"circle: expected embeddings y_pred of shape (batch, dim) and one integer "
+            f"label per row; got y_true {tuple(jnp.shape(y_true))} and y_pred "
+            f"{tuple(y_pred.shape)}.")
+    distance = jnp.maximum(1 - y_pred @ refs.T, 0.0)     # cosine distance of unit vectors
+    positive = labels[:, None] == ref_labels[None, :]
+    negative = ~positive
+    if remove_diagonal:
+        positive = positive & ~jnp.eye(*positive.shape, dtype=bool)
+    # Each pair's weight grows with its distance from its optimum (margin for
+    # positives, 1 + margin for negatives), and its score is measured from a
+    # decision margin (margin, 1 - margin).
+    pos_weight = jnp.maximum((margin + distance) * positive, 0.0)
+    neg_weight = jnp.maximum((1 + margin - distance) * negative, 0.0)
+    pos_logits = -gamma * pos_weight * (margin - distance)
+    neg_logits = gamma * neg_weight * (1 - margin - distance)
+    pos_term = jax.nn.logsumexp(jnp.where(positive, pos_logits, -jnp.inf), axis=1)
+    neg_term = jax.nn.logsumexp(jnp.where(negative, neg_logits, -jnp.inf), axis=1)
+    losses = jax.nn.softplus(pos_term + neg_term)
+    return losses, losses > 0
+
+
+@op
+def circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True,
+           gamma=80.0, margin=0.4):
+    """The Circle loss (Sun et al. 2020) of L2-normalized embeddings: for each
+    sample, softplus of logsumexp over same-label pairs plus logsumexp over
+    other-label pairs of their self-paced, margin-shifted cosine distances.
+    Pulls same-label embeddings together and pushes the others apart.
+
+    Args:
+        y_true: integer labels, shape (batch,) (or (batch, 1)).
+        y_pred: L2-normalized embeddings, shape (batch, dim).
+        ref_labels, ref_embeddings: the set to pair with (default: the batch).
+        remove_diagonal: do not pair a sample with itself.
+        gamma: the scale of the logits.
+        margin: the relaxation margin.
+
+    Returns:
+        Per-sample losses, shape (batch,). (The `Circle` class averages over
+        the samples with a positive loss, as Keras.)
+    """
+    return _circle(y_true, y_pred, ref_labels, ref_embeddings, remove_diagonal, gamma,
+                   margin)[0]
+
+
 # Short names, as in Keras.
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
@@ -504,12 +670,100 @@ class CategoricalHinge(LossFunctionWrapper):
         super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
+class CategoricalFocalCrossentropy(LossFunctionWrapper):
+    """`categorical_focal_crossentropy`: crossentropy scaled by
+    alpha * (1 - p)**gamma per class, one-hot labels.
+
+    Args:
+        alpha, gamma, from_logits, label_smoothing, axis: as the function.
+        reduction, name, dtype: as `Loss`.
+    """
+
+    def __init__(self, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1,
+                 reduction=_R, name="categorical_focal_crossentropy", dtype=None):
+        super().__init__(categorical_focal_crossentropy, reduction=reduction, name=name,
+                         dtype=dtype, alpha=alpha, gamma=gamma, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
+    """`categorical_generalized_cross_entropy`: (1 - p**q) / q of the true
+    class's probability, integer labels; robust to noisy labels.
+
+    Args:
+        q: in (0, 1): near 0 behaves like crossentropy, 1 like MAE.
+        reduction, name, dtype: as `Loss`.
+
+    Raises:
+        ValueError: `q` outside (0, 1).
+    """
+
+    def __init__(self, q=0.5, reduction=_R, name="categorical_generalized_cross_entropy",
+                 dtype=None):
+        if not 0 < q < 1:
+            raise ValueError(f"CategoricalGeneralizedCrossEntropy: `q` must be in (0, 1), "
+                             f"got {q!r}.")
+        super().__init__(categorical_generalized_cross_entropy, reduction=reduction, name=name,
+                         dtype=dtype, q=q)
+
+    def call(self, y_true, y_pred):
+        # No rank fix: the function takes labels of shape (batch,) and (batch, 1).
+        return _raw(self.fn)(y_true, y_pred, **self._fn_kwargs)
+
+
+class Dice(LossFunctionWrapper):
+    """`dice`: 1 - the Dice coefficient of masks and predictions.
+
+    Args:
+        axis: axes the sums run over; None: all (one value per batch).
+        reduction, name, dtype: as `Loss`.
+    """
+
+    def __init__(self, reduction=_R, name="dice", axis=None, dtype=None):
+        super().__init__(dice, reduction=reduction, name=name, dtype=dtype, axis=axis)
+
+
+class Tversky(LossFunctionWrapper):
+    """`tversky`: 1 - the Tversky index, weighting the two kinds of error
+    by `alpha` and `beta`.
+
+    Args:
+        alpha, beta, axis: as the function.
+        reduction, name, dtype: as `Loss`.
+    """
+
+    def __init__(self, alpha=0.5, beta=0.5, reduction=_R, name="tversky", axis=None,
+                 dtype=None):
+        super().__init__(tversky, reduction=reduction, name=name, dtype=dtype, alpha=alpha,
+                         beta=beta, axis=axis)
+
+
+class Circle(LossFunctionWrapper):
+    """`circle`: the Circle loss of L2-normalized embeddings against integer
+    labels, pairs taken within the batch. Samples whose loss is 0 (nothing
+    to pull or push) do not count in the mean reductions, as in Keras.
+
+    Args:
+        gamma, margin, remove_diagonal: as the function.
+        reduction, name, dtype: as `Loss`.
+    """
+
+    def __init__(self, gamma=80.0, margin=0.4, remove_diagonal=True, reduction=_R,
+                 name="circle", dtype=None):
+        super().__init__(circle, reduction=reduction, name=name, dtype=dtype, gamma=gamma,
+                         margin=margin, remove_diagonal=remove_diagonal)
+
+    def _losses_and_mask(self, y_true, y_pred):
+        return _circle(y_true, y_pred, **self._fn_kwargs)
+
+
 LOSS_CLASSES = (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, Huber, LogCosh, CosineSimilarity,
     BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge,
-    CategoricalHinge,
+    CategoricalHinge, CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Dice,
+    Tversky, Circle,
 )
 
 LOSS_FUNCTIONS = (
@@ -517,5 +771,6 @@ LOSS_FUNCTIONS = (
     mean_squared_logarithmic_error, huber, log_cosh, cosine_similarity,
     binary_crossentropy, binary_focal_crossentropy, categorical_crossentropy,
     sparse_categorical_crossentropy, kl_divergence, poisson, hinge, squared_hinge,
-    categorical_hinge,
+    categorical_hinge, categorical_focal_crossentropy, categorical_generalized_cross_entropy,
+    dice, tversky, circle,
 )

@@ -26,10 +26,22 @@ from loopax.src.metrics.confusion_metrics import (
     FalseNegatives,
     FalsePositives,
     Precision,
+    PrecisionAtRecall,
     Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
     TrueNegatives,
     TruePositives,
 )
+from loopax.src.metrics.correlation_metrics import (
+    ConcordanceCorrelation,
+    PearsonCorrelation,
+    concordance_correlation,
+    pearson_correlation,
+)
+from loopax.src.metrics.f_score_metrics import F1Score, FBetaScore
+from loopax.src.metrics.iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from loopax.src.metrics.metric import Metric
 from loopax.src.metrics.probabilistic_metrics import (
     BinaryCrossentropy,
@@ -49,6 +61,7 @@ from loopax.src.metrics.regression_metrics import (
     MeanAbsolutePercentageError,
     MeanSquaredError,
     MeanSquaredLogarithmicError,
+    R2Score,
     RootMeanSquaredError,
     cosine_similarity,
 )
@@ -63,6 +76,9 @@ METRIC_CLASSES = (
     BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy,
     KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
     TruePositives, FalsePositives, TrueNegatives, FalseNegatives, Precision, Recall, AUC,
+    PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity, SpecificityAtSensitivity,
+    F1Score, FBetaScore, R2Score, PearsonCorrelation, ConcordanceCorrelation,
+    IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU,
 )
 
 ALL_OBJECTS = name_table(METRIC_CLASSES, {

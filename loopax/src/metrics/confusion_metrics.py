@@ -181,13 +181,20 @@ class AUC(Metric):
             setattr(self, key, self.add_variable(shape, "zeros", name=key))
         self._built = True
 
+    def build_from_shapes(self, y_true_shape, y_pred_shape):
+        """With `multi_label` and no `num_labels`: creates the state for
+        `y_pred_shape[-1]` labels (on the first update, or earlier when
+        `compile` sees the output's shape)."""
+        if getattr(self, "_built", False):
+            return
+        if len(y_pred_shape) != 2:
+            raise ValueError("AUC(multi_label=True) expects y_pred of shape (batch, "
+                             f"num_labels); got {tuple(y_pred_shape)}.")
+        self._build(int(y_pred_shape[1]))
+
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_pred = as_array(y_pred, self.dtype)
-        if not getattr(self, "_built", False):
-            if y_pred.ndim != 2:
-                raise ValueError("AUC(multi_label=True) expects y_pred of shape (batch, "
-                                 f"num_labels); got {tuple(y_pred.shape)}.")
-            self._build(y_pred.shape[1])
+        self.build_from_shapes(None, y_pred.shape)
         if self._from_logits:
             y_pred = jax.nn.sigmoid(y_pred)
         metrics_utils.update_confusion_matrix_variables(
@@ -256,3 +263,185 @@ def _interpolated_pr_terms(tp, fp, fn):
                         jnp.ones_like(p[1:]))
     return divide_no_nan(slope * (dtp + intercept * jnp.log(p_ratio)),
                          jnp.maximum(tp[1:] + fn[1:], 0))
+
+
+class _RateAtRate(Metric):
+    """The best value of one rate over thresholds where another rate reaches
+    `value`: counts tp, fp, tn, fn at `num_thresholds` thresholds evenly
+    spaced in [0, 1] (just 0.5 when `num_thresholds` is 1), then
+    `result() = max(dependent[t] where constrained[t] >= value)`, 0 when no
+    threshold qualifies. Subclasses name the two rates and the constructor
+    argument holding `value`."""
+
+    _direction = "up"
+    _value_arg = None
+
+    def __init__(self, value, num_thresholds=200, class_id=None, name=None, dtype=None):
+        cls = type(self).__name__
+        if not isinstance(value, (int, float, np.number)) or not 0 <= value <= 1:
+            raise ValueError(f"{cls}: `{self._value_arg}` must be a number in [0, 1], got "
+                             f"{value!r}.")
+        if not isinstance(num_thresholds, (int, np.integer)) or num_thresholds <= 0:
+            raise ValueError(f"{cls}: `num_thresholds` must be an integer > 0, got "
+                             f"{num_thresholds!r}.")
+        super().__init__(name=name, dtype=dtype)
+        self.value = value
+        setattr(self, self._value_arg, value)
+        self.num_thresholds = int(num_thresholds)
+        self.class_id = class_id
+        if num_thresholds == 1:
+            self.thresholds, self._evenly = [0.5], False
+        else:
+            n = num_thresholds
+            self.thresholds = [0.0] + [(i + 1) / (n - 1) for i in range(n - 2)] + [1.0]
+            self._evenly = True
+        for key in ("true_positives", "false_positives", "true_negatives", "false_negatives"):
+            setattr(self, key, self.add_variable((len(self.thresholds),), "zeros", name=key))
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """Adds one batch's counts; labels are positive when non-zero.
+
+        Args:
+            y_true: labels, any shape matching `y_pred` ((batch, classes) with `class_id`).
+            y_pred: scores in [0, 1], positive at threshold t when `> t`.
+            sample_weight: optional weights broadcastable to `y_pred`
+                (e.g. one per sample, shape (batch,)).
+        """
+        metrics_utils.update_confusion_matrix_variables(
+            {key: getattr(self, key) for key in metrics_utils.CONFUSION_KEYS},
+            y_true, y_pred, self.thresholds, thresholds_distributed_evenly=self._evenly,
+            class_id=self.class_id, sample_weight=sample_weight)
+
+    def _rates(self):
+        """(constrained, dependent) rates over thresholds."""
+        raise NotImplementedError
+
+    def result(self):
+        constrained, dependent = self._rates()
+        return jnp.max(jnp.where(constrained >= self.value, dependent, 0.0), initial=0.0)
+
+    def get_config(self):
+        return {**super().get_config(), "class_id": self.class_id,
+                "num_thresholds": self.num_thresholds, self._value_arg: self.value}
+
+    # The four rates, from the counts.
+    def _sensitivity(self):
+        tp = self.true_positives.value
+        return divide_no_nan(tp, tp + self.false_negatives.value)
+
+    def _specificity(self):
+        tn = self.true_negatives.value
+        return divide_no_nan(tn, tn + self.false_positives.value)
+
+    def _precision(self):
+        tp = self.true_positives.value
+        return divide_no_nan(tp, tp + self.false_positives.value)
+
+
+class SensitivityAtSpecificity(_RateAtRate):
+    """The best sensitivity (tp / (tp + fn)) over thresholds whose specificity
+    (tn / (tn + fp)) is at least `specificity`; 0 when none is.
+
+    Args:
+        specificity: the required specificity, in [0, 1].
+        num_thresholds: thresholds evenly spaced in [0, 1] to search (default
+            200; 1 means the single threshold 0.5).
+        class_id: score only this class of a (batch, classes) output.
+        name: the metric's name. dtype: its state's and result's dtype.
+
+    Returns:
+        `result()`: a scalar of `dtype`.
+
+    Raises:
+        ValueError: `specificity` outside [0, 1] or `num_thresholds` < 1.
+    """
+
+    _value_arg = "specificity"
+
+    def __init__(self, specificity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(specificity, num_thresholds, class_id, name, dtype)
+
+    def _rates(self):
+        return self._specificity(), self._sensitivity()
+
+
+class SpecificityAtSensitivity(_RateAtRate):
+    """The best specificity (tn / (tn + fp)) over thresholds whose sensitivity
+    (tp / (tp + fn)) is at least `sensitivity`; 0 when none is.
+
+    Args:
+        sensitivity: the required sensitivity, in [0, 1].
+        num_thresholds: thresholds evenly spaced in [0, 1] to search (default
+            200; 1 means the single threshold 0.5).
+        class_id: score only this class of a (batch, classes) output.
+        name: the metric's name. dtype: its state's and result's dtype.
+
+    Returns:
+        `result()`: a scalar of `dtype`.
+
+    Raises:
+        ValueError: `sensitivity` outside [0, 1] or `num_thresholds` < 1.
+    """
+
+    _value_arg = "sensitivity"
+
+    def __init__(self, sensitivity, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(sensitivity, num_thresholds, class_id, name, dtype)
+
+    def _rates(self):
+        return self._sensitivity(), self._specificity()
+
+
+class PrecisionAtRecall(_RateAtRate):
+    """The best precision (tp / (tp + fp)) over thresholds whose recall
+    (tp / (tp + fn)) is at least `recall`; 0 when none is.
+
+    Args:
+        recall: the required recall, in [0, 1].
+        num_thresholds: thresholds evenly spaced in [0, 1] to search (default
+            200; 1 means the single threshold 0.5).
+        class_id: score only this class of a (batch, classes) output.
+        name: the metric's name. dtype: its state's and result's dtype.
+
+    Returns:
+        `result()`: a scalar of `dtype`.
+
+    Raises:
+        ValueError: `recall` outside [0, 1] or `num_thresholds` < 1.
+    """
+
+    _value_arg = "recall"
+
+    def __init__(self, recall, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(recall, num_thresholds, class_id, name, dtype)
+
+    def _rates(self):
+        return self._sensitivity(), self._precision()
+
+
+class RecallAtPrecision(_RateAtRate):
+    """The best recall (tp / (tp + fn)) over thresholds whose precision
+    (tp / (tp + fp)) is at least `precision`; 0 when none is (the precision
+    may be out of reach).
+
+    Args:
+        precision: the required precision, in [0, 1].
+        num_thresholds: thresholds evenly spaced in [0, 1] to search (default
+            200; 1 means the single threshold 0.5).
+        class_id: score only this class of a (batch, classes) output.
+        name: the metric's name. dtype: its state's and result's dtype.
+
+    Returns:
+        `result()`: a scalar of `dtype`.
+
+    Raises:
+        ValueError: `precision` outside [0, 1] or `num_thresholds` < 1.
+    """
+
+    _value_arg = "precision"
+
+    def __init__(self, precision, num_thresholds=200, class_id=None, name=None, dtype=None):
+        super().__init__(precision, num_thresholds, class_id, name, dtype)
+
+    def _rates(self):
+        return self._precision(), self._sensitivity()

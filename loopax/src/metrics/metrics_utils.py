@@ -65,11 +65,13 @@ def _per_sample_weight(sample_weight, shape, dtype):
 
 def confusion_counts(y_true, y_pred, thresholds, top_k=None, class_id=None,
                      sample_weight=None, multi_label=False, label_weights=None,
-                     thresholds_distributed_evenly=False, dtype="float32"):
+                     thresholds_distributed_evenly=False, soft_labels=False, dtype="float32"):
     """Weighted {tp, fp, tn, fn} counts at each threshold.
 
     Shapes: (num_thresholds,), or (num_thresholds, num_labels) with
-    `multi_label` (y_pred of shape (batch, num_labels)).
+    `multi_label` (y_pred of shape (batch, num_labels)). With `soft_labels`
+    a label y counts as y positive and 1 - y negative (the F-scores' rule)
+    instead of positive when non-zero.
     """
     y_true = as_array(y_true, dtype)
     y_pred = as_array(y_pred, dtype)
@@ -96,7 +98,7 @@ def confusion_counts(y_true, y_pred, thresholds, top_k=None, class_id=None,
         lw = jnp.broadcast_to(as_array(label_weights, dtype), y_pred.shape)
         weights = lw if weights is None else weights * lw
 
-    is_pos = (y_true != 0).astype(dtype)
+    is_pos = y_true if soft_labels else (y_true != 0).astype(dtype)
     weights = jnp.ones_like(y_pred) if weights is None else weights
     if not multi_label:
         y_pred, is_pos, weights = y_pred.reshape(-1, 1), is_pos.reshape(-1, 1), weights.reshape(-1, 1)
@@ -148,7 +150,20 @@ def _counts_by_bucket(y_pred, pos_w, neg_w, thresholds):
 # One compiled computation per configuration and shape: eager updates then
 # cost one dispatch, not one per operation (inside jax.jit it is inlined).
 _compiled_counts = jax.jit(confusion_counts, static_argnames=(
-    "thresholds", "top_k", "class_id", "multi_label", "thresholds_distributed_evenly", "dtype"))
+    "thresholds", "top_k", "class_id", "multi_label", "thresholds_distributed_evenly",
+    "soft_labels", "dtype"))
+
+
+def batch_confusion_counts(y_true, y_pred, thresholds, dtype="float32", **kwargs):
+    """`confusion_counts` of one batch, compiled once per configuration and
+    shape; takes arrays, Variables, Tensors or lists."""
+    arrays = {}
+    for key in ("sample_weight", "label_weights"):
+        value = kwargs.pop(key, None)
+        arrays[key] = None if value is None else as_array(value)
+    return _compiled_counts(as_array(y_true), as_array(y_pred),
+                            tuple(float(t) for t in np.ravel(thresholds)),
+                            dtype=str(dtype), **arrays, **kwargs)
 
 
 def update_confusion_matrix_variables(variables_to_update, y_true, y_pred, thresholds, **kwargs):
@@ -159,12 +174,26 @@ def update_confusion_matrix_variables(variables_to_update, y_true, y_pred, thres
         raise ValueError(f"Unknown confusion-matrix keys {sorted(unknown)}; valid: "
                          f"{list(CONFUSION_KEYS)}.")
     some = next(iter(variables_to_update.values()))
-    arrays = {}
-    for key in ("sample_weight", "label_weights"):
-        value = kwargs.pop(key, None)
-        arrays[key] = None if value is None else as_array(value)
-    counts = _compiled_counts(as_array(y_true), as_array(y_pred),
-                              tuple(float(t) for t in np.ravel(thresholds)),
-                              dtype=str(some.dtype), **arrays, **kwargs)
+    counts = batch_confusion_counts(y_true, y_pred, thresholds, dtype=some.dtype, **kwargs)
     for key, variable in variables_to_update.items():
         variable.assign_add(counts[key])
+
+
+def confusion_matrix(labels, predictions, num_classes, weights=None, dtype="int32"):
+    """The (num_classes, num_classes) matrix whose entry [i, j] sums the
+    weights of the entries labelled i and predicted j.
+
+    Args:
+        labels, predictions: integer class ids of the same shape, each in
+            [0, num_classes).
+        num_classes: the matrix's size.
+        weights: optional weights of the same shape (default 1 each).
+        dtype: the matrix's dtype.
+    """
+    labels = jnp.ravel(labels).astype(jnp.int32)
+    predictions = jnp.ravel(predictions).astype(jnp.int32)
+    weights = jnp.ones(labels.shape, dtype) if weights is None \
+        else jnp.ravel(weights).astype(dtype)
+    cells = jax.ops.segment_sum(weights, labels * num_classes + predictions,
+                                num_segments=num_classes * num_classes)
+    return cells.reshape(num_classes, num_classes)

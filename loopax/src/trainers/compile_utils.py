@@ -292,6 +292,10 @@ class CompileMetrics:
                     metric = metrics_module.resolve(item, tshape, _shape(preds[i]), loss=loss)
                     if any(metric is m for _, m, _ in self.entries):
                         metric = type(metric).from_config(metric.get_config())
+                    if hasattr(metric, "build_from_shapes") and tshape is not None:
+                        # State sized by the data (F-scores, multi-label AUC) is
+                        # made now, before a compiled step would trace it.
+                        metric.build_from_shapes(tshape, _shape(preds[i]))
                     if multi:
                         metric.name = f"{self.names[i]}_{metric.name}"
                     if weighted and metric.name in taken:
