@@ -1,4 +1,5 @@
 import os
+import re
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
 
@@ -14,3 +15,21 @@ def _fresh_session():
     state.clear_session()
     loopax.random.set_random_seed(0)
     yield
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every parametrized case has a readable id: none made of `<lambda>` or of
+    pytest's `<argname><index>` fallback for values it cannot print."""
+    unreadable = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None:
+            continue
+        fallback = any(re.search(rf"(^|-){re.escape(name)}\d+(-|$)", callspec.id)
+                       for name in callspec.params)
+        if "<lambda>" in callspec.id or fallback:
+            unreadable.append(item.nodeid)
+    if unreadable:
+        raise pytest.UsageError(
+            "parametrized cases without a readable id (give `ids=` or pytest.param(id=...)):\n  "
+            + "\n  ".join(unreadable))

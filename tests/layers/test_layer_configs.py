@@ -57,7 +57,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("make, x", CASES, ids=lambda c: getattr(c, "__name__", ""))
+@pytest.mark.parametrize("make, x", CASES, ids=[type(make()).__name__ for make, _ in CASES])
 def test_config_round_trip(make, x):
     layer = make()
     config = layer.get_config()

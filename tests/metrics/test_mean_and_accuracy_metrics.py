@@ -42,7 +42,7 @@ def _batches(n=3, shape=(4, 3)):
     (metrics.LogCoshError, lambda t, p: np.log(np.cosh(p - t)).mean(-1)),
     (metrics.CosineSimilarity, lambda t, p: (t * p).sum(-1) / np.linalg.norm(t, axis=-1)
      / np.linalg.norm(p, axis=-1)),
-])
+], ids=["mse", "mae", "logcosh", "cosine"])
 def test_regression_metrics_weighted_over_batches(cls, per_sample):
     m = cls()
     num = den = 0.0
@@ -179,7 +179,7 @@ ALL = [
 ]
 
 
-@pytest.mark.parametrize("make, batches", ALL, ids=lambda x: getattr(x, "__name__", ""))
+@pytest.mark.parametrize("make, batches", ALL, ids=[make().name for make, _ in ALL])
 def test_stateless_under_jit_equals_stateful(make, batches):
     metric = make()
     step = jax.jit(lambda values, t, p, w: metric.stateless_update_state(values, t, p, sample_weight=w))

@@ -55,7 +55,10 @@ def test_config_round_trip():
     (None, (8,), (8, 10), metrics.SparseCategoricalAccuracy),
     (None, (8, 1), (8, 10), metrics.SparseCategoricalAccuracy),
     (lambda t, p: (t - p) ** 2, (8, 10), (8, 10), metrics.CategoricalAccuracy),
-])
+], ids=["binary_crossentropy", "BinaryCrossentropy-logits", "sparse_categorical_crossentropy",
+        "SparseCategoricalCrossentropy-class", "categorical_crossentropy-function", "hinge",
+        "mse-shapes", "no-loss-flat-labels", "no-loss-column-labels",
+        "custom-loss-function"])
 def test_get_accuracy_for(loss, y_true, y_pred, cls):
     m = metrics.get_accuracy_for(loss, y_true, y_pred)
     assert type(m) is cls and m.name == "accuracy"

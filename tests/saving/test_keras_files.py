@@ -355,7 +355,7 @@ def mlp_model():
 @pytest.mark.parametrize("link, message", [
     (lambda: h5py.ExternalLink("/etc/hostname", "/"), "ExternalLink to '/etc/hostname:/'"),
     (lambda: h5py.SoftLink("/layers/dense/vars/0"), "SoftLink to ':/layers/dense/vars/0'"),
-])
+], ids=["external-link", "soft-link"])
 def test_hdf5_links_are_refused(tmp_path, link, message):
     def edit(h):
         del h["layers/dense_1/vars/0"]
