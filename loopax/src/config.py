@@ -13,15 +13,17 @@ __all__ = ["backend", "epsilon", "floatx", "image_data_format", "set_floatx", "s
 
 
 def backend() -> str:
-    """The backend loopax runs on: always "jax"."""
+    """Returns the backend loopax runs on: always "jax"."""
     return "jax"
 
 
 def epsilon() -> float:
-    """The fuzz factor loopax's losses, ops and constraints use (1e-7, as Keras's default)."""
+    """Returns the fuzz factor loopax's losses, ops and constraints use (1e-7, as Keras's
+    default; fixed)."""
     return dtypes.EPSILON
 
 
 def image_data_format() -> str:
-    """The default `data_format` of convolution and pooling layers: "channels_last"."""
+    """Returns the default `data_format` of convolution and pooling layers:
+    "channels_last" (fixed)."""
     return "channels_last"

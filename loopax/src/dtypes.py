@@ -10,17 +10,37 @@ EPSILON = 1e-7
 
 
 def floatx() -> str:
-    """The default float dtype for weights and inputs ("float32")."""
+    """Returns the default float dtype name for weights and inputs ("float32" unless
+    `set_floatx` changed it)."""
     return _FLOATX
 
 
 def set_floatx(dtype: str):
+    """Sets the default float dtype (`floatx()`) of weights and inputs created from now on.
+
+    Args:
+        dtype: A dtype or its name, e.g. "float32", "bfloat16", "float16".
+
+    Raises:
+        TypeError: `dtype` is not a dtype.
+    """
     global _FLOATX
     _FLOATX = standardize(dtype)
 
 
 def standardize(dtype) -> str:
-    """A dtype's canonical string name ("float32", "int32", ...)."""
+    """A dtype's canonical string name ("float32", "int32", ...).
+
+    Args:
+        dtype: A NumPy/JAX dtype, its name, an array (its dtype is taken), a Keras 3
+            `DTypePolicy` config dict, or None (`floatx()`).
+
+    Returns:
+        The name, a str.
+
+    Raises:
+        TypeError: `dtype` is not a dtype.
+    """
     if dtype is None:
         return floatx()
     if isinstance(dtype, dict) and dtype.get("class_name") == "DTypePolicy":

@@ -25,6 +25,14 @@ def compute_fans(shape, input_axes=None, output_axes=None):
     count the receptive field: fan_in = prod(window) · in. Given both
     `input_axes` and `output_axes` (Keras 3.15's EinsumDense kernels), the
     fans are the products of those axes' sizes.
+
+    Args:
+        shape: The weight's shape (a rank-0 shape gives `(1, 1)`, rank 1 `(n, n)`).
+        input_axes: The axes that count into fan_in, or None.
+        output_axes: The axes that count into fan_out, or None.
+
+    Returns:
+        `(fan_in, fan_out)`, two ints.
     """
     shape = tuple(shape)
     if input_axes is not None and output_axes is not None:
@@ -84,17 +92,30 @@ class Initializer:
 
 
 class Zeros(Initializer):
+    """All zeros: `Zeros()(shape, dtype=None)` -> an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`)."""
+
     def __call__(self, shape, dtype=None):
         return jnp.zeros(tuple(shape), _dtype(dtype))
 
 
 class Ones(Initializer):
+    """All ones: `Ones()(shape, dtype=None)` -> an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`)."""
+
     def __call__(self, shape, dtype=None):
         return jnp.ones(tuple(shape), _dtype(dtype))
 
 
 class Constant(Initializer):
-    """Every entry equals `value`."""
+    """Every entry equals `value`.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        value: The fill value, a number (default 0.0).
+    """
 
     def __init__(self, value=0.0):
         self.value = value
@@ -119,7 +140,20 @@ class RandomInitializer(Initializer):
 
 
 class RandomNormal(RandomInitializer):
-    """N(mean, stddev²)."""
+    """N(mean, stddev²).
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        mean: The mean (default 0.0).
+        stddev: The standard deviation (default 0.05).
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         super().__init__(seed)
@@ -134,7 +168,20 @@ class RandomNormal(RandomInitializer):
 
 
 class TruncatedNormal(RandomNormal):
-    """N(mean, stddev²) redrawn beyond two standard deviations."""
+    """N(mean, stddev²) redrawn beyond two standard deviations.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        mean: The mean (default 0.0).
+        stddev: The standard deviation before truncation (default 0.05).
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __call__(self, shape, dtype=None):
         return _sample(lambda s: random.truncated_normal(s, self.mean, self.stddev,
@@ -142,7 +189,20 @@ class TruncatedNormal(RandomNormal):
 
 
 class RandomUniform(RandomInitializer):
-    """U[minval, maxval)."""
+    """U[minval, maxval).
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        minval: The lower bound (default -0.05).
+        maxval: The upper bound, excluded (default 0.05).
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         super().__init__(seed)
@@ -220,42 +280,138 @@ class _VarianceScalingPreset(VarianceScaling):
 
 
 class GlorotUniform(_VarianceScalingPreset):
-    """U[-l, l], l = sqrt(6 / (fan_in + fan_out))."""
+    """U[-l, l], l = sqrt(6 / (fan_in + fan_out)).
+
+    A `VarianceScaling` preset; fans as `compute_fans`. Keras's default kernel initializer.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
 
 class GlorotNormal(_VarianceScalingPreset):
-    """Truncated normal, stddev sqrt(2 / (fan_in + fan_out))."""
+    """Truncated normal, stddev sqrt(2 / (fan_in + fan_out)).
+
+    A `VarianceScaling` preset; fans as `compute_fans`.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeNormal(_VarianceScalingPreset):
-    """Truncated normal, stddev sqrt(2 / fan_in)."""
+    """Truncated normal, stddev sqrt(2 / fan_in).
+
+    A `VarianceScaling` preset; fans as `compute_fans`. Suits ReLU layers.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeUniform(_VarianceScalingPreset):
-    """U[-l, l], l = sqrt(6 / fan_in)."""
+    """U[-l, l], l = sqrt(6 / fan_in).
+
+    A `VarianceScaling` preset; fans as `compute_fans`. Suits ReLU layers.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class LecunNormal(_VarianceScalingPreset):
-    """Truncated normal, stddev sqrt(1 / fan_in)."""
+    """Truncated normal, stddev sqrt(1 / fan_in).
+
+    A `VarianceScaling` preset; fans as `compute_fans`. Suits SELU layers.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class LecunUniform(_VarianceScalingPreset):
-    """U[-l, l], l = sqrt(3 / fan_in)."""
+    """U[-l, l], l = sqrt(3 / fan_in).
+
+    A `VarianceScaling` preset; fans as `compute_fans`.
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+        input_axes: The kernel axes that make up fan_in (Keras 3.15's EinsumDense),
+            or None for the usual `(*window, in, out)` layout.
+        output_axes: The kernel axes that make up fan_out, or None.
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+    """
 
     def __init__(self, seed=None, input_axes=None, output_axes=None):
         super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
@@ -263,7 +419,21 @@ class LecunUniform(_VarianceScalingPreset):
 
 class Orthogonal(RandomInitializer):
     """A (semi-)orthogonal matrix times `gain`; shapes of rank > 2 are
-    flattened to (prod(shape[:-1]), shape[-1])."""
+    flattened to (prod(shape[:-1]), shape[-1]).
+
+    The default `recurrent_initializer` of the RNN cells. Called as
+    `init(shape, dtype=None)` (rank >= 2); the matrix is computed in float32 and
+    cast to `dtype`.
+
+    Args:
+        gain: The scale factor (default 1.0).
+        seed: An int (the same values on every call), a
+            `loopax.random.SeedGenerator`, or None (loopax's global generator).
+
+    Raises:
+        TypeError: `seed` is not an int, a SeedGenerator or None.
+        ValueError: (when called) `shape` has rank < 2.
+    """
 
     def __init__(self, gain=1.0, seed=None):
         super().__init__(seed)
@@ -286,7 +456,18 @@ class Orthogonal(RandomInitializer):
 
 
 class Identity(Initializer):
-    """`gain` times the identity matrix (2-D shapes only)."""
+    """`gain` times the identity matrix (2-D shapes only; a non-square one has ones
+    on its main diagonal).
+
+    Called as `init(shape, dtype=None)`: returns an array of `shape` in `dtype`
+    (default `loopax.config.floatx()`).
+
+    Args:
+        gain: The scale factor (default 1.0).
+
+    Raises:
+        ValueError: (when called) `shape` is not 2-D.
+    """
 
     def __init__(self, gain=1.0):
         self.gain = gain
@@ -316,16 +497,48 @@ _REGISTRY = Registry(
 
 def serialize(initializer):
     """`{"class_name": ..., "config": ...}` for a loopax initializer; other
-    callables come back unchanged."""
+    callables come back unchanged.
+
+    Args:
+        initializer: An Initializer, or any callable.
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into an equal
+        initializer (or `initializer` itself when it is not an Initializer).
+    """
     return _REGISTRY.serialize(initializer)
 
 
 def deserialize(config, custom_objects=None):
+    """The initializer a `serialize()` dict (or a name) describes.
+
+    Args:
+        config: A dict with `class_name` (and `config`), or a name.
+        custom_objects: `{name: class}` for custom initializers.
+
+    Returns:
+        A new initializer.
+
+    Raises:
+        ValueError: the dict has no `class_name`, or it names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
-    """An initializer from a name, a config dict, an Initializer or a callable."""
+    """An initializer from a name, a config dict, an Initializer or a callable.
+
+    Args:
+        identifier: None, a name (`"glorot_uniform"`, `"GlorotUniform"`), a config
+            dict, an Initializer (returned as is), a class, or a callable
+            `f(shape, dtype=None)`.
+
+    Returns:
+        The initializer (None for None); a name or a class gives a default instance.
+
+    Raises:
+        ValueError: an unknown name, or something that is neither of these.
+    """
     return _REGISTRY.get(identifier)
 
 

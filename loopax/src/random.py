@@ -188,7 +188,17 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
 
 
 def set_random_seed(seed: int):
-    """Seeds Python's `random`, NumPy and loopax's global generator."""
+    """Seeds Python's `random`, NumPy and loopax's global generator.
+
+    Afterwards unseeded initializers, dropout and `loopax.random` calls repeat from
+    run to run.
+
+    Args:
+        seed: An int.
+
+    Raises:
+        TypeError: `seed` is not an int.
+    """
     if not isinstance(seed, (int, np.integer)):
         raise TypeError(f"set_random_seed expects an int, got {seed!r}.")
     _py_random.seed(int(seed))

@@ -65,7 +65,36 @@ def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, inpu
                    pooling=None, classes=1000, classifier_activation="softmax",
                    name="efficientnetb0", drop_connect_rate=0.2, dropout_rate=0.2):
     """EfficientNetB0 on raw `[0, 255]` RGB images (the model rescales and
-    normalizes them itself; `preprocess_input` is the identity)."""
+    normalizes them itself; `preprocess_input` is the identity).
+
+    Args:
+        include_top: Whether to end with the ImageNet classifier (default True);
+            False ends at the last convolution block (see `pooling`).
+        weights: None (random initialization) or the local path of Keras's
+            published weight file (or a `.weights.h5`/`.keras` file). `"imagenet"`,
+            the default as in Keras, raises: loopax downloads nothing.
+        input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
+        input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
+            `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
+            channels with pretrained weights.
+        pooling: Without the top: None (4-D feature maps), `"avg"` or `"max"` (global
+            pooling to `(batch, channels)`).
+        classes: The number of classes of the top (default 1000).
+        classifier_activation: The top's activation (default `"softmax"`; None gives
+            logits).
+        name: The model's name (default "efficientnetb0").
+        drop_connect_rate: The stochastic-depth rate; block i of n drops with rate
+            `drop_connect_rate · i / n` (default 0.2).
+        dropout_rate: Dropout before the top's Dense layer (default 0.2).
+
+    Returns:
+        A functional `Model`: `(batch, height, width, 3)` float images ->
+        `(batch, classes)` with the top, else the features.
+
+    Raises:
+        ValueError: a bad argument: `weights="imagenet"` or a missing file, an unknown
+            `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
+    """
     owner = "EfficientNetB0"
     imagenet_utils.check_arguments(weights, include_top, classes, pooling, owner)
     input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
@@ -107,9 +136,34 @@ def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, inpu
 
 
 def preprocess_input(x, data_format=None):
-    """The identity: EfficientNet models rescale their inputs themselves."""
+    """The identity: EfficientNet models rescale their inputs themselves.
+
+    Args:
+        x: Images (any array).
+        data_format: Ignored (Keras's signature).
+
+    Returns:
+        `x`, unchanged.
+    """
     return x
 
 
 def decode_predictions(preds, top=5, class_index_path=None):
+    """`[[(class_id, class_name, score), ...] per sample]`, the `top` best of
+    `(batch, 1000)` ImageNet predictions (`imagenet_utils.decode_predictions`).
+
+    Args:
+        preds: `(batch, 1000)` scores (a NumPy or JAX array).
+        top: How many classes per sample (default 5).
+        class_index_path: Keras's `imagenet_class_index.json`; None (the default) is
+            `~/.keras/models/imagenet_class_index.json`.
+
+    Returns:
+        A list (one per sample) of `top` `(class_id, class_name, score)` tuples, best
+        first.
+
+    Raises:
+        ValueError: `preds` is not of shape `(batch, 1000)`.
+        FileNotFoundError: the class index file does not exist (nothing is downloaded).
+    """
     return imagenet_utils.decode_predictions(preds, top, class_index_path)

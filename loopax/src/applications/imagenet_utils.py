@@ -26,6 +26,19 @@ def preprocess_input(x, data_format=None, mode="caffe"):
     - "caffe": RGB -> BGR, minus the ImageNet mean per channel (ResNet, VGG);
     - "tf": scaled to [-1, 1] (MobileNetV2);
     - "torch": scaled to [0, 1], minus mean, divided by std per channel.
+
+    Args:
+        x: RGB images in [0, 255]; integer inputs are cast to `floatx()`.
+        data_format: `"channels_last"` or `"channels_first"`; None is
+            `loopax.config.image_data_format()`.
+        mode: `"caffe"` (the default), `"tf"` or `"torch"`.
+
+    Returns:
+        The preprocessed images, same shape, a float array of the same kind (NumPy or
+        JAX).
+
+    Raises:
+        ValueError: an unknown `mode`.
     """
     if mode not in ("caffe", "tf", "torch"):
         raise ValueError(f"preprocess_input: `mode` must be 'caffe', 'tf' or 'torch', "
@@ -58,7 +71,21 @@ def decode_predictions(preds, top=5, class_index_path=None):
     """`[[(class_id, class_name, score), ...] per sample]`, the `top` best of
     `(batch, 1000)` ImageNet predictions. The class index is Keras's
     `imagenet_class_index.json`, read from `class_index_path` (default:
-    Keras's cache, `~/.keras/models/imagenet_class_index.json`)."""
+    Keras's cache, `~/.keras/models/imagenet_class_index.json`).
+
+    Args:
+        preds: `(batch, 1000)` scores (a NumPy or JAX array).
+        top: How many classes per sample (default 5).
+        class_index_path: The class index file, or None for the default.
+
+    Returns:
+        A list (one per sample) of `top` `(class_id, class_name, score)` tuples, best
+        first.
+
+    Raises:
+        ValueError: `preds` is not of shape `(batch, 1000)`.
+        FileNotFoundError: the class index file does not exist (nothing is downloaded).
+    """
     preds = np.asarray(preds)
     if preds.ndim != 2 or preds.shape[1] != 1000:
         raise ValueError(f"decode_predictions expects a batch of ImageNet predictions of "

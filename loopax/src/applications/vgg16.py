@@ -14,7 +14,33 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
           pooling=None, classes=1000, classifier_activation="softmax", name="vgg16"):
     """VGG16: five blocks of 3x3 convolutions and 2x2 max pooling; with
     `include_top`, Flatten + two Dense(4096) + Dense(`classes`). Inputs
-    preprocessed with `loopax.applications.vgg16.preprocess_input`."""
+    preprocessed with `loopax.applications.vgg16.preprocess_input`.
+
+    Args:
+        include_top: Whether to end with the ImageNet classifier (default True);
+            False ends at the last convolution block (see `pooling`).
+        weights: None (random initialization) or the local path of Keras's
+            published weight file (or a `.weights.h5`/`.keras` file). `"imagenet"`,
+            the default as in Keras, raises: loopax downloads nothing.
+        input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
+        input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
+            `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
+            channels with pretrained weights.
+        pooling: Without the top: None (4-D feature maps), `"avg"` or `"max"` (global
+            pooling to `(batch, channels)`).
+        classes: The number of classes of the top (default 1000).
+        classifier_activation: The top's activation (default `"softmax"`; None gives
+            logits).
+        name: The model's name (default "vgg16").
+
+    Returns:
+        A functional `Model`: `(batch, height, width, 3)` float images ->
+        `(batch, classes)` with the top, else the features.
+
+    Raises:
+        ValueError: a bad argument: `weights="imagenet"` or a missing file, an unknown
+            `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
+    """
     imagenet_utils.check_arguments(weights, include_top, classes, pooling, "VGG16")
     input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
                                                     weights, "VGG16")
@@ -38,8 +64,39 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
 
 
 def preprocess_input(x, data_format=None):
+    """RGB -> BGR and minus the ImageNet mean per channel, as VGG16 expects.
+
+    `imagenet_utils.preprocess_input` in "caffe" mode.
+
+    Args:
+        x: RGB images in [0, 255], a batch or one image (NumPy or JAX, any float or
+            int dtype; ints are cast to `floatx()`).
+        data_format: `"channels_last"` or `"channels_first"`; None is
+            `loopax.config.image_data_format()`.
+
+    Returns:
+        The preprocessed images, same shape, a float array of the same kind (NumPy or
+        JAX).
+    """
     return imagenet_utils.preprocess_input(x, data_format=data_format, mode="caffe")
 
 
 def decode_predictions(preds, top=5, class_index_path=None):
+    """`[[(class_id, class_name, score), ...] per sample]`, the `top` best of
+    `(batch, 1000)` ImageNet predictions (`imagenet_utils.decode_predictions`).
+
+    Args:
+        preds: `(batch, 1000)` scores (a NumPy or JAX array).
+        top: How many classes per sample (default 5).
+        class_index_path: Keras's `imagenet_class_index.json`; None (the default) is
+            `~/.keras/models/imagenet_class_index.json`.
+
+    Returns:
+        A list (one per sample) of `top` `(class_id, class_name, score)` tuples, best
+        first.
+
+    Raises:
+        ValueError: `preds` is not of shape `(batch, 1000)`.
+        FileNotFoundError: the class index file does not exist (nothing is downloaded).
+    """
     return imagenet_utils.decode_predictions(preds, top, class_index_path)

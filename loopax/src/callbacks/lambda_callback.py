@@ -8,6 +8,18 @@ class LambdaCallback(Callback):
 
     Epoch and batch functions take `(index, logs)`; begin/end functions take `(logs)`.
     Any hook name (`on_test_batch_end`, `on_predict_begin`, ...) may be given.
+
+    Args:
+        on_epoch_begin: `f(epoch, logs)`, or None.
+        on_epoch_end: `f(epoch, logs)`, or None.
+        on_train_begin: `f(logs)`, or None.
+        on_train_end: `f(logs)`, or None.
+        on_train_batch_begin: `f(batch, logs)`, or None.
+        on_train_batch_end: `f(batch, logs)`, or None.
+        **kwargs: Functions for the other hooks, by hook name.
+
+    Raises:
+        TypeError: an unknown hook name, or a hook that is not callable.
     """
 
     def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None,

@@ -15,6 +15,15 @@ class LearningRateScheduler(Callback):
 
     A one-argument `schedule(epoch)` is accepted too. The optimizer takes the
     new rate without recompiling; `learning_rate` is added to the epoch's logs.
+
+    Args:
+        schedule: `f(epoch, lr) -> float` or `f(epoch) -> float`.
+        verbose: 1 prints each new rate; 0 (the default) is quiet.
+
+    Raises:
+        TypeError: `schedule` is not callable.
+        ValueError: (at an epoch's start) `schedule` returned something that is not a
+            float.
     """
 
     def __init__(self, schedule, verbose=0):

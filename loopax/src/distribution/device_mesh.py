@@ -25,12 +25,34 @@ def _devices_of(device_type=None):
 
 def list_devices(device_type=None) -> list[str]:
     """All devices (of every process) of `device_type` ("cpu", "gpu", "tpu"; default:
-    the default backend's), as strings `"cpu:0"`, `"gpu:3"`."""
+    the default backend's), as strings `"cpu:0"`, `"gpu:3"`.
+
+    Args:
+        device_type: "cpu", "gpu" or "tpu" (any case), or None for the default
+            backend's devices.
+
+    Returns:
+        A list of str, one per device.
+
+    Raises:
+        ValueError: there are no devices of `device_type` here.
+    """
     return [f"{d.platform}:{d.id}" for d in _devices_of(device_type)]
 
 
 def get_device_count(device_type=None) -> int:
-    """How many devices `list_devices(device_type)` returns."""
+    """How many devices `list_devices(device_type)` returns.
+
+    Args:
+        device_type: "cpu", "gpu" or "tpu" (any case), or None for the default
+            backend's devices.
+
+    Returns:
+        An int.
+
+    Raises:
+        ValueError: there are no devices of `device_type` here.
+    """
     return len(_devices_of(device_type))
 
 

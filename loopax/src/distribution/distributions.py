@@ -23,13 +23,20 @@ _current = None
 
 
 def distribution():
-    """The current distribution (None: everything on the default device)."""
+    """Returns the current distribution (None: everything on the default device)."""
     return _current
 
 
 def set_distribution(value):
     """Makes `value` (a Distribution, or None to clear) the current distribution.
-    Set it before creating the model: Variables are placed when created."""
+    Set it before creating the model: Variables are placed when created.
+
+    Args:
+        value: A `DataParallel`/`ModelParallel` distribution, or None.
+
+    Raises:
+        TypeError: `value` is neither a Distribution nor None.
+    """
     global _current
     if value is not None and not isinstance(value, Distribution):
         raise TypeError(f"set_distribution expects a Distribution or None, got "

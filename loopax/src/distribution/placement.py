@@ -289,7 +289,20 @@ def to_host(tree):
 
 def distribute_tensor(tensor, layout):
     """`tensor` laid out as `layout` (a TensorLayout or a jax Sharding): inside a
-    compiled function a sharding constraint, outside a transfer."""
+    compiled function a sharding constraint, outside a transfer.
+
+    Args:
+        tensor: An array (or a Variable, whose value is taken), concrete or traced.
+        layout: A `TensorLayout` (one mesh axis name or None per dimension) or a
+            `jax.sharding.Sharding`.
+
+    Returns:
+        The array, laid out as `layout` (same shape and dtype).
+
+    Raises:
+        ValueError: a `TensorLayout` that does not fit the tensor's shape (wrong
+            number of entries, unknown mesh axis, or a size that does not divide).
+    """
     sharding = layout.backend_layout if isinstance(layout, TensorLayout) else layout
     if isinstance(layout, TensorLayout):
         check_layout_fits(layout, tuple(np.shape(tensor)), "distribute_tensor: the tensor")
@@ -303,7 +316,19 @@ def distribute_batch(batch, distribution_=None):
     """A (process-local) batch — arrays or a tuple/dict of arrays — as global
     arrays split along dimension 0 over the distribution's batch axis, ready
     for a jitted step. The batch size (times the number of processes) must be
-    divisible by the data-parallel degree."""
+    divisible by the data-parallel degree.
+
+    Args:
+        batch: An array, or a tuple/list/dict of arrays with the same first dimension.
+        distribution_: The distribution to use; None (the default) is the current one.
+
+    Returns:
+        The batch, same structure, as global `jax.Array`s sharded along dimension 0.
+
+    Raises:
+        ValueError: no distribution is set, or the batch size does not divide over the
+            data-parallel degree.
+    """
     dist = distribution_ or distribution()
     if dist is None:
         raise ValueError("distribute_batch: no distribution is set; call "

@@ -24,7 +24,18 @@ def _non_negative(value, name, owner, allow_none=False):
 
 
 class ReLU(Layer):
-    """`x` above `threshold` (capped at `max_value`), `negative_slope · (x - threshold)` below."""
+    """`x` above `threshold` (capped at `max_value`), `negative_slope · (x - threshold)` below.
+
+    Args:
+        max_value: The cap, a number >= 0, or None (the default) for none.
+        negative_slope: The slope below `threshold`, >= 0 (default 0).
+        threshold: Where the slope changes (default 0).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `max_value` or `negative_slope` is negative, or `threshold` is not
+            a number.
+    """
 
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -45,7 +56,16 @@ class ReLU(Layer):
 
 
 class LeakyReLU(Layer):
-    """`x` for x >= 0, `negative_slope · x` below."""
+    """`x` for x >= 0, `negative_slope · x` below.
+
+    Args:
+        negative_slope: The slope for x < 0, >= 0 (default 0.3; Keras 2's `alpha=` is
+            accepted too).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `negative_slope` is negative or not a number.
+    """
 
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:  # the Keras 2 name
@@ -67,6 +87,18 @@ class PReLU(Layer):
     `alpha` has the input's shape without the batch axis, with size 1 on the
     `shared_axes` (1-based, e.g. `shared_axes=[1, 2]` shares one slope per
     channel across an image).
+
+    Args:
+        alpha_initializer: Initializer of `alpha` (default `"zeros"`: starts as ReLU).
+        alpha_regularizer: Regularizer of `alpha`, or None.
+        alpha_constraint: Constraint on `alpha`, or None.
+        shared_axes: An axis or list of axes (1-based, not the batch) that share one
+            slope, or None (the default: one slope per entry).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (at build) `shared_axes` holds an axis outside 1..rank-1, or a
+            non-shared axis of the input is unknown.
     """
 
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None,
@@ -112,7 +144,12 @@ class PReLU(Layer):
 
 
 class ELU(Layer):
-    """`x` for x > 0, `alpha · (exp(x) - 1)` below."""
+    """`x` for x > 0, `alpha · (exp(x) - 1)` below.
+
+    Args:
+        alpha: The scale of the negative part (default 1.0).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
@@ -131,6 +168,13 @@ class Softmax(Layer):
 
     `mask` (broadcastable to the input; True or > 0.5 = keep) gives the
     masked entries a huge negative logit, so they get ~0 probability.
+
+    Args:
+        axis: The axis (or tuple of axes) normalized over (default -1).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) `mask` does not broadcast to the input's shape.
     """
 
     def __init__(self, axis=-1, **kwargs):

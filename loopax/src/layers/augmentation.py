@@ -130,7 +130,29 @@ def rotation_matrix(angle_degrees, height, width):
 class RandomRotation(_RandomWarp):
     """Rotates each image by a random angle in `factor · 360°` (a number `f`:
     `[-f, f]`; a pair: `[lower, upper]`, fractions of a full turn,
-    counter-clockwise for positive values)."""
+    counter-clockwise for positive values).
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`), any numeric
+    dtype; output of the same shape, in the layer's dtype. Acts only with
+    `training=True`.
+
+    Args:
+        factor: A number `f` in [0, 1] (angles in `[-f, f] · 360°`) or a pair
+            `(lower, upper)` in [-1, 1].
+        fill_mode: How points outside the image are filled: `"reflect"` (the
+            default), `"wrap"`, `"constant"` or `"nearest"`.
+        interpolation: `"bilinear"` (the default) or `"nearest"`.
+        seed: An int, or None for a random seed.
+        fill_value: The value for `fill_mode="constant"` (default 0.0).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a factor out of range, an unknown `fill_mode`/`interpolation`, or
+            (when called) images not of rank 3 or 4.
+    """
 
     def __init__(self, factor, fill_mode="reflect", interpolation="bilinear", seed=None,
                  fill_value=0.0, data_format=None, **kwargs):
@@ -160,7 +182,30 @@ class RandomZoom(_RandomWarp):
     """Zooms each image by a random factor: `height_factor` `f` draws the
     vertical scale of the sampled box in `[1 + lower, 1 + upper]` (negative
     values zoom in, positive zoom out); `width_factor` likewise, or None to
-    keep the aspect ratio."""
+    keep the aspect ratio.
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`), any numeric
+    dtype; output of the same shape, in the layer's dtype. Acts only with
+    `training=True`.
+
+    Args:
+        height_factor: A number `f` (`[-f, f]`) or a pair `(lower, upper)`, in (-1, 1].
+        width_factor: Likewise for the horizontal scale, or None (the default) to use
+            the vertical scale.
+        fill_mode: How points outside the image are filled: `"reflect"` (the
+            default), `"wrap"`, `"constant"` or `"nearest"`.
+        interpolation: `"bilinear"` (the default) or `"nearest"`.
+        seed: An int, or None for a random seed.
+        fill_value: The value for `fill_mode="constant"` (default 0.0).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a factor out of range, an unknown `fill_mode`/`interpolation`, or
+            (when called) images not of rank 3 or 4.
+    """
 
     def __init__(self, height_factor, width_factor=None, fill_mode="reflect",
                  interpolation="bilinear", seed=None, fill_value=0.0, data_format=None,
@@ -216,7 +261,30 @@ class RandomZoom(_RandomWarp):
 class RandomTranslation(_RandomWarp):
     """Shifts each image by a random fraction of its size: `height_factor`
     and `width_factor` as a number `f` (`[-f, f]`) or a pair, in [-1, 1]
-    (positive moves the content down / right)."""
+    (positive moves the content down / right).
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`), any numeric
+    dtype; output of the same shape, in the layer's dtype. Acts only with
+    `training=True`.
+
+    Args:
+        height_factor: A number `f` (`[-f, f]`) or a pair `(lower, upper)`, in [-1, 1]:
+            the vertical shift as a fraction of the height.
+        width_factor: Likewise for the horizontal shift, as a fraction of the width.
+        fill_mode: How points outside the image are filled: `"reflect"` (the
+            default), `"wrap"`, `"constant"` or `"nearest"`.
+        interpolation: `"bilinear"` (the default) or `"nearest"`.
+        seed: An int, or None for a random seed.
+        fill_value: The value for `fill_mode="constant"` (default 0.0).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a factor out of range, an unknown `fill_mode`/`interpolation`, or
+            (when called) images not of rank 3 or 4.
+    """
 
     def __init__(self, height_factor, width_factor, fill_mode="reflect",
                  interpolation="bilinear", seed=None, fill_value=0.0, data_format=None,
@@ -274,6 +342,23 @@ class RandomContrast(_RandomImageLayer):
 
     `factor` in [0, 1]: a number `f` gives `(lower, upper) = (0, f)`, i.e.
     factors in `[1, 1 + f]` (as Keras 3.15); pass `(f, f)` for `[1 - f, 1 + f]`.
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`), any numeric
+    dtype; output of the same shape, in the layer's dtype. Acts only with
+    `training=True`.
+
+    Args:
+        factor: A number or a pair `(lower, upper)`, in [0, 1], as above.
+        value_range: `(low, high)`, the images' value range (default `(0, 255)`).
+        seed: An int, or None for a random seed.
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `factor` out of range, `value_range` not a pair, or (when called)
+            images not of rank 3 or 4.
     """
 
     def __init__(self, factor, value_range=(0, 255), seed=None, data_format=None, **kwargs):
@@ -308,7 +393,26 @@ class RandomContrast(_RandomImageLayer):
 class RandomBrightness(_RandomImageLayer):
     """Adds a random `delta · (high - low)` to each image, `delta` in
     `factor` (a number `f`: `[-f, f]`; a pair, in [-1, 1]), then clips to
-    `value_range = (low, high)`."""
+    `value_range = (low, high)`.
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`), any numeric
+    dtype; output of the same shape, in the layer's dtype. Acts only with
+    `training=True`.
+
+    Args:
+        factor: A number `f` or a pair `(lower, upper)`, in [-1, 1]: the shift as a
+            fraction of the value range.
+        value_range: `(low, high)`, the images' value range (default `(0, 255)`).
+        seed: An int, or None for a random seed.
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `factor` out of range, `value_range` not a pair, or (when called)
+            images not of rank 3 or 4.
+    """
 
     def __init__(self, factor, value_range=(0, 255), seed=None, data_format=None, **kwargs):
         super().__init__(seed=seed, data_format=data_format, **kwargs)

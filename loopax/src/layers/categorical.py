@@ -67,7 +67,24 @@ class CategoryEncoding(Layer):
     """Encodes integer indices in `[0, num_tokens)`: `output_mode` "one_hot",
     "multi_hot" (default) or "count" (optionally weighted by
     `count_weights` in `call`). An index out of range is an error on
-    concrete inputs (Keras drops it silently)."""
+    concrete inputs (Keras drops it silently).
+
+    Shapes: "one_hot" adds a last axis of size `num_tokens` (a trailing axis of size 1 is
+    replaced); "multi_hot"/"count" reduce axis 1, `(batch, n)` -> `(batch, num_tokens)` (a
+    rank-1 input is one sample). Encoded outputs are in the layer's dtype
+    (float32 by default).
+
+    Args:
+        num_tokens: The number of categories, a positive int (required).
+        output_mode: `"one_hot"`, `"multi_hot"` (the default) or `"count"`.
+        sparse: Must be False (JAX has no sparse tensors here).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `num_tokens` is not a positive int, an unknown `output_mode`,
+            `sparse=True`, or (when called) an index out of range or `count_weights`
+            without `output_mode="count"`.
+    """
 
     def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
         super().__init__(**kwargs)
@@ -128,7 +145,27 @@ class Discretization(Layer):
     bin_boundaries[i]` (0 below the first boundary, `len(bin_boundaries)`
     above the last), or encoded with `output_mode` "one_hot", "multi_hot",
     "count". Give `bin_boundaries`, or `num_bins` and call `adapt(data)`
-    (approximate quantiles with relative error about `epsilon`, as Keras)."""
+    (approximate quantiles with relative error about `epsilon`, as Keras).
+
+    With `output_mode="int"` the output has the input's shape, dtype int32.
+    Otherwise, with `depth = len(bin_boundaries) + 1`: "one_hot" adds a last axis of
+    size `depth` (a trailing axis of size 1 is replaced); "multi_hot"/"count" reduce
+    axis 1, `(batch, n)` -> `(batch, depth)` (a rank-1 input is one sample), in the
+    layer's dtype (float32 by default).
+
+    Args:
+        bin_boundaries: The sorted boundaries, or None to `adapt` with `num_bins`.
+        num_bins: The number of bins `adapt` learns (give this or `bin_boundaries`).
+        epsilon: The quantile approximation's error (default 0.01).
+        output_mode: `"int"` (the default), `"one_hot"`, `"multi_hot"` or `"count"`.
+        sparse: Must be False.
+        dtype: The layer's dtype (of encoded outputs and cast integer inputs).
+        name: The layer's name.
+
+    Raises:
+        ValueError: not exactly one of `bin_boundaries`/`num_bins`, a bad `num_bins`
+            or `output_mode`, `sparse=True`, or (when called) no boundaries yet.
+    """
 
     def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int",
                  sparse=False, dtype=None, name=None):

@@ -138,7 +138,45 @@ class BaseConv(Layer):
 
 
 class Conv1D(BaseConv):
-    """1-D convolution: `(batch, steps, channels)` -> `(batch, new_steps, filters)`."""
+    """1-D convolution: `(batch, steps, channels)` -> `(batch, new_steps, filters)`.
+
+    Cross-correlation, as in Keras. `kernel` has shape
+    `(*kernel_size, in_channels // groups, filters)`, `bias` `(filters,)`. With
+    `"valid"` padding each new size is `floor((n - k') / stride) + 1`, where
+    `k' = (k - 1) · dilation + 1`.
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int.
+        strides: The step of the window, an int (default 1).
+        padding: `"valid"` (no padding, the default), `"same"` (output size
+            `ceil(n / stride)`) or `"causal"` (left padding only, so step t sees no later
+            step; channels-last only).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int (default 1); a
+            dilation > 1 cannot be combined with strides > 1.
+        groups: Split the input channels into this many groups convolved separately;
+            must divide `filters` and the input channels (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown or indivisible channels, or a window larger than the
+            input with `"valid"` padding.
+    """
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, groups=1, activation=None, use_bias=True, **kwargs):
@@ -147,7 +185,44 @@ class Conv1D(BaseConv):
 
 
 class Conv2D(BaseConv):
-    """2-D convolution: `(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`."""
+    """2-D convolution: `(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`.
+
+    Cross-correlation, as in Keras. `kernel` has shape
+    `(*kernel_size, in_channels // groups, filters)`, `bias` `(filters,)`. With
+    `"valid"` padding each new size is `floor((n - k') / stride) + 1`, where
+    `k' = (k - 1) · dilation + 1`.
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int or a tuple of 2 ints.
+        strides: The step of the window, an int or a tuple of 2 ints (default 1).
+        padding: `"valid"` (no padding, the default) or `"same"` (output size
+            `ceil(n / stride)`).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 2 ints (default 1); a
+            dilation > 1 cannot be combined with strides > 1.
+        groups: Split the input channels into this many groups convolved separately;
+            must divide `filters` and the input channels (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown or indivisible channels, or a window larger than the
+            input with `"valid"` padding.
+    """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  data_format=None, dilation_rate=(1, 1), groups=1, activation=None,
@@ -157,7 +232,44 @@ class Conv2D(BaseConv):
 
 
 class Conv3D(BaseConv):
-    """3-D convolution: `(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`."""
+    """3-D convolution: `(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`.
+
+    Cross-correlation, as in Keras. `kernel` has shape
+    `(*kernel_size, in_channels // groups, filters)`, `bias` `(filters,)`. With
+    `"valid"` padding each new size is `floor((n - k') / stride) + 1`, where
+    `k' = (k - 1) · dilation + 1`.
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int or a tuple of 3 ints.
+        strides: The step of the window, an int or a tuple of 3 ints (default 1).
+        padding: `"valid"` (no padding, the default) or `"same"` (output size
+            `ceil(n / stride)`).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 3 ints (default 1); a
+            dilation > 1 cannot be combined with strides > 1.
+        groups: Split the input channels into this many groups convolved separately;
+            must divide `filters` and the input channels (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown or indivisible channels, or a window larger than the
+            input with `"valid"` padding.
+    """
 
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
                  data_format=None, dilation_rate=(1, 1, 1), groups=1, activation=None,

@@ -198,7 +198,41 @@ class BaseSeparableConv(_DepthwiseBase):
 
 
 class DepthwiseConv1D(BaseDepthwiseConv):
-    """`(batch, steps, channels)` -> `(batch, new_steps, channels · depth_multiplier)`."""
+    """`(batch, steps, channels)` -> `(batch, new_steps, channels · depth_multiplier)`.
+
+    Filters each input channel on its own with `depth_multiplier` kernels: `kernel`
+    has shape `(*kernel_size, in_channels, depth_multiplier)`, `bias`
+    `(in_channels · depth_multiplier,)`; output channel `c · depth_multiplier + m`
+    comes from input channel c.
+
+    Args:
+        kernel_size: The window size, an int.
+        strides: The step of the window, an int (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        depth_multiplier: Output channels per input channel (default 1).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int (default 1); not with
+            strides > 1.
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        depthwise_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        depthwise_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        depthwise_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown channels, or a window larger than the input with
+            `"valid"` padding.
+    """
 
     def __init__(self, kernel_size, strides=1, padding="valid", depth_multiplier=1,
                  data_format=None, dilation_rate=1, activation=None, use_bias=True, **kwargs):
@@ -207,7 +241,41 @@ class DepthwiseConv1D(BaseDepthwiseConv):
 
 
 class DepthwiseConv2D(BaseDepthwiseConv):
-    """`(batch, h, w, channels)` -> `(batch, h', w', channels · depth_multiplier)`."""
+    """`(batch, h, w, channels)` -> `(batch, h', w', channels · depth_multiplier)`.
+
+    Filters each input channel on its own with `depth_multiplier` kernels: `kernel`
+    has shape `(*kernel_size, in_channels, depth_multiplier)`, `bias`
+    `(in_channels · depth_multiplier,)`; output channel `c · depth_multiplier + m`
+    comes from input channel c.
+
+    Args:
+        kernel_size: The window size, an int or a tuple of 2 ints.
+        strides: The step of the window, an int or a tuple of 2 ints (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        depth_multiplier: Output channels per input channel (default 1).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 2 ints (default 1); not with
+            strides > 1.
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        depthwise_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        depthwise_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        depthwise_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown channels, or a window larger than the input with
+            `"valid"` padding.
+    """
 
     def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1,
                  data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
@@ -217,7 +285,46 @@ class DepthwiseConv2D(BaseDepthwiseConv):
 
 
 class SeparableConv1D(BaseSeparableConv):
-    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`."""
+    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`.
+
+    A depthwise convolution (`depthwise_kernel`
+    `(*kernel_size, in_channels, depth_multiplier)`), then a 1x1 convolution to
+    `filters` channels (`pointwise_kernel` `(1, ..., in_channels · depth_multiplier,
+    filters)`), plus `bias` `(filters,)`: fewer weights than a full convolution.
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The depthwise window size, an int.
+        strides: The step of the window, an int (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int (default 1); not with
+            strides > 1.
+        depth_multiplier: Depthwise output channels per input channel (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        depthwise_initializer: Initializer of `depthwise_kernel` (default `"glorot_uniform"`).
+        pointwise_initializer: Initializer of `pointwise_kernel` (default
+            `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        depthwise_regularizer: Regularizer of `depthwise_kernel`, or None.
+        pointwise_regularizer: Regularizer of `pointwise_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        depthwise_constraint: Constraint on `depthwise_kernel`, or None.
+        pointwise_constraint: Constraint on `pointwise_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown channels, or a window larger than the input with
+            `"valid"` padding.
+    """
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None,
                  dilation_rate=1, depth_multiplier=1, activation=None, use_bias=True,
@@ -227,7 +334,46 @@ class SeparableConv1D(BaseSeparableConv):
 
 
 class SeparableConv2D(BaseSeparableConv):
-    """`(batch, h, w, channels)` -> `(batch, h', w', filters)`."""
+    """`(batch, h, w, channels)` -> `(batch, h', w', filters)`.
+
+    A depthwise convolution (`depthwise_kernel`
+    `(*kernel_size, in_channels, depth_multiplier)`), then a 1x1 convolution to
+    `filters` channels (`pointwise_kernel` `(1, ..., in_channels · depth_multiplier,
+    filters)`), plus `bias` `(filters,)`: fewer weights than a full convolution.
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The depthwise window size, an int or a tuple of 2 ints.
+        strides: The step of the window, an int or a tuple of 2 ints (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 2 ints (default 1); not with
+            strides > 1.
+        depth_multiplier: Depthwise output channels per input channel (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        depthwise_initializer: Initializer of `depthwise_kernel` (default `"glorot_uniform"`).
+        pointwise_initializer: Initializer of `pointwise_kernel` (default
+            `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        depthwise_regularizer: Regularizer of `depthwise_kernel`, or None.
+        pointwise_regularizer: Regularizer of `pointwise_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        depthwise_constraint: Constraint on `depthwise_kernel`, or None.
+        pointwise_constraint: Constraint on `pointwise_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed or conflicting argument, or (at build) an input of the
+            wrong rank, unknown channels, or a window larger than the input with
+            `"valid"` padding.
+    """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  data_format=None, dilation_rate=(1, 1), depth_multiplier=1, activation=None,

@@ -149,7 +149,42 @@ class BaseConvTranspose(Layer):
 
 
 class Conv1DTranspose(BaseConvTranspose):
-    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`."""
+    """`(batch, steps, channels)` -> `(batch, new_steps, filters)`.
+
+    The gradient of a strided convolution, used to upsample. `kernel` has shape
+    `(*kernel_size, filters, in_channels)`, `bias` `(filters,)`. Each new size is
+    `n · stride + max(k' - stride, 0)` with `"valid"` padding and `n · stride` with
+    `"same"` (`k' = (k - 1) · dilation + 1`); with `output_padding` p it is
+    `(n - 1) · stride + k' - 2 · pad + p`, pad being 0 ("valid") or `k' // 2` ("same").
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int.
+        strides: The upsampling step, an int (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        output_padding: None (the default), or an int, each smaller than its
+            stride: extra rows at the end of each output axis.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed argument, or (at build) an input of the wrong rank or
+            with unknown channels.
+    """
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
                  data_format=None, dilation_rate=1, activation=None, use_bias=True, **kwargs):
@@ -158,7 +193,42 @@ class Conv1DTranspose(BaseConvTranspose):
 
 
 class Conv2DTranspose(BaseConvTranspose):
-    """`(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`."""
+    """`(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`.
+
+    The gradient of a strided convolution, used to upsample. `kernel` has shape
+    `(*kernel_size, filters, in_channels)`, `bias` `(filters,)`. Each new size is
+    `n · stride + max(k' - stride, 0)` with `"valid"` padding and `n · stride` with
+    `"same"` (`k' = (k - 1) · dilation + 1`); with `output_padding` p it is
+    `(n - 1) · stride + k' - 2 · pad + p`, pad being 0 ("valid") or `k' // 2` ("same").
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int or a tuple of 2 ints.
+        strides: The upsampling step, an int or a tuple of 2 ints (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        output_padding: None (the default), or an int or a tuple of 2 ints, each smaller than its
+            stride: extra rows at the end of each output axis.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 2 ints (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed argument, or (at build) an input of the wrong rank or
+            with unknown channels.
+    """
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1), activation=None,
@@ -168,7 +238,42 @@ class Conv2DTranspose(BaseConvTranspose):
 
 
 class Conv3DTranspose(BaseConvTranspose):
-    """`(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`."""
+    """`(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`.
+
+    The gradient of a strided convolution, used to upsample. `kernel` has shape
+    `(*kernel_size, filters, in_channels)`, `bias` `(filters,)`. Each new size is
+    `n · stride + max(k' - stride, 0)` with `"valid"` padding and `n · stride` with
+    `"same"` (`k' = (k - 1) · dilation + 1`); with `output_padding` p it is
+    `(n - 1) · stride + k' - 2 · pad + p`, pad being 0 ("valid") or `k' // 2` ("same").
+
+    Args:
+        filters: The number of output channels, a positive int.
+        kernel_size: The window size, an int or a tuple of 3 ints.
+        strides: The upsampling step, an int or a tuple of 3 ints (default 1).
+        padding: `"valid"` (the default) or `"same"`.
+        output_padding: None (the default), or an int or a tuple of 3 ints, each smaller than its
+            stride: extra rows at the end of each output axis.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        dilation_rate: The kernel's dilation, an int or a tuple of 3 ints (default 1).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add a bias (default True).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+
+    Raises:
+        ValueError: a malformed argument, or (at build) an input of the wrong rank or
+            with unknown channels.
+    """
 
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid",
                  output_padding=None, data_format=None, dilation_rate=(1, 1, 1),

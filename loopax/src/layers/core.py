@@ -19,8 +19,25 @@ from loopax.src.tensor import unwrap
 class Dense(Layer):
     """`activation(inputs @ kernel + bias)` on the last axis.
 
-    Input `(..., input_dim)`, output `(..., units)`; `kernel` has shape
-    `(input_dim, units)`, `bias` `(units,)`.
+    Input shape: `(batch, ..., input_dim)` (rank >= 2, `input_dim` known).
+    Output shape: `(batch, ..., units)`, in the layer's compute dtype. `kernel` has
+    shape `(input_dim, units)`, `bias` `(units,)`.
+
+    Args:
+        units: The size of the output's last axis (a positive int).
+        activation: An activation name or callable; None (the default) is linear.
+        use_bias: Whether to add `bias` (default True).
+        kernel_initializer: Initializer of `kernel` (default `"glorot_uniform"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint applied to `kernel` after each update, or None.
+        bias_constraint: Constraint applied to `bias` after each update, or None.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `units` is not a positive int, or the input's last axis is unknown.
     """
 
     supports_masking = True   # passes its input's mask on
@@ -76,7 +93,14 @@ class Dense(Layer):
 
 
 class Activation(Layer):
-    """Applies an activation function (a name or a callable)."""
+    """Applies an activation function (a name or a callable).
+
+    Output shape = input shape.
+
+    Args:
+        activation: An activation name (`"relu"`) or a callable `f(x) -> y`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     supports_masking = True   # passes its input's mask on
 
@@ -143,6 +167,14 @@ class Flatten(Layer):
 
     With `data_format="channels_first"` the channel axis is moved last first,
     so the order matches a channels-last model.
+
+    Input shape: `(batch, d1, d2, ...)`; a rank-1 input `(batch,)` becomes `(batch, 1)`.
+    Output shape: `(batch, d1 · d2 · ...)`.
+
+    Args:
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
 
     def __init__(self, data_format=None, **kwargs):
@@ -162,7 +194,17 @@ class Flatten(Layer):
 
 
 class Reshape(Layer):
-    """`(batch, ...)` -> `(batch, *target_shape)`; one entry may be -1."""
+    """`(batch, ...)` -> `(batch, *target_shape)`; one entry may be -1.
+
+    Args:
+        target_shape: The output shape without the batch axis: positive sizes and at
+            most one -1 (inferred from the input's size).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `target_shape` is malformed, or (when called) the input's size per
+            sample does not fit it.
+    """
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
@@ -204,6 +246,24 @@ class Embedding(Layer):
     in-memory data when this is the model's first layer. Inside compiled code
     (a traced call) nothing is checked: an index >= input_dim gives a row of
     NaN and a negative one counts from the end, as in Keras on JAX.
+
+    Input shape: `(batch, ...)`, integer indices (floats are cast to int32).
+    Output shape: `(batch, ..., output_dim)`, in the layer's compute dtype.
+
+    Args:
+        input_dim: The vocabulary size (largest index + 1), a positive int.
+        output_dim: The size of each embedding vector, a positive int.
+        embeddings_initializer: Initializer of `embeddings` (default `"uniform"`).
+        embeddings_regularizer: Regularizer of `embeddings`, or None.
+        embeddings_constraint: Constraint on `embeddings`, or None.
+        mask_zero: Whether index 0 is padding, masked for the layers after it
+            (default False).
+        activity_regularizer: Regularizer of the output, or None.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `input_dim`/`output_dim` are not positive ints, or (eager) an
+            index is outside `[0, input_dim)`.
     """
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
@@ -258,7 +318,15 @@ class Embedding(Layer):
 
 
 class ActivityRegularization(Layer):
-    """Returns its input and adds `l1 · sum|x| + l2 · sum x²` to `losses`."""
+    """Returns its input and adds `l1 · sum|x| + l2 · sum x²` to `losses`.
+
+    Output shape = input shape.
+
+    Args:
+        l1: The L1 factor (default 0).
+        l2: The L2 factor (default 0).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     supports_masking = True   # passes its input's mask on
 
@@ -275,7 +343,11 @@ class ActivityRegularization(Layer):
 
 
 class Identity(Layer):
-    """Returns its input unchanged."""
+    """Returns its input unchanged (a placeholder, e.g. an optional block turned off).
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     supports_masking = True   # passes its input's mask on
 

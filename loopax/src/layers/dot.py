@@ -21,6 +21,11 @@ class Dot(Layer):
         axes: an int (the same axis of both) or a pair; never the batch axis.
         normalize: L2-normalize both inputs along the contracted axis first,
             so the result is a cosine similarity.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `axes` is not an int or a pair of ints, or (when called) the inputs
+            are not two, or their contracted sizes or batch sizes differ.
     """
 
     def __init__(self, axes, normalize=False, **kwargs):
@@ -54,5 +59,14 @@ class Dot(Layer):
 
 
 def dot(inputs, axes=-1, **kwargs):
-    """Functional form of `Dot`."""
+    """Functional form of `Dot`: the per-sample dot product of two inputs.
+
+    Args:
+        inputs: A list of two tensors with the same batch size.
+        axes: The contracted axis of both (an int, default -1) or a pair of them.
+        **kwargs: Arguments of the `Dot` layer (`normalize`, `name`, ...).
+
+    Returns:
+        The contracted tensor (see `Dot` for its shape).
+    """
     return Dot(axes=axes, **kwargs)(inputs)

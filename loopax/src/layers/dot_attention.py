@@ -43,6 +43,16 @@ class Attention(Layer):
             (`concat_score_weight * sum(tanh(query + key))`).
         dropout: dropout rate on the attention distribution (training only).
         seed: seed of that dropout.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Call on `[query, value]` or `[query, value, key]`: query `(batch, Tq, dim)`,
+    value/key `(batch, Tv, dim)`; the output is `(batch, Tq, dim)`, plus the
+    `(batch, Tq, Tv)` attention distribution with `return_attention_scores=True`.
+    `use_causal_mask=True` lets position i attend only to positions <= i.
+
+    Raises:
+        ValueError: an unknown `score_mode`, `dropout` outside [0, 1), or (when
+            called) inputs that are not `[query, value(, key)]`.
     """
 
     def __init__(self, use_scale=False, score_mode="dot", dropout=0.0, seed=None, **kwargs):
@@ -117,7 +127,21 @@ class Attention(Layer):
 
 class AdditiveAttention(Attention):
     """Additive attention: scores `sum(scale * tanh(query + key), axis=-1)`
-    with a learned per-feature `scale` (of size dim) when `use_scale`."""
+    with a learned per-feature `scale` (of size dim) when `use_scale`.
+
+    Called like `Attention`: `[query, value]` or `[query, value, key]`, query
+    `(batch, Tq, dim)`, value/key `(batch, Tv, dim)` -> `(batch, Tq, dim)`.
+
+    Args:
+        use_scale: Learn `scale` (default True); without it the scores are
+            `sum(tanh(query + key), axis=-1)`.
+        dropout: Dropout rate on the attention distribution, in [0, 1) (training only).
+        **kwargs: Base layer arguments (`seed`, `name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `dropout` outside [0, 1), or (when called) inputs that are not
+            `[query, value(, key)]`.
+    """
 
     def __init__(self, use_scale=True, dropout=0.0, **kwargs):
         super().__init__(use_scale=use_scale, dropout=dropout, **kwargs)

@@ -202,6 +202,22 @@ class Hashing(Layer):
     With `mask_value`, that value maps to 0 and everything else to
     `1 + hash % (num_bins - 1)`. `output_mode`: "int", "one_hot",
     "multi_hot" or "count". Runs on the host (NumPy) in the data pipeline.
+
+    Input: strings or integers of any shape. Output: bin indices of the same shape
+    (int64 by default) with `output_mode="int"`, else encoded as by
+    `CategoryEncoding` with depth `num_bins` (float32 by default).
+
+    Args:
+        num_bins: The number of bins (counting the mask bin), a positive int.
+        mask_value: A value that maps to bin 0, or None (the default).
+        salt: An int or a pair of ints keying SipHash, or None for Fingerprint64.
+        output_mode: `"int"` (the default), `"one_hot"`, `"multi_hot"` or `"count"`.
+        sparse: Must be False.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `num_bins` is not a positive int, a bad `salt` or `output_mode`,
+            or `sparse=True`.
     """
 
     def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False,

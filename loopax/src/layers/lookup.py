@@ -262,7 +262,37 @@ class IndexLookup(Layer):
 class StringLookup(IndexLookup):
     """Maps strings to integer indices (or back, with `invert=True`); the OOV
     token is "[UNK]", no mask token unless `mask_token` is given.
-    `output_mode`: "int", "one_hot", "multi_hot", "count" or "tf_idf"."""
+    `output_mode`: "int", "one_hot", "multi_hot", "count" or "tf_idf".
+
+    Indices: the mask token (if any) is 0, then the OOV indices, then the vocabulary
+    (most frequent first after `adapt`). Input: values of any shape; output: int64
+    indices of the same shape with `output_mode="int"`, else one vector per sample
+    of the vocabulary size (float32).
+
+    Args:
+        max_tokens: The largest vocabulary size, special tokens included (> 1), or
+            None for no limit.
+        num_oov_indices: How many indices out-of-vocabulary values hash into (default
+            1; 0 makes them an error).
+        mask_token: A token that maps to index 0 (and back), or None (the default).
+        oov_token: The token `invert=True` returns for OOV indices (default `"[UNK]"`).
+        vocabulary: The tokens (a list or array; or a text file path, one token a line), or None to `adapt`.
+        idf_weights: With `output_mode="tf_idf"` and a given `vocabulary`, one weight
+            per token.
+        invert: Map indices back to tokens (needs `output_mode="int"`).
+        output_mode: `"int"` (the default), `"one_hot"`, `"multi_hot"`, `"count"` or
+            `"tf_idf"`.
+        pad_to_max_tokens: Make encoded outputs `max_tokens` wide (default False).
+        sparse: Must be False.
+        encoding: Must be `"utf-8"`.
+        name: The layer's name.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a bad `max_tokens`/`num_oov_indices`/`output_mode`, `invert` or
+            `pad_to_max_tokens` without what they need, `sparse=True`, or a vocabulary
+            with repeated or misplaced special tokens, or larger than `max_tokens`.
+    """
 
     def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]",
                  vocabulary=None, idf_weights=None, invert=False, output_mode="int",
@@ -281,7 +311,37 @@ class StringLookup(IndexLookup):
 
 class IntegerLookup(IndexLookup):
     """Maps integers to indices (or back, with `invert=True`); the OOV token
-    is -1, no mask token unless `mask_token` is given (e.g. 0)."""
+    is -1, no mask token unless `mask_token` is given (e.g. 0).
+
+    Indices: the mask token (if any) is 0, then the OOV indices, then the vocabulary
+    (most frequent first after `adapt`). Input: values of any shape; output: int64
+    indices of the same shape with `output_mode="int"`, else one vector per sample
+    of the vocabulary size (float32).
+
+    Args:
+        max_tokens: The largest vocabulary size, special tokens included (> 1), or
+            None for no limit.
+        num_oov_indices: How many indices out-of-vocabulary values hash into (default
+            1; 0 makes them an error).
+        mask_token: A token that maps to index 0 (and back), or None (the default).
+        oov_token: The token `invert=True` returns for OOV indices (default -1).
+        vocabulary: The tokens (a list or array), or None to `adapt`.
+        vocabulary_dtype: `"int64"` (the default) or `"int32"`.
+        idf_weights: With `output_mode="tf_idf"` and a given `vocabulary`, one weight
+            per token.
+        invert: Map indices back to tokens (needs `output_mode="int"`).
+        output_mode: `"int"` (the default), `"one_hot"`, `"multi_hot"`, `"count"` or
+            `"tf_idf"`.
+        pad_to_max_tokens: Make encoded outputs `max_tokens` wide (default False).
+        sparse: Must be False.
+        name: The layer's name.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a bad `max_tokens`/`num_oov_indices`/`output_mode`, `invert` or
+            `pad_to_max_tokens` without what they need, `sparse=True`, or a vocabulary
+            with repeated or misplaced special tokens, or larger than `max_tokens`.
+    """
 
     _is_string = False
 

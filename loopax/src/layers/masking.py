@@ -88,6 +88,10 @@ class Masking(Layer):
     Input `(batch, timesteps, features)`; the output is the input with
     masked timesteps zeroed, carrying a `(batch, timesteps)` boolean mask
     (True: keep) for the layers after it.
+
+    Args:
+        mask_value: The padding value (default 0.0).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
 
     supports_masking = True

@@ -46,14 +46,33 @@ class _Merge(Layer):
 
 
 class Add(_Merge):
-    """Sum of the inputs."""
+    """Sum of the inputs.
+
+    Called on a list of two or more tensors of equal or broadcastable shapes; the
+    output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
+    """
 
     def _merge(self, xs):
         return functools.reduce(jnp.add, xs)
 
 
 class Subtract(_Merge):
-    """`inputs[0] - inputs[1]` (exactly two inputs)."""
+    """`inputs[0] - inputs[1]` (exactly two inputs).
+
+    The two shapes must be equal or broadcastable; the output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) not exactly two inputs, or shapes that do not broadcast.
+    """
 
     _max_inputs = 2
 
@@ -62,35 +81,86 @@ class Subtract(_Merge):
 
 
 class Multiply(_Merge):
-    """Elementwise product of the inputs."""
+    """Elementwise product of the inputs.
+
+    Called on a list of two or more tensors of equal or broadcastable shapes; the
+    output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
+    """
 
     def _merge(self, xs):
         return functools.reduce(jnp.multiply, xs)
 
 
 class Average(_Merge):
-    """Elementwise mean of the inputs."""
+    """Elementwise mean of the inputs.
+
+    Called on a list of two or more tensors of equal or broadcastable shapes; the
+    output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
+    """
 
     def _merge(self, xs):
         return functools.reduce(jnp.add, xs) / len(xs)
 
 
 class Maximum(_Merge):
-    """Elementwise maximum of the inputs."""
+    """Elementwise maximum of the inputs.
+
+    Called on a list of two or more tensors of equal or broadcastable shapes; the
+    output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
+    """
 
     def _merge(self, xs):
         return functools.reduce(jnp.maximum, xs)
 
 
 class Minimum(_Merge):
-    """Elementwise minimum of the inputs."""
+    """Elementwise minimum of the inputs.
+
+    Called on a list of two or more tensors of equal or broadcastable shapes; the
+    output has their broadcast shape.
+
+    Args:
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
+    """
 
     def _merge(self, xs):
         return functools.reduce(jnp.minimum, xs)
 
 
 class Concatenate(_Merge):
-    """Joins the inputs along `axis`; all other sizes must match."""
+    """Joins the inputs along `axis`; all other sizes must match.
+
+    Inputs `(batch, ..., n_i, ...)` -> output `(batch, ..., sum(n_i), ...)`.
+
+    Args:
+        axis: The axis to join along (default -1).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (when called) fewer than two inputs, or ranks/sizes that differ off
+            `axis`.
+    """
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
@@ -114,30 +184,93 @@ class Concatenate(_Merge):
 
 
 def add(inputs, **kwargs):
-    """Functional form of `Add`."""
+    """Functional form of `Add`: the sum of the inputs.
+
+    Args:
+        inputs: A list of two or more tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Add` layer (`name`, ...).
+
+    Returns:
+        The sum tensor, of the inputs' broadcast shape.
+    """
     return Add(**kwargs)(inputs)
 
 
 def subtract(inputs, **kwargs):
+    """Functional form of `Subtract`: `inputs[0] - inputs[1]`.
+
+    Args:
+        inputs: A list of exactly two tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Subtract` layer (`name`, ...).
+
+    Returns:
+        The difference tensor, of the inputs' broadcast shape.
+    """
     return Subtract(**kwargs)(inputs)
 
 
 def multiply(inputs, **kwargs):
+    """Functional form of `Multiply`: the elementwise product.
+
+    Args:
+        inputs: A list of two or more tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Multiply` layer (`name`, ...).
+
+    Returns:
+        The product tensor, of the inputs' broadcast shape.
+    """
     return Multiply(**kwargs)(inputs)
 
 
 def average(inputs, **kwargs):
+    """Functional form of `Average`: the elementwise mean.
+
+    Args:
+        inputs: A list of two or more tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Average` layer (`name`, ...).
+
+    Returns:
+        The mean tensor, of the inputs' broadcast shape.
+    """
     return Average(**kwargs)(inputs)
 
 
 def maximum(inputs, **kwargs):
+    """Functional form of `Maximum`: the elementwise maximum.
+
+    Args:
+        inputs: A list of two or more tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Maximum` layer (`name`, ...).
+
+    Returns:
+        The maximum tensor, of the inputs' broadcast shape.
+    """
     return Maximum(**kwargs)(inputs)
 
 
 def minimum(inputs, **kwargs):
+    """Functional form of `Minimum`: the elementwise minimum.
+
+    Args:
+        inputs: A list of two or more tensors of broadcastable shapes.
+        **kwargs: Arguments of the `Minimum` layer (`name`, ...).
+
+    Returns:
+        The minimum tensor, of the inputs' broadcast shape.
+    """
     return Minimum(**kwargs)(inputs)
 
 
 def concatenate(inputs, axis=-1, **kwargs):
-    """Functional form of `Concatenate`."""
+    """Functional form of `Concatenate`: joins the inputs along `axis`.
+
+    Args:
+        inputs: A list of two or more tensors of the same rank and the same sizes
+            except on `axis`.
+        axis: The axis to join along (default -1).
+        **kwargs: Arguments of the `Concatenate` layer (`name`, ...).
+
+    Returns:
+        The joined tensor.
+    """
     return Concatenate(axis=axis, **kwargs)(inputs)

@@ -46,7 +46,18 @@ class _SpatialDropout(Dropout):
 
 
 class SpatialDropout1D(_SpatialDropout):
-    """Drops whole channels of `(batch, steps, channels)`."""
+    """Drops whole channels of `(batch, steps, channels)`.
+
+    Input shape: `(batch, steps, channels)`; output shape = input shape.
+
+    Args:
+        rate: The drop probability, in [0, 1).
+        seed: An int, or None (the default) for a random seed.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `rate` is outside [0, 1).
+    """
 
     rank = 1
 
@@ -60,13 +71,41 @@ class SpatialDropout1D(_SpatialDropout):
 
 
 class SpatialDropout2D(_SpatialDropout):
-    """Drops whole channels of `(batch, h, w, channels)`."""
+    """Drops whole channels of `(batch, h, w, channels)`.
+
+    Input shape: `(batch, h, w, channels)`, or `(batch, channels, h, w)` with `data_format="channels_first"`;
+    output shape = input shape.
+
+    Args:
+        rate: The drop probability, in [0, 1).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        seed: An int, or None (the default) for a random seed.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `rate` is outside [0, 1).
+    """
 
     rank = 2
 
 
 class SpatialDropout3D(_SpatialDropout):
-    """Drops whole channels of `(batch, d, h, w, channels)`."""
+    """Drops whole channels of `(batch, d, h, w, channels)`.
+
+    Input shape: `(batch, d, h, w, channels)`, or `(batch, channels, d, h, w)` with `data_format="channels_first"`;
+    output shape = input shape.
+
+    Args:
+        rate: The drop probability, in [0, 1).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        seed: An int, or None (the default) for a random seed.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `rate` is outside [0, 1).
+    """
 
     rank = 3
 
@@ -90,7 +129,16 @@ class _SeededNoise(Layer):
 
 
 class GaussianNoise(_SeededNoise):
-    """Adds N(0, stddev²) noise in training."""
+    """Adds N(0, stddev²) noise in training.
+
+    Args:
+        stddev: The noise's standard deviation, >= 0.
+        seed: An int, or None (the default) for a random seed.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `stddev` is negative or not a number.
+    """
 
     def __init__(self, stddev, seed=None, **kwargs):
         if not isinstance(stddev, (int, float)) or not stddev >= 0:
@@ -111,7 +159,16 @@ class GaussianNoise(_SeededNoise):
 
 class GaussianDropout(_SeededNoise):
     """Multiplies by N(1, rate / (1 - rate)) noise in training (the mean and
-    variance of Dropout's scaled keep mask)."""
+    variance of Dropout's scaled keep mask).
+
+    Args:
+        rate: The drop probability, in [0, 1).
+        seed: An int, or None (the default) for a random seed.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `rate` is outside [0, 1).
+    """
 
     def __init__(self, rate, seed=None, **kwargs):
         rate = _rate(rate, "GaussianDropout")

@@ -37,6 +37,32 @@ class BatchNormalization(Layer):
     `gamma`, `beta` are trainable; `moving_mean`, `moving_variance` are
     non-trainable variables (updated by assignment, so a stateless call
     returns them with the other non-trainable values).
+
+    Output shape and dtype = the input's (float16/bfloat16 statistics are computed in
+    float32).
+
+    Args:
+        axis: The feature axis, an int (default -1); the statistics are taken over all
+            other axes.
+        momentum: The moving statistics' decay (default 0.99).
+        epsilon: Added to the variance before the square root (default 1e-3).
+        center: Whether to add `beta` (default True).
+        scale: Whether to multiply by `gamma` (default True).
+        beta_initializer: Initializer of `beta` (default `"zeros"`).
+        gamma_initializer: Initializer of `gamma` (default `"ones"`).
+        moving_mean_initializer: Initializer of `moving_mean` (default `"zeros"`).
+        moving_variance_initializer: Initializer of `moving_variance` (default
+            `"ones"`).
+        beta_regularizer: Regularizer of `beta`, or None.
+        gamma_regularizer: Regularizer of `gamma`, or None.
+        beta_constraint: Constraint on `beta`, or None.
+        gamma_constraint: Constraint on `gamma`, or None.
+        synchronized: Accepted for Keras compatibility; it changes nothing here.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        TypeError: `axis` is not an int.
+        ValueError: (at build) `axis` is out of range or its size is unknown.
     """
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
@@ -129,6 +155,27 @@ class LayerNormalization(Layer):
     centering, no beta) — Keras 3's deprecated definition, kept for parity;
     use `RMSNormalization` for `x / sqrt(mean(x²) + epsilon)`. `gamma`, `beta` have the shape of the
     normalized axes.
+
+    Output shape and dtype = the input's (float16/bfloat16 statistics are computed in
+    float32).
+
+    Args:
+        axis: The axis, or list of axes, normalized over (default -1).
+        epsilon: Added to the variance before the square root (default 1e-3).
+        center: Whether to add `beta` (default True).
+        scale: Whether to multiply by `gamma` (default True).
+        rms_scaling: Keras 3's deprecated RMS variant described above (default False).
+        beta_initializer: Initializer of `beta` (default `"zeros"`).
+        gamma_initializer: Initializer of `gamma` (default `"ones"`).
+        beta_regularizer: Regularizer of `beta`, or None.
+        gamma_regularizer: Regularizer of `gamma`, or None.
+        beta_constraint: Constraint on `beta`, or None.
+        gamma_constraint: Constraint on `gamma`, or None.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        TypeError: `axis` is not an int or a list of ints.
+        ValueError: (at build) an axis is out of range or of unknown size.
     """
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
@@ -207,6 +254,29 @@ class GroupNormalization(Layer):
     `y = gamma · (x - mean_g) / sqrt(var_g + epsilon) + beta`, with `gamma`,
     `beta` of shape `(channels,)`. `groups=-1` means one group per channel
     (instance normalization); `groups=1` is layer normalization over all axes.
+
+    Output shape and dtype = the input's (float16/bfloat16 statistics are computed in
+    float32).
+
+    Args:
+        groups: The number of groups, a positive divisor of the channel count, or -1
+            (default 32).
+        axis: The channel axis, an int (default -1).
+        epsilon: Added to the variance before the square root (default 1e-3).
+        center: Whether to add `beta` (default True).
+        scale: Whether to multiply by `gamma` (default True).
+        beta_initializer: Initializer of `beta` (default `"zeros"`).
+        gamma_initializer: Initializer of `gamma` (default `"ones"`).
+        beta_regularizer: Regularizer of `beta`, or None.
+        gamma_regularizer: Regularizer of `gamma`, or None.
+        beta_constraint: Constraint on `beta`, or None.
+        gamma_constraint: Constraint on `gamma`, or None.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        TypeError: `axis` is not an int.
+        ValueError: `groups` is not a positive int or -1, or (at build) the channel axis
+            is the batch axis, unknown, or not a multiple of `groups`.
     """
 
     def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
@@ -282,7 +352,18 @@ class GroupNormalization(Layer):
 
 class UnitNormalization(Layer):
     """Scales each sample to unit L2 norm over `axis` (an int or a list):
-    `x / max(||x||, 1e-12)`."""
+    `x / max(||x||, 1e-12)`.
+
+    Output shape and dtype = the input's.
+
+    Args:
+        axis: The axis, or list of axes, of the norm (default -1).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        TypeError: `axis` is not an int or a list of ints.
+        ValueError: (when called) an axis is out of range.
+    """
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
@@ -305,7 +386,19 @@ class UnitNormalization(Layer):
 
 class RMSNormalization(Layer):
     """`y = scale · x / sqrt(mean(x²) + epsilon)` over `axis` (an int or a
-    list), with a learned `scale` of the normalized axes' shape (no centring)."""
+    list), with a learned `scale` of the normalized axes' shape (no centring).
+
+    `scale` starts at ones. Output shape and dtype = the input's (float16/bfloat16
+    statistics are computed in float32).
+
+    Args:
+        axis: The axis, or list of axes, normalized over (default -1).
+        epsilon: Added to the mean square before the square root (default 1e-6).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: (at build) an axis is out of range or of unknown size.
+    """
 
     def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
         super().__init__(**kwargs)

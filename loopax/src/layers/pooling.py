@@ -73,14 +73,52 @@ class BasePooling(Layer):
 
 
 class MaxPooling1D(BasePooling):
-    """Max over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`."""
+    """Max over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 1 ints (default 2).
+        strides: The step between windows, an int or a tuple of 1 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(1, "max", pool_size, strides, padding, data_format, **kwargs)
 
 
 class MaxPooling2D(BasePooling):
-    """Max over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`."""
+    """Max over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 2 ints (default `(2, 2)`).
+        strides: The step between windows, an int or a tuple of 2 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
@@ -88,14 +126,52 @@ class MaxPooling2D(BasePooling):
 
 
 class AveragePooling1D(BasePooling):
-    """Mean over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`."""
+    """Mean over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 1 ints (default 2).
+        strides: The step between windows, an int or a tuple of 1 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered; padded entries are not counted in the mean).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(1, "average", pool_size, strides, padding, data_format, **kwargs)
 
 
 class AveragePooling2D(BasePooling):
-    """Mean over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`."""
+    """Mean over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 2 ints (default `(2, 2)`).
+        strides: The step between windows, an int or a tuple of 2 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered; padded entries are not counted in the mean).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
@@ -103,7 +179,26 @@ class AveragePooling2D(BasePooling):
 
 
 class MaxPooling3D(BasePooling):
-    """Max over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`."""
+    """Max over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 3 ints (default `(2, 2, 2)`).
+        strides: The step between windows, an int or a tuple of 3 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
@@ -111,7 +206,26 @@ class MaxPooling3D(BasePooling):
 
 
 class AveragePooling3D(BasePooling):
-    """Mean over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`."""
+    """Mean over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`.
+
+    Each pooled size is `floor((n - pool) / stride) + 1` with `padding="valid"` and
+    `ceil(n / stride)` with `"same"`.
+
+    Args:
+        pool_size: The window size, an int or a tuple of 3 ints (default `(2, 2, 2)`).
+        strides: The step between windows, an int or a tuple of 3 ints; None (the
+            default) is `pool_size`.
+        padding: `"valid"` (no padding) or `"same"` (pad so that every input entry is
+            covered; padded entries are not counted in the mean).
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a malformed argument, or (when called) a window larger than the
+            unpadded input.
+    """
 
     def __init__(self, pool_size=(2, 2, 2), strides=None, padding="valid", data_format=None,
                  **kwargs):
@@ -143,7 +257,19 @@ class BaseGlobalPooling(Layer):
 
 
 class GlobalAveragePooling1D(BaseGlobalPooling):
-    """Mean over steps: `(batch, steps, channels)` -> `(batch, channels)`."""
+    """Mean over steps: `(batch, steps, channels)` -> `(batch, channels)`.
+
+    A `(batch, steps)` mask (from `Embedding(mask_zero=True)` or `Masking`) limits
+    the mean to the unmasked steps.
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(1, "average", data_format, keepdims, **kwargs)
@@ -161,35 +287,85 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
 
 
 class GlobalAveragePooling2D(BaseGlobalPooling):
-    """Mean over positions: `(batch, h, w, channels)` -> `(batch, channels)`."""
+    """Mean over positions: `(batch, h, w, channels)` -> `(batch, channels)`.
+
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(2, "average", data_format, keepdims, **kwargs)
 
 
 class GlobalMaxPooling1D(BaseGlobalPooling):
-    """Max over steps: `(batch, steps, channels)` -> `(batch, channels)`."""
+    """Max over steps: `(batch, steps, channels)` -> `(batch, channels)`.
+
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(1, "max", data_format, keepdims, **kwargs)
 
 
 class GlobalMaxPooling2D(BaseGlobalPooling):
-    """Max over positions: `(batch, h, w, channels)` -> `(batch, channels)`."""
+    """Max over positions: `(batch, h, w, channels)` -> `(batch, channels)`.
+
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(2, "max", data_format, keepdims, **kwargs)
 
 
 class GlobalAveragePooling3D(BaseGlobalPooling):
-    """Mean over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`."""
+    """Mean over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`.
+
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(3, "average", data_format, keepdims, **kwargs)
 
 
 class GlobalMaxPooling3D(BaseGlobalPooling):
-    """Max over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`."""
+    """Max over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`.
+
+    Output dtype = input dtype. With `keepdims=True` the pooled axes stay, with size 1.
+
+    Args:
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"` (`(batch, channels, *spatial)`); None (the default) is
+            `loopax.config.image_data_format()`.
+        keepdims: Whether to keep the pooled axes (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(3, "max", data_format, keepdims, **kwargs)

@@ -27,7 +27,15 @@ _EPSILON = 1e-7  # Keras' backend.epsilon()
 
 class Rescaling(Layer):
     """`inputs · scale + offset` (e.g. `Rescaling(1 / 255)` for pixels), in the
-    layer's float dtype; `scale`/`offset` may be arrays broadcast to the input."""
+    layer's float dtype; `scale`/`offset` may be arrays broadcast to the input.
+
+    Output shape = input shape (or the broadcast shape).
+
+    Args:
+        scale: The factor, a number or an array.
+        offset: Added after scaling, a number or an array (default 0.0).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -51,6 +59,21 @@ class Normalization(Layer):
     `axis`). Adapted statistics live in non-trainable weights `mean`,
     `variance` (and an unused `count`, for Keras's weight layout), so they are
     saved with the model.
+
+    Output shape = input shape, in the layer's dtype.
+
+    Args:
+        axis: The feature axis or axes that keep their own statistics (default -1);
+            None means one mean and variance for all entries.
+        mean: The mean per feature (a number or an array of the kept axes' shape), or
+            None to `adapt`.
+        variance: The variance per feature, given together with `mean`.
+        invert: Map normalized values back, `mean + x · std` (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: only one of `mean`/`variance` is given, or (at build) `axis` is out
+            of range or of unknown size.
     """
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
@@ -155,7 +178,33 @@ class _ImageLayer(Layer):
 
 
 class Resizing(_ImageLayer):
-    """Resizes images to `(height, width)` with `loopax.ops.image.resize`."""
+    """Resizes images to `(height, width)` with `loopax.ops.image.resize`.
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`); output
+    `(batch, height, width, channels)` (or one image) with the target size, in the
+    layer's dtype.
+
+    Args:
+        height: The output height, a positive int.
+        width: The output width, a positive int.
+        interpolation: `"bilinear"` (the default), `"nearest"`, `"bicubic"`,
+            `"lanczos3"` or `"lanczos5"`.
+        crop_to_aspect_ratio: Crop the largest centred box of the target aspect
+            ratio first, so the image is not distorted (default False).
+        pad_to_aspect_ratio: Pad to the target aspect ratio first instead (default
+            False).
+        fill_mode: How padding is filled; only `"constant"` is supported.
+        fill_value: The padding value (default 0.0).
+        antialias: Low-pass filter when downsampling (default False).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a non-positive size, an unknown `interpolation`, or (when called)
+            images not of rank 3 or 4.
+    """
 
     def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False,
                  pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
@@ -186,7 +235,23 @@ class Resizing(_ImageLayer):
 
 class CenterCrop(_ImageLayer):
     """The central `(height, width)` box; an image smaller than that is
-    cropped to the target aspect ratio and resized up instead (as Keras)."""
+    cropped to the target aspect ratio and resized up instead (as Keras).
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)` (channels first with `"channels_first"`); output
+    `(batch, height, width, channels)` (or one image) with the target size, in the
+    layer's dtype.
+
+    Args:
+        height: The crop height, a positive int.
+        width: The crop width, a positive int.
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a non-positive size, or (when called) images not of rank 3 or 4.
+    """
 
     def call(self, inputs):
         x = jnp.asarray(unwrap(inputs)).astype(self.dtype)
@@ -202,7 +267,23 @@ class RandomFlip(Layer):
     """In training, flips each image left-right and/or up-down with
     probability 1/2 (`mode`: "horizontal", "vertical" or
     "horizontal_and_vertical", where one draw flips both); the identity
-    otherwise."""
+    otherwise.
+
+    Input: images `(batch, height, width, channels)` or one image
+    `(height, width, channels)`; output of the same shape, in the layer's dtype.
+
+    Args:
+        mode: `"horizontal"`, `"vertical"` or `"horizontal_and_vertical"` (the
+            default).
+        seed: An int, or None for a random seed.
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: an unknown `mode`, or (when called in training) images not of rank
+            3 or 4.
+    """
 
     _MODES = ("horizontal", "vertical", "horizontal_and_vertical")
 
@@ -242,7 +323,22 @@ class RandomCrop(_ImageLayer):
     """In training, one random `(height, width)` box for the whole batch;
     the identity at inference (as Keras 3). An input not larger than the box
     in both dimensions is instead cut from the start of its centred
-    target-aspect-ratio box and resized to `(height, width)` (as Keras)."""
+    target-aspect-ratio box and resized to `(height, width)` (as Keras).
+
+    Input: images `(batch, h, w, channels)` or one image `(h, w, channels)`; in
+    training the output has spatial size `(height, width)`, in the layer's dtype.
+
+    Args:
+        height: The crop height, a positive int.
+        width: The crop width, a positive int.
+        seed: An int; None draws one now (and saves it in the config, as Keras).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a non-positive size, or (when called) images not of rank 3 or 4.
+    """
 
     def __init__(self, height, width, seed=None, data_format=None, **kwargs):
         super().__init__(height, width, data_format, **kwargs)

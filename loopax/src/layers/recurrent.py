@@ -168,7 +168,34 @@ class _BuiltinCell(Layer):
 
 class SimpleRNNCell(_BuiltinCell):
     """`h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)`; output
-    and state are `h`, `(batch, units)`."""
+    and state are `h`, `(batch, units)`.
+
+    Called on one timestep `(batch, features)` and its states; wrap it in `RNN` to
+    run it over a sequence.
+
+    Args:
+        units: The output (and state) size, a positive int.
+        activation: The output activation (default `"tanh"`).
+        use_bias: Whether to add a bias (default True).
+        kernel_initializer: Initializer of `kernel` `(features, units)` (default
+            `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel` `(units, units)`
+            (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; default 0).
+        recurrent_dropout: The dropout rate on the previous output (default 0).
+        seed: The dropout seed, an int or None.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `units` is not a positive int, or a dropout rate is not a number.
+    """
 
     def __init__(self, units, **kwargs):
         super().__init__(units, **kwargs)
@@ -315,7 +342,16 @@ class GRUCell(_BuiltinCell):
 class StackedRNNCells(Layer):
     """Cells run one after another within each timestep: cell i's output is
     cell i+1's input. `state_size` lists each cell's `state_size`; the
-    output is the last cell's output."""
+    output is the last cell's output.
+
+    Args:
+        cells: A list of RNN cells (layers with `call(inputs, states)` and
+            `state_size`).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: an entry of `cells` is not an RNN cell.
+    """
 
     def __init__(self, cells, **kwargs):
         super().__init__(**kwargs)
@@ -732,14 +768,94 @@ def _snake(name):
 
 class SimpleRNN(_BuiltinRNN):
     """A fully connected RNN: `RNN(SimpleRNNCell(units, ...))`; arguments as
-    `SimpleRNNCell` and `RNN`."""
+    `SimpleRNNCell` and `RNN`.
+
+    Input shape: `(batch, timesteps, features)` (float); an optional
+    `(batch, timesteps)` boolean mask. Output shape: `(batch, units)`, or
+    `(batch, timesteps, units)` with `return_sequences=True`.
+
+    Args:
+        units: The output (and state) size, a positive int.
+        return_sequences: Return every timestep's output `(batch, timesteps, units)`
+            instead of the last `(batch, units)` (default False).
+        return_state: Also return the final states (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        unroll: Unroll the time loop in Python (default False).
+        zero_output_for_mask: Masked timesteps output zeros (default False).
+        activity_regularizer: Regularizer of the output, or None.
+        use_cudnn: Accepted for Keras compatibility; no effect.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        activation: The output activation (default `"tanh"`).
+        use_bias: Whether to add a bias (default True).
+        kernel_initializer: Initializer of `kernel` `(features, units)` (default
+            `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel` `(units, units)`
+            (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; default 0).
+        recurrent_dropout: The dropout rate on the previous output (default 0).
+        seed: The dropout seed, an int or None.
+
+    Raises:
+        ValueError: a bad cell argument (see `SimpleRNNCell`).
+    """
 
     cell_class = SimpleRNNCell
 
 
 class LSTM(_BuiltinRNN):
     """Long short-term memory: `RNN(LSTMCell(units, ...))`; arguments as
-    `LSTMCell` and `RNN`. `return_state=True` returns `[output, h, c]`."""
+    `LSTMCell` and `RNN`. `return_state=True` returns `[output, h, c]`.
+
+    Input shape: `(batch, timesteps, features)` (float); an optional
+    `(batch, timesteps)` boolean mask. Output shape: `(batch, units)`, or
+    `(batch, timesteps, units)` with `return_sequences=True`.
+
+    Args:
+        units: The output (and state) size, a positive int.
+        return_sequences: Return every timestep's output `(batch, timesteps, units)`
+            instead of the last `(batch, units)` (default False).
+        return_state: Also return the final states (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        unroll: Unroll the time loop in Python (default False).
+        zero_output_for_mask: Masked timesteps output zeros (default False).
+        activity_regularizer: Regularizer of the output, or None.
+        use_cudnn: Accepted for Keras compatibility; no effect.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        activation: The output activation (default `"tanh"`).
+        recurrent_activation: The gates' activation (default `"sigmoid"`).
+        use_bias: Whether to add a bias (default True).
+        unit_forget_bias: Start the forget gate's bias at 1 (default True).
+        kernel_initializer: Initializer of `kernel` `(features, 4 * units)` (default
+            `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel` `(units, 4 * units)`
+            (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; default 0).
+        recurrent_dropout: The dropout rate on the previous output (default 0).
+        seed: The dropout seed, an int or None.
+
+    Raises:
+        ValueError: a bad cell argument (see `LSTMCell`).
+    """
 
     cell_class = LSTMCell
     cell_only_args = ("recurrent_activation", "unit_forget_bias")
@@ -747,7 +863,48 @@ class LSTM(_BuiltinRNN):
 
 class GRU(_BuiltinRNN):
     """Gated recurrent unit: `RNN(GRUCell(units, ...))`; arguments as
-    `GRUCell` (`reset_after=True` by default, as Keras) and `RNN`."""
+    `GRUCell` (`reset_after=True` by default, as Keras) and `RNN`.
+
+    Input shape: `(batch, timesteps, features)` (float); an optional
+    `(batch, timesteps)` boolean mask. Output shape: `(batch, units)`, or
+    `(batch, timesteps, units)` with `return_sequences=True`.
+
+    Args:
+        units: The output (and state) size, a positive int.
+        return_sequences: Return every timestep's output `(batch, timesteps, units)`
+            instead of the last `(batch, units)` (default False).
+        return_state: Also return the final states (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        unroll: Unroll the time loop in Python (default False).
+        zero_output_for_mask: Masked timesteps output zeros (default False).
+        activity_regularizer: Regularizer of the output, or None.
+        use_cudnn: Accepted for Keras compatibility; no effect.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Keyword Args:
+        activation: The output activation (default `"tanh"`).
+        recurrent_activation: The gates' activation (default `"sigmoid"`).
+        use_bias: Whether to add a bias (default True).
+        reset_after: Apply the reset gate after the recurrent matmul (default True).
+        kernel_initializer: Initializer of `kernel` `(features, 3 * units)` (default
+            `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel` `(units, 3 * units)`
+            (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` (default `"zeros"`).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; default 0).
+        recurrent_dropout: The dropout rate on the previous output (default 0).
+        seed: The dropout seed, an int or None.
+
+    Raises:
+        ValueError: a bad cell argument (see `GRUCell`).
+    """
 
     cell_class = GRUCell
     cell_only_args = ("recurrent_activation", "reset_after")
@@ -883,6 +1040,14 @@ class TimeDistributed(Layer):
     `(batch * timesteps, ...)`); a layer with non-trainable state (e.g.
     BatchNormalization, whose statistics would then pool the timesteps) is
     called once per timestep instead, as Keras does.
+
+    Args:
+        layer: The layer applied to each `(batch, ...)` timestep slice.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `layer` is not a loopax Layer, or (when called) the input has rank
+            below 3.
     """
 
     def __init__(self, layer, **kwargs):

@@ -85,7 +85,17 @@ class _UpSampling(_SpatialLayer):
 
 
 class UpSampling1D(_UpSampling):
-    """`(batch, steps, features)` -> `(batch, steps · size, features)`."""
+    """`(batch, steps, features)` -> `(batch, steps · size, features)`.
+
+    Each step is repeated `size` times.
+
+    Args:
+        size: The repeat count, a positive int (default 2).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `size` is not a positive int.
+    """
 
     def __init__(self, size=2, **kwargs):
         super().__init__(1, positive_int(size, "size", "UpSampling1D"), **kwargs)
@@ -97,7 +107,19 @@ class UpSampling1D(_UpSampling):
 class UpSampling2D(_UpSampling):
     """`(batch, h, w, c)` -> `(batch, h · size[0], w · size[1], c)` by
     repetition ("nearest") or by `loopax.ops.image.resize` with the other
-    `interpolation` methods ("bilinear", "bicubic", "lanczos3", "lanczos5")."""
+    `interpolation` methods ("bilinear", "bicubic", "lanczos3", "lanczos5").
+
+    Args:
+        size: The factors for rows and columns, an int or a pair (default `(2, 2)`).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        interpolation: `"nearest"` (the default), `"bilinear"`, `"bicubic"`,
+            `"lanczos3"` or `"lanczos5"`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: an unknown `interpolation`, or a malformed `size`.
+    """
 
     _interpolations = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
@@ -121,7 +143,16 @@ class UpSampling2D(_UpSampling):
 
 
 class UpSampling3D(_UpSampling):
-    """`(batch, d, h, w, c)` -> `(batch, d · s0, h · s1, w · s2, c)`."""
+    """`(batch, d, h, w, c)` -> `(batch, d · s0, h · s1, w · s2, c)`.
+
+    Each entry is repeated `size[i]` times along spatial axis i.
+
+    Args:
+        size: The factors `(s0, s1, s2)`, or one int for all (default `(2, 2, 2)`).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+    """
 
     def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
         super().__init__(3, size, data_format, **kwargs)
@@ -147,7 +178,17 @@ class _ZeroPadding(_SpatialLayer):
 
 class ZeroPadding1D(_ZeroPadding):
     """`(batch, steps, c)` -> `(batch, before + steps + after, c)`; `padding`
-    an int or `(before, after)`."""
+    an int or `(before, after)`.
+
+    Args:
+        padding: An int (both ends) or `(before, after)` (default 1).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `padding` is not of one of these forms, or is negative.
+    """
 
     def __init__(self, padding=1, data_format=None, **kwargs):
         super().__init__(1, padding, data_format, **kwargs)
@@ -159,14 +200,40 @@ class ZeroPadding1D(_ZeroPadding):
 
 class ZeroPadding2D(_ZeroPadding):
     """Pads rows and columns: `padding` an int, `(rows, cols)` or
-    `((top, bottom), (left, right))`."""
+    `((top, bottom), (left, right))`.
+
+    `(batch, h, w, c)` -> `(batch, top + h + bottom, left + w + right, c)`.
+
+    Args:
+        padding: An int (every side), `(rows, cols)` (symmetric) or
+            `((top, bottom), (left, right))` (default `(1, 1)`).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `padding` is not of one of these forms, or is negative.
+    """
 
     def __init__(self, padding=(1, 1), data_format=None, **kwargs):
         super().__init__(2, padding, data_format, **kwargs)
 
 
 class ZeroPadding3D(_ZeroPadding):
-    """Pads depth, rows and columns: an int, 3 ints or 3 (before, after) pairs."""
+    """Pads depth, rows and columns: an int, 3 ints or 3 (before, after) pairs.
+
+    `(batch, d, h, w, c)` -> `(batch, d + pads, h + pads, w + pads, c)`.
+
+    Args:
+        padding: An int (every side), 3 ints (symmetric per axis) or 3
+            `(before, after)` pairs (default 1 on every side).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `padding` is not of one of these forms, or is negative.
+    """
 
     def __init__(self, padding=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
         super().__init__(3, padding, data_format, **kwargs)
@@ -196,7 +263,16 @@ class _Cropping(_SpatialLayer):
 
 
 class Cropping1D(_Cropping):
-    """`(batch, steps, c)` -> `(batch, steps - before - after, c)`."""
+    """`(batch, steps, c)` -> `(batch, steps - before - after, c)`.
+
+    Args:
+        cropping: An int (both ends) or `(before, after)` (default `(1, 1)`).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `cropping` is not of one of these forms or is negative, or (when
+            called) it removes a whole axis.
+    """
 
     def __init__(self, cropping=(1, 1), **kwargs):
         super().__init__(1, cropping, **kwargs)
@@ -206,21 +282,57 @@ class Cropping1D(_Cropping):
 
 
 class Cropping2D(_Cropping):
-    """Crops rows and columns: an int, `(rows, cols)` or `((top, bottom), (left, right))`."""
+    """Crops rows and columns: an int, `(rows, cols)` or `((top, bottom), (left, right))`.
+
+    `(batch, h, w, c)` -> `(batch, h - top - bottom, w - left - right, c)`.
+
+    Args:
+        cropping: An int (every side), `(rows, cols)` (symmetric) or
+            `((top, bottom), (left, right))` (default: no cropping).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `cropping` is not of one of these forms or is negative, or (when
+            called) it removes a whole axis.
+    """
 
     def __init__(self, cropping=((0, 0), (0, 0)), data_format=None, **kwargs):
         super().__init__(2, cropping, data_format, **kwargs)
 
 
 class Cropping3D(_Cropping):
-    """Crops depth, rows and columns: an int, 3 ints or 3 (before, after) pairs."""
+    """Crops depth, rows and columns: an int, 3 ints or 3 (before, after) pairs.
+
+    `(batch, d, h, w, c)` -> each spatial size less its two croppings.
+
+    Args:
+        cropping: An int (every side), 3 ints (symmetric per axis) or 3
+            `(before, after)` pairs (default 1 on every side).
+        data_format: `"channels_last"` or `"channels_first"`; None (the default) is
+            `loopax.config.image_data_format()`.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `cropping` is not of one of these forms or is negative, or (when
+            called) it removes a whole axis.
+    """
 
     def __init__(self, cropping=((1, 1), (1, 1), (1, 1)), data_format=None, **kwargs):
         super().__init__(3, cropping, data_format, **kwargs)
 
 
 class RepeatVector(Layer):
-    """`(batch, features)` -> `(batch, n, features)`."""
+    """`(batch, features)` -> `(batch, n, features)`.
+
+    Args:
+        n: The repeat count, a positive int.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `n` is not a positive int.
+    """
 
     def __init__(self, n, **kwargs):
         super().__init__(**kwargs)
@@ -238,7 +350,15 @@ class RepeatVector(Layer):
 
 class Permute(Layer):
     """Reorders the non-batch axes: `dims` is a permutation of 1..rank-1,
-    e.g. `Permute((2, 1))`: `(batch, a, b)` -> `(batch, b, a)`."""
+    e.g. `Permute((2, 1))`: `(batch, a, b)` -> `(batch, b, a)`.
+
+    Args:
+        dims: The new order of axes 1..rank-1 (1-based; the batch axis stays first).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: `dims` is not a permutation of 1..len(dims).
+    """
 
     def __init__(self, dims, **kwargs):
         super().__init__(**kwargs)

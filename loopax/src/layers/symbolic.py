@@ -81,13 +81,30 @@ def merge_probe_shapes(a, b):
 
 def is_keras_tensor(x) -> bool:
     """Whether `x` is a symbolic tensor of the functional API (from
-    `loopax.Input` or a layer called on one), as `keras.utils.is_keras_tensor`."""
+    `loopax.Input` or a layer called on one), as `keras.utils.is_keras_tensor`.
+
+    Args:
+        x: Any object.
+
+    Returns:
+        A Python bool (False for concrete arrays).
+    """
     return is_symbolic(x)
 
 
 def get_source_inputs(tensor) -> list:
     """The `Input` tensors that `tensor` is computed from, in discovery
-    order (`keras.utils.get_source_inputs`)."""
+    order (`keras.utils.get_source_inputs`).
+
+    Args:
+        tensor: A symbolic tensor of the functional API.
+
+    Returns:
+        A list of the `Input` tensors (`[tensor]` when it is one).
+
+    Raises:
+        ValueError: `tensor` is not symbolic.
+    """
     if not is_symbolic(tensor):
         raise ValueError(f"get_source_inputs() takes a symbolic tensor (from loopax.Input "
                          f"and layers called on it); got {type(tensor).__name__}.")

@@ -39,7 +39,35 @@ class TextVectorization(Layer):
     """Turns a batch of strings `(batch,)` or `(batch, 1)` into
     `(batch, sequence)` indices (`output_mode="int"`) or `(batch,
     vocabulary_size)` vectors ("multi_hot", "count", "tf_idf"). Learn the
-    vocabulary with `adapt(texts)` or pass `vocabulary=`."""
+    vocabulary with `adapt(texts)` or pass `vocabulary=`.
+
+    In "int" mode index 0 is padding and 1 the OOV token; rows shorter than the
+    longest (or than `output_sequence_length`) are padded with 0, longer ones cut.
+    Outputs are int64 ("int") or float32, by default. Runs on the host (NumPy).
+
+    Args:
+        max_tokens: The largest vocabulary size, special tokens included, or None.
+        standardize: `"lower_and_strip_punctuation"` (the default), `"lower"`,
+            `"strip_punctuation"`, None, or a callable on an array of strings.
+        split: `"whitespace"` (the default), `"character"`, None (each string is one
+            token), or a callable returning one token list per string.
+        ngrams: None, an int n (all 1..n-grams) or a tuple of n-gram sizes.
+        output_mode: `"int"` (the default), `"multi_hot"`, `"count"` or `"tf_idf"`.
+        output_sequence_length: The fixed output length in "int" mode, or None.
+        pad_to_max_tokens: Make encoded outputs `max_tokens` wide (default False).
+        vocabulary: The tokens (a list, an array or a text file path), or None.
+        idf_weights: With `"tf_idf"` and a given `vocabulary`, one weight per token.
+        sparse: Must be False.
+        ragged: Must be False (JAX has no ragged arrays).
+        encoding: Must be `"utf-8"`.
+        name: The layer's name.
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: an unknown `standardize`, `split`, `ngrams` or `output_mode`,
+            `output_sequence_length` outside "int" mode, `ragged=True`, or (when called)
+            strings not of shape `(batch,)` or `(batch, 1)`.
+    """
 
     def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation",
                  split="whitespace", ngrams=None, output_mode="int",

@@ -41,12 +41,32 @@ def get(identifier):
     Function names ("mse", "categorical_crossentropy") give the function; class
     names ("MeanSquaredError") and classes give a default instance; instances
     and callables are returned as they are. None gives None.
+
+    Args:
+        identifier: None, a name, a Loss class or instance, a config dict, or a
+            function `fn(y_true, y_pred)`.
+
+    Returns:
+        The loss (a Loss object or a function), or None.
+
+    Raises:
+        ValueError: an unknown name, or something that is neither of these.
     """
     return _REGISTRY.get(identifier)
 
 
 def serialize(loss):
-    """{"class_name", "config"} for a Loss object, or a function's name."""
+    """{"class_name", "config"} for a Loss object, or a function's name.
+
+    Args:
+        loss: A Loss object or a built-in loss function.
+
+    Returns:
+        A JSON-serializable dict (or the name) that `deserialize` turns back into it.
+
+    Raises:
+        ValueError: `loss` is neither a Loss object nor a built-in function.
+    """
     config = _REGISTRY.serialize(loss)
     if config is loss:
         raise ValueError(f"Cannot serialize loss {loss!r}: not a Loss object or a built-in "
@@ -55,7 +75,18 @@ def serialize(loss):
 
 
 def deserialize(config, custom_objects=None):
-    """The loss `serialize` described (`custom_objects` maps extra class names)."""
+    """The loss `serialize` described (`custom_objects` maps extra class names).
+
+    Args:
+        config: A `serialize()` dict, or a name.
+        custom_objects: `{name: class}` for custom losses.
+
+    Returns:
+        A new Loss object, or the function a name stands for.
+
+    Raises:
+        ValueError: the dict has no `class_name`, or it names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 

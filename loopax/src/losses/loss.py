@@ -216,6 +216,21 @@ def reduce_weighted_values(values, sample_weight=None, mask=None,
 
     A `mask` (True where an entry counts) makes the mean reductions average
     over the valid entries only.
+
+    Args:
+        values: Per-sample (or per-entry) losses.
+        sample_weight: Weights broadcastable to `values`, or None.
+        mask: A boolean mask broadcastable to `values`, or None.
+        reduction: "sum_over_batch_size" (the default), "sum", "mean",
+            "mean_with_sample_weight", "none" or None.
+        dtype: The dtype to compute in; None is `floatx()`.
+        who: The name used in error messages.
+
+    Returns:
+        The reduced loss: a scalar, or the weighted values with "none".
+
+    Raises:
+        ValueError: an unknown `reduction`, or weights that do not fit `values`.
     """
     reduction = standardize_reduction(reduction)
     dtype = dtype or dtypes.floatx()

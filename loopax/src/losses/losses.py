@@ -71,7 +71,19 @@ def _prepare(y_true, y_pred, who):
 @elementwise
 @op
 def mean_squared_error(y_true, y_pred):
-    """mean((y_true - y_pred)**2, axis=-1)."""
+    """mean((y_true - y_pred)**2, axis=-1).
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "mean_squared_error")
     return jnp.mean(jnp.square(y_true - y_pred), axis=-1)
 
@@ -79,7 +91,19 @@ def mean_squared_error(y_true, y_pred):
 @elementwise
 @op
 def mean_absolute_error(y_true, y_pred):
-    """mean(|y_true - y_pred|, axis=-1)."""
+    """mean(|y_true - y_pred|, axis=-1).
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "mean_absolute_error")
     return jnp.mean(jnp.abs(y_true - y_pred), axis=-1)
 
@@ -87,7 +111,19 @@ def mean_absolute_error(y_true, y_pred):
 @elementwise
 @op
 def mean_absolute_percentage_error(y_true, y_pred):
-    """100 * mean(|(y_true - y_pred) / max(|y_true|, eps)|, axis=-1)."""
+    """100 * mean(|(y_true - y_pred) / max(|y_true|, eps)|, axis=-1).
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "mean_absolute_percentage_error")
     diff = jnp.abs((y_true - y_pred) / jnp.maximum(jnp.abs(y_true), EPSILON))
     return 100.0 * jnp.mean(diff, axis=-1)
@@ -96,7 +132,19 @@ def mean_absolute_percentage_error(y_true, y_pred):
 @elementwise
 @op
 def mean_squared_logarithmic_error(y_true, y_pred):
-    """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))**2, axis=-1)."""
+    """mean((log(max(y_pred, eps) + 1) - log(max(y_true, eps) + 1))**2, axis=-1).
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "mean_squared_logarithmic_error")
     first = jnp.log(jnp.maximum(y_pred, EPSILON) + 1.0)
     second = jnp.log(jnp.maximum(y_true, EPSILON) + 1.0)
@@ -106,7 +154,20 @@ def mean_squared_logarithmic_error(y_true, y_pred):
 @elementwise
 @op
 def huber(y_true, y_pred, delta=1.0):
-    """mean(0.5 e**2 if |e| <= delta else delta (|e| - 0.5 delta), axis=-1), e = y_pred - y_true."""
+    """mean(0.5 e**2 if |e| <= delta else delta (|e| - 0.5 delta), axis=-1), e = y_pred - y_true.
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+        delta: Where the loss turns from quadratic to linear (default 1.0).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "huber")
     error = y_pred - y_true
     abs_error = jnp.abs(error)
@@ -118,7 +179,19 @@ def huber(y_true, y_pred, delta=1.0):
 @elementwise
 @op
 def log_cosh(y_true, y_pred):
-    """mean(log(cosh(y_pred - y_true)), axis=-1), computed without overflow."""
+    """mean(log(cosh(y_pred - y_true)), axis=-1), computed without overflow.
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "log_cosh")
     x = y_pred - y_true
     return jnp.mean(x + jax.nn.softplus(-2.0 * x) - math.log(2.0), axis=-1)
@@ -126,7 +199,20 @@ def log_cosh(y_true, y_pred):
 
 @op
 def cosine_similarity(y_true, y_pred, axis=-1):
-    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): -1 when aligned."""
+    """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): -1 when aligned.
+
+    Args:
+        y_true: Vectors, `(batch, ..., d)`.
+        y_pred: Vectors of the same shape.
+        axis: The axis of the vectors (default -1).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (`axis` reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "cosine_similarity")
     return -jnp.sum(l2_normalize(y_true, axis) * l2_normalize(y_pred, axis), axis=axis)
 
@@ -144,7 +230,23 @@ def l2_normalize(x, axis=-1):
 @elementwise
 @op
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
-    """mean(-(t log p + (1 - t) log(1 - p)), axis), labels t smoothed towards 0.5."""
+    """mean(-(t log p + (1 - t) log(1 - p)), axis), labels t smoothed towards 0.5.
+
+    Args:
+        y_true: 0/1 (or soft) labels, `(batch, ..., d)`.
+        y_pred: Probabilities (or logits) of the same shape.
+        from_logits: Whether `y_pred` holds logits (default False; probabilities are
+            clipped to [eps, 1 - eps]).
+        label_smoothing: In [0, 1]: labels become `t · (1 - s) + s / 2` (default 0).
+        axis: The axis averaged over (default -1).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (`axis` reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "binary_crossentropy")
     y_true = _smooth_binary(y_true, label_smoothing)
     return jnp.mean(_elementwise_bce(y_true, y_pred, from_logits), axis=axis)
@@ -167,7 +269,26 @@ def _elementwise_bce(y_true, y_pred, from_logits):
 @op
 def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25,
                               gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1):
-    """Binary crossentropy scaled by (1 - p_t)**gamma (and alpha_t when balancing)."""
+    """Binary crossentropy scaled by (1 - p_t)**gamma (and alpha_t when balancing).
+
+    Args:
+        y_true: 0/1 labels, `(batch, ..., d)`.
+        y_pred: Probabilities (or logits) of the same shape.
+        apply_class_balancing: Weight positives by `alpha` and negatives by
+            `1 - alpha` (default False).
+        alpha: The positive class's weight when balancing (default 0.25).
+        gamma: The focusing exponent (default 2.0; 0 is plain crossentropy).
+        from_logits: Whether `y_pred` holds logits (default False).
+        label_smoothing: In [0, 1]: labels are smoothed towards 0.5 (default 0).
+        axis: The axis averaged over (default -1).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (`axis` reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "binary_focal_crossentropy")
     y_true = _smooth_binary(y_true, label_smoothing)
     if from_logits:
@@ -193,6 +314,21 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 
     Without `from_logits`, `y_pred` is normalized to sum to 1 and clipped to
     [eps, 1 - eps]. `label_smoothing` mixes the labels with the uniform one.
+
+    Args:
+        y_true: One-hot (or soft) labels, `(batch, ..., classes)`.
+        y_pred: Probabilities (or logits) of the same shape.
+        from_logits: Whether `y_pred` holds logits (default False).
+        label_smoothing: In [0, 1]: labels become `t · (1 - s) + s / classes`
+            (default 0).
+        axis: The class axis (default -1).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (`axis` reduced).
+
+    Raises:
+        ValueError: the shapes differ (integer labels need
+            `sparse_categorical_crossentropy`), or `axis` is a bool.
     """
     if isinstance(axis, bool):
         raise ValueError(f"categorical_crossentropy: `axis` must be an int, got {axis!r}.")
@@ -221,7 +357,23 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 @op
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     """categorical_crossentropy with integer labels: y_true (batch,) or (batch, 1)
-    against y_pred (batch, classes). Entries labelled `ignore_class` get 0."""
+    against y_pred (batch, classes). Entries labelled `ignore_class` get 0.
+
+    Args:
+        y_true: Integer labels, y_pred's shape without the class axis (a trailing axis
+            of size 1 is allowed).
+        y_pred: Probabilities (or logits), `(batch, ..., classes)`.
+        from_logits: Whether `y_pred` holds logits (default False).
+        ignore_class: A label whose entries get loss 0 (e.g. padding), or None.
+        axis: The class axis (default -1).
+
+    Returns:
+        Per-entry losses, y_true's shape without a trailing 1.
+
+    Raises:
+        ValueError: the label shape does not fit the predictions' (one-hot labels
+            need `categorical_crossentropy`).
+    """
     y_pred = _as_float(y_pred)
     y_true = jnp.asarray(y_true)
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
@@ -247,7 +399,19 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
 
 @op
 def kl_divergence(y_true, y_pred):
-    """sum(t log(t / p), axis=-1) with t and p clipped to [eps, 1]."""
+    """sum(t log(t / p), axis=-1) with t and p clipped to [eps, 1].
+
+    Args:
+        y_true: Target distributions, `(batch, ..., classes)`.
+        y_pred: Predicted distributions of the same shape.
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "kl_divergence")
     y_true = jnp.clip(y_true, EPSILON, 1.0)
     y_pred = jnp.clip(y_pred, EPSILON, 1.0)
@@ -257,7 +421,19 @@ def kl_divergence(y_true, y_pred):
 @elementwise
 @op
 def poisson(y_true, y_pred):
-    """mean(y_pred - y_true * log(y_pred + eps), axis=-1)."""
+    """mean(y_pred - y_true * log(y_pred + eps), axis=-1).
+
+    Args:
+        y_true: Targets, `(batch, ..., d)` (`(batch,)` is taken as `(batch, 1)`).
+        y_pred: Predictions of the same shape (y_true may broadcast to it).
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "poisson")
     return jnp.mean(y_pred - y_true * jnp.log(y_pred + EPSILON), axis=-1)
 
@@ -275,7 +451,19 @@ def _hinge_labels(y_true):
 @elementwise
 @op
 def hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0), axis=-1), labels -1/1 (0/1 converted)."""
+    """mean(max(1 - y_true * y_pred, 0), axis=-1), labels -1/1 (0/1 converted).
+
+    Args:
+        y_true: Labels -1/1 (0/1 labels are converted), `(batch, ..., d)`.
+        y_pred: Scores of the same shape.
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "hinge")
     return jnp.mean(jnp.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
 
@@ -283,14 +471,38 @@ def hinge(y_true, y_pred):
 @elementwise
 @op
 def squared_hinge(y_true, y_pred):
-    """mean(max(1 - y_true * y_pred, 0)**2, axis=-1), labels -1/1 (0/1 converted)."""
+    """mean(max(1 - y_true * y_pred, 0)**2, axis=-1), labels -1/1 (0/1 converted).
+
+    Args:
+        y_true: Labels -1/1 (0/1 labels are converted), `(batch, ..., d)`.
+        y_pred: Scores of the same shape.
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "squared_hinge")
     return jnp.mean(jnp.square(jnp.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
 
 
 @op
 def categorical_hinge(y_true, y_pred):
-    """max(max((1 - t) * p) - sum(t * p) + 1, 0) over the last axis, one-hot t."""
+    """max(max((1 - t) * p) - sum(t * p) + 1, 0) over the last axis, one-hot t.
+
+    Args:
+        y_true: One-hot labels, `(batch, ..., classes)`.
+        y_pred: Scores of the same shape.
+
+    Returns:
+        Per-sample losses, shape `(batch, ...)` (the last axis reduced), in
+        `y_pred`'s float dtype.
+
+    Raises:
+        ValueError: the shapes do not match.
+    """
     y_true, y_pred = _prepare(y_true, y_pred, "categorical_hinge")
     pos = jnp.sum(y_true * y_pred, axis=-1)
     neg = jnp.max((1.0 - y_true) * y_pred, axis=-1)
@@ -489,6 +701,17 @@ class LossFunctionWrapper(Loss):
     `elementwise`), (batch,) inputs are treated as (batch, 1), so
     `sample_weight` and the "sum" and "none" reductions see one loss per
     sample (Keras would first reduce such a batch to one value).
+
+    Args:
+        fn: `fn(y_true, y_pred, **kwargs)` -> per-sample losses.
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name ; None is `fn.__name__`.
+        dtype: The dtype the loss computes in; None is `floatx()`.
+        **kwargs: Passed to `fn` on every call (and saved in the config).
+
+    Raises:
+        TypeError: `fn` is not callable.
     """
 
     def __init__(self, fn, reduction="sum_over_batch_size", name=None, dtype=None, **kwargs):
@@ -525,21 +748,51 @@ _R = "sum_over_batch_size"
 
 
 class MeanSquaredError(LossFunctionWrapper):
-    """Mean of squared errors over the last axis."""
+    """Mean of squared errors over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "mean_squared_error").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="mean_squared_error", dtype=None):
         super().__init__(mean_squared_error, reduction=reduction, name=name, dtype=dtype)
 
 
 class MeanAbsoluteError(LossFunctionWrapper):
-    """Mean of absolute errors over the last axis."""
+    """Mean of absolute errors over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "mean_absolute_error").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="mean_absolute_error", dtype=None):
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
 
 class MeanAbsolutePercentageError(LossFunctionWrapper):
-    """100 * mean |(y_true - y_pred) / y_true| over the last axis."""
+    """100 * mean |(y_true - y_pred) / y_true| over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "mean_absolute_percentage_error").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="mean_absolute_percentage_error", dtype=None):
         super().__init__(mean_absolute_percentage_error, reduction=reduction, name=name,
@@ -547,7 +800,17 @@ class MeanAbsolutePercentageError(LossFunctionWrapper):
 
 
 class MeanSquaredLogarithmicError(LossFunctionWrapper):
-    """Mean of (log(1 + y_pred) - log(1 + y_true))**2 over the last axis."""
+    """Mean of (log(1 + y_pred) - log(1 + y_true))**2 over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "mean_squared_logarithmic_error").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="mean_squared_logarithmic_error", dtype=None):
         super().__init__(mean_squared_logarithmic_error, reduction=reduction, name=name,
@@ -555,21 +818,53 @@ class MeanSquaredLogarithmicError(LossFunctionWrapper):
 
 
 class Huber(LossFunctionWrapper):
-    """Quadratic within `delta` of the target, linear beyond."""
+    """Quadratic within `delta` of the target, linear beyond.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        delta: Where the loss turns from quadratic to linear (default 1.0).
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "huber_loss").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, delta=1.0, reduction=_R, name="huber_loss", dtype=None):
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
 
 
 class LogCosh(LossFunctionWrapper):
-    """Mean of log(cosh(y_pred - y_true)) over the last axis."""
+    """Mean of log(cosh(y_pred - y_true)) over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "log_cosh").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="log_cosh", dtype=None):
         super().__init__(log_cosh, reduction=reduction, name=name, dtype=dtype)
 
 
 class CosineSimilarity(LossFunctionWrapper):
-    """Negative cosine similarity along `axis` (-1 when aligned)."""
+    """Negative cosine similarity along `axis` (-1 when aligned).
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        axis: The axis of the vectors (default -1).
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "cosine_similarity").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, axis=-1, reduction=_R, name="cosine_similarity", dtype=None):
         super().__init__(cosine_similarity, reduction=reduction, name=name, dtype=dtype,
@@ -577,7 +872,20 @@ class CosineSimilarity(LossFunctionWrapper):
 
 
 class BinaryCrossentropy(LossFunctionWrapper):
-    """Crossentropy of 0/1 labels and probabilities (or logits, `from_logits=True`)."""
+    """Crossentropy of 0/1 labels and probabilities (or logits, `from_logits=True`).
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        from_logits: Whether `y_pred` holds logits (default False).
+        label_smoothing: In [0, 1]; labels are smoothed towards 0.5 (default 0).
+        axis: The axis averaged over (default -1).
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "binary_crossentropy").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction=_R,
                  name="binary_crossentropy", dtype=None):
@@ -586,7 +894,24 @@ class BinaryCrossentropy(LossFunctionWrapper):
 
 
 class BinaryFocalCrossentropy(LossFunctionWrapper):
-    """Binary crossentropy scaled by (1 - p_t)**gamma, so easy examples count less."""
+    """Binary crossentropy scaled by (1 - p_t)**gamma, so easy examples count less.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        apply_class_balancing: Weight positives by `alpha`, negatives by `1 - alpha`
+            (default False).
+        alpha: The positive class's weight when balancing (default 0.25).
+        gamma: The focusing exponent (default 2.0).
+        from_logits: Whether `y_pred` holds logits (default False).
+        label_smoothing: In [0, 1]; labels are smoothed towards 0.5 (default 0).
+        axis: The axis averaged over (default -1).
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "binary_focal_crossentropy").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
                  label_smoothing=0.0, axis=-1, reduction=_R,
@@ -598,7 +923,20 @@ class BinaryFocalCrossentropy(LossFunctionWrapper):
 
 
 class CategoricalCrossentropy(LossFunctionWrapper):
-    """Crossentropy of one-hot labels and class probabilities (or logits)."""
+    """Crossentropy of one-hot labels and class probabilities (or logits).
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        from_logits: Whether `y_pred` holds logits (default False).
+        label_smoothing: In [0, 1]; labels are mixed with the uniform one (default 0).
+        axis: The class axis (default -1).
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "categorical_crossentropy").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, from_logits=False, label_smoothing=0.0, axis=-1, reduction=_R,
                  name="categorical_crossentropy", dtype=None):
@@ -612,6 +950,18 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
 
     With `ignore_class`, entries of that label get no loss and the mean
     reductions average over the other entries only.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        from_logits: Whether `y_pred` holds logits (default False).
+        ignore_class: A label whose entries get no loss (e.g. padding), or None.
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "sparse_categorical_crossentropy").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+        axis: The class axis (default -1).
     """
 
     def __init__(self, from_logits=False, ignore_class=None, reduction=_R,
@@ -636,35 +986,85 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
 
 
 class KLDivergence(LossFunctionWrapper):
-    """Kullback-Leibler divergence sum(t log(t / p)) over the last axis."""
+    """Kullback-Leibler divergence sum(t log(t / p)) over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "kl_divergence").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="kl_divergence", dtype=None):
         super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
 
 
 class Poisson(LossFunctionWrapper):
-    """Mean of y_pred - y_true log(y_pred) over the last axis."""
+    """Mean of y_pred - y_true log(y_pred) over the last axis.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "poisson").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="poisson", dtype=None):
         super().__init__(poisson, reduction=reduction, name=name, dtype=dtype)
 
 
 class Hinge(LossFunctionWrapper):
-    """Mean of max(1 - y_true y_pred, 0); labels -1/1 (0/1 are converted)."""
+    """Mean of max(1 - y_true y_pred, 0); labels -1/1 (0/1 are converted).
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "hinge").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="hinge", dtype=None):
         super().__init__(hinge, reduction=reduction, name=name, dtype=dtype)
 
 
 class SquaredHinge(LossFunctionWrapper):
-    """Mean of max(1 - y_true y_pred, 0)**2; labels -1/1 (0/1 are converted)."""
+    """Mean of max(1 - y_true y_pred, 0)**2; labels -1/1 (0/1 are converted).
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "squared_hinge").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="squared_hinge", dtype=None):
         super().__init__(squared_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
 class CategoricalHinge(LossFunctionWrapper):
-    """max(largest wrong-class score - true-class score + 1, 0), one-hot labels."""
+    """max(largest wrong-class score - true-class score + 1, 0), one-hot labels.
+
+    `loss(y_true, y_pred, sample_weight=None)` returns the reduced loss (a scalar
+    unless `reduction="none"`).
+
+    Args:
+        reduction: How per-sample losses become the loss: "sum_over_batch_size" (the
+            default), "sum", "mean", "mean_with_sample_weight", "none" or None.
+        name: The loss's name (default "categorical_hinge").
+        dtype: The dtype the loss computes in; None is `floatx()`.
+    """
 
     def __init__(self, reduction=_R, name="categorical_hinge", dtype=None):
         super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)

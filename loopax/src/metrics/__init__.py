@@ -102,17 +102,46 @@ def get(identifier):
 
     Names and classes give a default instance ("mae" -> MeanAbsoluteError());
     instances and functions are returned as they are. None gives None.
+
+    Args:
+        identifier: None, a name ("mae", "AUC", ...), a Metric class or instance, a
+            config dict, or a function `fn(y_true, y_pred)`.
+
+    Returns:
+        The metric (or the function, or None).
+
+    Raises:
+        ValueError: an unknown name, or something that is neither of these.
     """
     return _REGISTRY.get(identifier)
 
 
 def serialize(metric):
-    """{"class_name", "config"} for a Metric object."""
+    """{"class_name", "config"} for a Metric object.
+
+    Args:
+        metric: A Metric (a built-in metric function gives its name; other objects
+            come back unchanged).
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into the metric.
+    """
     return _REGISTRY.serialize(metric)
 
 
 def deserialize(config, custom_objects=None):
-    """The metric `serialize` described (`custom_objects` maps extra class names)."""
+    """The metric `serialize` described (`custom_objects` maps extra class names).
+
+    Args:
+        config: A `serialize()` dict, or a name.
+        custom_objects: `{name: class}` for custom metrics.
+
+    Returns:
+        A new Metric (fresh state), or the function a name stands for.
+
+    Raises:
+        ValueError: the dict has no `class_name`, or it names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
@@ -131,6 +160,12 @@ def get_accuracy_for(loss=None, y_true_shape=None, y_pred_shape=None, name="accu
         loss: the output's loss (name, function, class or Loss object), or None.
         y_true_shape, y_pred_shape: label and output shapes (batch included).
         name: the metric's name (the identifier the user wrote).
+
+    Returns:
+        A new BinaryAccuracy, SparseCategoricalAccuracy or CategoricalAccuracy.
+
+    Raises:
+        ValueError: neither the loss nor both shapes are given.
     """
     kind = loss_kind(loss) if loss is not None else None
     if kind is None:

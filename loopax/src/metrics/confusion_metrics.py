@@ -42,22 +42,66 @@ class _ConfusionMatrixConditionCount(Metric):
 
 
 class TruePositives(_ConfusionMatrixConditionCount):
-    """Weighted count of positive labels predicted positive (y_pred > threshold)."""
+    """Weighted count of positive labels predicted positive (y_pred > threshold).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5). With a list, `result()` has
+            one count per threshold.
+        name: The metric's name (default: "true_positives", numbered if taken).
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
+
     _key = "true_positives"
 
 
 class FalsePositives(_ConfusionMatrixConditionCount):
-    """Weighted count of negative labels predicted positive."""
+    """Weighted count of negative labels predicted positive.
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5). With a list, `result()` has
+            one count per threshold.
+        name: The metric's name (default: "false_positives", numbered if taken).
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
+
     _key = "false_positives"
 
 
 class TrueNegatives(_ConfusionMatrixConditionCount):
-    """Weighted count of negative labels predicted negative."""
+    """Weighted count of negative labels predicted negative.
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5). With a list, `result()` has
+            one count per threshold.
+        name: The metric's name (default: "true_negatives", numbered if taken).
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
+
     _key = "true_negatives"
 
 
 class FalseNegatives(_ConfusionMatrixConditionCount):
-    """Weighted count of positive labels predicted negative."""
+    """Weighted count of positive labels predicted negative.
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5). With a list, `result()` has
+            one count per threshold.
+        name: The metric's name (default: "false_negatives", numbered if taken).
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
+
     _key = "false_negatives"
 
 
@@ -99,12 +143,32 @@ class Precision(_PrecisionRecall):
 
     `top_k` counts only each row's k highest predictions as candidates;
     `class_id` restricts to one class of a (batch, classes) output.
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5; no threshold with `top_k`). With a list, `result()` has
+            one count per threshold.
+        top_k: Count only each row's k highest predictions as candidates, or None.
+        class_id: Restrict to this class of a `(batch, classes)` output, or None.
+        name: The metric's name (default "precision").
+        dtype: The dtype of its state and result; None is `floatx()`.
     """
     _keys = ("true_positives", "false_positives")
 
 
 class Recall(_PrecisionRecall):
-    """tp / (tp + fn) at each threshold (default 0.5); `top_k`, `class_id` as Precision."""
+    """tp / (tp + fn) at each threshold (default 0.5); `top_k`, `class_id` as Precision.
+
+    Args:
+        thresholds: A float or a list of floats in [0, 1]; predictions above a
+            threshold count as positive (default 0.5; no threshold with `top_k`). With a list, `result()` has
+            one count per threshold.
+        top_k: Count only each row's k highest predictions as candidates, or None.
+        class_id: Restrict to this class of a `(batch, classes)` output, or None.
+        name: The metric's name (default "recall").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
+
     _keys = ("true_positives", "false_negatives")
 
 

@@ -46,7 +46,14 @@ def divide_no_nan(x, y):
 
 
 class Sum(Metric):
-    """The running (weighted) sum of the values passed to `update_state(values, sample_weight=None)`."""
+    """The running (weighted) sum of the values passed to `update_state(values, sample_weight=None)`.
+
+    `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "sum").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
@@ -65,6 +72,13 @@ class Mean(Metric):
 
     Each sample counts once: values of shape (batch, d) are averaged over d
     first. `sample_weight` of shape (batch,) weights the samples.
+
+    `update_state(values, sample_weight=None)`; `result()` is a scalar (0 before any
+    update).
+
+    Args:
+        name: The metric's name (default "mean").
+        dtype: The dtype of its state and result; None is `floatx()`.
     """
 
     def __init__(self, name="mean", dtype=None):
@@ -94,6 +108,15 @@ class MeanMetricWrapper(Mean):
     the binary accuracies, ...), labels and predictions of shape (batch,) are treated as
     (batch, 1), so each sample counts once, even in a short last batch or
     with sample weights (Keras would average such a batch into one value).
+
+    Args:
+        fn: `fn(y_true, y_pred, **kwargs)` -> per-sample values.
+        name: The metric's name; None is `fn.__name__`.
+        dtype: The dtype of its state and result; None is `floatx()`.
+        **kwargs: Passed to `fn` on every update.
+
+    Raises:
+        TypeError: `fn` is not callable.
     """
 
     def __init__(self, fn, name=None, dtype=None, **kwargs):

@@ -14,7 +14,14 @@ from loopax.src.metrics.reduction_metrics import Mean, MeanMetricWrapper
 
 
 class MeanSquaredError(MeanMetricWrapper):
-    """Running mean of mean((y_true - y_pred)**2, axis=-1)."""
+    """Running mean of mean((y_true - y_pred)**2, axis=-1).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "mean_squared_error").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="mean_squared_error", dtype=None):
         super().__init__(losses.mean_squared_error, name=name, dtype=dtype)
@@ -22,7 +29,14 @@ class MeanSquaredError(MeanMetricWrapper):
 
 
 class MeanAbsoluteError(MeanMetricWrapper):
-    """Running mean of mean(|y_true - y_pred|, axis=-1)."""
+    """Running mean of mean(|y_true - y_pred|, axis=-1).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "mean_absolute_error").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="mean_absolute_error", dtype=None):
         super().__init__(losses.mean_absolute_error, name=name, dtype=dtype)
@@ -30,7 +44,14 @@ class MeanAbsoluteError(MeanMetricWrapper):
 
 
 class MeanAbsolutePercentageError(MeanMetricWrapper):
-    """Running mean of 100 * mean(|(y_true - y_pred) / y_true|, axis=-1)."""
+    """Running mean of 100 * mean(|(y_true - y_pred) / y_true|, axis=-1).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "mean_absolute_percentage_error").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="mean_absolute_percentage_error", dtype=None):
         super().__init__(losses.mean_absolute_percentage_error, name=name, dtype=dtype)
@@ -38,7 +59,14 @@ class MeanAbsolutePercentageError(MeanMetricWrapper):
 
 
 class MeanSquaredLogarithmicError(MeanMetricWrapper):
-    """Running mean of mean((log(1 + y_pred) - log(1 + y_true))**2, axis=-1)."""
+    """Running mean of mean((log(1 + y_pred) - log(1 + y_true))**2, axis=-1).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "mean_squared_logarithmic_error").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="mean_squared_logarithmic_error", dtype=None):
         super().__init__(losses.mean_squared_logarithmic_error, name=name, dtype=dtype)
@@ -46,7 +74,14 @@ class MeanSquaredLogarithmicError(MeanMetricWrapper):
 
 
 class LogCoshError(MeanMetricWrapper):
-    """Running mean of mean(log(cosh(y_pred - y_true)), axis=-1)."""
+    """Running mean of mean(log(cosh(y_pred - y_true)), axis=-1).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "logcosh").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="logcosh", dtype=None):
         super().__init__(losses.log_cosh, name=name, dtype=dtype)
@@ -54,12 +89,29 @@ class LogCoshError(MeanMetricWrapper):
 
 
 def cosine_similarity(y_true, y_pred, axis=-1):
-    """sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): 1 when aligned."""
+    """sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): 1 when aligned.
+
+    Args:
+        y_true: Vectors, `(batch, ..., d)`.
+        y_pred: Vectors of the same shape.
+        axis: The axis of the vectors (default -1).
+
+    Returns:
+        Per-sample similarities in [-1, 1], `axis` reduced.
+    """
     return -losses.cosine_similarity.__loopax_op__(y_true, y_pred, axis=axis)
 
 
 class CosineSimilarity(MeanMetricWrapper):
-    """Running mean of the cosine similarity of y_true and y_pred along `axis`."""
+    """Running mean of the cosine similarity of y_true and y_pred along `axis`.
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "cosine_similarity").
+        dtype: The dtype of its state and result; None is `floatx()`.
+        axis: The axis of the vectors (default -1).
+    """
 
     def __init__(self, name="cosine_similarity", dtype=None, axis=-1):
         super().__init__(cosine_similarity, name=name, dtype=dtype, axis=axis)
@@ -68,7 +120,14 @@ class CosineSimilarity(MeanMetricWrapper):
 
 class RootMeanSquaredError(Mean):
     """sqrt of the running mean of (y_true - y_pred)**2 over all elements of
-    each sample (weighted per sample)."""
+    each sample (weighted per sample).
+
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
+
+    Args:
+        name: The metric's name (default "root_mean_squared_error").
+        dtype: The dtype of its state and result; None is `floatx()`.
+    """
 
     def __init__(self, name="root_mean_squared_error", dtype=None):
         super().__init__(name=name, dtype=dtype)

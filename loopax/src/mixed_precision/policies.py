@@ -114,7 +114,15 @@ _global = _Global()
 
 def set_dtype_policy(policy):
     """Sets the policy of layers created without `dtype=` (a DTypePolicy or
-    its name, e.g. "mixed_bfloat16"); None goes back to `floatx()`."""
+    its name, e.g. "mixed_bfloat16"); None goes back to `floatx()`.
+
+    Args:
+        policy: A DTypePolicy, a policy name ("float32", "mixed_float16",
+            "mixed_bfloat16", ...), or None.
+
+    Raises:
+        ValueError: `policy` is neither a name nor a DTypePolicy, or an unknown name.
+    """
     if policy is not None and not isinstance(policy, DTypePolicy):
         if not isinstance(policy, str):
             raise ValueError(
@@ -125,7 +133,8 @@ def set_dtype_policy(policy):
 
 
 def dtype_policy() -> DTypePolicy:
-    """The global policy (a `DTypePolicy(floatx())` unless one was set)."""
+    """Returns the global policy (a `DTypePolicy(floatx())` unless `set_dtype_policy`
+    set one)."""
     policy = _global.policy
     return policy if policy is not None else DTypePolicy(dtypes.floatx())
 
@@ -137,7 +146,17 @@ global_policy = dtype_policy
 
 def get(identifier) -> DTypePolicy:
     """A policy from None (the global one), a DTypePolicy, its name, a dtype,
-    or a Keras config dict `{"class_name": "DTypePolicy", "config": {...}}`."""
+    or a Keras config dict `{"class_name": "DTypePolicy", "config": {...}}`.
+
+    Args:
+        identifier: None, a DTypePolicy, a policy name, a dtype, or a config dict.
+
+    Returns:
+        A DTypePolicy (`identifier` itself when it is one).
+
+    Raises:
+        ValueError: `identifier` cannot be interpreted.
+    """
     if identifier is None:
         return dtype_policy()
     if isinstance(identifier, DTypePolicy):

@@ -173,7 +173,29 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
                  **kwargs):
     """The model's layer graph as a `pydot.Dot` (a dashed `pydot.Cluster` with
     `subgraph=True`). Arguments as `plot_model`; `rankdir="LR"` draws left
-    to right, `splines` how edges bend ("ortho", "curved", "polyline", ...)."""
+    to right, `splines` how edges bend ("ortho", "curved", "polyline", ...).
+
+    Args:
+        model: A built model.
+        show_shapes: Add each layer's input/output shapes (default False).
+        show_dtype: Add each layer's output dtype (default False).
+        show_layer_names: Put the layer names in the boxes (default True).
+        rankdir: "TB" (top to bottom, the default) or "LR" (left to right).
+        expand_nested: Draw nested models' layers inside dashed clusters.
+        dpi: The resolution of raster images (default 200).
+        subgraph: Return a dashed `pydot.Cluster` (for nesting) instead of a graph.
+        show_layer_activations: Add the activation of layers that have one.
+        show_trainable: Mark layers with weights trainable or not.
+        splines: How edges bend (default "ortho").
+        **kwargs: Only `layer_range=None` (Keras's removed option) is accepted.
+
+    Returns:
+        A `pydot.Dot` (or `pydot.Cluster`).
+
+    Raises:
+        ImportError: pydot is not installed.
+        ValueError: the model is not built, or an unknown keyword argument.
+    """
     _check_built(model)
     pydot = _pydot()
     if pydot is None:
@@ -223,18 +245,31 @@ def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
     """Draws the model's layer graph into `to_file` (the format from its
     extension: png, svg, pdf, ...; png without one).
 
-    Args:
-        show_shapes / show_dtype: add each layer's input/output shapes / output dtype.
-        show_layer_names: put the layer names in the boxes (else the class only).
-        rankdir: "TB" top to bottom, "LR" left to right.
-        expand_nested: draw nested models' layers inside dashed clusters.
-        dpi: resolution of raster images.
-        show_layer_activations: add the activation of layers that have one.
-        show_trainable: mark layers with weights trainable or not.
+    Needs pydot and Graphviz (in a notebook a missing one prints the message and
+    returns None instead of raising, as Keras does).
 
-    Returns an `IPython.display.Image` when IPython is installed (inline in
-    notebooks). Needs pydot and Graphviz: raises ImportError without them (in a
-    notebook it prints the message instead, as Keras does).
+    Args:
+        model: A built model.
+        to_file: The image file to write (default "model.png").
+        show_shapes: Add each layer's input/output shapes (default False).
+        show_dtype: Add each layer's output dtype (default False).
+        show_layer_names: Put the layer names in the boxes (else the class only;
+            default False).
+        rankdir: "TB" (top to bottom, the default) or "LR" (left to right).
+        expand_nested: Draw nested models' layers inside dashed clusters.
+        dpi: The resolution of raster images (default 200).
+        show_layer_activations: Add the activation of layers that have one.
+        show_trainable: Mark layers with weights trainable or not.
+        splines: How edges bend: "ortho" (the default), "curved", "polyline", ...
+        **kwargs: Only `layer_range=None` (Keras's removed option) is accepted.
+
+    Returns:
+        An `IPython.display.Image` of the file when IPython is installed (shown inline
+        in notebooks), else None (always None for a PDF).
+
+    Raises:
+        ImportError: pydot or Graphviz is missing (outside a notebook).
+        ValueError: the model is not built, or an unknown keyword argument.
     """
     _check_built(model)
     pydot = _pydot()

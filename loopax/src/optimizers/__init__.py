@@ -23,12 +23,31 @@ _REGISTRY = Registry(
 
 
 def serialize(optimizer):
-    """`{"class_name": ..., "config": ...}` for an optimizer."""
+    """`{"class_name": ..., "config": ...}` for an optimizer.
+
+    Args:
+        optimizer: An Optimizer.
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into an optimizer with
+        the same settings (not its state).
+    """
     return _REGISTRY.serialize(optimizer)
 
 
 def deserialize(config, custom_objects=None):
-    """The optimizer a `serialize()` dict (or a bare name) describes."""
+    """The optimizer a `serialize()` dict (or a bare name) describes.
+
+    Args:
+        config: A `serialize()` dict, or a name such as "adam".
+        custom_objects: `{name: class}` for custom optimizers.
+
+    Returns:
+        A new optimizer (fresh state).
+
+    Raises:
+        ValueError: the dict has no `class_name`, or it names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
@@ -37,7 +56,18 @@ LossScaleOptimizer._deserialize_inner = staticmethod(deserialize)
 
 def get(identifier):
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an
-    `optax.GradientTransformation` (wrapped in `Optax`)."""
+    `optax.GradientTransformation` (wrapped in `Optax`).
+
+    Args:
+        identifier: None, a name ("adam", "sgd", ...), a config dict, an Optimizer
+            (returned as is), or an `optax.GradientTransformation`.
+
+    Returns:
+        The optimizer (None for None); a name gives one with default settings.
+
+    Raises:
+        ValueError: an unknown name, or something that is neither of these.
+    """
     if isinstance(identifier, optax.GradientTransformation):
         return Optax(identifier)
     if identifier is None or isinstance(identifier, (Optimizer, str, dict)):

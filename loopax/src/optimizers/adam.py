@@ -100,6 +100,18 @@ class AdamW(Adam):
 
     Before each update, `var -= var * weight_decay * learning_rate`
     (default `weight_decay=0.004`, as in Keras).
+
+    Args:
+        learning_rate: A float or a schedule (default 0.001).
+        weight_decay: The decoupled decay factor (default 0.004).
+        beta_1: The first moment's decay rate (default 0.9).
+        beta_2: The second moment's decay rate (default 0.999).
+        epsilon: Added to `sqrt(v)` after bias correction (default 1e-7).
+        amsgrad: Use the running maximum of the second moment (default False).
+        **kwargs: The base `Optimizer` arguments (clipnorm, ema, ...).
+
+    Raises:
+        ValueError: `weight_decay` is not a number.
     """
 
     def __init__(self, learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,

@@ -67,7 +67,20 @@ class _StepDecay(LearningRateSchedule):
 
 class ExponentialDecay(_StepDecay):
     """`initial_learning_rate * decay_rate ** p`, `p = step / decay_steps`
-    (floored with `staircase=True`)."""
+    (floored with `staircase=True`).
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        initial_learning_rate: The rate at step 0.
+        decay_steps: The length of one decay period, > 0.
+        decay_rate: The decay factor per period.
+        staircase: Floor `p` so the rate drops in steps (default False).
+        name: The schedule's name (default: the class name).
+
+    Raises:
+        ValueError: `decay_steps` is not > 0.
+    """
 
     def __call__(self, step):
         return self.initial_learning_rate * jnp.power(
@@ -76,7 +89,19 @@ class ExponentialDecay(_StepDecay):
 
 class PiecewiseConstantDecay(LearningRateSchedule):
     """`values[0]` while `step <= boundaries[0]`, `values[i]` while
-    `boundaries[i-1] < step <= boundaries[i]`, `values[-1]` after the last."""
+    `boundaries[i-1] < step <= boundaries[i]`, `values[-1]` after the last.
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        boundaries: Increasing step numbers.
+        values: The rates, one more than `boundaries`.
+        name: The schedule's name (default "PiecewiseConstant").
+
+    Raises:
+        ValueError: `values` is not one longer than `boundaries`, or `boundaries`
+            does not increase.
+    """
 
     def __init__(self, boundaries, values, name="PiecewiseConstant"):
         if len(boundaries) != len(values) - 1:
@@ -105,6 +130,19 @@ class PolynomialDecay(LearningRateSchedule):
 
     Without `cycle` the rate stays at `end_learning_rate` after `decay_steps`;
     with `cycle` the decay restarts over the next multiple of `decay_steps`.
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        initial_learning_rate: The rate at step 0.
+        decay_steps: The length of the decay, > 0.
+        end_learning_rate: The final rate (default 0.0001).
+        power: The polynomial's power (default 1.0: linear).
+        cycle: Restart the decay after `decay_steps` (default False).
+        name: The schedule's name (default "PolynomialDecay").
+
+    Raises:
+        ValueError: `decay_steps` is not > 0.
     """
 
     def __init__(self, initial_learning_rate, decay_steps, end_learning_rate=0.0001,
@@ -138,7 +176,20 @@ class PolynomialDecay(LearningRateSchedule):
 
 class InverseTimeDecay(_StepDecay):
     """`initial_learning_rate / (1 + decay_rate * p)`, `p = step / decay_steps`
-    (floored with `staircase=True`)."""
+    (floored with `staircase=True`).
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        initial_learning_rate: The rate at step 0.
+        decay_steps: The length of one decay period, > 0.
+        decay_rate: The decay factor per period.
+        staircase: Floor `p` so the rate drops in steps (default False).
+        name: The schedule's name (default: the class name).
+
+    Raises:
+        ValueError: `decay_steps` is not > 0.
+    """
 
     def __call__(self, step):
         return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step))
@@ -158,6 +209,20 @@ class CosineDecay(LearningRateSchedule):
     With warmup the rate climbs linearly from `initial_learning_rate` to
     `warmup_target` over `warmup_steps`, then decays from `warmup_target`.
     The rate stays at its final value after `warmup_steps + decay_steps`.
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        initial_learning_rate: The peak without warmup; the start of the warmup with it.
+        decay_steps: The length of the cosine decay, > 0.
+        alpha: The final rate as a fraction of the peak (default 0.0).
+        name: The schedule's name (default "CosineDecay").
+        warmup_target: The peak reached by the warmup, or None for no warmup.
+        warmup_steps: The length of the warmup (default 0; > 0 with `warmup_target`).
+
+    Raises:
+        ValueError: `decay_steps` is not > 0, or `warmup_target` without
+            `warmup_steps` > 0.
     """
 
     def __init__(self, initial_learning_rate, decay_steps, alpha=0.0,
@@ -197,6 +262,20 @@ class CosineDecayRestarts(LearningRateSchedule):
 
     The first period lasts `first_decay_steps`; each next period is `t_mul`
     times longer and starts from a peak `m_mul` times the previous one.
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        initial_learning_rate: The first peak.
+        first_decay_steps: The length of the first period, > 0.
+        t_mul: How much longer each period is than the previous (default 2.0).
+        m_mul: How much lower each peak is than the previous (default 1.0).
+        alpha: The rate at the end of each period, as a fraction of its peak
+            (default 0.0).
+        name: The schedule's name (default "SGDRDecay").
+
+    Raises:
+        ValueError: `first_decay_steps` is not > 0.
     """
 
     def __init__(self, initial_learning_rate, first_decay_steps, t_mul=2.0,
@@ -239,6 +318,17 @@ class LinearWarmup(LearningRateSchedule):
     it is `after_warmup(step - warmup_steps)` (or the constant `after_warmup`).
 
         LinearWarmup(ExponentialDecay(1e-3, 1000, 0.5), warmup_steps=100)
+
+    `schedule(step)` returns the rate at optimizer step `step` (a float32 scalar).
+
+    Args:
+        after_warmup: A schedule (or any callable `f(step)`) or a constant rate.
+        warmup_steps: The length of the warmup, > 0.
+        initial_learning_rate: The rate at step 0 (default 0.0).
+        name: The schedule's name (default "LinearWarmup").
+
+    Raises:
+        ValueError: `warmup_steps` is not > 0.
     """
 
     def __init__(self, after_warmup, warmup_steps, initial_learning_rate=0.0,
@@ -285,10 +375,28 @@ _REGISTRY = Registry("learning-rate schedule", ALL_SCHEDULES, base=LearningRateS
 
 
 def serialize(schedule):
-    """`{"class_name": ..., "config": ...}` for a LearningRateSchedule."""
+    """`{"class_name": ..., "config": ...}` for a LearningRateSchedule.
+
+    Args:
+        schedule: A LearningRateSchedule.
+
+    Returns:
+        A JSON-serializable dict that `deserialize` turns back into the schedule.
+    """
     return _REGISTRY.serialize(schedule)
 
 
 def deserialize(config, custom_objects=None):
-    """The schedule a `serialize()` dict describes."""
+    """The schedule a `serialize()` dict describes.
+
+    Args:
+        config: A `serialize()` dict.
+        custom_objects: `{name: class}` for custom schedules.
+
+    Returns:
+        A new LearningRateSchedule.
+
+    Raises:
+        ValueError: the dict has no `class_name`, or it names an unknown class.
+    """
     return _REGISTRY.deserialize(config, custom_objects)

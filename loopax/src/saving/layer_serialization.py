@@ -15,7 +15,18 @@ from loopax.src.saving import keras_format, serialization
 
 
 def serialize(layer) -> dict:
-    """The config dict of `layer` (a Layer or Model)."""
+    """The config dict of `layer` (a Layer or Model).
+
+    Args:
+        layer: The layer (or model) to describe.
+
+    Returns:
+        `{"class_name": ..., "config": ...}`, JSON-serializable; `deserialize` rebuilds
+        the layer from it (without its weights).
+
+    Raises:
+        TypeError: `layer` is not a Layer.
+    """
     if not isinstance(layer, Layer):
         raise TypeError(f"loopax.layers.serialize() takes a layer; got "
                         f"{type(layer).__name__}. Use loopax.saving.serialize_keras_object "
@@ -24,7 +35,20 @@ def serialize(layer) -> dict:
 
 
 def deserialize(config, custom_objects=None):
-    """The layer a `serialize()` dict describes (fresh weights)."""
+    """The layer a `serialize()` dict describes (fresh weights).
+
+    Args:
+        config: A dict from `serialize()` (or from Keras, with a `"module"` key).
+        custom_objects: `{name: class}` for custom layers not registered with
+            `loopax.saving.register_keras_serializable`.
+
+    Returns:
+        A new, unbuilt layer.
+
+    Raises:
+        ValueError: `config` is not such a dict, or it describes something that is not
+            a layer.
+    """
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError("loopax.layers.deserialize() takes the dict layers.serialize() "
                          f"returns ({{'class_name': ..., 'config': ...}}); got {config!r:.120}")

@@ -107,6 +107,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             `fit()` continues where the saved model was).
         safe_mode: accepted for Keras compatibility; loopax never runs code
             from a file, so there is no unsafe mode.
+
+    Returns:
+        The model, built, with the saved weights (compiled when `compile` and the file
+        has a compile config).
+
+    Raises:
+        FileNotFoundError: no file at `filepath`.
+        ValueError: the file is not a loopax (or Keras) model archive.
     """
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):

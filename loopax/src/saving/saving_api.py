@@ -9,15 +9,47 @@ __all__ = ["load_model", "load_weights", "save_model", "save_weights"]
 
 
 def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True):
-    """`model.save(filepath)`."""
+    """`model.save(filepath)`: architecture, weights and (optionally) optimizer state
+    in one zip file.
+
+    Args:
+        model: The model to save.
+        filepath: The file to write (`.keras`).
+        overwrite: False refuses to replace an existing file.
+        zipped: Only None/True: loopax writes the zip format.
+        include_optimizer: Also save the optimizer's state (default True).
+
+    Raises:
+        ValueError: `zipped=False`.
+    """
     model.save(filepath, overwrite=overwrite, zipped=zipped, include_optimizer=include_optimizer)
 
 
 def save_weights(model, filepath, overwrite=True):
-    """`model.save_weights(filepath)`."""
+    """`model.save_weights(filepath)`: the weights, to a safetensors file.
+
+    Args:
+        model: The model whose weights are written.
+        filepath: The file to write; its folder is created if needed.
+        overwrite: False refuses to replace an existing file.
+
+    Raises:
+        FileExistsError: the file exists and `overwrite=False`.
+    """
     model.save_weights(filepath, overwrite=overwrite)
 
 
 def load_weights(model, filepath, skip_mismatch=False):
-    """`model.load_weights(filepath)`."""
+    """`model.load_weights(filepath)`: reads weights into `model`.
+
+    Args:
+        model: The model to load into.
+        filepath: A `.weights.h5`/safetensors file or a `.keras` archive.
+        skip_mismatch: Load the weights that match and warn about the rest, instead of
+            raising (default False).
+
+    Raises:
+        FileNotFoundError: no file at `filepath`.
+        ValueError: the file's weights do not match the model's names or shapes.
+    """
     model.load_weights(filepath, skip_mismatch=skip_mismatch)

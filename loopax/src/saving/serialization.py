@@ -37,6 +37,16 @@ def register_serializable(package="Custom", name=None):
 
         @loopax.saving.register_serializable(package="my_project")
         class Scale(loopax.layers.Layer): ...
+
+    Args:
+        package: The name's prefix (default "Custom").
+        name: The name after the `>`; None (the default) is the object's `__name__`.
+
+    Returns:
+        The decorator; it returns the object unchanged.
+
+    Raises:
+        TypeError: (when decorating) a class without `get_config()`.
     """
     def decorator(obj):
         registered = f"{package}>{name or obj.__name__}"
@@ -49,7 +59,14 @@ def register_serializable(package="Custom", name=None):
 
 
 def get_registered_name(obj) -> str:
-    """`"package>Name"` for a registered object, else its `__name__`."""
+    """`"package>Name"` for a registered object, else its `__name__`.
+
+    Args:
+        obj: A class, function or instance.
+
+    Returns:
+        The name, a str (an instance without `__name__` gives its class's name).
+    """
     return _NAME_OF.get(id(obj), getattr(obj, "__name__", type(obj).__name__))
 
 
@@ -59,13 +76,24 @@ def is_registered(obj) -> bool:
 
 
 def get_custom_objects() -> dict:
-    """The registry of custom objects (`"package>Name"` -> object); editable."""
+    """Returns the registry of custom objects (`"package>Name"` -> object); editing the
+    dict edits the registry."""
     return _REGISTERED
 
 
 @contextlib.contextmanager
 def custom_object_scope(*objects):
-    """Makes `{name: class_or_function}` dicts resolvable inside the block."""
+    """Makes `{name: class_or_function}` dicts resolvable inside the block.
+
+    `with custom_object_scope({"Scale": Scale}): model = load_model(path)`.
+
+    Args:
+        *objects: Dicts `{name: class_or_function}` (None entries are skipped); later
+            ones win.
+
+    Returns:
+        A context manager (binding nothing with `as`).
+    """
     merged = {}
     for mapping in objects:
         merged.update(mapping or {})
@@ -128,7 +156,19 @@ def _builtins() -> dict:
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
-    """The object `name` refers to in the scopes described above, or None."""
+    """The object `name` refers to, or None.
+
+    Looked up in `custom_objects`, then the active `custom_object_scope`s (innermost
+    first), then the registry of `register_serializable`, then `module_objects`.
+
+    Args:
+        name: A registered name (`"package>Name"`) or a plain one.
+        custom_objects: `{name: object}` searched first, or None.
+        module_objects: `{name: object}` searched last, or None.
+
+    Returns:
+        The class or function, or None when no scope has `name`.
+    """
     for mapping in [custom_objects or {}] + list(reversed(_scopes.stack)):
         if name in mapping:
             return mapping[name]
@@ -157,7 +197,18 @@ def serialize(obj):
     """`{"class_name", "config"[, "registered_name", "build_config"]}` for an
     object with get_config(); a function as `{"class_name": "function",
     "config": its name}`; lists, tuples and dicts element by element; plain
-    values as they are (Keras's `serialize_keras_object`)."""
+    values as they are (Keras's `serialize_keras_object`).
+
+    Args:
+        obj: A loopax object (layer, model, optimizer, loss, ...), a function, a
+            container of them, or a plain value.
+
+    Returns:
+        A JSON-serializable structure that `deserialize` turns back into `obj`.
+
+    Raises:
+        TypeError: an object without `get_config()`.
+    """
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, (list, tuple)):
@@ -184,7 +235,21 @@ def serialize(obj):
 
 def deserialize(config, custom_objects=None):
     """The object a `serialize()` dict describes (classes via `from_config`,
-    then `build_from_config` with the saved `build_config`)."""
+    then `build_from_config` with the saved `build_config`).
+
+    Only loopax's own classes, registered ones and `custom_objects` are built; no
+    module named in a config is imported.
+
+    Args:
+        config: A `serialize()` result (a dict, a name, a list, or a plain value).
+        custom_objects: `{name: class_or_function}` for custom objects.
+
+    Returns:
+        The re-created object (new weights for layers and models).
+
+    Raises:
+        ValueError: a dict without `class_name`, or an unknown class or function.
+    """
     if config is None or isinstance(config, (bool, int, float)):
         return config
     if isinstance(config, str):

@@ -44,6 +44,13 @@ def get_file(fname, origin, file_hash=None, cache_subdir="datasets", cache_dir=N
             raises ValueError.
         cache_subdir: sub-directory of the cache.
         cache_dir: the cache root (default `loopax_home()`).
+
+    Returns:
+        The file's local path, a str.
+
+    Raises:
+        OSError: the download failed.
+        ValueError: the downloaded file does not match `file_hash`.
     """
     directory = os.path.join(cache_dir or loopax_home(), cache_subdir)
     os.makedirs(directory, exist_ok=True)

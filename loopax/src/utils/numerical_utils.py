@@ -48,7 +48,16 @@ def to_categorical(x, num_classes=None):
 
 
 def normalize(x, axis=-1, order=2):
-    """`x` divided by its `order`-norm along `axis` (zero vectors stay zero)."""
+    """`x` divided by its `order`-norm along `axis` (zero vectors stay zero).
+
+    Args:
+        x: A JAX array (computed with JAX) or anything NumPy takes (with NumPy).
+        axis: The axis of the norm (default -1).
+        order: The norm's order, as `numpy.linalg.norm`'s `ord` (default 2).
+
+    Returns:
+        An array of `x`'s shape: a `jax.Array` for a JAX input, else a NumPy array.
+    """
     if isinstance(x, jax.Array):
         norm = jnp.linalg.norm(x, ord=order, axis=axis, keepdims=True)
         return x / jnp.where(norm == 0, 1, norm)

@@ -9,8 +9,19 @@ def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre",
                   truncating="pre", value=0.0):
     """Pads (or truncates) each sequence to `maxlen` (default: the longest).
 
-    Returns an array of shape `(len(sequences), maxlen, *item_shape)`.
-    `padding` / `truncating`: "pre" (at the start) or "post" (at the end).
+    Args:
+        sequences: A list of sequences (lists or arrays; items may be arrays too).
+        maxlen: The output length; None (the default) is the longest sequence's.
+        dtype: The output dtype (default "int32").
+        padding: "pre" (the default: pad at the start) or "post" (at the end).
+        truncating: "pre" (the default: drop from the start) or "post" (from the end).
+        value: The padding value (default 0.0).
+
+    Returns:
+        A NumPy array of shape `(len(sequences), maxlen, *item_shape)`.
+
+    Raises:
+        ValueError: `padding` or `truncating` is not "pre" or "post".
     """
     for arg, val in (("padding", padding), ("truncating", truncating)):
         if val not in ("pre", "post"):
