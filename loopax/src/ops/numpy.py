@@ -724,6 +724,97 @@ def copy(x):
 
 
 # --------------------------------------------------------------------------
+# Signal windows (symmetric, as NumPy's; floatx)
+# --------------------------------------------------------------------------
+
+def _window_length(x, name):
+    length = unwrap(x)
+    if np.ndim(length) != 0 or isinstance(length, jax.core.Tracer):
+        raise ValueError(f"{name}: the window length must be a Python int (or a concrete "
+                         f"scalar), got {length!r}.")
+    return int(length)
+
+
+def _cosine_window(x, coefficients, name):
+    n = _window_length(x, name)
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    phase = 2 * np.pi * np.arange(n) / (n - 1)
+    window = builtins.sum(a * np.cos(k * phase) for k, a in enumerate(coefficients))
+    return jnp.asarray(window, dtypes.floatx())
+
+
+def hamming(x: int) -> jax.Array:
+    """The Hamming window `0.54 - 0.46 cos(2 pi n / (x - 1))` of length `x`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.54, -0.46), "hamming")
+
+
+def hanning(x: int) -> jax.Array:
+    """The Hann window `0.5 - 0.5 cos(2 pi n / (x - 1))` of length `x`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.5, -0.5), "hanning")
+
+
+def blackman(x: int) -> jax.Array:
+    """The Blackman window `0.42 - 0.5 cos(2 pi n / (x - 1)) + 0.08 cos(4 pi n / (x - 1))`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.42, -0.5, 0.08), "blackman")
+
+
+def bartlett(x: int) -> jax.Array:
+    """The Bartlett (triangular) window of length `x`, zero at both ends.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    n = _window_length(x, "bartlett")
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    half = (n - 1) / 2
+    return jnp.asarray(1 - np.abs(np.arange(n) - half) / half, dtypes.floatx())
+
+
+def kaiser(x: int, beta: float) -> jax.Array:
+    """The Kaiser window `I0(beta sqrt(1 - (2n / (x - 1) - 1)^2)) / I0(beta)`.
+
+    Args:
+        x: the window length (a Python int).
+        beta: the shape parameter (0: rectangular; larger: narrower).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    n = _window_length(x, "kaiser")
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    ratio = 2 * np.arange(n) / (n - 1) - 1
+    window = np.i0(beta * np.sqrt(1 - ratio ** 2)) / np.i0(beta)
+    return jnp.asarray(window, dtypes.floatx())
+
+
+# --------------------------------------------------------------------------
 # Metadata (static Python values, not ops)
 # --------------------------------------------------------------------------
 
