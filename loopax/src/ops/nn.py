@@ -556,4 +556,209 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
     return jnp.einsum("...nts,...snh->...tnh", weights, value)
 
 
+# --------------------------------------------------------------------------
+# CTC (connectionist temporal classification)
+# --------------------------------------------------------------------------
+
+_CTC_LOG_ZERO = -1e5  # log-probability of an impossible alignment state (as Keras)
+
+
+def _ctc_check(name, target=None, output=None):
+    if target is not None and jnp.ndim(target) != 2:
+        raise ValueError(f"{name}: `target` must be (batch, max_label_length) integer labels, "
+                         f"got shape {jnp.shape(target)}.")
+    if output is not None and jnp.ndim(output) != 3:
+        raise ValueError(f"{name}: `output` must be (batch, max_time, num_classes) logits, "
+                         f"got shape {jnp.shape(output)}.")
+
+
+@op
+@compiled("mask_index")
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """CTC loss: `-log p(target | output)` summed over every alignment.
+
+    The forward (alpha) recursion over the label interleaved with blanks,
+    in log space, one `lax.scan` step per time step (differentiable, jit-able).
+
+    Args:
+        target: `(batch, max_label_length)` integer labels; entries past
+            `target_length` are ignored.
+        output: `(batch, max_time, num_classes)` logits (log-softmax is
+            applied here); time steps past `output_length` are ignored.
+        target_length: `(batch,)` label lengths.
+        output_length: `(batch,)` output lengths.
+        mask_index: the blank class.
+
+    Returns:
+        `(batch,)` losses, float32 (float64 for float64 logits). An
+        impossible alignment (labels too long for the output) gives a large
+        finite loss (about 1e5) instead of infinity.
+
+    Raises:
+        ValueError: `target` is not 2-D or `output` not 3-D.
+    """
+    _ctc_check("ctc_loss", target, output)
+    output = as_array(output)
+    dtype = jnp.promote_types(output.dtype, jnp.float32)
+    log_probs = jax.nn.log_softmax(output.astype(dtype), axis=-1)
+    target = jnp.asarray(target).astype("int32")
+    target_length = jnp.asarray(target_length).astype("int32")
+    output_length = jnp.asarray(output_length).astype("int32")
+    batch, max_time, _ = log_probs.shape
+    states = 2 * target.shape[1] + 1
+
+    # The extended label: blank, l0, blank, l1, ..., blank.
+    extended = jnp.full((batch, states), mask_index, "int32").at[:, 1::2].set(target)
+    two_back = jnp.pad(extended, ((0, 0), (2, 0)), constant_values=mask_index)[:, :states]
+    can_skip = (extended != mask_index) & (extended != two_back)  # l_{k-1} -> l_k over a blank
+    emit = jnp.take_along_axis(log_probs, jnp.broadcast_to(
+        extended[:, None, :], (batch, max_time, states)), axis=2)  # (batch, time, states)
+    active = jnp.arange(max_time)[None, :] < output_length[:, None]
+
+    def shift(alpha, by):
+        return jnp.pad(alpha, ((0, 0), (by, 0)), constant_values=_CTC_LOG_ZERO)[:, :states]
+
+    def step(alpha, inputs):
+        emit_t, active_t = inputs
+        prior = jnp.logaddexp(alpha, shift(alpha, 1))
+        prior = jnp.logaddexp(prior, jnp.where(can_skip, shift(alpha, 2), _CTC_LOG_ZERO))
+        return jnp.where(active_t[:, None], prior + emit_t, alpha), None
+
+    # A virtual start one step before t = 0 (log 1 in state 0).
+    start = jnp.full((batch, states), _CTC_LOG_ZERO, dtype).at[:, 0].set(0.0)
+    alpha, _ = lax.scan(step, start, (jnp.swapaxes(emit, 0, 1), active.T))
+    last = jnp.take_along_axis(alpha, 2 * target_length[:, None], axis=1)[:, 0]
+    before_last = jnp.take_along_axis(
+        alpha, jnp.maximum(2 * target_length - 1, 0)[:, None], axis=1)[:, 0]
+    before_last = jnp.where(target_length > 0, before_last, _CTC_LOG_ZERO)
+    return -jnp.logaddexp(last, before_last)
+
+
+@op
+@compiled("strategy", "beam_width", "top_paths", "merge_repeated", "mask_index")
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Decodes CTC outputs into label sequences.
+
+    Args:
+        inputs: `(batch, max_time, num_classes)` logits.
+        sequence_lengths: `(batch,)` lengths; later time steps are ignored.
+        strategy: "greedy" (the best class per step) or "beam_search"
+            (prefix beam search over log-softmax probabilities).
+        beam_width: the beam size of "beam_search".
+        top_paths: how many best sequences "beam_search" returns.
+        merge_repeated: "greedy" only: merge repeats not separated by a blank.
+        mask_index: the blank class (None: the last class).
+
+    Returns:
+        `(decoded, scores)`. "greedy": int32 `(1, batch, max_time)` labels
+        (blanks removed, padded with -1) and `(batch, 1)` scores, minus the
+        sum of the chosen logits. "beam_search": int32
+        `(top_paths, batch, max_time)` and `(batch, top_paths)` log
+        probabilities, best first.
+
+    Raises:
+        ValueError: unknown `strategy`, or `inputs` not 3-D.
+    """
+    _ctc_check("ctc_decode", output=inputs)
+    inputs = as_array(inputs)
+    inputs = inputs.astype(jnp.promote_types(inputs.dtype, jnp.float32))
+    lengths = jnp.asarray(sequence_lengths).astype("int32")
+    blank = inputs.shape[-1] - 1 if mask_index is None else mask_index
+    if strategy == "greedy":
+        return _ctc_greedy(inputs, lengths, merge_repeated, blank)
+    if strategy == "beam_search":
+        paths, scores = jax.vmap(lambda x, n: _ctc_beam_search(
+            jax.nn.log_softmax(x, axis=-1), n, beam_width, top_paths, blank))(inputs, lengths)
+        return jnp.swapaxes(paths, 0, 1), scores
+    raise ValueError(f"ctc_decode: strategy={strategy!r} is not supported; use 'greedy' or "
+                     "'beam_search'.")
+
+
+def _ctc_greedy(inputs, lengths, merge_repeated, blank):
+    max_time = inputs.shape[1]
+    best = jnp.argmax(inputs, axis=-1).astype("int32")
+    padding = jnp.arange(max_time)[None, :] >= lengths[:, None]
+    best = jnp.where(padding, blank, best)
+    scores = jnp.where(padding, 0.0, jnp.max(inputs, axis=-1))
+    if merge_repeated:
+        repeat = jnp.pad(best[:, 1:] == best[:, :-1], ((0, 0), (1, 0)))
+        best = jnp.where(repeat, blank, best)
+    dropped = best == blank
+    labels = jnp.where(dropped, -1, best)
+    # Kept labels first, in order; dropped ones (now -1) after them.
+    labels = jnp.take_along_axis(labels, jnp.argsort(dropped, axis=-1, stable=True), axis=-1)
+    return labels[None], -jnp.sum(scores, axis=1, keepdims=True)
+
+
+def _ctc_beam_search(log_probs, length, beam_width, top_paths, blank):
+    """Prefix beam search for one sequence `(time, classes)` of log-probabilities.
+
+    Each beam is a label prefix with two scores: the log-probability of the
+    alignments so far that produce it and end in a blank (`p_blank`) or in
+    its last label (`p_label`). Returns `(top_paths, time)` labels (-1
+    padded) and their `(top_paths,)` log-probabilities.
+    """
+    max_time, classes = log_probs.shape
+    width = beam_width
+    steps = jnp.arange(max_time)
+
+    # Time step 0: one beam per class among the `width` most likely.
+    first = min(classes, width)
+    first_scores, first_class = lax.top_k(log_probs[0], first)
+    first_blank = first_class == blank
+    prefixes = jnp.full((width, max_time), -1, "int32").at[:first, 0].set(
+        jnp.where(first_blank, -1, first_class))
+    lengths = jnp.zeros((width,), "int32").at[:first].set(jnp.where(first_blank, 0, 1))
+    none = jnp.full((width,), -jnp.inf, log_probs.dtype)
+    p_blank = none.at[:first].set(jnp.where(first_blank, first_scores, -jnp.inf))
+    p_label = none.at[:first].set(jnp.where(first_blank, -jnp.inf, first_scores))
+
+    def step(beams, inputs):
+        prefixes, lengths, p_blank, p_label = beams
+        log_p, active = inputs
+        total = jnp.logaddexp(p_blank, p_label)
+        has_last = lengths > 0
+        last = jnp.where(has_last, prefixes[jnp.arange(width), jnp.maximum(lengths - 1, 0)], -1)
+
+        # Same prefix: a blank, or the last label repeated without a blank.
+        stay_blank = total + log_p[blank]
+        stay_label = p_label + jnp.where(has_last, log_p[jnp.maximum(last, 0)], -jnp.inf)
+        # Prefix + c: a repeat of the last label needs a blank in between.
+        before = jnp.where(jnp.arange(classes)[None, :] == last[:, None],
+                           p_blank[:, None], total[:, None])
+        grow = (before + log_p[None, :]).at[:, blank].set(-jnp.inf)  # (width, classes)
+
+        # A grown prefix that is already a beam joins that beam's scores.
+        parent = jnp.where(steps[None, :] == (lengths - 1)[:, None], -1, prefixes)
+        same = (jnp.all(parent[:, None, :] == prefixes[None, :, :], axis=-1)
+                & (lengths[:, None] == lengths[None, :] + 1)
+                & has_last[:, None] & (total > -jnp.inf)[:, None])  # same[beam, source]
+        joining = jnp.where(same, grow[:, jnp.maximum(last, 0)].T, -jnp.inf)
+        stay_label = jnp.logaddexp(stay_label, jax.nn.logsumexp(joining, axis=1))
+        joined = jnp.any(same[:, :, None] & (jnp.arange(classes) == last[:, None, None]),
+                         axis=0)
+        grow = jnp.where(joined, -jnp.inf, grow)
+
+        scores = jnp.concatenate([jnp.logaddexp(stay_blank, stay_label), grow.ravel()])
+        _, pick = lax.top_k(scores, width)
+        grown = pick >= width
+        source = jnp.where(grown, (pick - width) // classes, pick)
+        label = (pick - width) % classes
+        new_lengths = lengths[source]
+        new_prefixes = jnp.where(grown[:, None] & (steps[None, :] == new_lengths[:, None]),
+                                 label[:, None], prefixes[source])
+        new = (new_prefixes, new_lengths + grown,
+               jnp.where(grown, -jnp.inf, stay_blank[source]),
+               jnp.where(grown, grow.ravel()[jnp.maximum(pick - width, 0)], stay_label[source]))
+        return jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new, beams), None
+
+    beams = (prefixes, lengths, p_blank, p_label)
+    (prefixes, _, p_blank, p_label), _ = lax.scan(
+        step, beams, (log_probs[1:], steps[1:] < length))
+    scores, best = lax.top_k(jnp.logaddexp(p_blank, p_label), top_paths)
+    paths = jnp.where((scores > -jnp.inf)[:, None], prefixes[best], -1)
+    return paths, scores
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))
