@@ -57,6 +57,12 @@ def erf(x):
 
 
 @op
+def erfc(x):
+    """The complementary error function `1 - erf(x)`, accurate for large `x`."""
+    return lax.erfc(_float(x))
+
+
+@op
 def erfinv(x):
     return lax.erf_inv(_float(x))
 
@@ -93,6 +99,66 @@ def segment_sum(data, segment_ids, num_segments=None, sorted=False):
 def segment_max(data, segment_ids, num_segments=None, sorted=False):
     """Maxima of `data` rows sharing a segment id."""
     return _segment_max(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+def segment_min(data, segment_ids, num_segments=None, sorted=False):
+    """Minima of `data` rows sharing a segment id (empty segments: the
+    dtype's largest value)."""
+    return _segment_min(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):
+    """Products of `data` rows sharing a segment id (empty segments: 1)."""
+    return _segment_prod(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+@op
+@compiled("num_segments", "sorted")
+def _segment_min(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_min(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+@op
+@compiled("num_segments", "sorted")
+def _segment_prod(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_prod(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+@op
+@compiled()
+def cdist(x, y):
+    """Euclidean distances between the rows of `x` and of `y`.
+
+    Args:
+        x: `(..., m, d)`.
+        y: `(..., n, d)` (same batch axes).
+
+    Returns:
+        `(..., m, n)` distances.
+
+    Raises:
+        ValueError: rank below 2 or different last axes.
+    """
+    if jnp.ndim(x) < 2 or jnp.ndim(y) < 2:
+        raise ValueError(f"cdist: `x` and `y` must have rank >= 2 (..., points, features), "
+                         f"got shapes {jnp.shape(x)} and {jnp.shape(y)}.")
+    if jnp.shape(x)[-1] != jnp.shape(y)[-1]:
+        raise ValueError(f"cdist: `x` {jnp.shape(x)} and `y` {jnp.shape(y)} must have the "
+                         "same number of features (last axis).")
+    difference = jnp.expand_dims(x, -2) - jnp.expand_dims(y, -3)
+    return jnp.sqrt(jnp.sum(difference * difference, axis=-1))
+
+
+@op
+@compiled("sequence_length", "sequence_stride")
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Overlapping windows of the last axis: `(..., n)` becomes
+    `(..., (n - sequence_length) // sequence_stride + 1, sequence_length)`."""
+    count = (jnp.shape(x)[-1] - sequence_length) // sequence_stride + 1
+    if count < 1:
+        raise ValueError(f"extract_sequences: the last axis of x {jnp.shape(x)} is shorter "
+                         f"than sequence_length={sequence_length}.")
+    return x[..., _frame_indices(count, sequence_length, sequence_stride)]
 
 
 @op

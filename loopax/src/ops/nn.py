@@ -557,6 +557,118 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None,
 
 
 # --------------------------------------------------------------------------
+# More activations, image re-layout, PSNR
+# --------------------------------------------------------------------------
+
+@op
+@compiled()
+def threshold(x, threshold, default_value):
+    """`x` where `x > threshold`, else `default_value`."""
+    return jnp.where(x > threshold, x, default_value)
+
+
+@op
+@compiled()
+def sparse_sigmoid(x):
+    """A piecewise-linear sigmoid: 0 below -1, 1 above 1, `(x + 1) / 2` between."""
+    return jnp.clip((as_array(x) + 1) / 2, 0, 1)
+
+
+@op
+@compiled("axis")
+def sparsemax(x, axis=-1):
+    """Sparsemax: the Euclidean projection of `x` onto the probability
+    simplex along `axis` (like softmax, but exact zeros are common)."""
+    x = as_array(x)
+    ranked = -jnp.sort(-x, axis=axis)
+    cumulative = jnp.cumsum(ranked, axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    k = jnp.arange(1, x.shape[axis] + 1, dtype=x.dtype).reshape(shape)
+    in_support = 1 + k * ranked > cumulative
+    size = jnp.sum(in_support, axis=axis, keepdims=True)
+    tau = (jnp.sum(jnp.where(in_support, ranked, 0), axis=axis, keepdims=True) - 1) / size
+    return jnp.maximum(x - tau, 0)
+
+
+def _check_block_layout(x, block_size, data_format, name):
+    if jnp.ndim(x) != 4:
+        raise ValueError(f"{name}: `x` must be 4-D (batch, height, width, channels) or "
+                         f"channels_first, got shape {jnp.shape(x)}.")
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{name}: data_format must be 'channels_last' or 'channels_first', "
+                         f"got {data_format!r}.")
+    if block_size < 1:
+        raise ValueError(f"{name}: block_size must be a positive int, got {block_size}.")
+
+
+@op
+@compiled("block_size", "data_format")
+def depth_to_space(x, block_size, data_format="channels_last"):
+    """Moves channel blocks into space: `(n, h, w, c)` becomes
+    `(n, h * b, w * b, c / b**2)` (the layout of Keras/TF's DepthToSpace).
+
+    Raises:
+        ValueError: `x` not 4-D, bad `data_format`, or channels not a
+            multiple of `block_size ** 2`.
+    """
+    _check_block_layout(x, block_size, data_format, "depth_to_space")
+    b = block_size
+    channels_last = data_format == "channels_last"
+    n, c, h, w = (x.shape[0], x.shape[3], x.shape[1], x.shape[2]) if channels_last else x.shape
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: channels ({c}) must be a multiple of "
+                         f"block_size**2 ({b * b}).")
+    if channels_last:  # depth index = (row_in_block * b + col_in_block) * c' + channel
+        x = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h * b, w * b, c // (b * b))
+    # channels_first: depth index = (channel * b + row_in_block) * b + col_in_block
+    x = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return x.reshape(n, c // (b * b), h * b, w * b)
+
+
+@op
+@compiled("block_size", "data_format")
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """The inverse of `depth_to_space`: `(n, h, w, c)` becomes
+    `(n, h / b, w / b, c * b**2)`.
+
+    Raises:
+        ValueError: `x` not 4-D, bad `data_format`, or height/width not
+            multiples of `block_size`.
+    """
+    _check_block_layout(x, block_size, data_format, "space_to_depth")
+    b = block_size
+    channels_last = data_format == "channels_last"
+    n, c, h, w = (x.shape[0], x.shape[3], x.shape[1], x.shape[2]) if channels_last else x.shape
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height and width ({h}, {w}) must be multiples of "
+                         f"block_size ({b}).")
+    if channels_last:
+        x = x.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h // b, w // b, c * b * b)
+    x = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 1, 3, 5, 2, 4)
+    return x.reshape(n, c * b * b, h // b, w // b)
+
+
+@op
+@compiled()
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio in dB: `20 log10(max_val) - 10 log10(mse)`,
+    with the mean squared error over all entries (a scalar).
+
+    Raises:
+        ValueError: `x1` and `x2` have different shapes.
+    """
+    if jnp.shape(x1) != jnp.shape(x2):
+        raise ValueError(f"psnr: `x1` {jnp.shape(x1)} and `x2` {jnp.shape(x2)} must have "
+                         "the same shape.")
+    x2 = as_array(x2)
+    mse = jnp.mean(jnp.square(x1 - x2))
+    return 20 * jnp.log10(jnp.asarray(max_val, x2.dtype)) - 10 * jnp.log10(mse)
+
+
+# --------------------------------------------------------------------------
 # CTC (connectionist temporal classification)
 # --------------------------------------------------------------------------
 
