@@ -16,6 +16,7 @@ import jax.numpy as jnp
 
 from loopax.src import dtypes
 from loopax.src.losses.loss import EPSILON, Loss, check_same_shape, squeeze_or_expand_to_same_rank
+from loopax.src.ops.nn import ctc_loss
 from loopax.src.tensor import op
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
     "binary_crossentropy", "binary_focal_crossentropy", "categorical_crossentropy",
     "sparse_categorical_crossentropy", "kl_divergence", "poisson", "hinge",
     "squared_hinge", "categorical_hinge", "categorical_focal_crossentropy",
-    "categorical_generalized_cross_entropy", "dice", "tversky", "circle",
+    "categorical_generalized_cross_entropy", "dice", "tversky", "circle", "ctc",
     "mse", "MSE", "mae", "MAE", "mape", "MAPE", "msle", "MSLE", "kld", "KLD",
     "kullback_leibler_divergence", "logcosh", "bce", "BCE",
     "LossFunctionWrapper", "MeanSquaredError", "MeanAbsoluteError",
@@ -32,7 +33,7 @@ __all__ = [
     "CosineSimilarity", "BinaryCrossentropy", "BinaryFocalCrossentropy",
     "CategoricalCrossentropy", "SparseCategoricalCrossentropy", "KLDivergence",
     "Poisson", "Hinge", "SquaredHinge", "CategoricalHinge", "CategoricalFocalCrossentropy",
-    "CategoricalGeneralizedCrossEntropy", "Dice", "Tversky", "Circle",
+    "CategoricalGeneralizedCrossEntropy", "Dice", "Tversky", "Circle", "CTC",
 ]
 
 
@@ -684,6 +685,42 @@ bce = BCE = binary_crossentropy
 
 
 # --------------------------------------------------------------------------
+# Sequences
+# --------------------------------------------------------------------------
+
+@op
+def ctc(y_true, y_pred):
+    """CTC loss of padded label sequences against per-step class logits.
+
+    As in Keras: class 0 is the blank, and also marks padding in `y_true`,
+    so each label length is the count of its nonzero entries; every output
+    sequence is taken as `max_time` steps long.
+
+    Args:
+        y_true: `(batch, max_label_length)` integer labels, 0-padded.
+        y_pred: `(batch, max_time, num_classes)` logits (log-softmax is
+            applied inside; softmax outputs are accepted the same way, as
+            Keras does).
+
+    Returns:
+        `(batch,)` losses.
+
+    Raises:
+        ValueError: `y_true` is not 2-D or `y_pred` not 3-D.
+    """
+    if jnp.ndim(y_true) != 2:
+        raise ValueError(f"ctc: `y_true` must be (batch, max_label_length) integer labels, "
+                         f"got shape {jnp.shape(y_true)}.")
+    if jnp.ndim(y_pred) != 3:
+        raise ValueError(f"ctc: `y_pred` must be (batch, max_time, num_classes) logits, "
+                         f"got shape {jnp.shape(y_pred)}.")
+    batch, max_time = jnp.shape(y_pred)[:2]
+    label_length = jnp.sum(jnp.asarray(y_true) != 0, axis=-1).astype("int32")
+    return _raw(ctc_loss)(y_true, y_pred, label_length,
+                          jnp.full((batch,), max_time, "int32"), mask_index=0)
+
+
+# --------------------------------------------------------------------------
 # Classes
 # --------------------------------------------------------------------------
 
@@ -1157,13 +1194,26 @@ class Circle(LossFunctionWrapper):
         return _circle(y_true, y_pred, **self._fn_kwargs)
 
 
+class CTC(LossFunctionWrapper):
+    """Connectionist temporal classification loss (see `ctc`): y_true
+    `(batch, max_label_length)` 0-padded labels, y_pred `(batch, max_time,
+    num_classes)` logits or softmax outputs, class 0 the blank.
+
+    Args:
+        reduction, name, dtype: as `Loss`.
+    """
+
+    def __init__(self, reduction=_R, name="ctc", dtype=None):
+        super().__init__(ctc, reduction=reduction, name=name, dtype=dtype)
+
+
 LOSS_CLASSES = (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
     MeanSquaredLogarithmicError, Huber, LogCosh, CosineSimilarity,
     BinaryCrossentropy, BinaryFocalCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge,
     CategoricalHinge, CategoricalFocalCrossentropy, CategoricalGeneralizedCrossEntropy, Dice,
-    Tversky, Circle,
+    Tversky, Circle, CTC,
 )
 
 LOSS_FUNCTIONS = (
@@ -1172,5 +1222,5 @@ LOSS_FUNCTIONS = (
     binary_crossentropy, binary_focal_crossentropy, categorical_crossentropy,
     sparse_categorical_crossentropy, kl_divergence, poisson, hinge, squared_hinge,
     categorical_hinge, categorical_focal_crossentropy, categorical_generalized_cross_entropy,
-    dice, tversky, circle,
+    dice, tversky, circle, ctc,
 )

@@ -134,4 +134,28 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Array:
     return jnp.linalg.lstsq(a, b, rcond=rcond)[0]
 
 
+def _check_matrix(x, name):
+    if jnp.ndim(x) < 2:
+        raise ValueError(f"{name}: `x` must have rank >= 2 (..., rows, columns), got shape "
+                         f"{jnp.shape(x)}.")
+
+
+@op
+@compiled("rcond")
+def pinv(x, rcond=None):
+    """The Moore-Penrose pseudo-inverse of the last two axes, from the SVD;
+    singular values below `rcond` times the largest count as zero."""
+    _check_matrix(x, "pinv")
+    return jnp.linalg.pinv(x, rtol=rcond)
+
+
+@op
+@compiled("tol")
+def matrix_rank(x, tol=None):
+    """The rank of the last two axes (int32): singular values above `tol`
+    (default: a few float epsilons times the largest)."""
+    _check_matrix(x, "matrix_rank")
+    return jnp.linalg.matrix_rank(x, tol=tol).astype("int32")
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from loopax.src.array_types import Array, ArrayLike, Axis
@@ -102,6 +103,19 @@ def erf(x: ArrayLike) -> Array:
 
 
 @op
+def erfc(x: ArrayLike) -> Array:
+    """The complementary error function `1 - erf(x)`, accurate for large `x`.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape (float).
+    """
+    return lax.erfc(_float(x))
+
+
+@op
 def erfinv(x: ArrayLike) -> Array:
     """The inverse error function, elementwise (defined on (-1, 1)).
 
@@ -177,6 +191,66 @@ def segment_max(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | Non
     return _segment_max(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 
+def segment_min(data, segment_ids, num_segments=None, sorted=False):
+    """Minima of `data` rows sharing a segment id (empty segments: the
+    dtype's largest value)."""
+    return _segment_min(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+def segment_prod(data, segment_ids, num_segments=None, sorted=False):
+    """Products of `data` rows sharing a segment id (empty segments: 1)."""
+    return _segment_prod(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
+
+
+@op
+@compiled("num_segments", "sorted")
+def _segment_min(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_min(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+@op
+@compiled("num_segments", "sorted")
+def _segment_prod(data, segment_ids, num_segments, sorted):
+    return jax.ops.segment_prod(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+@op
+@compiled()
+def cdist(x, y):
+    """Euclidean distances between the rows of `x` and of `y`.
+
+    Args:
+        x: `(..., m, d)`.
+        y: `(..., n, d)` (same batch axes).
+
+    Returns:
+        `(..., m, n)` distances.
+
+    Raises:
+        ValueError: rank below 2 or different last axes.
+    """
+    if jnp.ndim(x) < 2 or jnp.ndim(y) < 2:
+        raise ValueError(f"cdist: `x` and `y` must have rank >= 2 (..., points, features), "
+                         f"got shapes {jnp.shape(x)} and {jnp.shape(y)}.")
+    if jnp.shape(x)[-1] != jnp.shape(y)[-1]:
+        raise ValueError(f"cdist: `x` {jnp.shape(x)} and `y` {jnp.shape(y)} must have the "
+                         "same number of features (last axis).")
+    difference = jnp.expand_dims(x, -2) - jnp.expand_dims(y, -3)
+    return jnp.sqrt(jnp.sum(difference * difference, axis=-1))
+
+
+@op
+@compiled("sequence_length", "sequence_stride")
+def extract_sequences(x, sequence_length, sequence_stride):
+    """Overlapping windows of the last axis: `(..., n)` becomes
+    `(..., (n - sequence_length) // sequence_stride + 1, sequence_length)`."""
+    count = (jnp.shape(x)[-1] - sequence_length) // sequence_stride + 1
+    if count < 1:
+        raise ValueError(f"extract_sequences: the last axis of x {jnp.shape(x)} is shorter "
+                         f"than sequence_length={sequence_length}.")
+    return x[..., _frame_indices(count, sequence_length, sequence_stride)]
+
+
 @op
 @compiled("num_segments", "sorted")
 def _segment_sum(data, segment_ids, num_segments, sorted):
@@ -187,6 +261,245 @@ def _segment_sum(data, segment_ids, num_segments, sorted):
 @compiled("num_segments", "sorted")
 def _segment_max(data, segment_ids, num_segments, sorted):
     return jax.ops.segment_max(data, segment_ids, num_segments, indices_are_sorted=sorted)
+
+
+# --------------------------------------------------------------------------
+# Fourier transforms. Complex values travel as a (real, imag) pair of float
+# tensors, as in Keras.
+# --------------------------------------------------------------------------
+
+def _complex(x, name):
+    """The complex array a `(real, imag)` pair stands for."""
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise ValueError(f"{name}: `x` must be a (real, imag) tuple of two float tensors, "
+                         f"got {type(x).__name__}.")
+    real, imag = as_array(x[0]), as_array(x[1])
+    if real.shape != imag.shape:
+        raise ValueError(f"{name}: the real part has shape {real.shape} and the imaginary "
+                         f"part {imag.shape}; they must match.")
+    if not (jnp.issubdtype(real.dtype, jnp.floating) and jnp.issubdtype(imag.dtype, jnp.floating)):
+        raise ValueError(f"{name}: the real and imaginary parts must be float tensors, got "
+                         f"{real.dtype} and {imag.dtype}; cast them with ops.cast(x, 'float32').")
+    return lax.complex(real, imag)
+
+
+def _pair(z):
+    return jnp.real(z), jnp.imag(z)
+
+
+@op
+@compiled()
+def fft(x):
+    """Discrete Fourier transform along the last axis.
+
+    Args:
+        x: `(real, imag)`, two float tensors of the same shape.
+
+    Returns:
+        `(real, imag)` of the transform, same shape and dtype as the input.
+    """
+    return _pair(jnp.fft.fft(_complex(x, "fft")))
+
+
+@op
+@compiled()
+def fft2(x):
+    """2-D discrete Fourier transform over the last two axes.
+
+    Args:
+        x: `(real, imag)`, two float tensors of the same shape (rank >= 2).
+
+    Returns:
+        `(real, imag)` of the transform, same shape and dtype as the input.
+    """
+    return _pair(jnp.fft.fft2(_complex(x, "fft2")))
+
+
+@op
+@compiled()
+def ifft2(x):
+    """Inverse 2-D discrete Fourier transform over the last two axes.
+
+    Args:
+        x: `(real, imag)`, two float tensors of the same shape (rank >= 2).
+
+    Returns:
+        `(real, imag)` of the inverse transform, same shape and dtype.
+    """
+    return _pair(jnp.fft.ifft2(_complex(x, "ifft2")))
+
+
+@op
+@compiled("fft_length")
+def rfft(x, fft_length=None):
+    """Fourier transform of a real signal along the last axis, keeping the
+    `fft_length // 2 + 1` non-negative frequencies.
+
+    Args:
+        x: a real tensor `(..., n)`.
+        fft_length: the transform length; `x` is cut or zero-padded to it
+            (default `n`).
+
+    Returns:
+        `(real, imag)`, each `(..., fft_length // 2 + 1)`.
+    """
+    return _pair(jnp.fft.rfft(as_array(x), n=fft_length, axis=-1))
+
+
+@op
+@compiled("fft_length")
+def irfft(x, fft_length=None):
+    """Inverse of `rfft`: a real signal from its non-negative frequencies.
+
+    Args:
+        x: `(real, imag)`, each `(..., bins)`.
+        fft_length: the output length (default `2 * (bins - 1)`).
+
+    Returns:
+        A real tensor `(..., fft_length)`.
+    """
+    return jnp.fft.irfft(_complex(x, "irfft"), n=fft_length, axis=-1)
+
+
+def _frame_indices(num_frames, frame_length, stride):
+    return np.arange(num_frames)[:, None] * stride + np.arange(frame_length)[None, :]
+
+
+def _stft_window(window, sequence_length, fft_length, dtype, name):
+    """The analysis window, zero-padded (centred) to `fft_length`; all ones
+    over `fft_length` when `window` is None (as Keras does)."""
+    if window is None:
+        return jnp.ones((fft_length,), dtype)
+    if isinstance(window, str):
+        if window not in ("hann", "hamming"):
+            raise ValueError(f"{name}: window={window!r} is not supported; use 'hann', "
+                             "'hamming', a 1-D array of length sequence_length, or None.")
+        # Periodic (DFT-even) windows, as scipy.signal.get_window makes them.
+        a0 = 0.5 if window == "hann" else 0.54
+        n = np.arange(sequence_length)
+        window = a0 - (1 - a0) * np.cos(2 * np.pi * n / sequence_length)
+    window = jnp.asarray(window, dtype)
+    if window.shape != (sequence_length,):
+        raise ValueError(f"{name}: `window` must have shape ({sequence_length},) "
+                         f"(sequence_length), got {window.shape}.")
+    left = (fft_length - sequence_length) // 2
+    return jnp.pad(window, (left, fft_length - sequence_length - left))
+
+
+def _check_stft_lengths(sequence_length, sequence_stride, fft_length, name):
+    if fft_length < sequence_length:
+        raise ValueError(f"{name}: fft_length={fft_length} must be at least "
+                         f"sequence_length={sequence_length}.")
+    if sequence_stride < 1:
+        raise ValueError(f"{name}: sequence_stride must be positive, got {sequence_stride}.")
+
+
+@op
+@compiled("sequence_length", "sequence_stride", "fft_length", "window", "center")
+def _stft(x, window_array, window, sequence_length, sequence_stride, fft_length, center):
+    if center:
+        half = fft_length // 2
+        x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(half, half)], mode="reflect")
+    win = _stft_window(window_array if window == "array" else window, sequence_length,
+                       fft_length, x.dtype, "stft")
+    num_frames = (x.shape[-1] - fft_length) // sequence_stride + 1
+    if num_frames < 1:
+        raise ValueError(f"stft: the signal (length {x.shape[-1]} after centring) is "
+                         f"shorter than fft_length={fft_length}.")
+    frames = x[..., _frame_indices(num_frames, fft_length, sequence_stride)]
+    # Keras keeps the window sum's sign (its scaling divides by |sum| / sum).
+    total = jnp.sum(win)
+    return _pair(jnp.fft.rfft(frames * win, n=fft_length) * (jnp.abs(total) / total))
+
+
+def stft(x, sequence_length, sequence_stride, fft_length, window="hann", center=True):
+    """Short-time Fourier transform along the last axis.
+
+    Frames of `fft_length` samples every `sequence_stride` samples are
+    multiplied by the window (`sequence_length` long, zero-padded in the
+    middle of `fft_length`) and `rfft`-ed.
+
+    Args:
+        x: a float32/float64 signal `(..., samples)`.
+        sequence_length: the window length.
+        sequence_stride: the hop between frames.
+        fft_length: the frame (and FFT) length, `>= sequence_length`.
+        window: "hann", "hamming" (periodic windows), a 1-D array of length
+            `sequence_length`, or None (no window over the whole frame).
+        center: pad `fft_length // 2` samples (reflected) at both ends, so
+            frame `t` is centred on sample `t * sequence_stride`.
+
+    Returns:
+        `(real, imag)`, each `(..., frames, fft_length // 2 + 1)`.
+
+    Raises:
+        TypeError: `x` is not float32 or float64.
+        ValueError: bad lengths or window.
+    """
+    dtype = np.dtype(getattr(unwrap(x), "dtype", np.float32))
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(f"stft: `x` must be float32 or float64, got {dtype}; cast it first.")
+    _check_stft_lengths(sequence_length, sequence_stride, fft_length, "stft")
+    return _stft(x, *_window_args(window), sequence_length, sequence_stride, fft_length,
+                 center=center)
+
+
+def _window_args(window):
+    """`(window_array, window)` for the compiled op: an array window is an
+    array argument, a name (or None) a static one."""
+    if window is None or isinstance(window, str):
+        return None, window
+    return window, "array"
+
+
+@op
+@compiled("window", "sequence_length", "sequence_stride", "fft_length", "length", "center")
+def _istft(x, window_array, window, sequence_length, sequence_stride, fft_length, length,
+           center):
+    z = _complex(x, "istft")
+    if z.ndim < 2:
+        raise ValueError(f"istft: `x` must be (..., frames, bins), got shape {z.shape}.")
+    dtype = jnp.real(z).dtype
+    win = _stft_window(window_array if window == "array" else window, sequence_length,
+                       fft_length, dtype, "istft")
+    frames = jnp.fft.irfft(z, n=fft_length, axis=-1) * win
+    num_frames = z.shape[-2]
+    total = fft_length + sequence_stride * (num_frames - 1)
+    index = _frame_indices(num_frames, fft_length, sequence_stride)
+    signal = jnp.zeros(z.shape[:-2] + (total,), dtype).at[..., index].add(frames)
+    norm = jnp.zeros((total,), dtype).at[index].add(jnp.broadcast_to(win * win, index.shape))
+    signal = signal / jnp.where(norm > 1e-10, norm, 1.0)
+    if window is None:  # Keras's scaling without a window
+        signal = signal * (fft_length / sequence_stride)
+    start = fft_length // 2 if center else 0
+    if length is not None:
+        return signal[..., start:start + length]
+    return signal[..., start:total - start]
+
+
+def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="hann",
+          center=True):
+    """Inverse short-time Fourier transform: the signal whose `stft` is `x`
+    (windowed overlap-add, normalised by the summed squared window).
+
+    Args:
+        x: `(real, imag)`, each `(..., frames, fft_length // 2 + 1)`.
+        sequence_length: the window length.
+        sequence_stride: the hop between frames.
+        fft_length: the frame (and FFT) length.
+        length: cut the output to this many samples (default: all).
+        window: as in `stft`.
+        center: whether `stft` padded the signal; the padding is removed.
+
+    Returns:
+        A float tensor `(..., samples)`.
+
+    Raises:
+        ValueError: bad lengths, window or input shape.
+    """
+    _check_stft_lengths(sequence_length, sequence_stride, fft_length, "istft")
+    return _istft(x, *_window_args(window), sequence_length, sequence_stride, fft_length,
+                  length, center=center)
 
 
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

@@ -883,4 +883,321 @@ def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
     return jnp.einsum("...nts,...snh->...tnh", weights, value)
 
 
+# --------------------------------------------------------------------------
+# More activations, image re-layout, PSNR
+# --------------------------------------------------------------------------
+
+@op
+@compiled()
+def threshold(x, threshold, default_value):
+    """`x` where `x > threshold`, else `default_value`."""
+    return jnp.where(x > threshold, x, default_value)
+
+
+@op
+@compiled()
+def sparse_sigmoid(x):
+    """A piecewise-linear sigmoid: 0 below -1, 1 above 1, `(x + 1) / 2` between."""
+    return jnp.clip((as_array(x) + 1) / 2, 0, 1)
+
+
+@op
+@compiled("axis")
+def sparsemax(x, axis=-1):
+    """Sparsemax: the Euclidean projection of `x` onto the probability
+    simplex along `axis` (like softmax, but exact zeros are common)."""
+    x = as_array(x)
+    ranked = -jnp.sort(-x, axis=axis)
+    cumulative = jnp.cumsum(ranked, axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    k = jnp.arange(1, x.shape[axis] + 1, dtype=x.dtype).reshape(shape)
+    in_support = 1 + k * ranked > cumulative
+    size = jnp.sum(in_support, axis=axis, keepdims=True)
+    tau = (jnp.sum(jnp.where(in_support, ranked, 0), axis=axis, keepdims=True) - 1) / size
+    return jnp.maximum(x - tau, 0)
+
+
+def _check_block_layout(x, block_size, data_format, name):
+    if jnp.ndim(x) != 4:
+        raise ValueError(f"{name}: `x` must be 4-D (batch, height, width, channels) or "
+                         f"channels_first, got shape {jnp.shape(x)}.")
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"{name}: data_format must be 'channels_last' or 'channels_first', "
+                         f"got {data_format!r}.")
+    if block_size < 1:
+        raise ValueError(f"{name}: block_size must be a positive int, got {block_size}.")
+
+
+@op
+@compiled("block_size", "data_format")
+def depth_to_space(x, block_size, data_format="channels_last"):
+    """Moves channel blocks into space: `(n, h, w, c)` becomes
+    `(n, h * b, w * b, c / b**2)` (the layout of Keras/TF's DepthToSpace).
+
+    Raises:
+        ValueError: `x` not 4-D, bad `data_format`, or channels not a
+            multiple of `block_size ** 2`.
+    """
+    _check_block_layout(x, block_size, data_format, "depth_to_space")
+    b = block_size
+    channels_last = data_format == "channels_last"
+    n, c, h, w = (x.shape[0], x.shape[3], x.shape[1], x.shape[2]) if channels_last else x.shape
+    if c % (b * b):
+        raise ValueError(f"depth_to_space: channels ({c}) must be a multiple of "
+                         f"block_size**2 ({b * b}).")
+    if channels_last:  # depth index = (row_in_block * b + col_in_block) * c' + channel
+        x = x.reshape(n, h, w, b, b, c // (b * b)).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h * b, w * b, c // (b * b))
+    # channels_first: depth index = (channel * b + row_in_block) * b + col_in_block
+    x = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return x.reshape(n, c // (b * b), h * b, w * b)
+
+
+@op
+@compiled("block_size", "data_format")
+def space_to_depth(x, block_size, data_format="channels_last"):
+    """The inverse of `depth_to_space`: `(n, h, w, c)` becomes
+    `(n, h / b, w / b, c * b**2)`.
+
+    Raises:
+        ValueError: `x` not 4-D, bad `data_format`, or height/width not
+            multiples of `block_size`.
+    """
+    _check_block_layout(x, block_size, data_format, "space_to_depth")
+    b = block_size
+    channels_last = data_format == "channels_last"
+    n, c, h, w = (x.shape[0], x.shape[3], x.shape[1], x.shape[2]) if channels_last else x.shape
+    if h % b or w % b:
+        raise ValueError(f"space_to_depth: height and width ({h}, {w}) must be multiples of "
+                         f"block_size ({b}).")
+    if channels_last:
+        x = x.reshape(n, h // b, b, w // b, b, c).transpose(0, 1, 3, 2, 4, 5)
+        return x.reshape(n, h // b, w // b, c * b * b)
+    x = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 1, 3, 5, 2, 4)
+    return x.reshape(n, c * b * b, h // b, w // b)
+
+
+@op
+@compiled()
+def psnr(x1, x2, max_val):
+    """Peak signal-to-noise ratio in dB: `20 log10(max_val) - 10 log10(mse)`,
+    with the mean squared error over all entries (a scalar).
+
+    Raises:
+        ValueError: `x1` and `x2` have different shapes.
+    """
+    if jnp.shape(x1) != jnp.shape(x2):
+        raise ValueError(f"psnr: `x1` {jnp.shape(x1)} and `x2` {jnp.shape(x2)} must have "
+                         "the same shape.")
+    x2 = as_array(x2)
+    mse = jnp.mean(jnp.square(x1 - x2))
+    return 20 * jnp.log10(jnp.asarray(max_val, x2.dtype)) - 10 * jnp.log10(mse)
+
+
+# --------------------------------------------------------------------------
+# CTC (connectionist temporal classification)
+# --------------------------------------------------------------------------
+
+_CTC_LOG_ZERO = -1e5  # log-probability of an impossible alignment state (as Keras)
+
+
+def _ctc_check(name, target=None, output=None):
+    if target is not None and jnp.ndim(target) != 2:
+        raise ValueError(f"{name}: `target` must be (batch, max_label_length) integer labels, "
+                         f"got shape {jnp.shape(target)}.")
+    if output is not None and jnp.ndim(output) != 3:
+        raise ValueError(f"{name}: `output` must be (batch, max_time, num_classes) logits, "
+                         f"got shape {jnp.shape(output)}.")
+
+
+@op
+@compiled("mask_index")
+def ctc_loss(target, output, target_length, output_length, mask_index=0):
+    """CTC loss: `-log p(target | output)` summed over every alignment.
+
+    The forward (alpha) recursion over the label interleaved with blanks,
+    in log space, one `lax.scan` step per time step (differentiable, jit-able).
+
+    Args:
+        target: `(batch, max_label_length)` integer labels; entries past
+            `target_length` are ignored.
+        output: `(batch, max_time, num_classes)` logits (log-softmax is
+            applied here); time steps past `output_length` are ignored.
+        target_length: `(batch,)` label lengths.
+        output_length: `(batch,)` output lengths.
+        mask_index: the blank class.
+
+    Returns:
+        `(batch,)` losses, float32 (float64 for float64 logits). An
+        impossible alignment (labels too long for the output) gives a large
+        finite loss (about 1e5) instead of infinity.
+
+    Raises:
+        ValueError: `target` is not 2-D or `output` not 3-D.
+    """
+    _ctc_check("ctc_loss", target, output)
+    output = as_array(output)
+    dtype = jnp.promote_types(output.dtype, jnp.float32)
+    log_probs = jax.nn.log_softmax(output.astype(dtype), axis=-1)
+    target = jnp.asarray(target).astype("int32")
+    target_length = jnp.asarray(target_length).astype("int32")
+    output_length = jnp.asarray(output_length).astype("int32")
+    batch, max_time, _ = log_probs.shape
+    states = 2 * target.shape[1] + 1
+
+    # The extended label: blank, l0, blank, l1, ..., blank.
+    extended = jnp.full((batch, states), mask_index, "int32").at[:, 1::2].set(target)
+    two_back = jnp.pad(extended, ((0, 0), (2, 0)), constant_values=mask_index)[:, :states]
+    can_skip = (extended != mask_index) & (extended != two_back)  # l_{k-1} -> l_k over a blank
+    emit = jnp.take_along_axis(log_probs, jnp.broadcast_to(
+        extended[:, None, :], (batch, max_time, states)), axis=2)  # (batch, time, states)
+    active = jnp.arange(max_time)[None, :] < output_length[:, None]
+
+    def shift(alpha, by):
+        return jnp.pad(alpha, ((0, 0), (by, 0)), constant_values=_CTC_LOG_ZERO)[:, :states]
+
+    def step(alpha, inputs):
+        emit_t, active_t = inputs
+        prior = jnp.logaddexp(alpha, shift(alpha, 1))
+        prior = jnp.logaddexp(prior, jnp.where(can_skip, shift(alpha, 2), _CTC_LOG_ZERO))
+        return jnp.where(active_t[:, None], prior + emit_t, alpha), None
+
+    # A virtual start one step before t = 0 (log 1 in state 0).
+    start = jnp.full((batch, states), _CTC_LOG_ZERO, dtype).at[:, 0].set(0.0)
+    alpha, _ = lax.scan(step, start, (jnp.swapaxes(emit, 0, 1), active.T))
+    last = jnp.take_along_axis(alpha, 2 * target_length[:, None], axis=1)[:, 0]
+    before_last = jnp.take_along_axis(
+        alpha, jnp.maximum(2 * target_length - 1, 0)[:, None], axis=1)[:, 0]
+    before_last = jnp.where(target_length > 0, before_last, _CTC_LOG_ZERO)
+    return -jnp.logaddexp(last, before_last)
+
+
+@op
+@compiled("strategy", "beam_width", "top_paths", "merge_repeated", "mask_index")
+def ctc_decode(inputs, sequence_lengths, strategy="greedy", beam_width=100, top_paths=1,
+               merge_repeated=True, mask_index=0):
+    """Decodes CTC outputs into label sequences.
+
+    Args:
+        inputs: `(batch, max_time, num_classes)` logits.
+        sequence_lengths: `(batch,)` lengths; later time steps are ignored.
+        strategy: "greedy" (the best class per step) or "beam_search"
+            (prefix beam search over log-softmax probabilities).
+        beam_width: the beam size of "beam_search".
+        top_paths: how many best sequences "beam_search" returns.
+        merge_repeated: "greedy" only: merge repeats not separated by a blank.
+        mask_index: the blank class (None: the last class).
+
+    Returns:
+        `(decoded, scores)`. "greedy": int32 `(1, batch, max_time)` labels
+        (blanks removed, padded with -1) and `(batch, 1)` scores, minus the
+        sum of the chosen logits. "beam_search": int32
+        `(top_paths, batch, max_time)` and `(batch, top_paths)` log
+        probabilities, best first.
+
+    Raises:
+        ValueError: unknown `strategy`, or `inputs` not 3-D.
+    """
+    _ctc_check("ctc_decode", output=inputs)
+    inputs = as_array(inputs)
+    inputs = inputs.astype(jnp.promote_types(inputs.dtype, jnp.float32))
+    lengths = jnp.asarray(sequence_lengths).astype("int32")
+    blank = inputs.shape[-1] - 1 if mask_index is None else mask_index
+    if strategy == "greedy":
+        return _ctc_greedy(inputs, lengths, merge_repeated, blank)
+    if strategy == "beam_search":
+        paths, scores = jax.vmap(lambda x, n: _ctc_beam_search(
+            jax.nn.log_softmax(x, axis=-1), n, beam_width, top_paths, blank))(inputs, lengths)
+        return jnp.swapaxes(paths, 0, 1), scores
+    raise ValueError(f"ctc_decode: strategy={strategy!r} is not supported; use 'greedy' or "
+                     "'beam_search'.")
+
+
+def _ctc_greedy(inputs, lengths, merge_repeated, blank):
+    max_time = inputs.shape[1]
+    best = jnp.argmax(inputs, axis=-1).astype("int32")
+    padding = jnp.arange(max_time)[None, :] >= lengths[:, None]
+    best = jnp.where(padding, blank, best)
+    scores = jnp.where(padding, 0.0, jnp.max(inputs, axis=-1))
+    if merge_repeated:
+        repeat = jnp.pad(best[:, 1:] == best[:, :-1], ((0, 0), (1, 0)))
+        best = jnp.where(repeat, blank, best)
+    dropped = best == blank
+    labels = jnp.where(dropped, -1, best)
+    # Kept labels first, in order; dropped ones (now -1) after them.
+    labels = jnp.take_along_axis(labels, jnp.argsort(dropped, axis=-1, stable=True), axis=-1)
+    return labels[None], -jnp.sum(scores, axis=1, keepdims=True)
+
+
+def _ctc_beam_search(log_probs, length, beam_width, top_paths, blank):
+    """Prefix beam search for one sequence `(time, classes)` of log-probabilities.
+
+    Each beam is a label prefix with two scores: the log-probability of the
+    alignments so far that produce it and end in a blank (`p_blank`) or in
+    its last label (`p_label`). Returns `(top_paths, time)` labels (-1
+    padded) and their `(top_paths,)` log-probabilities.
+    """
+    max_time, classes = log_probs.shape
+    width = beam_width
+    steps = jnp.arange(max_time)
+
+    # Time step 0: one beam per class among the `width` most likely.
+    first = min(classes, width)
+    first_scores, first_class = lax.top_k(log_probs[0], first)
+    first_blank = first_class == blank
+    prefixes = jnp.full((width, max_time), -1, "int32").at[:first, 0].set(
+        jnp.where(first_blank, -1, first_class))
+    lengths = jnp.zeros((width,), "int32").at[:first].set(jnp.where(first_blank, 0, 1))
+    none = jnp.full((width,), -jnp.inf, log_probs.dtype)
+    p_blank = none.at[:first].set(jnp.where(first_blank, first_scores, -jnp.inf))
+    p_label = none.at[:first].set(jnp.where(first_blank, -jnp.inf, first_scores))
+
+    def step(beams, inputs):
+        prefixes, lengths, p_blank, p_label = beams
+        log_p, active = inputs
+        total = jnp.logaddexp(p_blank, p_label)
+        has_last = lengths > 0
+        last = jnp.where(has_last, prefixes[jnp.arange(width), jnp.maximum(lengths - 1, 0)], -1)
+
+        # Same prefix: a blank, or the last label repeated without a blank.
+        stay_blank = total + log_p[blank]
+        stay_label = p_label + jnp.where(has_last, log_p[jnp.maximum(last, 0)], -jnp.inf)
+        # Prefix + c: a repeat of the last label needs a blank in between.
+        before = jnp.where(jnp.arange(classes)[None, :] == last[:, None],
+                           p_blank[:, None], total[:, None])
+        grow = (before + log_p[None, :]).at[:, blank].set(-jnp.inf)  # (width, classes)
+
+        # A grown prefix that is already a beam joins that beam's scores.
+        parent = jnp.where(steps[None, :] == (lengths - 1)[:, None], -1, prefixes)
+        same = (jnp.all(parent[:, None, :] == prefixes[None, :, :], axis=-1)
+                & (lengths[:, None] == lengths[None, :] + 1)
+                & has_last[:, None] & (total > -jnp.inf)[:, None])  # same[beam, source]
+        joining = jnp.where(same, grow[:, jnp.maximum(last, 0)].T, -jnp.inf)
+        stay_label = jnp.logaddexp(stay_label, jax.nn.logsumexp(joining, axis=1))
+        joined = jnp.any(same[:, :, None] & (jnp.arange(classes) == last[:, None, None]),
+                         axis=0)
+        grow = jnp.where(joined, -jnp.inf, grow)
+
+        scores = jnp.concatenate([jnp.logaddexp(stay_blank, stay_label), grow.ravel()])
+        _, pick = lax.top_k(scores, width)
+        grown = pick >= width
+        source = jnp.where(grown, (pick - width) // classes, pick)
+        label = (pick - width) % classes
+        new_lengths = lengths[source]
+        new_prefixes = jnp.where(grown[:, None] & (steps[None, :] == new_lengths[:, None]),
+                                 label[:, None], prefixes[source])
+        new = (new_prefixes, new_lengths + grown,
+               jnp.where(grown, -jnp.inf, stay_blank[source]),
+               jnp.where(grown, grow.ravel()[jnp.maximum(pick - width, 0)], stay_label[source]))
+        return jax.tree_util.tree_map(lambda n, o: jnp.where(active, n, o), new, beams), None
+
+    beams = (prefixes, lengths, p_blank, p_label)
+    (prefixes, _, p_blank, p_label), _ = lax.scan(
+        step, beams, (log_probs[1:], steps[1:] < length))
+    scores, best = lax.top_k(jnp.logaddexp(p_blank, p_label), top_paths)
+    paths = jnp.where((scores > -jnp.inf)[:, None], prefixes[best], -1)
+    return paths, scores
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

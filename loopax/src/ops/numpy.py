@@ -1526,6 +1526,392 @@ def copy(x: ArrayLike) -> Array:
 
 
 # --------------------------------------------------------------------------
+# NaN-ignoring reductions (as NumPy's nan* functions)
+# --------------------------------------------------------------------------
+
+def _nan_reduction(jnp_fn):
+    @op
+    @compiled("axis", "keepdims")
+    def reduce(x, axis=None, keepdims=False):
+        return jnp_fn(x, axis=_axis(axis), keepdims=keepdims)
+
+    reduce.__name__ = reduce.__qualname__ = jnp_fn.__name__
+    reduce.__doc__ = (f"`{jnp_fn.__name__[3:]}` over `axis` (all axes by default), "
+                      "skipping NaN entries.")
+    return reduce
+
+
+nanmax = _nan_reduction(jnp.nanmax)
+nanmin = _nan_reduction(jnp.nanmin)
+nansum = _nan_reduction(jnp.nansum)
+nanprod = _nan_reduction(jnp.nanprod)
+nanmean = _nan_reduction(jnp.nanmean)
+nanmedian = _nan_reduction(jnp.nanmedian)
+nanstd = _nan_reduction(jnp.nanstd)
+nanvar = _nan_reduction(jnp.nanvar)
+nanargmax = _nan_reduction(jnp.nanargmax)
+nanargmin = _nan_reduction(jnp.nanargmin)
+
+
+@op
+@compiled("axis", "dtype")
+def nancumsum(x, axis=None, dtype=None):
+    """Cumulative sum along `axis` (of the flattened `x` if None), NaNs as 0."""
+    return jnp.nancumsum(x, axis=axis, dtype=_dtype(dtype))
+
+
+@op
+@compiled("axis", "dtype")
+def nancumprod(x, axis=None, dtype=None):
+    """Cumulative product along `axis` (of the flattened `x` if None), NaNs as 1."""
+    return jnp.nancumprod(x, axis=axis, dtype=_dtype(dtype))
+
+
+@op
+@compiled("axis", "method", "keepdims")
+def nanquantile(x, q, axis=None, method="linear", keepdims=False):
+    """`quantile` skipping NaN entries; `q` in [0, 1]."""
+    return jnp.nanquantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
+
+
+@op
+@compiled("axis", "method", "keepdims")
+def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
+    """`percentile` skipping NaN entries; `q` in [0, 100]."""
+    return jnp.nanpercentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
+
+
+@op
+@compiled("axis", "method", "keepdims")
+def percentile(x, q, axis=None, method="linear", keepdims=False):
+    """The `q`-th percentiles (`q` in [0, 100]) over `axis`."""
+    return jnp.percentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def ptp(x, axis=None, keepdims=False):
+    """Peak to peak: `max - min` over `axis`."""
+    return jnp.ptp(x, axis=_axis(axis), keepdims=keepdims)
+
+
+# --------------------------------------------------------------------------
+# More elementwise ops
+# --------------------------------------------------------------------------
+
+fmax = op(jnp.fmax)
+fmin = op(jnp.fmin)
+fmod = op(jnp.fmod)
+fabs = op(jnp.fabs)
+gcd = op(jnp.gcd)
+lcm = op(jnp.lcm)
+nextafter = op(jnp.nextafter)
+isneginf = op(jnp.isneginf)
+isposinf = op(jnp.isposinf)
+isreal = op(jnp.isreal)
+bitwise_invert = op(jnp.invert)
+bitwise_left_shift = op(jnp.left_shift)
+bitwise_right_shift = op(jnp.right_shift)
+
+
+def _float_like(x):
+    """`x` as a float array: float dtypes kept, others floatx (as Keras)."""
+    x = as_array(x)
+    return x if jnp.issubdtype(x.dtype, jnp.inexact) else x.astype(dtypes.floatx())
+
+
+@op
+@compiled()
+def sinc(x):
+    """`sin(pi x) / (pi x)`, 1 at 0; integers become floatx."""
+    return jnp.sinc(_float_like(x))
+
+
+@op
+@compiled()
+def angle(x):
+    """The complex argument of `x` (0 or pi for reals); integers become floatx."""
+    return jnp.angle(_float_like(x))
+
+
+@op
+@compiled()
+def i0(x):
+    """The modified Bessel function of the first kind, order 0; integers
+    become floatx."""
+    return jnp.i0(_float_like(x))
+
+
+@op
+@compiled()
+def logaddexp2(x1, x2):
+    """`log2(2**x1 + 2**x2)`, computed stably; integers become floatx."""
+    dtype = jnp.result_type(_float_like(x1), _float_like(x2))
+    return jnp.logaddexp2(jnp.asarray(x1, dtype), jnp.asarray(x2, dtype))
+
+
+@op
+def ldexp(x1, x2):
+    """`x1 * 2**x2` with an integer exponent `x2`.
+
+    Raises:
+        TypeError: `x2` is not an integer tensor.
+    """
+    exponent = as_array(x2)
+    if not jnp.issubdtype(exponent.dtype, jnp.integer):
+        raise TypeError(f"ldexp: the exponent `x2` must be an integer tensor, got "
+                        f"{exponent.dtype}; cast it with ops.cast(x2, 'int32').")
+    return _ldexp(x1, exponent)
+
+
+_ldexp = compiled()(jnp.ldexp)
+
+
+@op
+@compiled("rtol", "atol", "equal_nan")
+def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Whether every `|x1 - x2| <= atol + rtol * |x2|` (a boolean scalar)."""
+    return jnp.allclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+@op
+@compiled("assume_unique", "invert")
+def isin(x1, x2, assume_unique=False, invert=False):
+    """Whether each entry of `x1` occurs in `x2` (`invert`: does not)."""
+    return jnp.isin(x1, x2, assume_unique=assume_unique, invert=invert)
+
+
+# --------------------------------------------------------------------------
+# More shape manipulation and creation
+# --------------------------------------------------------------------------
+
+fliplr = op(compiled()(jnp.fliplr))
+flipud = op(compiled()(jnp.flipud))
+
+
+@op
+@compiled("indices_or_sections")
+def hsplit(x, indices_or_sections):
+    """`split` along axis 1 (axis 0 for 1-D `x`)."""
+    return jnp.hsplit(x, indices_or_sections)
+
+
+@op
+@compiled("indices_or_sections")
+def vsplit(x, indices_or_sections):
+    """`split` along axis 0."""
+    return jnp.vsplit(x, indices_or_sections)
+
+
+@op
+@compiled("indices_or_sections")
+def dsplit(x, indices_or_sections):
+    """`split` along axis 2 (`x` of rank >= 3)."""
+    return jnp.dsplit(x, indices_or_sections)
+
+
+@op
+@compiled()
+def dstack(xs):
+    """Stacks arrays along axis 2 (1-D and 2-D ones are first made 3-D)."""
+    return jnp.dstack(xs)
+
+
+@op
+@compiled("k")
+def diagflat(x, k=0):
+    """A 2-D array with the flattened `x` on diagonal `k`."""
+    return jnp.diagflat(x, k=k)
+
+
+@op
+@compiled("dtype")
+def empty_like(x, dtype=None):
+    """An array of `x`'s shape (and dtype unless given); its values are
+    unspecified (zeros on JAX)."""
+    return jnp.empty_like(x, dtype=_dtype(dtype))
+
+
+@op
+@compiled("num", "endpoint", "dtype", "axis")
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """`num` numbers from `start` to `stop` evenly spaced on a log scale."""
+    return jnp.geomspace(start, stop, num, endpoint=endpoint, dtype=_dtype(dtype), axis=axis)
+
+
+@op
+@compiled("N", "increasing")
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-D `x`: columns are powers of `x`
+    (decreasing unless `increasing`)."""
+    return jnp.vander(x, N=N, increasing=increasing)
+
+
+@op
+@compiled("axis")
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The integral of `y` along `axis` by the trapezoidal rule, at sample
+    points `x` (or spacing `dx`)."""
+    return jnp.trapezoid(y, x, dx=dx, axis=axis)
+
+
+@op
+@compiled()
+def corrcoef(x):
+    """Pearson correlation coefficients of the rows of `x` (variables in rows)."""
+    return jnp.corrcoef(x)
+
+
+@op
+@compiled("kth", "axis")
+def argpartition(x, kth, axis=-1):
+    """Indices that put the `kth` entry in its sorted place along `axis`
+    (smaller before, larger after, each side in any order); `axis=None`
+    works on the flattened `x`."""
+    if axis is None:
+        return jnp.argpartition(jnp.ravel(x), kth, axis=0)
+    return jnp.argpartition(x, kth, axis=axis)
+
+
+@op
+@compiled("shape")
+def unravel_index(indices, shape):
+    """The coordinates (one int array per axis) of flat `indices` into an
+    array of `shape`."""
+    return jnp.unravel_index(indices, shape)
+
+
+@op
+@compiled("bins", "range")
+def histogram(x, bins=10, range=None):
+    """Counts of `x` in `bins` equal-width bins over `range` (default: the
+    min and max of `x`); returns `(counts, bin_edges)`."""
+    return jnp.histogram(x, bins=bins, range=range)
+
+
+def unique(x, sorted=True, return_index=False, return_inverse=False, return_counts=False,
+           axis=None, size=None, fill_value=None):
+    """The distinct entries of `x` (or slices along `axis`), sorted.
+
+    Eagerly the output length is the number of distinct values. Inside
+    `jax.jit` it must be static: give `size`; the result is then cut to
+    `size` entries or padded with `fill_value` (default: the smallest
+    value), as in Keras on JAX.
+
+    Returns:
+        The unique values, followed by (as requested) the index of each
+        one's first occurrence, the inverse indices that rebuild `x`, and
+        the counts.
+
+    Raises:
+        ValueError: inside `jax.jit` without `size`.
+    """
+    if size is None and isinstance(as_array(unwrap(x)), jax.core.Tracer):
+        raise ValueError("unique: inside jax.jit the output size must be static; "
+                         "pass `size` (and optionally `fill_value`).")
+    return _unique(x, sorted, return_index, return_inverse, return_counts, axis, size,
+                   fill_value)
+
+
+@op
+def _unique(x, sorted, return_index, return_inverse, return_counts, axis, size, fill_value):
+    return jnp.unique(x, return_index=return_index, return_inverse=return_inverse,
+                      return_counts=return_counts, axis=axis, equal_nan=False, size=size,
+                      sorted=sorted, fill_value=fill_value)
+
+
+# --------------------------------------------------------------------------
+# Signal windows (symmetric, as NumPy's; floatx)
+# --------------------------------------------------------------------------
+
+def _window_length(x, name):
+    length = unwrap(x)
+    if np.ndim(length) != 0 or isinstance(length, jax.core.Tracer):
+        raise ValueError(f"{name}: the window length must be a Python int (or a concrete "
+                         f"scalar), got {length!r}.")
+    return int(length)
+
+
+def _cosine_window(x, coefficients, name):
+    n = _window_length(x, name)
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    phase = 2 * np.pi * np.arange(n) / (n - 1)
+    window = builtins.sum(a * np.cos(k * phase) for k, a in enumerate(coefficients))
+    return jnp.asarray(window, dtypes.floatx())
+
+
+def hamming(x: int) -> jax.Array:
+    """The Hamming window `0.54 - 0.46 cos(2 pi n / (x - 1))` of length `x`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.54, -0.46), "hamming")
+
+
+def hanning(x: int) -> jax.Array:
+    """The Hann window `0.5 - 0.5 cos(2 pi n / (x - 1))` of length `x`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.5, -0.5), "hanning")
+
+
+def blackman(x: int) -> jax.Array:
+    """The Blackman window `0.42 - 0.5 cos(2 pi n / (x - 1)) + 0.08 cos(4 pi n / (x - 1))`.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    return _cosine_window(x, (0.42, -0.5, 0.08), "blackman")
+
+
+def bartlett(x: int) -> jax.Array:
+    """The Bartlett (triangular) window of length `x`, zero at both ends.
+
+    Args:
+        x: the window length (a Python int).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    n = _window_length(x, "bartlett")
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    half = (n - 1) / 2
+    return jnp.asarray(1 - np.abs(np.arange(n) - half) / half, dtypes.floatx())
+
+
+def kaiser(x: int, beta: float) -> jax.Array:
+    """The Kaiser window `I0(beta sqrt(1 - (2n / (x - 1) - 1)^2)) / I0(beta)`.
+
+    Args:
+        x: the window length (a Python int).
+        beta: the shape parameter (0: rectangular; larger: narrower).
+
+    Returns:
+        A 1-D floatx tensor of length `x`.
+    """
+    n = _window_length(x, "kaiser")
+    if n <= 1:
+        return jnp.ones((builtins.max(n, 0),), dtypes.floatx())
+    ratio = 2 * np.arange(n) / (n - 1) - 1
+    window = np.i0(beta * np.sqrt(1 - ratio ** 2)) / np.i0(beta)
+    return jnp.asarray(window, dtypes.floatx())
+
+
+# --------------------------------------------------------------------------
 # Metadata (static Python values, not ops)
 # --------------------------------------------------------------------------
 
