@@ -75,6 +75,7 @@ from loopax.src.layers.augmentation import (
                                     RandomZoom,
 )
 from loopax.src.layers.categorical import CategoryEncoding, Discretization
+from loopax.src.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (
                                     DepthwiseConv1D,
@@ -140,4 +141,6 @@ from loopax.src.layers.reshaping import (
                                     ZeroPadding2D,
                                     ZeroPadding3D,
 )
+from loopax.src.layers.spectral_normalization import SpectralNormalization
 from loopax.src.layers.text_vectorization import TextVectorization
+from loopax.src.layers.wrapper import Wrapper

@@ -61,6 +61,8 @@ COMPARED_ELSEWHERE = {
     "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN",
     "StackedRNNCells", "Bidirectional", "TimeDistributed",  # tests/layers/test_rnn.py
     "Masking",  # tests/layers/test_masking.py
+    "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",  # tests/layers/test_conv_lstm.py
+    "SpectralNormalization", "Wrapper",  # tests/layers/test_spectral_normalization.py
     "StringLookup", "IntegerLookup", "Hashing", "TextVectorization",  # test_lookup_parity
     "CategoryEncoding", "Discretization",  # test_categorical_parity
 }

@@ -28,6 +28,7 @@ from jax import lax
 from loopax.src import activations, constraints, initializers, random, regularizers
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import Layer
+from loopax.src.layers.wrapper import Wrapper
 from loopax.src.module import _snake_case
 from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
@@ -1032,7 +1033,7 @@ class Bidirectional(Layer):
         return cls(layer, backward_layer=backward, **config)
 
 
-class TimeDistributed(Layer):
+class TimeDistributed(Wrapper):
     """Applies `layer` to every timestep: `(batch, timesteps, ...)` ->
     `(batch, timesteps, ...)`, with the same weights at each step.
 
@@ -1051,11 +1052,7 @@ class TimeDistributed(Layer):
     """
 
     def __init__(self, layer, **kwargs):
-        if not isinstance(layer, Layer):
-            raise ValueError(f"TimeDistributed: `layer` must be a loopax Layer; got "
-                             f"{layer!r:.80}.")
-        super().__init__(**kwargs)
-        self.layer = layer
+        super().__init__(layer, **kwargs)
         self.supports_masking = True
 
     def _check_shape(self, shape):
@@ -1092,13 +1089,4 @@ class TimeDistributed(Layer):
 
     def compute_mask(self, inputs, mask=None):
         return mask
-
-    def get_config(self):
-        return {**super().get_config(), "layer": serialization.serialize(self.layer)}
-
-    @classmethod
-    def from_config(cls, config, custom_objects=None):
-        config = dict(config)
-        layer = serialization.deserialize(config.pop("layer"), custom_objects)
-        return cls(layer, **config)
 

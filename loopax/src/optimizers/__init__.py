@@ -5,8 +5,10 @@ import optax
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.adafactor import Adafactor
 from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Lamb, Nadam
+from loopax.src.optimizers.ftrl import Ftrl
 from loopax.src.optimizers.lion import Lion
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from loopax.src.optimizers.muon import Muon
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
@@ -14,7 +16,7 @@ from loopax.src.optimizers.sgd import SGD
 from loopax.src.utils.registry import Registry
 
 ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
-    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor)}
+    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor, Ftrl, Muon)}
 
 
 _REGISTRY = Registry(

@@ -1,4 +1,4 @@
-"""The Adam family in Keras's exact forms: Adam, AdamW, Adamax, Nadam.
+"""The Adam family in Keras's exact forms: Adam, AdamW, Adamax, Nadam, Lamb.
 
 Each is an optax transformation (moments from `optax.tree`) that produces a
 direction, followed by `scale_by_learning_rate`. Keras's forms differ from
@@ -8,6 +8,7 @@ corrected, so users switching from Keras get Keras's numbers:
     Adam:    var -= lr * m * sqrt(1 - b2^t) / (1 - b1^t) / (sqrt(v) + eps)
     Adamax:  var -= lr * m / ((1 - b1^t) * (u + eps)),  u = max(b2 u, |g|)
     Nadam:   Dozat's form with the momentum schedule u_t = b1 (1 - 0.96^t / 2)
+    Lamb:    var -= lr * r * m_hat / (sqrt(v_hat) + eps),  r = ||var|| / ||step||
 
 `t` is the 1-based step (`iterations + 1`), received as the `step` extra
 argument.
@@ -217,10 +218,39 @@ class Nadam(_MomentsOptimizer):
 
 
 # ---------------------------------------------------------------- Lamb
+class KerasLambState(NamedTuple):
+    momentum: Any
+    velocity: Any
+
+
+def scale_by_keras_lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    """LAMB's Adam direction before the trust ratio, epsilon after the
+    bias-corrected root: `(m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`.
+
+    (optax's `scale_by_adam` has this form but keeps its own step counter;
+    this one reads `step`, like the rest of the family, so the optimizer's
+    variables are Keras's: `iterations`, the rate, momenta and velocities.)
+    """
+
+    def init_fn(params):
+        return KerasLambState(optax.tree.zeros_like(params), optax.tree.zeros_like(params))
+
+    def update_fn(updates, state, params=None, *, step, **extra):
+        t = _step_count(step)
+        m = optax.tree.update_moment(updates, state.momentum, beta_1, 1)
+        v = optax.tree.update_moment_per_elem_norm(updates, state.velocity, beta_2, 2)
+        direction = jax.tree.map(
+            lambda m, v: ((m / (1.0 - beta_1 ** t)) / (jnp.sqrt(v / (1.0 - beta_2 ** t))
+                                                       + epsilon)).astype(m.dtype), m, v)
+        return direction, KerasLambState(m, v)
+
+    return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
 class Lamb(_MomentsOptimizer):
     """LAMB (You et al., 2019): Adam's step rescaled per variable by the trust
-    ratio `||var|| / ||step||` (1 when either norm is 0). optax's
-    `scale_by_adam` + `scale_by_trust_ratio`, which are Keras's forms.
+    ratio `||var|| / ||step||` (1 when either norm is 0), Keras's form:
+    `scale_by_keras_lamb` then optax's `scale_by_trust_ratio`.
 
     Args:
         learning_rate: float or schedule (default 0.001).
@@ -229,8 +259,6 @@ class Lamb(_MomentsOptimizer):
         **kwargs: the base `Optimizer` arguments.
     """
 
-    _slot_aliases = {"mu": "momentum", "nu": "velocity"}
-
     def _transform(self):
-        return optax.chain(optax.scale_by_adam(self.beta_1, self.beta_2, self.epsilon),
+        return optax.chain(scale_by_keras_lamb(self.beta_1, self.beta_2, self.epsilon),
                            optax.scale_by_trust_ratio(), scale_by_learning_rate())
