@@ -158,6 +158,8 @@ def op(fn=None, *, tensor_out=True):
             fallback = _hooks["call_on_symbolic"]
             out = NotImplemented if fallback is None else fallback(fn, args, kwargs)
             if out is NotImplemented:
+                out = _with_sequences_as_arrays(fn, args, kwargs)
+            if out is NotImplemented:
                 raise
             return out
         if wrapped and isinstance(out, jax.Array) and not isinstance(out, jax.core.Tracer):
@@ -169,6 +171,26 @@ def op(fn=None, *, tensor_out=True):
 
     wrapper.__loopax_op__ = fn
     return wrapper
+
+
+def _is_number_sequence(value):
+    if isinstance(value, (list, tuple)):
+        return len(value) > 0 and all(_is_number_sequence(v) for v in value)
+    return isinstance(value, (int, float, complex, bool, np.number, np.bool_))
+
+
+def _with_sequences_as_arrays(fn, args, kwargs):
+    """`fn` again with positional Python lists of numbers as arrays (Keras's ops
+    take `ops.sum([1, 2, 3])`; jax.numpy refuses lists); NotImplemented when
+    there is none, or when that fails too."""
+    if not any(isinstance(a, list) and _is_number_sequence(a) for a in args):
+        return NotImplemented
+    converted = [np.asarray(a) if isinstance(a, list) and _is_number_sequence(a) else a
+                 for a in args]
+    try:
+        return fn(*converted, **kwargs)
+    except Exception:
+        return NotImplemented
 
 
 def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None

@@ -1,6 +1,7 @@
 """The public surface of loopax.ops: names, Keras signatures, symbolic calls."""
 
 import inspect
+import os
 
 import numpy as np
 import pytest
@@ -66,3 +67,22 @@ def test_ops_on_symbolic_tensors_build_a_functional_model():
 def test_errors_on_non_symbolic_inputs_are_unchanged():
     with pytest.raises(TypeError):
         ops.add("a", 1)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("sum", ([1, 2, 3],)), ("mean", ([1.0, 2.0, 4.0],)), ("max", ([[1, 5], [2, 3]],)),
+    ("square", ([1.5, -2.0],)), ("add", ([1, 2], [3, 4])), ("cumsum", ([1, 2, 3],)),
+    ("nanmean", ([1.0, float("nan"), 3.0],)), ("argmax", ([3, 9, 1],)),
+], ids=["sum", "mean", "max-nested", "square", "add-two-lists", "cumsum", "nanmean", "argmax"])
+def test_python_lists_are_arrays_as_in_keras(name, args):
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    keras = pytest.importorskip("keras")
+    ours = getattr(ops, name)(*args)
+    theirs = getattr(keras.ops, name)(*args)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+
+
+def test_a_list_that_is_not_numbers_still_fails_clearly():
+    with pytest.raises(TypeError):
+        ops.sum(["a", "b"])
