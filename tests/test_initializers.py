@@ -69,7 +69,7 @@ def test_constant_initializers_and_dtype():
     np.testing.assert_array_equal(initializers.Identity(gain=2.0)((2, 3)), 2 * np.eye(2, 3))
 
 
-@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 3, 4)])
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 3, 4)], ids=["tall", "wide", "rank_3"])
 def test_orthogonal(shape):
     w = np.asarray(initializers.Orthogonal(gain=2.0, seed=0)(shape)).reshape(-1, shape[-1])
     small = min(w.shape)

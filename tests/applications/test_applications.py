@@ -99,7 +99,8 @@ def described(model):
     ("EfficientNetB0", {"input_shape": (32, 32, 3), "classes": 3}),
     ("VGG16", {"input_shape": (32, 32, 3), "include_top": False, "pooling": "max"}),
     ("MobileNetV2", {"input_shape": (64, 64, 3), "include_top": False, "alpha": 1.4}),
-])
+], ids=["ResNet50-no_top-avg_pool", "EfficientNetB0-3_classes", "VGG16-no_top-max_pool",
+        "MobileNetV2-no_top-alpha_1.4"])
 def test_architecture_matches_keras(name, kwargs):
     reference = keras_model(name, **kwargs)
     model = loopax_model(name, weights=None, **kwargs)

@@ -105,7 +105,7 @@ def test_stateless_custom_loop_runs_sharded(runs):
     assert runs["distribute_tensor_spec"] == "('model', None)"
 
 
-@pytest.mark.parametrize("case, words", [
+BAD_LAYOUT_CASES = [
     ("batch_not_divisible", ["batch size 12", "data-parallel degree 8", "'batch'"]),
     ("missing_axis", ["'dense.*kernel'", "'tensor'", "('batch', 'model')"]),
     ("dimension_not_divisible", ["'out/kernel'", "(16, 4)", "dimension 1 (size 4)",
@@ -113,7 +113,11 @@ def test_stateless_custom_loop_runs_sharded(runs):
     ("unmatched_key", ["'conv.*kernel'", "match no variable", "'hidden/kernel'"]),
     ("distribute_batch_not_divisible", ["batch size 30", "degree 8"]),
     ("wrong_rank", ["'hidden/kernel'", "(12, 16)", "('model',)"]),
-])
+]
+
+
+@pytest.mark.parametrize("case, words", BAD_LAYOUT_CASES,
+                         ids=[case for case, _ in BAD_LAYOUT_CASES])
 def test_bad_layouts_and_batches_raise_clear_errors(runs, case, words):
     message = runs["errors"][case]
     assert message is not None and message.startswith("ValueError"), message

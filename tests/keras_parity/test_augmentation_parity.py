@@ -106,13 +106,19 @@ def test_zoom_channels_first_and_single_image_match_keras():
 
 
 LAYERS = [
-    ("RandomRotation", {"factor": 0.2}),
-    ("RandomRotation", {"factor": (-0.1, 0.3), "fill_mode": "constant", "fill_value": 1.0}),
-    ("RandomZoom", {"height_factor": 0.2, "width_factor": (-0.3, 0.1)}),
-    ("RandomTranslation", {"height_factor": 0.2, "width_factor": (0.0, 0.4)}),
-    ("RandomContrast", {"factor": 0.3, "value_range": (0, 1)}),
-    ("RandomContrast", {"factor": (0.2, 0.6)}),
-    ("RandomBrightness", {"factor": (-0.2, 0.4), "value_range": (0, 1)}),
+    pytest.param("RandomRotation", {"factor": 0.2}, id="RandomRotation-symmetric"),
+    pytest.param("RandomRotation",
+                 {"factor": (-0.1, 0.3), "fill_mode": "constant", "fill_value": 1.0},
+                 id="RandomRotation-range-constant_fill"),
+    pytest.param("RandomZoom", {"height_factor": 0.2, "width_factor": (-0.3, 0.1)},
+                 id="RandomZoom-height_and_width"),
+    pytest.param("RandomTranslation", {"height_factor": 0.2, "width_factor": (0.0, 0.4)},
+                 id="RandomTranslation-height_and_width"),
+    pytest.param("RandomContrast", {"factor": 0.3, "value_range": (0, 1)},
+                 id="RandomContrast-unit_range"),
+    pytest.param("RandomContrast", {"factor": (0.2, 0.6)}, id="RandomContrast-factor_range"),
+    pytest.param("RandomBrightness", {"factor": (-0.2, 0.4), "value_range": (0, 1)},
+                 id="RandomBrightness-unit_range"),
 ]
 
 

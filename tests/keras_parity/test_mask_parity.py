@@ -22,9 +22,10 @@ V_MASK = np.array([[1, 1, 1, 1, 0, 0], [1, 0, 1, 1, 1, 1]], bool)
     ("Attention", {"use_scale": True, "score_mode": "concat"}),
     ("AdditiveAttention", {}),
     ("AdditiveAttention", {"use_scale": False}),
-])
-@pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("with_key", [False, True])
+], ids=["Attention", "Attention-scaled-concat", "AdditiveAttention",
+        "AdditiveAttention-unscaled"])
+@pytest.mark.parametrize("causal", [False, True], ids=["no_causal_mask", "causal_mask"])
+@pytest.mark.parametrize("with_key", [False, True], ids=["value_as_key", "with_key"])
 def test_dot_attention_layers_match_keras(name, kwargs, causal, with_key):
     inputs = [Q, V, K] if with_key else [Q, V]
     theirs = getattr(keras.layers, name)(**kwargs)

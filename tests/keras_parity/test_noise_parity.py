@@ -103,7 +103,8 @@ def test_alpha_dropout_like_keras():
 
 @pytest.mark.parametrize("name, kwargs", [
     ("GaussianNoise", {"stddev": 0.1}), ("GaussianDropout", {"rate": 0.2}),
-    ("AlphaDropout", {"rate": 0.2}), ("SpatialDropout1D", {"rate": 0.2})])
+    ("AlphaDropout", {"rate": 0.2}), ("SpatialDropout1D", {"rate": 0.2})],
+    ids=["GaussianNoise", "GaussianDropout", "AlphaDropout", "SpatialDropout1D"])
 def test_noise_layers_carry_the_seed_state_through_stateless_call(name, kwargs):
     """In a stateless call the RNG state comes back advanced (as fit() needs)."""
     layer = getattr(loopax.layers, name)(**kwargs, seed=5)

@@ -85,7 +85,7 @@ def test_serialize_keras_object_agrees_with_keras():
     ("Dense", {"units": 3}, (2, 6)),
     ("Conv1D", {"filters": 2, "kernel_size": 3}, (2, 8, 4)),
     ("LSTM", {"units": 2}, (2, 5, 3)),
-])
+], ids=["Dense", "Conv1D", "LSTM"])
 def test_get_build_config_agrees_with_keras(name, kwargs, shape):
     keras_layer = getattr(keras.layers, name)(**kwargs)
     layer = getattr(loopax.layers, name)(**kwargs)

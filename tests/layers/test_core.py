@@ -245,7 +245,7 @@ def test_embedding_symbolic_and_mask():
     np.testing.assert_array_equal(mask, [[False, True]])
 
 
-@pytest.mark.parametrize("ids", [[[0, 4]], [[-1, 2]]])
+@pytest.mark.parametrize("ids", [[[0, 4]], [[-1, 2]]], ids=["index-too-large", "index-negative"])
 def test_embedding_eager_out_of_range_indices_raise(ids):
     layer = layers.Embedding(4, 3, name="words")
     with pytest.raises(ValueError, match=r"Embedding layer 'words' has input_dim=4.*\[0, 4\)"):

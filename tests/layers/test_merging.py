@@ -17,7 +17,7 @@ a, b, c = (rng.standard_normal((2, 3)).astype("float32") for _ in range(3))
     (layers.Average, (a + b + c) / 3),
     (layers.Maximum, np.maximum(np.maximum(a, b), c)),
     (layers.Minimum, np.minimum(np.minimum(a, b), c)),
-])
+], ids=["Add", "Multiply", "Average", "Maximum", "Minimum"])
 def test_elementwise_merges(layer_cls, want):
     np.testing.assert_allclose(layer_cls()([a, b, c]), want, rtol=1e-6)
 

@@ -97,7 +97,8 @@ def test_circle_counts_only_samples_with_a_loss():
     ("Dice", {"axis": [1, 2]}),
     ("Tversky", {"alpha": 0.2, "beta": 0.8, "axis": None}),
     ("Circle", {"gamma": 40.0, "margin": 0.3, "remove_diagonal": False}),
-])
+], ids=["CategoricalFocalCrossentropy", "CategoricalGeneralizedCrossEntropy", "Dice", "Tversky",
+        "Circle"])
 def test_config_round_trip_equals_keras_config(name, kwargs):
     loss = getattr(losses, name)(name="l", **kwargs)
     config = loss.get_config()

@@ -112,7 +112,7 @@ def test_in_compiled_fit_equals_keras_on_the_predictions(metric, name, kwargs):
     ("R2Score", {"class_aggregation": None, "num_regressors": 2}),
     ("PearsonCorrelation", {"axis": 0}),
     ("ConcordanceCorrelation", {"axis": 1}),
-])
+], ids=["R2Score", "PearsonCorrelation", "ConcordanceCorrelation"])
 def test_config_round_trip_equals_keras_config(name, kwargs):
     m = getattr(metrics, name)(name="m", **kwargs)
     assert m.get_config() == getattr(keras.metrics, name)(name="m", **kwargs).get_config()

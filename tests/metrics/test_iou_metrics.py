@@ -112,7 +112,7 @@ def test_in_compiled_fit_equals_keras_on_the_predictions():
     ("BinaryIoU", {"target_class_ids": [1], "threshold": 0.2}),
     ("OneHotIoU", {"num_classes": 4, "target_class_ids": [0, 3]}),
     ("OneHotMeanIoU", {"num_classes": 4, "dtype": "float32"}),
-])
+], ids=["IoU", "MeanIoU", "BinaryIoU", "OneHotIoU", "OneHotMeanIoU"])
 def test_config_round_trip_equals_keras_config(name, kwargs):
     m = getattr(metrics, name)(name="m", **kwargs)
     assert m.get_config() == getattr(keras.metrics, name)(name="m", **kwargs).get_config()

@@ -123,7 +123,8 @@ CONV_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parametrize("case", CONV_CASES,
+                         ids=["valid", "strided-same", "dilated-same", "strided_2x1-valid"])
 def test_conv2d_matches_loop(case):
     x = rng.normal(size=(2, 5, 6, 3)).astype("float32")
     w = rng.normal(size=(3, 2, 3, 4)).astype("float32")

@@ -36,7 +36,7 @@ def test_every_required_name_is_public():
     assert ops.linalg.norm is ops.norm and ops.math.top_k is ops.top_k
 
 
-@pytest.mark.parametrize("name,params", [
+KERAS_SIGNATURES = [
     ("conv", ["inputs", "kernel", "strides", "padding", "data_format", "dilation_rate"]),
     ("conv_transpose", ["inputs", "kernel", "strides", "padding", "output_padding",
                         "data_format", "dilation_rate"]),
@@ -47,7 +47,11 @@ def test_every_required_name_is_public():
     ("clip", ["x", "x_min", "x_max"]),
     ("while_loop", ["cond", "body", "loop_vars", "maximum_iterations"]),
     ("batch_normalization", ["x", "mean", "variance", "axis", "offset", "scale", "epsilon"]),
-])
+]
+
+
+@pytest.mark.parametrize("name,params", KERAS_SIGNATURES,
+                         ids=[name for name, _ in KERAS_SIGNATURES])
 def test_keras_signatures(name, params):
     assert list(inspect.signature(getattr(ops, name)).parameters) == params
 

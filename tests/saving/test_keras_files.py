@@ -278,7 +278,9 @@ def canary_lambda_entry(canary):
     ({"module": "keras.src.saving.saving_lib", "class_name": "load_model",
       "config": {"filepath": "other.keras", "safe_mode": False}}, ["'load_model'"]),
     (canary_lambda_entry("CANARY"), ["layer 'lambda': a Lambda layer holds Python bytecode"]),
-])
+], ids=["os_system-as-layer", "exec-as-activation", "subprocess_Popen-as-initializer",
+        "os_system-as-registered_name", "load_model-as-function", "load_model-as-class",
+        "lambda-bytecode"])
 def test_keras_configs_that_would_run_code_are_refused(tmp_path, monkeypatch, payload,
                                                        offenders):
     monkeypatch.chdir(tmp_path)

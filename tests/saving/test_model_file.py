@@ -108,7 +108,8 @@ def write_model_file(path, config):
     {"class_name": "function", "config": "os.system"},
     {"class_name": "Sequential", "config": {"name": "s", "layers": [
         {"class_name": "eval", "module": "builtins", "config": {"source": "1/0"}}]}},
-])
+], ids=["subprocess_Popen", "unknown-module-class", "os_system-function",
+        "builtins_eval-nested-layer"])
 def test_a_file_naming_unregistered_classes_is_refused_without_running_code(
         tmp_path, monkeypatch, config):
     monkeypatch.chdir(tmp_path)

@@ -75,7 +75,8 @@ def test_unregistered_function_is_a_clear_error_on_save_and_load():
     {"class_name": "system", "module": "os", "config": {}},
     {"class_name": "Popen", "registered_name": "subprocess>Popen", "config": {}},
     {"class_name": "evil_mod.Payload", "module": "evil_mod", "config": {}},
-])
+], ids=["os_system-function", "os_system-class", "subprocess_Popen-registered_name",
+        "unknown-module-class"])
 def test_model_from_json_never_runs_unregistered_code(entry, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = json.loads(small_model(activation="relu").to_json())

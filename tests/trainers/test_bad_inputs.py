@@ -146,7 +146,7 @@ def test_a_callback_may_predict_inside_fit():
     (np.full(32, 3), r"class indices in \[0, 3\).*e\.g\. 3"),
     (np.full(32, -1), r"class indices in \[0, 3\).*e\.g\. -1"),
     (np.full(32, 0.5, "float32"), "non-integer values"),
-])
+], ids=["label-too-large", "label-negative", "label-float"])
 def test_sparse_labels_outside_the_classes_raise(labels, match):
     model = classifier()
     before = model.get_weights()
@@ -225,7 +225,8 @@ def test_out_of_range_embedding_input_to_fit_raises():
     (dict(steps_per_epoch=0), "`steps_per_epoch` must be a positive integer"),
     (dict(steps_per_epoch=-1), "`steps_per_epoch` must be a positive integer"),
     (dict(validation_steps=0), "`validation_steps` must be a positive integer"),
-])
+], ids=["epochs-negative", "epochs-float", "initial_epoch-past-epochs", "initial_epoch-negative",
+        "steps_per_epoch-zero", "steps_per_epoch-negative", "validation_steps-zero"])
 def test_fit_arguments_that_would_train_nothing(kwargs, match):
     x, y = regression_data()
     model = mlp()
