@@ -66,7 +66,7 @@ STFT_CASES = {
 
 
 @pytest.mark.parametrize("case", list(STFT_CASES), ids=list(STFT_CASES))
-@pytest.mark.parametrize("length", [None, 40], ids=["full", "length40"])
+@pytest.mark.parametrize("length", [None, 40], ids=["full", "cut-to-40"])
 def test_stft_and_istft_match_keras(case, length):
     sequence_length, stride, fft_length, window, center = STFT_CASES[case]
     if window == "array":
