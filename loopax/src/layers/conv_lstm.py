@@ -268,50 +268,180 @@ class _ConvLSTM(RNN):
 
 
 class ConvLSTM1D(_ConvLSTM):
-    """1-D convolutional LSTM over `(batch, timesteps, steps, channels)`
-    (channels-last) or `(batch, timesteps, channels, steps)`.
+    """1-D convolutional LSTM: an LSTM whose input and recurrent
+    transformations are convolutions, with feature-map states.
+
+    Input shape: `(batch, timesteps, steps, channels)` with
+    `data_format="channels_last"`, or `(batch, timesteps, channels, steps)` with
+    `"channels_first"`; an optional `(batch, timesteps)` boolean mask.
+    Output shape: `(batch, new_steps, filters)`, or `(batch, filters, new_steps)`
+    channels-first; with `return_sequences=True` the same with a `timesteps`
+    axis after `batch`. Each new size is `ceil(size / stride)` with
+    `"same"` padding, else `(size - (kernel - 1) * dilation - 1) // stride + 1`.
+    With `return_state=True` the layer returns `[output, h, c]`, the final
+    states having the shape of the last timestep's output.
 
     Args:
-        filters: the number of output channels (of `h` and `c`).
-        kernel_size, strides, dilation_rate: an int or a 1-tuple (strides > 1
-            and dilation > 1 cannot be combined).
-        padding: "valid" or "same", for the input convolution (the recurrent
-            one is always "same", stride 1).
-        data_format: "channels_last" (default) or "channels_first".
-        activation, recurrent_activation: of the cell and of the gates.
-        use_bias, unit_forget_bias, *_initializer, *_regularizer,
-            *_constraint: as `LSTM`.
-        dropout, recurrent_dropout: rates of the input / state dropout
-            (training only; one mask per gate and sequence).
-        seed: seed of the dropout masks.
-        return_sequences, return_state, go_backwards, stateful: as `RNN`.
-
-    Returns (call): `(batch, new_steps, filters)`, with `return_sequences`
-    `(batch, timesteps, new_steps, filters)`; with `return_state` the list
-    `[output, h, c]`.
+        filters: The number of output channels (of `h` and `c`), a positive int.
+        kernel_size: The convolution window, an int or a 1-tuple.
+        strides: The input convolution's strides, an int or a 1-tuple
+            (default 1; > 1 cannot be combined with `dilation_rate` > 1).
+        padding: `"valid"` (default) or `"same"`, for the input convolution;
+            the recurrent one is always `"same"` with stride 1.
+        data_format: `"channels_last"` or `"channels_first"` (None:
+            `"channels_last"`).
+        dilation_rate: The input convolution's dilation, an int or a
+            1-tuple (default 1).
+        activation: The cell and output activation (default `"tanh"`).
+        recurrent_activation: The gates' activation (default `"sigmoid"`).
+        use_bias: Whether to add a bias (default True).
+        kernel_initializer: Initializer of `kernel`
+            `(*kernel_size, channels, 4 * filters)` (default `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel`
+            `(*kernel_size, filters, 4 * filters)` (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` `(4 * filters,)` (default `"zeros"`).
+        unit_forget_bias: Start the forget gate's bias at 1 (default True).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; one mask per
+            gate and sequence; default 0).
+        recurrent_dropout: The dropout rate on `h` (default 0).
+        seed: The dropout seed, an int or None.
+        return_sequences: Return every timestep's output instead of the last
+            (default False).
+        return_state: Also return the final states `h` and `c` (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
 
     Raises:
-        ValueError: bad arguments, or inputs not of rank 4.
+        ValueError: a bad argument, inputs not of rank 4, or the spatial size
+            unknown or too small for the kernel with `padding="valid"`.
     """
 
     rank = 1
 
 
 class ConvLSTM2D(_ConvLSTM):
-    """2-D convolutional LSTM over `(batch, timesteps, rows, cols, channels)`
-    (channels-last) or `(batch, timesteps, channels, rows, cols)`; outputs
-    `(batch, new_rows, new_cols, filters)` (with `return_sequences`, per
-    timestep). Arguments, returns and errors as `ConvLSTM1D`, with 2-tuples.
+    """2-D convolutional LSTM: an LSTM whose input and recurrent
+    transformations are convolutions, with feature-map states.
+
+    Input shape: `(batch, timesteps, rows, cols, channels)` with
+    `data_format="channels_last"`, or `(batch, timesteps, channels, rows, cols)` with
+    `"channels_first"`; an optional `(batch, timesteps)` boolean mask.
+    Output shape: `(batch, new_rows, new_cols, filters)`, or `(batch, filters, new_rows, new_cols)`
+    channels-first; with `return_sequences=True` the same with a `timesteps`
+    axis after `batch`. Each new size is `ceil(size / stride)` with
+    `"same"` padding, else `(size - (kernel - 1) * dilation - 1) // stride + 1`.
+    With `return_state=True` the layer returns `[output, h, c]`, the final
+    states having the shape of the last timestep's output.
+
+    Args:
+        filters: The number of output channels (of `h` and `c`), a positive int.
+        kernel_size: The convolution window, an int or a 2-tuple.
+        strides: The input convolution's strides, an int or a 2-tuple
+            (default 1; > 1 cannot be combined with `dilation_rate` > 1).
+        padding: `"valid"` (default) or `"same"`, for the input convolution;
+            the recurrent one is always `"same"` with stride 1.
+        data_format: `"channels_last"` or `"channels_first"` (None:
+            `"channels_last"`).
+        dilation_rate: The input convolution's dilation, an int or a
+            2-tuple (default 1).
+        activation: The cell and output activation (default `"tanh"`).
+        recurrent_activation: The gates' activation (default `"sigmoid"`).
+        use_bias: Whether to add a bias (default True).
+        kernel_initializer: Initializer of `kernel`
+            `(*kernel_size, channels, 4 * filters)` (default `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel`
+            `(*kernel_size, filters, 4 * filters)` (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` `(4 * filters,)` (default `"zeros"`).
+        unit_forget_bias: Start the forget gate's bias at 1 (default True).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; one mask per
+            gate and sequence; default 0).
+        recurrent_dropout: The dropout rate on `h` (default 0).
+        seed: The dropout seed, an int or None.
+        return_sequences: Return every timestep's output instead of the last
+            (default False).
+        return_state: Also return the final states `h` and `c` (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a bad argument, inputs not of rank 5, or the spatial sizes
+            unknown or too small for the kernel with `padding="valid"`.
     """
 
     rank = 2
 
 
 class ConvLSTM3D(_ConvLSTM):
-    """3-D convolutional LSTM over `(batch, timesteps, d1, d2, d3, channels)`
-    (channels-last) or `(batch, timesteps, channels, d1, d2, d3)`; outputs
-    `(batch, new_d1, new_d2, new_d3, filters)` (with `return_sequences`, per
-    timestep). Arguments, returns and errors as `ConvLSTM1D`, with 3-tuples.
+    """3-D convolutional LSTM: an LSTM whose input and recurrent
+    transformations are convolutions, with feature-map states.
+
+    Input shape: `(batch, timesteps, d1, d2, d3, channels)` with
+    `data_format="channels_last"`, or `(batch, timesteps, channels, d1, d2, d3)` with
+    `"channels_first"`; an optional `(batch, timesteps)` boolean mask.
+    Output shape: `(batch, new_d1, new_d2, new_d3, filters)`, or
+    `(batch, filters, new_d1, new_d2, new_d3)` channels-first; with `return_sequences=True` the same with a `timesteps`
+    axis after `batch`. Each new size is `ceil(size / stride)` with
+    `"same"` padding, else `(size - (kernel - 1) * dilation - 1) // stride + 1`.
+    With `return_state=True` the layer returns `[output, h, c]`, the final
+    states having the shape of the last timestep's output.
+
+    Args:
+        filters: The number of output channels (of `h` and `c`), a positive int.
+        kernel_size: The convolution window, an int or a 3-tuple.
+        strides: The input convolution's strides, an int or a 3-tuple
+            (default 1; > 1 cannot be combined with `dilation_rate` > 1).
+        padding: `"valid"` (default) or `"same"`, for the input convolution;
+            the recurrent one is always `"same"` with stride 1.
+        data_format: `"channels_last"` or `"channels_first"` (None:
+            `"channels_last"`).
+        dilation_rate: The input convolution's dilation, an int or a
+            3-tuple (default 1).
+        activation: The cell and output activation (default `"tanh"`).
+        recurrent_activation: The gates' activation (default `"sigmoid"`).
+        use_bias: Whether to add a bias (default True).
+        kernel_initializer: Initializer of `kernel`
+            `(*kernel_size, channels, 4 * filters)` (default `"glorot_uniform"`).
+        recurrent_initializer: Initializer of `recurrent_kernel`
+            `(*kernel_size, filters, 4 * filters)` (default `"orthogonal"`).
+        bias_initializer: Initializer of `bias` `(4 * filters,)` (default `"zeros"`).
+        unit_forget_bias: Start the forget gate's bias at 1 (default True).
+        kernel_regularizer: Regularizer of `kernel`, or None.
+        recurrent_regularizer: Regularizer of `recurrent_kernel`, or None.
+        bias_regularizer: Regularizer of `bias`, or None.
+        activity_regularizer: Regularizer of the output, or None.
+        kernel_constraint: Constraint on `kernel`, or None.
+        recurrent_constraint: Constraint on `recurrent_kernel`, or None.
+        bias_constraint: Constraint on `bias`, or None.
+        dropout: The input dropout rate in [0, 1] (training only; one mask per
+            gate and sequence; default 0).
+        recurrent_dropout: The dropout rate on `h` (default 0).
+        seed: The dropout seed, an int or None.
+        return_sequences: Return every timestep's output instead of the last
+            (default False).
+        return_state: Also return the final states `h` and `c` (default False).
+        go_backwards: Process the sequence in reverse (default False).
+        stateful: Carry the final states to the next batch (default False).
+        **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
+
+    Raises:
+        ValueError: a bad argument, inputs not of rank 6, or the spatial sizes
+            unknown or too small for the kernel with `padding="valid"`.
     """
 
     rank = 3

@@ -143,8 +143,20 @@ def _check_matrix(x, name):
 @op
 @compiled("rcond")
 def pinv(x, rcond=None):
-    """The Moore-Penrose pseudo-inverse of the last two axes, from the SVD;
-    singular values below `rcond` times the largest count as zero."""
+    """The Moore-Penrose pseudo-inverse of the last two axes, from the SVD.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        rcond: Relative cut-off: singular values below `rcond` times the
+            largest count as zero (None: `10 * max(m, n)` times float
+            epsilon).
+
+    Returns:
+        `(..., n, m)` pseudo-inverses.
+
+    Raises:
+        ValueError: `x` has rank below 2.
+    """
     _check_matrix(x, "pinv")
     return jnp.linalg.pinv(x, rtol=rcond)
 
@@ -152,8 +164,19 @@ def pinv(x, rcond=None):
 @op
 @compiled("tol")
 def matrix_rank(x, tol=None):
-    """The rank of the last two axes (int32): singular values above `tol`
-    (default: a few float epsilons times the largest)."""
+    """The rank of matrices: the number of singular values above a tolerance.
+
+    Args:
+        x: Matrices `(..., m, n)`.
+        tol: The absolute tolerance (None: the largest singular value times
+            float epsilon times `max(m, n)`).
+
+    Returns:
+        An int32 array `(...)` of ranks.
+
+    Raises:
+        ValueError: `x` has rank below 2.
+    """
     _check_matrix(x, "matrix_rank")
     return jnp.linalg.matrix_rank(x, tol=tol).astype("int32")
 

@@ -192,13 +192,39 @@ def segment_max(data: ArrayLike, segment_ids: ArrayLike, num_segments: int | Non
 
 
 def segment_min(data, segment_ids, num_segments=None, sorted=False):
-    """Minima of `data` rows sharing a segment id (empty segments: the
-    dtype's largest value)."""
+    """Minima of `data` rows sharing a segment id.
+
+    Args:
+        data: Array `(N, ...)`.
+        segment_ids: Integer ids `(N,)`.
+        num_segments: The number of segments (default `max(segment_ids) + 1`, read eagerly).
+        sorted: Whether `segment_ids` is sorted (a speed hint).
+
+    Returns:
+        `(num_segments, ...)` minima; an empty segment holds the dtype's
+        largest value (inf for floats).
+
+    Raises:
+        ValueError: inside `jax.jit` without `num_segments`.
+    """
     return _segment_min(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 
 def segment_prod(data, segment_ids, num_segments=None, sorted=False):
-    """Products of `data` rows sharing a segment id (empty segments: 1)."""
+    """Products of `data` rows sharing a segment id.
+
+    Args:
+        data: Array `(N, ...)`.
+        segment_ids: Integer ids `(N,)`.
+        num_segments: The number of segments (default `max(segment_ids) + 1`, read eagerly).
+        sorted: Whether `segment_ids` is sorted (a speed hint).
+
+    Returns:
+        `(num_segments, ...)` products; an empty segment holds 1.
+
+    Raises:
+        ValueError: inside `jax.jit` without `num_segments`.
+    """
     return _segment_prod(data, segment_ids, _num_segments(segment_ids, num_segments), sorted)
 
 
@@ -242,8 +268,21 @@ def cdist(x, y):
 @op
 @compiled("sequence_length", "sequence_stride")
 def extract_sequences(x, sequence_length, sequence_stride):
-    """Overlapping windows of the last axis: `(..., n)` becomes
-    `(..., (n - sequence_length) // sequence_stride + 1, sequence_length)`."""
+    """Windows (frames) of the last axis, overlapping when the stride is
+    shorter than the window.
+
+    Args:
+        x: Input array `(..., n)`.
+        sequence_length: The window length (an int <= `n`).
+        sequence_stride: The step between window starts (an int).
+
+    Returns:
+        `(..., (n - sequence_length) // sequence_stride + 1,
+        sequence_length)`, `x`'s dtype; a trailing partial window is dropped.
+
+    Raises:
+        ValueError: the last axis is shorter than `sequence_length`.
+    """
     count = (jnp.shape(x)[-1] - sequence_length) // sequence_stride + 1
     if count < 1:
         raise ValueError(f"extract_sequences: the last axis of x {jnp.shape(x)} is shorter "

@@ -890,14 +890,30 @@ def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
 @op
 @compiled()
 def threshold(x, threshold, default_value):
-    """`x` where `x > threshold`, else `default_value`."""
+    """`x` where `x > threshold`, else `default_value`, elementwise.
+
+    Args:
+        x: Input array.
+        threshold: The value `x` must exceed to be kept.
+        default_value: The value of the other entries.
+
+    Returns:
+        An array of `x`'s shape (dtype promoted with `default_value`'s).
+    """
     return jnp.where(x > threshold, x, default_value)
 
 
 @op
 @compiled()
 def sparse_sigmoid(x):
-    """A piecewise-linear sigmoid: 0 below -1, 1 above 1, `(x + 1) / 2` between."""
+    """A piecewise-linear sigmoid: 0 below -1, 1 above 1, `(x + 1) / 2` between.
+
+    Args:
+        x: Input array.
+
+    Returns:
+        An array of `x`'s shape with values in [0, 1] (integers become float).
+    """
     return jnp.clip((as_array(x) + 1) / 2, 0, 1)
 
 
@@ -905,7 +921,16 @@ def sparse_sigmoid(x):
 @compiled("axis")
 def sparsemax(x, axis=-1):
     """Sparsemax: the Euclidean projection of `x` onto the probability
-    simplex along `axis` (like softmax, but exact zeros are common)."""
+    simplex along `axis` (like softmax, but exact zeros are common).
+
+    Args:
+        x: Input logits, a float array.
+        axis: The axis to normalize along.
+
+    Returns:
+        An array of `x`'s shape; along `axis` the entries are >= 0 and sum
+        to 1.
+    """
     x = as_array(x)
     ranked = -jnp.sort(-x, axis=axis)
     cumulative = jnp.cumsum(ranked, axis=axis)
@@ -935,6 +960,16 @@ def depth_to_space(x, block_size, data_format="channels_last"):
     """Moves channel blocks into space: `(n, h, w, c)` becomes
     `(n, h * b, w * b, c / b**2)` (the layout of Keras/TF's DepthToSpace).
 
+    Args:
+        x: A 4-D image batch, `(n, h, w, c)` channels-last or `(n, c, h, w)`
+            channels-first; `c` a multiple of `block_size ** 2`.
+        block_size: `b`, the side of each spatial block (an int >= 1).
+        data_format: `"channels_last"` or `"channels_first"`.
+
+    Returns:
+        `(n, h * b, w * b, c / b**2)`, or `(n, c / b**2, h * b, w * b)`
+        channels-first; `x`'s dtype.
+
     Raises:
         ValueError: `x` not 4-D, bad `data_format`, or channels not a
             multiple of `block_size ** 2`.
@@ -960,6 +995,16 @@ def space_to_depth(x, block_size, data_format="channels_last"):
     """The inverse of `depth_to_space`: `(n, h, w, c)` becomes
     `(n, h / b, w / b, c * b**2)`.
 
+    Args:
+        x: A 4-D image batch, `(n, h, w, c)` channels-last or `(n, c, h, w)`
+            channels-first; `h` and `w` multiples of `block_size`.
+        block_size: `b`, the side of each spatial block (an int >= 1).
+        data_format: `"channels_last"` or `"channels_first"`.
+
+    Returns:
+        `(n, h / b, w / b, c * b**2)`, or `(n, c * b**2, h / b, w / b)`
+        channels-first; `x`'s dtype.
+
     Raises:
         ValueError: `x` not 4-D, bad `data_format`, or height/width not
             multiples of `block_size`.
@@ -982,7 +1027,15 @@ def space_to_depth(x, block_size, data_format="channels_last"):
 @compiled()
 def psnr(x1, x2, max_val):
     """Peak signal-to-noise ratio in dB: `20 log10(max_val) - 10 log10(mse)`,
-    with the mean squared error over all entries (a scalar).
+    with the mean squared error over all entries.
+
+    Args:
+        x1: The first image (batch), a float array.
+        x2: The second, of `x1`'s shape.
+        max_val: The largest possible pixel value (e.g. 1.0 or 255).
+
+    Returns:
+        A scalar of `x2`'s dtype (inf when the images are equal).
 
     Raises:
         ValueError: `x1` and `x2` have different shapes.

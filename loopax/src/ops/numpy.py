@@ -1529,69 +1529,278 @@ def copy(x: ArrayLike) -> Array:
 # NaN-ignoring reductions (as NumPy's nan* functions)
 # --------------------------------------------------------------------------
 
-def _nan_reduction(jnp_fn):
-    @op
-    @compiled("axis", "keepdims")
-    def reduce(x, axis=None, keepdims=False):
-        return jnp_fn(x, axis=_axis(axis), keepdims=keepdims)
+@op
+@compiled("axis", "keepdims")
+def nanmax(x, axis=None, keepdims=False):
+    """The maximum along `axis`, skipping NaN entries.
 
-    reduce.__name__ = reduce.__qualname__ = jnp_fn.__name__
-    reduce.__doc__ = (f"`{jnp_fn.__name__[3:]}` over `axis` (all axes by default), "
-                      "skipping NaN entries.")
-    return reduce
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The maxima, `x`'s dtype; NaN where a slice is all NaN.
+    """
+    return jnp.nanmax(x, axis=_axis(axis), keepdims=keepdims)
 
 
-nanmax = _nan_reduction(jnp.nanmax)
-nanmin = _nan_reduction(jnp.nanmin)
-nansum = _nan_reduction(jnp.nansum)
-nanprod = _nan_reduction(jnp.nanprod)
-nanmean = _nan_reduction(jnp.nanmean)
-nanmedian = _nan_reduction(jnp.nanmedian)
-nanstd = _nan_reduction(jnp.nanstd)
-nanvar = _nan_reduction(jnp.nanvar)
-nanargmax = _nan_reduction(jnp.nanargmax)
-nanargmin = _nan_reduction(jnp.nanargmin)
+@op
+@compiled("axis", "keepdims")
+def nanmin(x, axis=None, keepdims=False):
+    """The minimum along `axis`, skipping NaN entries.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The minima, `x`'s dtype; NaN where a slice is all NaN.
+    """
+    return jnp.nanmin(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nansum(x, axis=None, keepdims=False):
+    """The sum along `axis`, with NaN entries counted as 0.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The sums (0 for an all-NaN slice); small integer dtypes are promoted
+        as by `sum`.
+    """
+    return jnp.nansum(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanprod(x, axis=None, keepdims=False):
+    """The product along `axis`, with NaN entries counted as 1.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The products (1 for an all-NaN slice); small integer dtypes are
+        promoted as by `prod`.
+    """
+    return jnp.nanprod(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanmean(x, axis=None, keepdims=False):
+    """The mean along `axis` of the entries that are not NaN.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The means, a float array (integers become floatx); NaN where a
+        slice is all NaN.
+    """
+    return jnp.nanmean(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanmedian(x, axis=None, keepdims=False):
+    """The median along `axis` of the entries that are not NaN.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The medians, a float array; NaN where a slice is all NaN.
+    """
+    return jnp.nanmedian(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanstd(x, axis=None, keepdims=False):
+    """The population standard deviation (ddof=0) along `axis`, skipping
+    NaN entries.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The standard deviations, a float array; NaN where a slice is all NaN.
+    """
+    return jnp.nanstd(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanvar(x, axis=None, keepdims=False):
+    """The population variance (ddof=0) along `axis`, skipping NaN entries.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The variances, a float array; NaN where a slice is all NaN.
+    """
+    return jnp.nanvar(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanargmax(x, axis=None, keepdims=False):
+    """The index of the largest entry along `axis`, skipping NaN entries
+    (the first one on ties).
+
+    Args:
+        x: Input array.
+        axis: The axis to search; None searches the flattened array.
+        keepdims: Keep the reduced axis, with size 1.
+
+    Returns:
+        An int32 array of indices; -1 where a slice is all NaN.
+    """
+    return jnp.nanargmax(x, axis=_axis(axis), keepdims=keepdims)
+
+
+@op
+@compiled("axis", "keepdims")
+def nanargmin(x, axis=None, keepdims=False):
+    """The index of the smallest entry along `axis`, skipping NaN entries
+    (the first one on ties).
+
+    Args:
+        x: Input array.
+        axis: The axis to search; None searches the flattened array.
+        keepdims: Keep the reduced axis, with size 1.
+
+    Returns:
+        An int32 array of indices; -1 where a slice is all NaN.
+    """
+    return jnp.nanargmin(x, axis=_axis(axis), keepdims=keepdims)
 
 
 @op
 @compiled("axis", "dtype")
 def nancumsum(x, axis=None, dtype=None):
-    """Cumulative sum along `axis` (of the flattened `x` if None), NaNs as 0."""
+    """The cumulative sum along `axis`, with NaN entries counted as 0.
+
+    Args:
+        x: Input array.
+        axis: The axis; None works on the flattened array.
+        dtype: The output dtype (default the input's).
+
+    Returns:
+        An array of `x`'s shape (1-D when `axis` is None).
+    """
     return jnp.nancumsum(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
 @compiled("axis", "dtype")
 def nancumprod(x, axis=None, dtype=None):
-    """Cumulative product along `axis` (of the flattened `x` if None), NaNs as 1."""
+    """The cumulative product along `axis`, with NaN entries counted as 1.
+
+    Args:
+        x: Input array.
+        axis: The axis; None works on the flattened array.
+        dtype: The output dtype (default the input's).
+
+    Returns:
+        An array of `x`'s shape (1-D when `axis` is None).
+    """
     return jnp.nancumprod(x, axis=axis, dtype=_dtype(dtype))
 
 
 @op
 @compiled("axis", "method", "keepdims")
 def nanquantile(x, q, axis=None, method="linear", keepdims=False):
-    """`quantile` skipping NaN entries; `q` in [0, 1]."""
+    """The `q`-th quantiles of `x` along `axis`, skipping NaN entries.
+
+    Args:
+        x: Input array.
+        q: Quantile(s) in [0, 1], a scalar or 1-D array.
+        axis: Axis or axes to reduce; None reduces all.
+        method: How to interpolate between entries: `"linear"`, `"lower"`,
+            `"higher"`, `"midpoint"` or `"nearest"`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The quantiles, a float array; a leading axis of `q`'s size when `q`
+        is 1-D; NaN where a slice is all NaN.
+    """
     return jnp.nanquantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
 @op
 @compiled("axis", "method", "keepdims")
 def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
-    """`percentile` skipping NaN entries; `q` in [0, 100]."""
+    """The `q`-th percentiles of `x` along `axis`, skipping NaN entries.
+
+    Args:
+        x: Input array.
+        q: Percentile(s) in [0, 100], a scalar or 1-D array.
+        axis: Axis or axes to reduce; None reduces all.
+        method: How to interpolate between entries: `"linear"`, `"lower"`,
+            `"higher"`, `"midpoint"` or `"nearest"`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The percentiles, a float array; a leading axis of `q`'s size when
+        `q` is 1-D; NaN where a slice is all NaN.
+    """
     return jnp.nanpercentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
 @op
 @compiled("axis", "method", "keepdims")
 def percentile(x, q, axis=None, method="linear", keepdims=False):
-    """The `q`-th percentiles (`q` in [0, 100]) over `axis`."""
+    """The `q`-th percentiles of `x` along `axis` (`quantile` with `q` in
+    percent).
+
+    Args:
+        x: Input array.
+        q: Percentile(s) in [0, 100], a scalar or 1-D array.
+        axis: Axis or axes to reduce; None reduces all.
+        method: How to interpolate between entries: `"linear"`, `"lower"`,
+            `"higher"`, `"midpoint"` or `"nearest"`.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The percentiles, a float array; a leading axis of `q`'s size when
+        `q` is 1-D.
+    """
     return jnp.percentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
 @op
 @compiled("axis", "keepdims")
 def ptp(x, axis=None, keepdims=False):
-    """Peak to peak: `max - min` over `axis`."""
+    """Peak to peak: `max - min` along `axis`.
+
+    Args:
+        x: Input array.
+        axis: Axis or axes to reduce; None reduces all.
+        keepdims: Keep the reduced axes, with size 1.
+
+    Returns:
+        The ranges, `x`'s dtype.
+    """
     return jnp.ptp(x, axis=_axis(axis), keepdims=keepdims)
 
 
@@ -1623,36 +1832,72 @@ def _float_like(x):
 @op
 @compiled()
 def sinc(x):
-    """`sin(pi x) / (pi x)`, 1 at 0; integers become floatx."""
+    """The normalized sinc function `sin(pi x) / (pi x)`, 1 at 0.
+
+    Args:
+        x: Input array; integers become floatx.
+
+    Returns:
+        An array of `x`'s shape, a float dtype.
+    """
     return jnp.sinc(_float_like(x))
 
 
 @op
 @compiled()
 def angle(x):
-    """The complex argument of `x` (0 or pi for reals); integers become floatx."""
+    """The complex argument (phase, in radians) of each entry of `x`.
+
+    Args:
+        x: Input array, complex or real (a real entry's angle is 0, or pi
+            when negative); integers become floatx.
+
+    Returns:
+        A float array of `x`'s shape, in (-pi, pi].
+    """
     return jnp.angle(_float_like(x))
 
 
 @op
 @compiled()
 def i0(x):
-    """The modified Bessel function of the first kind, order 0; integers
-    become floatx."""
+    """The modified Bessel function of the first kind, order 0, elementwise.
+
+    Args:
+        x: Input array; integers become floatx.
+
+    Returns:
+        A float array of `x`'s shape.
+    """
     return jnp.i0(_float_like(x))
 
 
 @op
 @compiled()
 def logaddexp2(x1, x2):
-    """`log2(2**x1 + 2**x2)`, computed stably; integers become floatx."""
+    """`log2(2**x1 + 2**x2)` elementwise, computed without overflow.
+
+    Args:
+        x1: Input array; integers become floatx.
+        x2: Input array, broadcastable with `x1`.
+
+    Returns:
+        A float array of the broadcast shape.
+    """
     dtype = jnp.result_type(_float_like(x1), _float_like(x2))
     return jnp.logaddexp2(jnp.asarray(x1, dtype), jnp.asarray(x2, dtype))
 
 
 @op
 def ldexp(x1, x2):
-    """`x1 * 2**x2` with an integer exponent `x2`.
+    """`x1 * 2**x2` elementwise, with an integer exponent `x2`.
+
+    Args:
+        x1: The mantissas.
+        x2: The exponents, an integer array broadcastable with `x1`.
+
+    Returns:
+        A float array of the broadcast shape (integer `x1` becomes float).
 
     Raises:
         TypeError: `x2` is not an integer tensor.
@@ -1670,14 +1915,36 @@ _ldexp = compiled()(jnp.ldexp)
 @op
 @compiled("rtol", "atol", "equal_nan")
 def allclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
-    """Whether every `|x1 - x2| <= atol + rtol * |x2|` (a boolean scalar)."""
+    """Whether `|x1 - x2| <= atol + rtol * |x2|` holds for every entry.
+
+    Args:
+        x1: Input array.
+        x2: Input array, broadcastable with `x1`.
+        rtol: The relative tolerance.
+        atol: The absolute tolerance.
+        equal_nan: Count NaNs in the same place as equal.
+
+    Returns:
+        A boolean scalar.
+    """
     return jnp.allclose(x1, x2, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 @op
 @compiled("assume_unique", "invert")
 def isin(x1, x2, assume_unique=False, invert=False):
-    """Whether each entry of `x1` occurs in `x2` (`invert`: does not)."""
+    """Whether each entry of `x1` occurs in `x2`.
+
+    Args:
+        x1: The values to look up.
+        x2: The values to look in (any shape; it is flattened).
+        assume_unique: A speed hint: the entries of `x1` and of `x2` are each
+            distinct.
+        invert: Return whether each entry does *not* occur.
+
+    Returns:
+        A boolean array of `x1`'s shape.
+    """
     return jnp.isin(x1, x2, assume_unique=assume_unique, invert=invert)
 
 
@@ -1692,82 +1959,183 @@ flipud = op(compiled()(jnp.flipud))
 @op
 @compiled("indices_or_sections")
 def hsplit(x, indices_or_sections):
-    """`split` along axis 1 (axis 0 for 1-D `x`)."""
+    """`split` along axis 1 (columns; axis 0 for 1-D `x`).
+
+    Args:
+        x: Input array of rank >= 1.
+        indices_or_sections: The number of equal parts, or the indices to cut at.
+
+    Returns:
+        A list of arrays.
+    """
     return jnp.hsplit(x, indices_or_sections)
 
 
 @op
 @compiled("indices_or_sections")
 def vsplit(x, indices_or_sections):
-    """`split` along axis 0."""
+    """`split` along axis 0 (rows).
+
+    Args:
+        x: Input array of rank >= 2.
+        indices_or_sections: The number of equal parts, or the indices to cut at.
+
+    Returns:
+        A list of arrays.
+    """
     return jnp.vsplit(x, indices_or_sections)
 
 
 @op
 @compiled("indices_or_sections")
 def dsplit(x, indices_or_sections):
-    """`split` along axis 2 (`x` of rank >= 3)."""
+    """`split` along axis 2 (depth).
+
+    Args:
+        x: Input array of rank >= 3.
+        indices_or_sections: The number of equal parts, or the indices to cut at.
+
+    Returns:
+        A list of arrays.
+    """
     return jnp.dsplit(x, indices_or_sections)
 
 
 @op
 @compiled()
 def dstack(xs):
-    """Stacks arrays along axis 2 (1-D and 2-D ones are first made 3-D)."""
+    """Joins arrays along axis 2 (depth).
+
+    Args:
+        xs: A list of arrays; a 1-D `(n,)` one is read as `(1, n, 1)`, a 2-D
+            `(m, n)` one as `(m, n, 1)`. All shapes must match except along
+            axis 2.
+
+    Returns:
+        An array of rank >= 3.
+    """
     return jnp.dstack(xs)
 
 
 @op
 @compiled("k")
 def diagflat(x, k=0):
-    """A 2-D array with the flattened `x` on diagonal `k`."""
+    """A 2-D array with the flattened `x` on a diagonal, zeros elsewhere.
+
+    Args:
+        x: Input array (flattened).
+        k: The diagonal: 0 the main one, > 0 above it, < 0 below.
+
+    Returns:
+        An `(n + |k|, n + |k|)` array of `x`'s dtype, `n` the size of `x`.
+    """
     return jnp.diagflat(x, k=k)
 
 
 @op
 @compiled("dtype")
 def empty_like(x, dtype=None):
-    """An array of `x`'s shape (and dtype unless given); its values are
-    unspecified (zeros on JAX)."""
+    """An uninitialized array like `x`.
+
+    Args:
+        x: The array whose shape (and dtype) to copy.
+        dtype: The output dtype (default `x`'s).
+
+    Returns:
+        An array of `x`'s shape; its values are unspecified (zeros on JAX).
+    """
     return jnp.empty_like(x, dtype=_dtype(dtype))
 
 
 @op
 @compiled("num", "endpoint", "dtype", "axis")
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    """`num` numbers from `start` to `stop` evenly spaced on a log scale."""
+    """`num` numbers from `start` to `stop`, evenly spaced on a log scale
+    (a geometric progression).
+
+    Args:
+        start: The first value (nonzero).
+        stop: The last value (included unless `endpoint=False`).
+        num: How many values.
+        endpoint: Include `stop`.
+        dtype: The output dtype (default: a float dtype inferred from
+            `start` and `stop`).
+        axis: The axis of the values when `start`/`stop` are arrays.
+
+    Returns:
+        A 1-D array of `num` values (for array `start`/`stop`, a new axis
+        of size `num` at `axis`).
+    """
     return jnp.geomspace(start, stop, num, endpoint=endpoint, dtype=_dtype(dtype), axis=axis)
 
 
 @op
 @compiled("N", "increasing")
 def vander(x, N=None, increasing=False):
-    """The Vandermonde matrix of 1-D `x`: columns are powers of `x`
-    (decreasing unless `increasing`)."""
+    """The Vandermonde matrix of 1-D `x`: its columns are powers of `x`.
+
+    Args:
+        x: A 1-D array `(n,)`.
+        N: The number of columns (default `n`).
+        increasing: Powers `0, 1, ..., N - 1` left to right; by default they
+            decrease, `N - 1` down to 0.
+
+    Returns:
+        An `(n, N)` array of `x`'s dtype.
+    """
     return jnp.vander(x, N=N, increasing=increasing)
 
 
 @op
 @compiled("axis")
 def trapezoid(y, x=None, dx=1.0, axis=-1):
-    """The integral of `y` along `axis` by the trapezoidal rule, at sample
-    points `x` (or spacing `dx`)."""
+    """The integral of `y` along `axis` by the trapezoidal rule.
+
+    Args:
+        y: The sampled values.
+        x: The sample points, 1-D along `axis` or `y`'s shape (default:
+            evenly spaced by `dx`).
+        dx: The spacing of the samples when `x` is None.
+        axis: The axis to integrate along.
+
+    Returns:
+        `y`'s shape without `axis`, a float array.
+    """
     return jnp.trapezoid(y, x, dx=dx, axis=axis)
 
 
 @op
 @compiled()
 def corrcoef(x):
-    """Pearson correlation coefficients of the rows of `x` (variables in rows)."""
+    """The Pearson correlation coefficients between variables.
+
+    Args:
+        x: A `(variables, observations)` array: one variable per row (a 1-D
+            array is one variable).
+
+    Returns:
+        A `(variables, variables)` float matrix (a scalar for 1-D `x`).
+    """
     return jnp.corrcoef(x)
 
 
 @op
 @compiled("kth", "axis")
 def argpartition(x, kth, axis=-1):
-    """Indices that put the `kth` entry in its sorted place along `axis`
-    (smaller before, larger after, each side in any order); `axis=None`
-    works on the flattened `x`."""
+    """Indices that partition `x` along `axis` around its `kth` entry.
+
+    Taking `x` at these indices puts the entry that sorting would put at
+    position `kth` there, smaller entries before it and larger ones after
+    (each side in any order).
+
+    Args:
+        x: Input array.
+        kth: The position to partition at (an int).
+        axis: The axis to partition; None works on the flattened `x`.
+
+    Returns:
+        An int32 array of `x`'s shape (1-D when `axis` is None).
+    """
     if axis is None:
         return jnp.argpartition(jnp.ravel(x), kth, axis=0)
     return jnp.argpartition(x, kth, axis=axis)
@@ -1776,16 +2144,32 @@ def argpartition(x, kth, axis=-1):
 @op
 @compiled("shape")
 def unravel_index(indices, shape):
-    """The coordinates (one int array per axis) of flat `indices` into an
-    array of `shape`."""
+    """The coordinates of flat `indices` into an array of `shape`.
+
+    Args:
+        indices: Integer flat (row-major) indices, a scalar or an array.
+        shape: The array's shape, a tuple of ints.
+
+    Returns:
+        A tuple with one int array of `indices`' shape per axis of `shape`.
+    """
     return jnp.unravel_index(indices, shape)
 
 
 @op
 @compiled("bins", "range")
 def histogram(x, bins=10, range=None):
-    """Counts of `x` in `bins` equal-width bins over `range` (default: the
-    min and max of `x`); returns `(counts, bin_edges)`."""
+    """A histogram of `x` in equal-width bins.
+
+    Args:
+        x: Input array (flattened).
+        bins: The number of bins.
+        range: `(lower, upper)` bounds of the bins (default: the min and max
+            of `x`); entries outside are not counted.
+
+    Returns:
+        `(counts, bin_edges)`: float `(bins,)` counts and `(bins + 1,)` edges.
+    """
     return jnp.histogram(x, bins=bins, range=range)
 
 
@@ -1798,10 +2182,24 @@ def unique(x, sorted=True, return_index=False, return_inverse=False, return_coun
     `size` entries or padded with `fill_value` (default: the smallest
     value), as in Keras on JAX.
 
+    Args:
+        x: Input array.
+        sorted: Whether the values must come sorted (with False they may
+            still be).
+        return_index: Also return the index in (flattened) `x` of each
+            value's first occurrence.
+        return_inverse: Also return the indices into the unique values that
+            rebuild `x`.
+        return_counts: Also return how often each value occurs.
+        axis: Find unique slices along this axis; None flattens `x`.
+        size: A static output length (needed inside `jax.jit`).
+        fill_value: The padding when `size` exceeds the number of distinct
+            values (default: the smallest value).
+
     Returns:
-        The unique values, followed by (as requested) the index of each
-        one's first occurrence, the inverse indices that rebuild `x`, and
-        the counts.
+        The unique values; with any `return_*` flag a tuple of them
+        followed by (as requested) the int32 first-occurrence indices,
+        inverse indices and counts.
 
     Raises:
         ValueError: inside `jax.jit` without `size`.

@@ -13,6 +13,18 @@ def unpack_x_y_sample_weight(data):
     """`(x, y, sample_weight)` from a batch: `x`, `(x,)`, `(x, y)` or `(x, y, sw)`.
 
     A list is read as a tuple (Keras's rule); missing parts are None.
+
+    Args:
+        data: One batch as a dataset or generator yields it: `x` alone (an
+            array or dict), or a tuple/list of 1 to 3 elements.
+
+    Returns:
+        The tuple `(x, y, sample_weight)`, with None for the parts `data`
+        does not hold.
+
+    Raises:
+        ValueError: `data` is an empty tuple or list, or one of more than 3
+            elements.
     """
     if isinstance(data, list):
         data = tuple(data)
@@ -31,7 +43,18 @@ def unpack_x_y_sample_weight(data):
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    """The inverse of `unpack_x_y_sample_weight`: the shortest tuple (or `x`)."""
+    """The inverse of `unpack_x_y_sample_weight`: the shortest tuple (or `x`).
+
+    Args:
+        x: The inputs.
+        y: The targets, or None.
+        sample_weight: The sample weights, or None (ignored when `y` is None).
+
+    Returns:
+        `x` when `y` is None (`(x,)` when `x` is a list or tuple, so that it
+        is not read as `(x, y)`), else `(x, y)`, or `(x, y, sample_weight)`
+        when `sample_weight` is given.
+    """
     if y is None:
         return x if not isinstance(x, (list, tuple)) else (x,)
     if sample_weight is None:
