@@ -130,17 +130,96 @@ def test_decode_predictions_reads_a_local_class_index(tmp_path):
         best = np.argsort(row)[::-1][:3]
         assert [r[1] for r in result] == [f"class_{i}" for i in best]
         np.testing.assert_allclose([r[2] for r in result], row[best])
-    with pytest.raises(FileNotFoundError, match="downloads nothing"):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         loopax.applications.resnet50.decode_predictions(
             preds, class_index_path=str(tmp_path / "missing.json"))
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="downloads nothing"):
-        loopax.applications.ResNet50()  # weights="imagenet" by default, as Keras
     with pytest.raises(ValueError, match="pooling"):
         loopax.applications.VGG16(weights=None, include_top=False, pooling="mean")
     with pytest.raises(ValueError, match="at least 32"):
         loopax.applications.MobileNetV2(weights=None, input_shape=(16, 16, 3))
     with pytest.raises(ValueError, match="does not exist"):
         loopax.applications.EfficientNetB0(weights="/nonexistent/file.h5")
+
+
+# ---- weights="imagenet": Keras's published files, downloaded once --------------
+
+@pytest.fixture
+def downloads(monkeypatch, tmp_path):
+    """Records download requests and serves `served[url]` bytes (none: offline)."""
+    from loopax.src.utils import file_utils
+
+    monkeypatch.setenv("LOOPAX_HOME", str(tmp_path / "home"))
+    asked, served = [], {}
+
+    def fake_urlretrieve(url, destination):
+        asked.append(url)
+        if url not in served:
+            raise OSError("network unreachable")
+        with open(destination, "wb") as f:
+            f.write(served[url])
+
+    monkeypatch.setattr(file_utils, "_urlretrieve", fake_urlretrieve)
+    return asked, served
+
+
+@pytest.mark.parametrize("owner, module, include_top, fields", [
+    ("ResNet50", "resnet", True, {}), ("ResNet50", "resnet", False, {}),
+    ("VGG16", "vgg16", True, {}), ("VGG16", "vgg16", False, {}),
+    ("EfficientNetB0", "efficientnet", False, {}),
+    ("MobileNetV2", "mobilenet_v2", True, {"alpha": 0.35, "rows": 96}),
+], ids=["resnet50-top", "resnet50-notop", "vgg16-top", "vgg16-notop", "efficientnetb0-notop",
+        "mobilenetv2-0.35-96"])
+def test_imagenet_weights_come_from_keras_published_urls(downloads, owner, module,
+                                                         include_top, fields):
+    from loopax.src.applications.imagenet_utils import PUBLISHED_WEIGHTS, resolve_weights
+
+    keras_module = __import__(f"keras.src.applications.{module}", fromlist=["_"])
+    asked, _ = downloads
+    with pytest.raises(OSError, match="pass its local path"):
+        resolve_weights("imagenet", owner, include_top, **fields)
+    url = asked[-1]
+    keras_urls = [getattr(keras_module, name) for name in dir(keras_module)
+                  if "PATH" in name and isinstance(getattr(keras_module, name), str)]
+    assert any(url.startswith(base) or url == base for base in keras_urls), (url, keras_urls)
+    file_name = url.rsplit("/", 1)[1]
+    assert (file_name in PUBLISHED_WEIGHTS[owner]) or owner == "MobileNetV2"
+    if owner == "MobileNetV2":   # Keras's naming: _{float(alpha)}_{rows}
+        assert file_name == "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96.h5"
+    hashes = getattr(keras_module, "WEIGHTS_HASHES", None)
+    if hashes is not None:   # our md5s are Keras's
+        ours = PUBLISHED_WEIGHTS[owner][2 if include_top else 4]
+        assert ours in {h for pair in hashes.values() for h in pair}
+
+
+def test_a_download_with_the_wrong_hash_is_refused_and_deleted(downloads, tmp_path):
+    from loopax.src.applications.imagenet_utils import PUBLISHED_WEIGHTS, resolve_weights
+
+    _, served = downloads
+    folder, name = PUBLISHED_WEIGHTS["VGG16"][0], PUBLISHED_WEIGHTS["VGG16"][3]
+    served[folder + name] = b"not the published weights"
+    with pytest.raises(ValueError, match="md5"):
+        resolve_weights("imagenet", "VGG16", include_top=False)
+    assert not list((tmp_path / "home" / "models").iterdir())
+
+
+def test_a_cached_download_is_not_fetched_again(downloads, tmp_path):
+    from loopax.src.applications.imagenet_utils import resolve_weights
+
+    asked, served = downloads
+    url = ("https://storage.googleapis.com/tensorflow/keras-applications/mobilenet_v2/"
+           "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_1.0_224_no_top.h5")
+    served[url] = b"weights"   # Keras publishes no hash for MobileNetV2's files
+    first = resolve_weights("imagenet", "MobileNetV2", False, alpha=1.0, rows=224)
+    second = resolve_weights("imagenet", "MobileNetV2", False, alpha=1.0, rows=224)
+    assert first == second and asked == [url]
+    assert open(first, "rb").read() == b"weights"
+
+
+def test_resnet50_by_default_downloads_before_building(downloads):
+    asked, _ = downloads
+    with pytest.raises(OSError, match="resnet50_weights_tf_dim_ordering_tf_kernels.h5"):
+        loopax.applications.ResNet50()   # weights="imagenet", as in Keras
+    assert len(asked) == 1

@@ -14,6 +14,7 @@ import numpy as np
 
 from loopax.src import config as _config
 from loopax.src.saving import keras_format
+from loopax.src.utils import file_utils
 
 CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
 TORCH_MEAN, TORCH_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -62,16 +63,28 @@ def preprocess_input(x, data_format=None, mode="caffe"):
     return x - xp.asarray(CAFFE_MEAN_BGR, x.dtype).reshape(shape)
 
 
+CLASS_INDEX_URL = ("https://storage.googleapis.com/download.tensorflow.org/"
+                   "data/imagenet_class_index.json")
+CLASS_INDEX_MD5 = "c2c37ea517e94d9795004a39431a14cb"
+
+
 def default_class_index_path():
-    return os.path.join(os.path.expanduser("~"), ".keras", "models",
-                        "imagenet_class_index.json")
+    """Keras's cached class index if there is one, else loopax's copy, downloaded
+    once (hash-checked) into `$LOOPAX_HOME/models`."""
+    keras_copy = os.path.join(os.path.expanduser("~"), ".keras", "models",
+                              "imagenet_class_index.json")
+    if os.path.exists(keras_copy):
+        return keras_copy
+    return file_utils.get_file("imagenet_class_index.json", CLASS_INDEX_URL,
+                               file_hash=CLASS_INDEX_MD5, cache_subdir="models")
 
 
 def decode_predictions(preds, top=5, class_index_path=None):
     """`[[(class_id, class_name, score), ...] per sample]`, the `top` best of
     `(batch, 1000)` ImageNet predictions. The class index is Keras's
-    `imagenet_class_index.json`, read from `class_index_path` (default:
-    Keras's cache, `~/.keras/models/imagenet_class_index.json`).
+    `imagenet_class_index.json`, read from `class_index_path` (default: Keras's
+    cache, `~/.keras/models/imagenet_class_index.json`, if present, else downloaded
+    once into `$LOOPAX_HOME/models`).
 
     Args:
         preds: `(batch, 1000)` scores (a NumPy or JAX array).
@@ -84,7 +97,8 @@ def decode_predictions(preds, top=5, class_index_path=None):
 
     Raises:
         ValueError: `preds` is not of shape `(batch, 1000)`.
-        FileNotFoundError: the class index file does not exist (nothing is downloaded).
+        FileNotFoundError: `class_index_path` does not exist.
+        OSError: the default class index could not be downloaded.
     """
     preds = np.asarray(preds)
     if preds.ndim != 2 or preds.shape[1] != 1000:
@@ -93,9 +107,8 @@ def decode_predictions(preds, top=5, class_index_path=None):
     path = class_index_path or default_class_index_path()
     if not os.path.exists(path):
         raise FileNotFoundError(
-            f"decode_predictions: the ImageNet class index {path!r} does not exist. loopax "
-            "downloads nothing: put Keras's imagenet_class_index.json there or pass "
-            "class_index_path=...")
+            f"decode_predictions: the ImageNet class index {path!r} does not exist. Pass "
+            "the path of Keras's imagenet_class_index.json, or None to download it.")
     with open(path, encoding="utf-8") as f:
         index = json.load(f)
     results = []
@@ -142,16 +155,52 @@ def obtain_input_shape(input_shape, default_size, min_size, require_flatten, wei
     return input_shape
 
 
+# Keras's published ImageNet weights: (URL folder, file with the top, without, and
+# their md5 as Keras checks them; MobileNetV2's files name alpha and rows, unhashed).
+_GCS = "https://storage.googleapis.com/"
+PUBLISHED_WEIGHTS = {
+    "ResNet50": (_GCS + "tensorflow/keras-applications/resnet/",
+                 "resnet50_weights_tf_dim_ordering_tf_kernels.h5",
+                 "2cb95161c43110f7111970584f804107",
+                 "resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5",
+                 "4d473c1dd8becc155b73f8504c6f6626"),
+    "VGG16": (_GCS + "tensorflow/keras-applications/vgg16/",
+              "vgg16_weights_tf_dim_ordering_tf_kernels.h5",
+              "64373286793e3c8b2b4e3219cbf3544b",
+              "vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5",
+              "6d6bbae143d832006294945121d1f1fc"),
+    "EfficientNetB0": (_GCS + "keras-applications/",
+                       "efficientnetb0.h5", "902e53a9f72be733fc0bcb005b3ebbac",
+                       "efficientnetb0_notop.h5", "50bc09e76180e00e4465e1a485ddc09d"),
+    "MobileNetV2": (_GCS + "tensorflow/keras-applications/mobilenet_v2/",
+                    "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{alpha}_{rows}.h5", None,
+                    "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{alpha}_{rows}_no_top.h5",
+                    None),
+}
+
+
+def resolve_weights(weights, owner, include_top, **name_fields):
+    """`weights` as a local path: "imagenet" is Keras's published file for `owner`,
+    downloaded once into `$LOOPAX_HOME/models` (hash-checked where Keras has the
+    hash); a path or None is returned as it is.
+
+    Raises:
+        OSError: the download failed (the message says how to pass a local file).
+        ValueError: the downloaded file does not match Keras's hash.
+    """
+    if weights != "imagenet":
+        return weights
+    folder, top, top_hash, notop, notop_hash = PUBLISHED_WEIGHTS[owner]
+    name, file_hash = (top, top_hash) if include_top else (notop, notop_hash)
+    name = name.format(**name_fields)
+    return file_utils.get_file(name, folder + name, file_hash=file_hash, cache_subdir="models")
+
+
 def check_arguments(weights, include_top, classes, pooling, owner):
     if not (weights in ("imagenet", None) or isinstance(weights, (str, os.PathLike))):
         raise ValueError(f"{owner}: `weights` must be None, 'imagenet' or a file path; "
                          f"got {weights!r}.")
-    if weights == "imagenet":
-        raise ValueError(
-            f"{owner}: weights='imagenet' would download Keras's weight file; loopax "
-            "downloads nothing. Download it yourself and pass its path: weights='/path/to/"
-            "<file>.h5' (Keras's published files and .weights.h5 files are both read).")
-    if weights is not None and not os.path.exists(weights):
+    if weights not in (None, "imagenet") and not os.path.exists(weights):
         raise ValueError(f"{owner}: the weights file {os.fspath(weights)!r} does not exist.")
     if pooling not in (None, "avg", "max"):
         raise ValueError(f"{owner}: `pooling` must be None, 'avg' or 'max'; got {pooling!r}.")

@@ -64,9 +64,10 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
             pretrained weights exist for 0.35, 0.5, 0.75, 1.0, 1.3 and 1.4.
         include_top: Whether to end with the ImageNet classifier (default True);
             False ends at the last convolution block (see `pooling`).
-        weights: None (random initialization) or the local path of Keras's
-            published weight file (or a `.weights.h5`/`.keras` file). `"imagenet"`,
-            the default as in Keras, raises: loopax downloads nothing.
+        weights: "imagenet" (the default, as in Keras): Keras's published ImageNet
+            file, downloaded once into `$LOOPAX_HOME/models` and hash-checked;
+            None: random initialization; or a local path (a published file,
+            a `.weights.h5` or a `.keras` file).
         input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
         input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
             `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
@@ -83,7 +84,8 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
         `(batch, classes)` with the top, else the features.
 
     Raises:
-        ValueError: a bad argument: `weights="imagenet"` or a missing file, an unknown
+        OSError: the ImageNet file could not be downloaded (pass a local path).
+        ValueError: a bad argument: a missing weights file, an unknown
             `pooling`, non-positive `classes`, or an `input_shape` that does not fit, or an `alpha`
             without published weights.
     """
@@ -93,6 +95,9 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
     if weights is not None and alpha not in (0.35, 0.50, 0.75, 1.0, 1.3, 1.4):
         raise ValueError(f"MobileNetV2: Keras publishes weights for alpha in 0.35, 0.5, "
                          f"0.75, 1.0, 1.3, 1.4; got alpha={alpha}.")
+    weights = imagenet_utils.resolve_weights(
+        weights, "MobileNetV2", include_top, alpha=float(alpha),
+        rows=input_shape[0] if input_shape[0] is not None else 224)
     inputs = building.image_input(input_tensor, input_shape)
     x = Conv2D(make_divisible(32 * alpha), 3, strides=2, padding="same", use_bias=False,
                name="Conv1")(inputs)

@@ -54,9 +54,10 @@ def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shap
     Args:
         include_top: Whether to end with the ImageNet classifier (default True);
             False ends at the last convolution block (see `pooling`).
-        weights: None (random initialization) or the local path of Keras's
-            published weight file (or a `.weights.h5`/`.keras` file). `"imagenet"`,
-            the default as in Keras, raises: loopax downloads nothing.
+        weights: "imagenet" (the default, as in Keras): Keras's published ImageNet
+            file, downloaded once into `$LOOPAX_HOME/models` and hash-checked;
+            None: random initialization; or a local path (a published file,
+            a `.weights.h5` or a `.keras` file).
         input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
         input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
             `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
@@ -73,12 +74,14 @@ def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shap
         `(batch, classes)` with the top, else the features.
 
     Raises:
-        ValueError: a bad argument: `weights="imagenet"` or a missing file, an unknown
+        OSError: the ImageNet file could not be downloaded (pass a local path).
+        ValueError: a bad argument: a missing weights file, an unknown
             `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
     """
     imagenet_utils.check_arguments(weights, include_top, classes, pooling, "ResNet50")
     input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
                                                     weights, "ResNet50")
+    weights = imagenet_utils.resolve_weights(weights, "ResNet50", include_top)
     inputs = building.image_input(input_tensor, input_shape)
     x = ZeroPadding2D(((3, 3), (3, 3)), name="conv1_pad")(inputs)
     x = Conv2D(64, 7, strides=2, name="conv1_conv")(x)

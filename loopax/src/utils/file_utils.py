@@ -1,4 +1,4 @@
-"""`get_file`: download a file once into loopax's cache, checking its sha256.
+"""`get_file`: download a file once into loopax's cache, checking its hash.
 
 The cache is `$LOOPAX_HOME/<cache_subdir>` (default `~/.loopax/datasets`).
 """
@@ -15,8 +15,9 @@ def loopax_home() -> str:
     return os.path.expanduser(os.environ.get("LOOPAX_HOME") or os.path.join("~", ".loopax"))
 
 
-def sha256_of(path, chunk_size=1 << 20) -> str:
-    digest = hashlib.sha256()
+def sha256_of(path, chunk_size=1 << 20, algorithm="sha256") -> str:
+    """The hex digest of the file at `path` (`algorithm`: "sha256" or "md5")."""
+    digest = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(chunk_size), b""):
             digest.update(chunk)
@@ -39,9 +40,10 @@ def get_file(fname, origin, file_hash=None, cache_subdir="datasets", cache_dir=N
     Args:
         fname: the file name in the cache.
         origin: the URL to download from.
-        file_hash: the expected sha256 (hex). A cached file that does not match
-            is downloaded again; a download that does not match is deleted and
-            raises ValueError.
+        file_hash: the expected sha256 (64 hex digits) or md5 (32, the form of
+            Keras's published application weights). A cached file that does not
+            match is downloaded again; a download that does not match is deleted
+            and raises ValueError.
         cache_subdir: sub-directory of the cache.
         cache_dir: the cache root (default `loopax_home()`).
 
@@ -55,7 +57,9 @@ def get_file(fname, origin, file_hash=None, cache_subdir="datasets", cache_dir=N
     directory = os.path.join(cache_dir or loopax_home(), cache_subdir)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, fname)
-    if os.path.exists(path) and (file_hash is None or sha256_of(path) == file_hash):
+    algorithm = "md5" if file_hash is not None and len(file_hash) == 32 else "sha256"
+    if os.path.exists(path) and (file_hash is None
+                                 or sha256_of(path, algorithm=algorithm) == file_hash):
         return path
     partial = path + ".part"
     try:
@@ -66,11 +70,11 @@ def get_file(fname, origin, file_hash=None, cache_subdir="datasets", cache_dir=N
         raise OSError(f"Could not download {origin} to {path}: {e}. Check the network, or "
                       "download the file yourself and pass its local path.") from e
     if file_hash is not None:
-        got = sha256_of(partial)
+        got = sha256_of(partial, algorithm=algorithm)
         if got != file_hash:
             os.remove(partial)
             raise ValueError(
-                f"The file downloaded from {origin} has sha256 {got}, not the expected "
+                f"The file downloaded from {origin} has {algorithm} {got}, not the expected "
                 f"{file_hash}; it was deleted. The download may be corrupt or tampered "
                 "with: try again, or fetch the file yourself and pass its path.")
     os.replace(partial, path)
