@@ -11,10 +11,14 @@ from loopax.src import state
 
 @pytest.fixture(autouse=True)
 def _fresh_session():
-    """Each test starts with fresh auto-names and a fixed global seed."""
+    """Each test starts with fresh auto-names and a fixed global seed, and leaves no
+    global dtype policy, floatx or distribution behind (clear_session keeps them)."""
     state.clear_session()
     loopax.random.set_random_seed(0)
     yield
+    loopax.mixed_precision.set_global_policy(None)
+    loopax.config.set_floatx("float32")
+    loopax.distribution.set_distribution(None)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -49,8 +49,8 @@ def test_float32_head_of_a_mixed_model_matches_keras():
             logits = lib.layers.Dense(3)(h)
             probs = lib.layers.Activation("softmax", dtype="float32")(logits)
             model = lib.Model(inputs, probs)
-        finally:
-            lib.mixed_precision.set_global_policy("float32")
+        finally:   # Keras's default; loopax's is None (follow floatx)
+            lib.mixed_precision.set_global_policy("float32" if lib is keras else None)
         if weights is None:
             weights = [RNG.normal(size=w.shape).astype("float32") for w in model.weights]
         model.set_weights(weights)

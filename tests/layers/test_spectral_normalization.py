@@ -46,6 +46,7 @@ WRAPPED = {
 
 @pytest.mark.parametrize("make,shape,iterations", WRAPPED.values(), ids=WRAPPED.keys())
 def test_training_and_inference_match_keras(make, shape, iterations):
+    keras.utils.clear_session()   # Keras's auto-names restart, as loopax's do per test
     if shape is None:   # Embedding: integer inputs
         x = np.array([[1, 2, 6], [0, 3, 3]])
         k_layer = keras.layers.SpectralNormalization(make(keras.layers), name="sn",
