@@ -201,6 +201,22 @@ def test_resume_in_the_same_process_after_an_exception(tmp_path, data, save_freq
     assert (tmp_path / "b").exists()   # delete_checkpoint=False keeps it
 
 
+def test_a_new_callback_on_the_folder_resumes_after_an_exception(tmp_path):
+    """A rerun notebook cell: a fresh BackupAndRestore on the folder the
+    interrupted fit was writing to (its last save finished, not left half-written)."""
+    args, kwargs = _data("arrays")
+    expected, expected_weights = _uninterrupted("arrays")
+    model = _model()
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(*args, epochs=4, verbose=0, callbacks=[
+            keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3), _Crash(8)], **kwargs)
+    rerun = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3)
+    history = model.fit(*args, epochs=4, verbose=0, callbacks=[rerun], **kwargs).history
+    assert history == expected
+    for got, want in zip(model.get_weights(), expected_weights, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_a_backup_of_another_model_is_refused_with_a_clear_error(tmp_path):
     x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
     backup = keras.callbacks.BackupAndRestore(tmp_path / "b", delete_checkpoint=False)

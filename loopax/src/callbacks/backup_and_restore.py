@@ -177,6 +177,11 @@ class BackupAndRestore(Callback):
         self.store.save(int(global_step), arrays, meta)
         self._last_saved = global_step
 
+    def _on_fit_interrupted(self):
+        """`fit` raised: the backup in flight is completed (not left half-written
+        for the next run in this process), so the rerun resumes from it."""
+        self.store.wait()
+
     def on_train_end(self, logs=None):
         if self.delete_checkpoint:
             self.store.delete_all()

@@ -106,6 +106,14 @@ class CallbackList(Callback):
     def on_train_end(self, logs=None):
         self._call("on_train_end", None, logs)
 
+    def on_fit_interrupted(self):
+        """An exception is ending `fit` (no `on_train_end` follows): callbacks with
+        work in flight (`_on_fit_interrupted`, e.g. a backup being written) finish it."""
+        for callback in self.callbacks:
+            finish = getattr(callback, "_on_fit_interrupted", None)
+            if finish is not None:
+                finish()
+
     def on_test_begin(self, logs=None):
         self._call("on_test_begin", None, logs)
 

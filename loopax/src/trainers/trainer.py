@@ -596,6 +596,9 @@ class Trainer:
                 training_logs = epoch_logs
                 if self.stop_training:
                     break
+        except BaseException:
+            callbacks.on_fit_interrupted()
+            raise
         finally:
             live.write_back()
             self._trainer_state = None
