@@ -141,6 +141,11 @@ class Metric:
         """
         raise NotImplementedError(f"{type(self).__name__} must implement `result`.")
 
+    def _log_names(self) -> list[str]:
+        """The logs keys `result()` reports: the metric's name, or the keys of
+        the dict a container of metrics (the compiled metrics) returns."""
+        return [self.name]
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Updates the state with one batch and returns the new result.
 
