@@ -4,10 +4,19 @@ Tracking needs no registration: a Module finds its state by walking its
 attributes (in assignment order), descending into lists, tuples and dicts.
 The order is stable and documented:
 
-1. the Module's own Variables (in attribute order; a list keeps its order),
-2. then each sub-Module's variables, recursively, in attribute order.
+1. the Variables the object created itself, in creation order: the list in
+   its `_created_variables` attribute (`CREATED_VARIABLES`), which
+   `Layer.add_weight`, `Metric.add_variable` and `Optimizer._track`
+   (iterations, learning rate, slots) fill through `track_created`;
+2. then the other Variables held in its attributes, in attribute order (a
+   list keeps its order);
+3. then each sub-Module's variables, recursively, in attribute order.
 
-A Variable reached twice is listed once. `Layer` and `Model` are Modules.
+So a layer lists its weights in the order it created them, wherever (and
+in whatever order) it stores them. A wrapper that holds a Variable it did
+not create, and wants it listed in a fixed place among its own, records it
+the same way (`SpectralNormalization`'s kernel). A Variable reached twice
+is listed once. `Layer` and `Model` are Modules.
 """
 
 from __future__ import annotations
@@ -27,11 +36,35 @@ def is_trackable(value) -> bool:
     return isinstance(value, Module) or getattr(value, "_loopax_trackable", False)
 
 
+# The attribute holding, in creation order, the Variables an object created
+# itself; the walk visits it before every other attribute.
+CREATED_VARIABLES = "_created_variables"
+
+
+def created_variables(obj) -> list[Variable]:
+    """The list of Variables `obj` created (its `_created_variables`
+    attribute, made empty on first use), in creation order."""
+    return obj.__dict__.setdefault(CREATED_VARIABLES, [])
+
+
+def track_created(obj, variable: Variable) -> Variable:
+    """Records `variable` as created by `obj`, so the walk lists it among
+    `obj`'s own Variables, before those merely held in attributes, in
+    creation order. Returns `variable`."""
+    created_variables(obj).append(variable)
+    return variable
+
+
 def tracked_items(obj) -> list[tuple[str, Any]]:
-    """`obj`'s attributes the walk visits, in assignment order: all but the
-    names in its class's `_untracked_attributes`."""
+    """`obj`'s attributes the walk visits: its created Variables
+    (`CREATED_VARIABLES`) first, then the others in assignment order, all but
+    the names in its class's `_untracked_attributes`."""
     skip = getattr(type(obj), "_untracked_attributes", frozenset())
-    return [(k, v) for k, v in vars(obj).items() if k not in skip]
+    attributes = vars(obj)
+    if CREATED_VARIABLES not in attributes:
+        return [(k, v) for k, v in attributes.items() if k not in skip]
+    return [(CREATED_VARIABLES, attributes[CREATED_VARIABLES])] + [
+        (k, v) for k, v in attributes.items() if k not in skip and k != CREATED_VARIABLES]
 
 
 def _collect(value, seen, variables, found, wanted=is_trackable):
@@ -58,8 +91,9 @@ def _collect(value, seen, variables, found, wanted=is_trackable):
 
 def owned(obj, seen: set | None = None, wanted: Callable = is_trackable
           ) -> tuple[list[Variable], list]:
-    """What `obj` holds directly: (its Variables, the objects `wanted` accepts),
-    in attribute order. This one walk is how Modules, Layers, Metrics,
+    """What `obj` holds directly: (its Variables, the objects `wanted` accepts):
+    the Variables it created first, in creation order, then the rest in
+    attribute order (see the module doc). This one walk is how Modules, Layers, Metrics,
     Optimizers, Trainers and the weights files find what an object owns."""
     seen = {id(obj)} if seen is None else seen
     variables, found = [], []

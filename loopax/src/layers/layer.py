@@ -29,7 +29,7 @@ from loopax.src import constraints, dtypes, initializers, random, regularizers, 
 from loopax.src.array_types import ArrayLike, DTypeLike, Shape
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
-from loopax.src.module import Module, _snake_case
+from loopax.src.module import Module, _snake_case, track_created
 from loopax.src.state import (
     Variable,
     _state,
@@ -286,7 +286,7 @@ class Layer(Module):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name,
                            autocast=autocast)
-        self.__dict__.setdefault("_weights_created", []).append(var)
+        track_created(self, var)   # listed first, in creation order (module.owned)
         if trainable:
             self.__dict__.setdefault("_trainable_weights_created", []).append(var)
         reg = regularizers.get(regularizer)

@@ -26,6 +26,7 @@ from jax import lax
 from loopax.src import initializers
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.wrapper import Wrapper
+from loopax.src.module import track_created
 from loopax.src.tensor import unwrap
 
 
@@ -74,9 +75,11 @@ class SpectralNormalization(Wrapper):
 
     def build(self, input_shape):
         super().build(input_shape)
-        # Also held here, as Keras does: the weights are then Keras's order
-        # (kernel, vector_u, then the wrapped layer's others).
-        self.kernel = kernel = self._kernel()
+        # Also held here, as Keras does, and recorded among this layer's own
+        # Variables before `vector_u` (module.owned lists those first): the
+        # weights are then Keras's order (kernel, vector_u, then the wrapped
+        # layer's others).
+        self.kernel = kernel = track_created(self, self._kernel())
         self.vector_u = self.add_weight(
             (1, kernel.shape[-1]), initializers.TruncatedNormal(stddev=0.02),
             dtype=kernel.dtype, trainable=False, name="vector_u")

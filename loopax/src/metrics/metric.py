@@ -24,7 +24,7 @@ import jax.numpy as jnp
 from loopax.src import dtypes
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
-from loopax.src.module import _snake_case, owned
+from loopax.src.module import _snake_case, created_variables, owned, track_created
 from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
 from loopax.src.tensor import unwrap
 
@@ -42,7 +42,7 @@ class Metric:
     def __init__(self, dtype: DTypeLike = None, name: str | None = None):
         self.name = name or unique_name(_snake_case(type(self).__name__))
         self._dtype = dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
-        self._variables = []
+        created_variables(self)   # listed first by the ownership walk, in creation order
         self._initial_values = []
 
     def _owned(self):
@@ -74,7 +74,7 @@ class Metric:
         Raises:
             RuntimeError: called before `super().__init__()`.
         """
-        if "_variables" not in self.__dict__:
+        if "_initial_values" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call `super().__init__(...)` "
                                "before `add_variable`.")
         dtype = dtypes.standardize(dtype) if dtype is not None else self.dtype
@@ -83,7 +83,7 @@ class Metric:
         with name_scope(self.name.replace("/", ">")), placement.replicated():
             variable = Variable(initializer, shape=tuple(shape), dtype=dtype, trainable=False,
                                 name=name, aggregation=aggregation)
-        self._variables.append(variable)
+        track_created(self, variable)
         self._initial_values.append(variable.value)
         return variable
 
@@ -113,7 +113,7 @@ class Metric:
 
     def reset_state(self) -> None:
         """Puts every variable back to its initial value."""
-        for variable, value in zip(self._variables, self._initial_values):
+        for variable, value in zip(created_variables(self), self._initial_values):
             variable.assign(value)
         for metric in self._owned()[1]:
             metric.reset_state()
@@ -140,6 +140,11 @@ class Metric:
             NotImplementedError: the subclass does not implement it.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement `result`.")
+
+    def _log_names(self) -> list[str]:
+        """The logs keys `result()` reports: the metric's name, or the keys of
+        the dict a container of metrics (the compiled metrics) returns."""
+        return [self.name]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Updates the state with one batch and returns the new result.

@@ -44,7 +44,7 @@ from jax._src.array import ArrayImpl
 from loopax.src import dtypes, initializers
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
-from loopax.src.module import owned
+from loopax.src.module import CREATED_VARIABLES, created_variables, owned, track_created
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.state import (
@@ -159,7 +159,7 @@ class Optimizer:
         self.gradient_accumulation_steps = gradient_accumulation_steps
         self.jit_compile = True  # eager apply() through a cached jax.jit
         self.built = False
-        self._variables: list[Variable] = []
+        self._variables = []
         self._trainable_variables: list[Variable] = []
         self._compiled = {}
         self._warned_missing = set()
@@ -175,16 +175,26 @@ class Optimizer:
 
     # ---- state -------------------------------------------------------------
     def _track(self, variable):
-        self._variables.append(variable)
+        track_created(self, variable)
         self._compiled.clear()
         return variable
+
+    @property
+    def _variables(self) -> list[Variable]:
+        """The optimizer's state in creation order: the Variables `_track` made,
+        which the ownership walk lists first (`module.CREATED_VARIABLES`)."""
+        return created_variables(self)
+
+    @_variables.setter
+    def _variables(self, variables):
+        self.__dict__[CREATED_VARIABLES] = list(variables)
 
     @property
     def variables(self) -> list[Variable]:
         """[iterations, learning_rate (if a number), *slot variables]; see the module doc.
 
-        Found by the ownership walk; `_variables` (the first attribute holding
-        Variables) keeps them in creation order."""
+        Found by the ownership walk, which lists the Variables the optimizer
+        created first, in creation order, wherever its attributes hold them."""
         return owned(self)[0]
 
     @property

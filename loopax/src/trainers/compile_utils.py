@@ -13,8 +13,8 @@ import numpy as np
 
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
-from loopax.src.metrics import Mean
-from loopax.src.state import _state, pure
+from loopax.src.metrics import Mean, Metric
+from loopax.src.state import _state
 from loopax.src.tensor import unwrap
 
 # --------------------------------------------------------------------------
@@ -246,20 +246,27 @@ def check_scalar(value, who):
 # CompileMetrics
 # --------------------------------------------------------------------------
 
-class CompileMetrics:
-    """The compiled metrics of every output, as one metric-like object.
+class CompileMetrics(Metric):
+    """The compiled metrics of every output, as one `Metric` named "compile_metrics".
 
     `metrics=` gets no sample weights; `weighted_metrics=` gets them. A flat
     list applies to every output; a list of lists (or None) gives each output
     its own; a dict is keyed by output names. With several outputs the names
     are prefixed: `<output>_<metric>`.
+
+    It holds the per-output metrics (in `entries`), so the ownership walk lists
+    their variables as its own and `reset_state` and the stateless methods are
+    `Metric`'s; `result()` is the dict of their results (the logs flatten it).
     """
 
-    name = "compile_metrics"
+    # The user's specifications may hold Metric objects; the ones in use (a
+    # copy where one object serves two outputs) are those in `entries`.
+    _untracked_attributes = frozenset({"_metrics_spec", "_weighted_spec"})
 
     def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
         for spec in (metrics, weighted_metrics):
             check_names(spec, metrics_module.get, shape_dependent=("accuracy", "acc"))
+        super().__init__(name="compile_metrics")
         self._metrics_spec = metrics
         self._weighted_spec = weighted_metrics
         self._output_names = list(output_names) if output_names else None
@@ -268,14 +275,11 @@ class CompileMetrics:
 
     @property
     def metrics(self):
+        """The per-output metrics, in the order their results are logged."""
         return [m for _, m, _ in self.entries]
 
-    @property
-    def variables(self):
-        out = []
-        for m in self.metrics:
-            out.extend(m.variables)
-        return out
+    def _log_names(self):
+        return [m.name for m in self.metrics]
 
     def build(self, y_true, y_pred, losses_by_output=None):
         self.names, preds = flatten_outputs(y_pred, self._output_names)
@@ -323,22 +327,6 @@ class CompileMetrics:
 
     def result(self):
         return results_of(self.metrics)
-
-    def reset_state(self):
-        for metric in self.metrics:
-            metric.reset_state()
-
-    # Keras's stateless API, for train_steps that loop over `model.metrics`.
-    def stateless_update_state(self, metric_variables, y_true, y_pred, sample_weight=None):
-        return pure(self.update_state, self.variables)(
-            metric_variables, y_true, y_pred, sample_weight)[1]
-
-    def stateless_result(self, metric_variables):
-        return pure(self.result, self.variables)(metric_variables)[0]
-
-    def stateless_reset_state(self):
-        variables = self.variables
-        return pure(self.reset_state, variables)([v.value for v in variables])[1]
 
     def __repr__(self):
         return f"<CompileMetrics {[m.name for m in self.metrics]}>"

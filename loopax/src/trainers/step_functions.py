@@ -30,7 +30,6 @@ from loopax.src import random
 from loopax.src.distribution import distribution, placement
 from loopax.src.state import pure
 from loopax.src.trainers import step_loops
-from loopax.src.trainers.compile_utils import CompileMetrics
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 
 TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
@@ -250,12 +249,7 @@ def _flatten_dict(logs):
 
 
 def _result_names(model):
-    names = []
-    for metric in model.metrics:
-        if isinstance(metric, CompileMetrics):
-            names.extend(m.name for m in metric.metrics)
-        names.append(metric.name)
-    return names
+    return [name for metric in model.metrics for name in metric._log_names()]
 
 
 def _describe_groups(groups):

@@ -704,12 +704,7 @@ class Trainer:
         return logs
 
     def _flatten_in_order(self, logs):
-        names = []
-        for metric in self.metrics:
-            if isinstance(metric, CompileMetrics):
-                names.extend(m.name for m in metric.metrics)
-            else:
-                names.append(metric.name)
+        names = [name for metric in self.metrics for name in metric._log_names()]
         values = [logs[n] for n in names if n in logs]
         values += [v for k, v in logs.items() if k not in names]
         return values[0] if len(values) == 1 else values
