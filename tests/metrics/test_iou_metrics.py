@@ -39,8 +39,8 @@ def dense_batches(seed, classes=3, n=2, weighted=False):
     return out
 
 
-@pytest.mark.parametrize("weights,ignore_class", [(None, None), ("int", 2)],
-                         ids=["unweighted", "int-weights-ignore2"])
+@pytest.mark.parametrize("weights", [None, "int"], ids=str)
+@pytest.mark.parametrize("ignore_class", [None, 2], ids=lambda c: f"ignore{c}")
 def test_mean_iou_and_iou_match_keras(weights, ignore_class):
     data = sparse_batches(1, weights=weights)
     assert_matches_keras("MeanIoU", {"num_classes": 4, "ignore_class": ignore_class}, data)
