@@ -62,8 +62,8 @@ def test_hand_example():
     np.testing.assert_allclose(m.result(), 0.0)
 
 
-def test_in_compiled_fit_equals_keras_on_the_predictions():
-    average = "weighted"   # (each average is compared with Keras, under jit, above)
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+def test_in_compiled_fit_equals_keras_on_the_predictions(average):
     rng = np.random.default_rng(5)
     x = rng.normal(size=(48, 6)).astype("float32")
     y = np.eye(3, dtype="float32")[rng.integers(0, 3, size=48)]
