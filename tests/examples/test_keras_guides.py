@@ -8,6 +8,7 @@ on the host); Keras needs TensorFlow for that layer, so Keras is compared on
 the integer sequences it produces.
 """
 
+import inspect
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
@@ -36,7 +37,9 @@ def keras_twin(build):
     add_weight = keras.Layer.add_weight
 
     def zeros_weight(self, *args, **kwargs):
-        return add_weight(self, *args, **{**kwargs, "initializer": "zeros"})
+        weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        weight.arguments["initializer"] = "zeros"
+        return add_weight(*weight.args, **weight.kwargs)
 
     with mock.patch.object(keras.Layer, "add_weight", zeros_weight):
         return build(keras)
