@@ -48,24 +48,22 @@ def _twins(name, kwargs, shape, seed=0):
     return k_layer, l_layer, x
 
 
+# One case per rank; together they cover valid/same padding, strides,
+# dilation, channels_first, go_backwards, return_sequences/return_state,
+# no bias, other activations and a batch of one.
 CASES = {
     "1d-valid": ("ConvLSTM1D", dict(filters=3, kernel_size=3), (2, 4, 7, 2)),
     "1d-batch-of-1-no-bias-dropout": ("ConvLSTM1D", dict(
         filters=2, kernel_size=2, use_bias=False, activation="relu",
         recurrent_activation="hard_sigmoid", return_sequences=True, dropout=0.3,
         recurrent_dropout=0.3), (1, 3, 5, 3)),   # (no dropout at inference)
-    "2d-same-sequences-state": ("ConvLSTM2D", dict(
-        filters=3, kernel_size=(3, 2), padding="same", return_sequences=True,
-        return_state=True), (2, 4, 5, 6, 2)),
-    "2d-strides-backwards-channels-first": ("ConvLSTM2D", dict(
-        filters=3, kernel_size=3, strides=2, go_backwards=True, data_format="channels_first",
-        return_state=True), (2, 4, 2, 7, 6)),
+    "2d-same-strides-backwards-channels-first-sequences-state": ("ConvLSTM2D", dict(
+        filters=3, kernel_size=(3, 2), strides=2, padding="same", go_backwards=True,
+        data_format="channels_first", return_sequences=True, return_state=True),
+        (2, 4, 2, 7, 6)),
     "3d-dilation-sequences": ("ConvLSTM3D", dict(
         filters=2, kernel_size=2, dilation_rate=(1, 2, 1), return_sequences=True),
         (2, 3, 4, 5, 4, 2)),
-    "3d-same-strides-channels-first": ("ConvLSTM3D", dict(
-        filters=2, kernel_size=3, strides=(1, 2, 2), padding="same",
-        data_format="channels_first"), (2, 2, 3, 4, 5, 4)),
 }
 
 
@@ -73,7 +71,8 @@ CASES = {
 def test_matches_keras(name, kwargs, shape):
     k_layer, l_layer, x = _twins(name, kwargs, shape)
     assert [v.path for v in l_layer.weights] == [v.path for v in k_layer.weights]
-    _assert_close(l_layer(x), k_layer(x))
+    # Keras jitted: eagerly its scan and small ops compile anew on each call.
+    _assert_close(l_layer(x), jax.jit(k_layer)(x))
 
 
 @pytest.mark.parametrize("name,kwargs,shape", [
@@ -89,7 +88,7 @@ def test_gradients_match_keras(name, kwargs, shape):
         def loss(weights, x):
             y, _ = layer.stateless_call(weights, others, x)
             return sum(jnp.sum(jnp.sin(t)) for t in _as_list(y))
-        return jax.grad(loss, argnums=(0, 1))(
+        return jax.jit(jax.grad(loss, argnums=(0, 1)))(
             [v.value for v in layer.trainable_variables], jnp.asarray(x))
     _assert_close(jax.tree_util.tree_leaves(grads(l_layer)),
                   jax.tree_util.tree_leaves(grads(k_layer)))

@@ -1,7 +1,9 @@
 """Ftrl, Lamb and Muon: configs, names, errors and `model.fit`, against
 Keras 3 (the update math is compared step by step in test_ftrl_lamb_muon.py)."""
 
+import inspect
 import os
+from unittest import mock
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
@@ -81,9 +83,19 @@ def _fit(module, optimizer):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(32, 3)).astype("float32")
     y = rng.normal(size=(32, 2)).astype("float32")
-    model = module.Sequential([
-        module.Input((3,)), module.layers.Dense(4, activation="tanh", name="hidden"),
-        module.layers.Dense(2, name="out")])
+    # Built with zero weights, then given random ones: the random
+    # initializers would compile their kernels per shape for nothing.
+    add_weight = module.Layer.add_weight
+
+    def zeros_weight(self, *args, **kwargs):
+        weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        weight.arguments["initializer"] = "zeros"
+        return add_weight(*weight.args, **weight.kwargs)
+
+    with mock.patch.object(module.Layer, "add_weight", zeros_weight):
+        model = module.Sequential([
+            module.Input((3,)), module.layers.Dense(4, activation="tanh", name="hidden"),
+            module.layers.Dense(2, name="out")])
     model.set_weights([rng.normal(size=w.shape).astype("float32")
                        for w in model.get_weights()])
     model.compile(optimizer=optimizer, loss="mse")
