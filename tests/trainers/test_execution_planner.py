@@ -5,7 +5,7 @@ import logging
 
 import numpy as np
 import pytest
-from trainer_testlib import mlp, regression_data
+from trainer_testlib import counted_mlp, mlp, regression_data
 
 import loopax
 from loopax.src.trainers import step_functions
@@ -79,32 +79,51 @@ def test_static_sizes_wait_for_the_settled_plan_and_stay_bounded():
 
 # ---- under fit() ----------------------------------------------------------
 
-def fitted_weights(spe, static, monkeypatch, epochs=2):
+class TracesPerEpoch(loopax.callbacks.Callback):
+    """How often the model's Python `call` ran (= programs traced) in each epoch."""
+
+    def __init__(self, counter):
+        super().__init__()
+        self.counter, self.per_epoch = counter, []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.start = self.counter.runs
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.per_epoch.append(self.counter.runs - self.start)
+
+
+def fitted(spe, static, monkeypatch, epochs=2):
+    """(weights, losses, traces per epoch) of a 2-epoch fit on 83 rows in batches of 8:
+    10 full batches (chunks 4 + 4 + 2 with spe=4) and a partial batch of 3."""
     monkeypatch.setattr(step_functions, "STATIC_LOOPS", static)
     loopax.utils.set_random_seed(3)
-    x, y = regression_data(n=83)                      # 10 batches of 8, then 3 rows
-    model = mlp()
+    x, y = regression_data(n=83)
+    model, counter = counted_mlp()
     model.compile(optimizer=loopax.optimizers.SGD(0.05), loss="mse", steps_per_execution=spe)
-    history = model.fit(x, y, batch_size=8, epochs=epochs, verbose=0)
-    return model, [w.numpy() for w in model.weights], history.history["loss"]
+    traces = TracesPerEpoch(counter)
+    history = model.fit(x, y, batch_size=8, epochs=epochs, verbose=0, callbacks=[traces])
+    return [w.numpy() for w in model.weights], history.history["loss"], traces.per_epoch
 
 
 def test_static_length_loops_train_like_one_step_per_call(monkeypatch):
-    model, static, static_loss = fitted_weights(4, True, monkeypatch)
-    _, single, single_loss = fitted_weights(1, False, monkeypatch)
+    static, static_loss, static_traces = fitted(4, True, monkeypatch)
+    single, single_loss, _ = fitted(1, False, monkeypatch)
     np.testing.assert_allclose(static_loss, single_loss, rtol=1e-6)
     for a, b in zip(static, single):
         np.testing.assert_allclose(a, b, atol=1e-6)
-    planner = model._fns.planners["train", "device"]
-    assert planner.static_sizes == {4, 2}             # 10 full batches: 4 + 4 + 2
-    scan = model._fns.functions["train", "device_static", False]
-    assert scan._cache_size() == 2                    # compiled once per size, both epochs
+    # Epoch 1 compiles a scan of 4, a scan of 2 and the partial batch's step;
+    # epoch 2 reuses them all.
+    _, _, dynamic_traces = fitted(4, False, monkeypatch)
+    assert static_traces[1] == dynamic_traces[1] == 0
+    assert static_traces[0] == dynamic_traces[0] + 1   # one program per size instead of one
 
 
 def test_on_cpu_loops_keep_the_runtime_trip_count(monkeypatch):
-    model, _, _ = fitted_weights(4, None, monkeypatch, epochs=1)
     assert step_functions.static_loops_wanted() is False   # this suite runs on CPU
-    assert ("train", "device_static", False) not in model._fns.functions
+    _, _, default_traces = fitted(4, None, monkeypatch)
+    _, _, dynamic_traces = fitted(4, False, monkeypatch)
+    assert default_traces == dynamic_traces
 
 
 def test_the_auto_choice_is_logged_at_debug_level(caplog):
@@ -114,6 +133,4 @@ def test_the_auto_choice_is_logged_at_debug_level(caplog):
     model.compile(optimizer="sgd", loss="mse")
     with caplog.at_level(logging.DEBUG, logger="loopax"):
         model.fit(x, y, batch_size=8, epochs=1, verbose=0)
-    planner = model._fns.planners["train", "device"]
-    assert planner.mode == "loop"
     assert "fit() runs " in caplog.text and "steps per call: fused loop" in caplog.text
