@@ -1,5 +1,6 @@
 import os
 import re
+import sys
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
 
@@ -12,12 +13,17 @@ from loopax.src import state
 @pytest.fixture(autouse=True)
 def _fresh_session():
     """Each test starts with fresh auto-names and a fixed global seed, and leaves no
-    global dtype policy, floatx or distribution behind (clear_session keeps them)."""
+    global dtype policy, floatx, image data format or distribution behind
+    (clear_session keeps them)."""
     state.clear_session()
     loopax.random.set_random_seed(0)
     yield
     loopax.mixed_precision.set_global_policy(None)
     loopax.config.set_floatx("float32")
+    loopax.config.set_image_data_format("channels_last")
+    keras = sys.modules.get("keras")   # the parity tests' reference, when imported
+    if keras is not None and hasattr(keras, "config"):
+        keras.config.set_image_data_format("channels_last")
     loopax.distribution.set_distribution(None)
 
 

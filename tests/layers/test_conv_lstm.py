@@ -94,6 +94,20 @@ def test_gradients_match_keras(name, kwargs, shape):
                   jax.tree_util.tree_leaves(grads(k_layer)))
 
 
+def test_default_data_format_follows_the_global_one_as_keras():
+    """`data_format=None` is `config.image_data_format()`, read at construction."""
+    for lib in (loopax, keras):
+        lib.config.set_image_data_format("channels_first")
+    try:
+        k_layer, l_layer, x = _twins("ConvLSTM2D", dict(filters=2, kernel_size=(3, 2),
+                                                        return_sequences=True), (2, 3, 2, 6, 5))
+        assert l_layer.data_format == l_layer.cell.data_format == "channels_first"
+        _assert_close(l_layer(x), jax.jit(k_layer)(x))   # (2, 3, 2, 4, 4)
+    finally:
+        for lib in (loopax, keras):
+            lib.config.set_image_data_format("channels_last")
+
+
 def test_initial_state_matches_keras():
     k_layer, l_layer, x = _twins("ConvLSTM2D", dict(filters=3, kernel_size=3, padding="same",
                                                     return_state=True), (2, 3, 4, 5, 2))

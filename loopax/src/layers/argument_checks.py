@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from loopax.src.config import image_data_format
+
 
 def positive_int(value, name, owner):
     """`value` as an int, or a ValueError naming the argument."""
@@ -22,7 +24,8 @@ def standardize_tuple(value, n, name, owner):
 
 
 def standardize_data_format(data_format):
-    data_format = (data_format or "channels_last").lower()
+    """`data_format` lower-cased; None is `loopax.config.image_data_format()`."""
+    data_format = (data_format or image_data_format()).lower()
     if data_format not in ("channels_last", "channels_first"):
         raise ValueError("`data_format` must be 'channels_last' or 'channels_first', "
                          f"got {data_format!r}.")

@@ -1,7 +1,8 @@
 """Image ops (`keras.ops.image`): resizing, cropping and affine warps.
 
 Images are `(batch, height, width, channels)` or one image `(height, width,
-channels)` with `data_format="channels_last"` (the default), or channels
+channels)` with `data_format="channels_last"` (the default, unless
+`loopax.config.set_image_data_format` changed it), or channels
 first `(batch, channels, height, width)` / `(channels, height, width)`.
 """
 
@@ -13,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src.array_types import Array, ArrayLike
+from loopax.src.config import image_data_format
 from loopax.src.ops.utils import as_array
 from loopax.src.tensor import op
 
@@ -23,7 +25,7 @@ RESIZE_INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic
 
 def _hw_axes(images, data_format, owner):
     """(height axis, width axis) of a rank-3 or rank-4 image array."""
-    data_format = (data_format or "channels_last").lower()
+    data_format = (data_format or image_data_format()).lower()
     if data_format not in ("channels_last", "channels_first"):
         raise ValueError(f"{owner}: `data_format` must be 'channels_last' or "
                          f"'channels_first', got {data_format!r}.")

@@ -1,7 +1,8 @@
 """Neural-network ops (`keras.ops.nn`): activations, convolution, pooling,
 normalization, crossentropies and attention.
 
-Layouts follow Keras: `data_format="channels_last"` (the default) means
+Layouts follow Keras: `data_format="channels_last"` (the default, unless
+`loopax.config.set_image_data_format` changed it) means
 inputs of shape `(batch, *spatial, channels)`; `"channels_first"` means
 `(batch, channels, *spatial)`. Kernels are `(*kernel_size, in_channels,
 out_channels)` whatever the data format.
@@ -18,6 +19,7 @@ from jax import lax
 
 from loopax.src import dtypes
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
+from loopax.src.config import image_data_format
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
 
@@ -291,7 +293,7 @@ def _no_sparse(sparse, name):
 # --------------------------------------------------------------------------
 
 def _channels_last(data_format, name):
-    data_format = data_format or "channels_last"
+    data_format = data_format or image_data_format()
     if data_format not in ("channels_last", "channels_first"):
         raise ValueError(f"{name}: data_format must be 'channels_last' or "
                          f"'channels_first', got {data_format!r}.")
@@ -364,8 +366,8 @@ def conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence[int] | No
         kernel: Array `(*kernel_size, in_channels // groups, filters)`.
         strides: The stride per spatial dimension (an int for all).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
         dilation_rate: The dilation per spatial dimension (an int for all).
 
     Returns:
@@ -409,8 +411,8 @@ def depthwise_conv(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence
         kernel: Array `(*kernel_size, in_channels, depth_multiplier)`.
         strides: The stride per spatial dimension (an int for all).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
         dilation_rate: The dilation per spatial dimension (an int for all).
 
     Returns:
@@ -449,8 +451,8 @@ def separable_conv(inputs: ArrayLike, depthwise_kernel: ArrayLike, pointwise_ker
         pointwise_kernel: `(*ones, in_channels * depth_multiplier, filters)`.
         strides: The stride per spatial dimension (an int for all).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
         dilation_rate: The dilation per spatial dimension (an int for all).
 
     Returns:
@@ -478,8 +480,8 @@ def conv_transpose(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence
         strides: The stride per spatial dimension (an int for all).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
         output_padding: Extra size per spatial dimension, or None.
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
         dilation_rate: The dilation per spatial dimension (an int for all).
 
     Returns:
@@ -551,8 +553,8 @@ def max_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
         pool_size: The window size per spatial dimension (an int for all).
         strides: The stride (default `pool_size`).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
 
     Returns:
         The pooled array.
@@ -577,8 +579,8 @@ def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
         pool_size: The window size per spatial dimension (an int for all).
         strides: The stride (default `pool_size`).
         padding: `"valid"` (no padding) or `"same"` (output size `ceil(in / stride)`).
-        data_format: `"channels_last"` (default, `(batch, *spatial, channels)`) or
-            `"channels_first"`.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
 
     Returns:
         The pooled array.

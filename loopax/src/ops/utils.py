@@ -7,6 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.config import image_data_format
+
 
 def as_array(x):
     """`x` as a `jax.Array` (float64 NumPy input becomes float32, as JAX does)."""
@@ -26,15 +28,22 @@ def compiled(*static_argnames):
     (argument checks, custom_jvp tracing, einsum path search).
     `static_argnames` name the non-array arguments (axis, strides, padding,
     ...); lists and NumPy arrays given for them are made tuples so they hash.
-    Inside an outer `jax.jit` the call is simply inlined.
+    Inside an outer `jax.jit` the call is simply inlined. A `data_format` that
+    defaults to None is made `config.image_data_format()` before the cache
+    lookup, so a compiled op follows a later `set_image_data_format`.
     """
     def decorate(fn):
         jitted = jax.jit(fn, static_argnames=static_argnames)
-        params = list(inspect.signature(fn).parameters)
+        signature = inspect.signature(fn).parameters
+        params = list(signature)
         static_positions = [params.index(n) for n in static_argnames if n in params]
+        data_format_at = params.index("data_format") if "data_format" in params \
+            and signature["data_format"].default is None else None
 
         @functools.wraps(fn)
         def call(*args, **kwargs):
+            if data_format_at is not None:
+                args, kwargs = _resolve_data_format(args, kwargs, data_format_at)
             try:
                 return jitted(*args, **kwargs)
             except ValueError as e:
@@ -47,6 +56,16 @@ def compiled(*static_argnames):
         return call
 
     return decorate
+
+
+def _resolve_data_format(args, kwargs, position):
+    """`args`, `kwargs` with a None (or omitted) `data_format` made the global one."""
+    if len(args) > position:
+        if args[position] is None:
+            args = args[:position] + (image_data_format(),) + args[position + 1:]
+    elif kwargs.get("data_format") is None:
+        kwargs = {**kwargs, "data_format": image_data_format()}
+    return args, kwargs
 
 
 def _hashable(x):
