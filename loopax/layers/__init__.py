@@ -67,6 +67,14 @@ from loopax.src.saving.layer_serialization import deserialize, serialize
 # isort: split
 # Layers added with the Keras parity suite (tests/keras_parity).
 from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from loopax.src.layers.adaptive_pooling import (
+                                    AdaptiveAveragePooling1D,
+                                    AdaptiveAveragePooling2D,
+                                    AdaptiveAveragePooling3D,
+                                    AdaptiveMaxPooling1D,
+                                    AdaptiveMaxPooling2D,
+                                    AdaptiveMaxPooling3D,
+)
 from loopax.src.layers.augmentation import (
                                     RandomBrightness,
                                     RandomContrast,

@@ -65,6 +65,9 @@ COMPARED_ELSEWHERE = {
     "SpectralNormalization", "Wrapper",  # tests/layers/test_spectral_normalization.py
     "StringLookup", "IntegerLookup", "Hashing", "TextVectorization",  # test_lookup_parity
     "CategoryEncoding", "Discretization",  # test_categorical_parity
+    "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
+    "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
+    "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -67,6 +67,7 @@ def test_layers_compute_channels_first_by_default_as_keras(channels_first):
     x = np.random.default_rng(0).normal(size=(2, 3, 6, 5)).astype("float32")
     for name, kwargs in [("Conv2D", dict(filters=2, kernel_size=3)),
                          ("MaxPooling2D", dict(pool_size=2)),
+                         ("AdaptiveAveragePooling2D", dict(output_size=(4, 3))),
                          ("GlobalAveragePooling2D", {}),
                          ("CenterCrop", dict(height=4, width=3))]:
         theirs, ours = getattr(keras.layers, name)(**kwargs), getattr(layers, name)(**kwargs)
@@ -86,6 +87,7 @@ def test_ops_read_the_global_format_when_called():
     # The same compiled op, called again: the layout is not cached from the first call.
     # (Keras 3.15's max_pool fails channels-first without explicit strides.)
     for ours, theirs in [(ops.max_pool(x, 2), keras.ops.max_pool(x, 2, strides=2)),
+                         (ops.adaptive_average_pool(x, 3), keras.ops.adaptive_average_pool(x, 3)),
                          (ops.image.resize(x, (3, 2)), keras.ops.image.resize(x, (3, 2))),
                          (ops.conv(x, np.ones((3, 3, 2, 1), "float32")),
                           keras.ops.conv(x, np.ones((3, 3, 2, 1), "float32")))]:

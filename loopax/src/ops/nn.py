@@ -599,6 +599,119 @@ def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
     return total / counts
 
 
+def _adaptive_windows(size: int, output_size: int) -> list[tuple[int, int]]:
+    """The `[start, end)` windows adaptive pooling reduces `size` entries over:
+    window `i` is `[floor(i * size / out), ceil((i + 1) * size / out))`, as in
+    Keras and PyTorch. Windows overlap where `out` does not divide `size`, and
+    repeat entries where `out > size`; every one holds `k` or `k + 1` entries,
+    `k = ceil(size / out)`."""
+    return [(i * size // output_size, -(-(i + 1) * size // output_size))
+            for i in range(output_size)]
+
+
+def _adaptive_pool_axis(x, axis, output_size, reduce):
+    """`x` with axis `axis` pooled to `output_size` entries: the entries of each
+    window are gathered into a new axis `axis + 1` of length `k` (the longest
+    window), which `reduce(gathered, axis + 1, valid)` reduces; a shorter window
+    repeats its last entry, and `valid` (`(output_size, k)`) marks the real ones."""
+    windows = _adaptive_windows(x.shape[axis], output_size)
+    k = max(end - start for start, end in windows)
+    offsets = np.arange(k)
+    index = np.array([np.minimum(start + offsets, end - 1) for start, end in windows])
+    valid = np.array([start + offsets < end for start, end in windows])
+    return reduce(jnp.take(x, index, axis=axis), axis + 1, valid)
+
+
+def _adaptive_pool(inputs, output_size, data_format, reduce, name):
+    inputs = as_array(inputs)
+    if not 3 <= inputs.ndim <= 5:
+        raise ValueError(
+            f"{name}: inputs must have 1 to 3 spatial dimensions, (batch, *spatial, "
+            f"channels) or (batch, channels, *spatial); got shape {inputs.shape}.")
+    n = inputs.ndim - 2
+    sizes = (output_size,) * n if isinstance(output_size, (int, np.integer)) \
+        else tuple(output_size)
+    if len(sizes) != n or not all(isinstance(s, (int, np.integer)) and s > 0 for s in sizes):
+        raise ValueError(f"{name}: `output_size` must be a positive int or {n} positive ints "
+                         f"(one per spatial dimension of inputs {inputs.shape}), got "
+                         f"{output_size!r}.")
+    first = 1 if _channels_last(data_format, name) else 2
+    for axis, size in enumerate(sizes, first):
+        inputs = _adaptive_pool_axis(inputs, axis, int(size), reduce)
+    return inputs
+
+
+def _window_max(gathered, axis, valid):
+    return jnp.max(gathered, axis=axis)   # repeated entries change no max
+
+
+def _window_mean(gathered, axis, valid):
+    valid = valid.reshape(valid.shape + (1,) * (gathered.ndim - axis - 1))
+    total = jnp.sum(jnp.where(valid, gathered, 0), axis=axis)
+    return total / valid.sum(axis=1).astype(gathered.dtype)
+
+
+@op
+@compiled("output_size", "data_format")
+def adaptive_max_pool(inputs: ArrayLike, output_size: int | Sequence[int],
+                      data_format: str | None = None) -> Array:
+    """Max pooling to a fixed spatial size, whatever the input's size.
+
+    Output entry `i` of a spatial axis of `n` entries is the max over input
+    entries `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`;
+    axes are pooled one after the other.
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last) with 1 to 3
+            spatial dimensions.
+        output_size: The output's spatial size: an int (for every spatial
+            dimension) or one int per spatial dimension.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
+
+    Returns:
+        `(batch, *output_size, channels)` (channels_last), `inputs`' dtype.
+
+    Raises:
+        ValueError: `inputs` has not 1 to 3 spatial dimensions, or `output_size` is not
+            positive ints, one per spatial dimension.
+    """
+    return _adaptive_pool(inputs, output_size, data_format, _window_max, "adaptive_max_pool")
+
+
+@op
+@compiled("output_size", "data_format")
+def adaptive_average_pool(inputs: ArrayLike, output_size: int | Sequence[int],
+                          data_format: str | None = None) -> Array:
+    """Average pooling to a fixed spatial size, whatever the input's size.
+
+    Output entry `i` of a spatial axis of `n` entries is the mean of input
+    entries `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`;
+    axes are pooled one after the other.
+
+    Args:
+        inputs: Array `(batch, *spatial, channels)` (channels_last) with 1 to 3
+            spatial dimensions.
+        output_size: The output's spatial size: an int (for every spatial
+            dimension) or one int per spatial dimension.
+        data_format: `"channels_last"` (`(batch, *spatial, channels)`) or
+            `"channels_first"`; None (the default) is `loopax.config.image_data_format()`.
+
+    Returns:
+        `(batch, *output_size, channels)` (channels_last): `inputs`' dtype when
+        floating, else float32.
+
+    Raises:
+        ValueError: `inputs` has not 1 to 3 spatial dimensions, or `output_size` is not
+            positive ints, one per spatial dimension.
+    """
+    inputs = as_array(inputs)
+    if not jnp.issubdtype(inputs.dtype, jnp.floating):
+        inputs = inputs.astype("float32")
+    return _adaptive_pool(inputs, output_size, data_format, _window_mean,
+                          "adaptive_average_pool")
+
+
 # --------------------------------------------------------------------------
 # Normalization
 # --------------------------------------------------------------------------
