@@ -118,6 +118,7 @@ from loopax.src.layers.normalization import (
                                     RMSNormalization,
                                     UnitNormalization,
 )
+from loopax.src.layers.pipeline import Pipeline
 from loopax.src.layers.pooling import (
                                     AveragePooling3D,
                                     AvgPool3D,

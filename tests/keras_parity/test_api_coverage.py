@@ -68,6 +68,7 @@ COMPARED_ELSEWHERE = {
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
     "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
+    "Pipeline",  # tests/layers/test_pipeline.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -116,6 +116,7 @@ class Normalization(Layer):
                              "adapt() would overwrite them.")
         data = np.asarray(unwrap(data), dtype=np.float64)
         if not self.built:
+            self._build_input_shape = data.shape   # saved as its build config, as Keras
             self.build(data.shape)
         mean = data.mean(axis=self._reduce)
         variance = data.var(axis=self._reduce)
