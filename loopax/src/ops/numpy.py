@@ -592,7 +592,7 @@ def quantile(x: ArrayLike, q: ArrayLike, axis: Axis = None, method: str = "linea
 
     Args:
         x: Input array.
-        q: Quantile(s) in [0, 1], a scalar or 1-D array.
+        q: Quantile(s) in [0, 1]: a scalar, or a 1-D array, list or tuple.
         axis: Axis or axes to reduce; None reduces all.
         method: How to interpolate between entries: `"linear"`, `"lower"`, `"higher"`, `"midpoint"`
             or `"nearest"`.
@@ -601,6 +601,7 @@ def quantile(x: ArrayLike, q: ArrayLike, axis: Axis = None, method: str = "linea
     Returns:
         The quantiles; a leading axis of `q`'s size when `q` is 1-D.
     """
+    q = jnp.asarray(q)   # a list or tuple of quantiles too, as Keras takes
     return jnp.quantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
@@ -1734,7 +1735,7 @@ def nanquantile(x, q, axis=None, method="linear", keepdims=False):
 
     Args:
         x: Input array.
-        q: Quantile(s) in [0, 1], a scalar or 1-D array.
+        q: Quantile(s) in [0, 1]: a scalar, or a 1-D array, list or tuple.
         axis: Axis or axes to reduce; None reduces all.
         method: How to interpolate between entries: `"linear"`, `"lower"`,
             `"higher"`, `"midpoint"` or `"nearest"`.
@@ -1744,6 +1745,7 @@ def nanquantile(x, q, axis=None, method="linear", keepdims=False):
         The quantiles, a float array; a leading axis of `q`'s size when `q`
         is 1-D; NaN where a slice is all NaN.
     """
+    q = jnp.asarray(q)   # a list or tuple of quantiles too, as Keras takes
     return jnp.nanquantile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
@@ -1754,7 +1756,7 @@ def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
 
     Args:
         x: Input array.
-        q: Percentile(s) in [0, 100], a scalar or 1-D array.
+        q: Percentile(s) in [0, 100]: a scalar, or a 1-D array, list or tuple.
         axis: Axis or axes to reduce; None reduces all.
         method: How to interpolate between entries: `"linear"`, `"lower"`,
             `"higher"`, `"midpoint"` or `"nearest"`.
@@ -1764,6 +1766,7 @@ def nanpercentile(x, q, axis=None, method="linear", keepdims=False):
         The percentiles, a float array; a leading axis of `q`'s size when
         `q` is 1-D; NaN where a slice is all NaN.
     """
+    q = jnp.asarray(q)   # a list or tuple of percentiles too, as Keras takes
     return jnp.nanpercentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
@@ -1775,7 +1778,7 @@ def percentile(x, q, axis=None, method="linear", keepdims=False):
 
     Args:
         x: Input array.
-        q: Percentile(s) in [0, 100], a scalar or 1-D array.
+        q: Percentile(s) in [0, 100]: a scalar, or a 1-D array, list or tuple.
         axis: Axis or axes to reduce; None reduces all.
         method: How to interpolate between entries: `"linear"`, `"lower"`,
             `"higher"`, `"midpoint"` or `"nearest"`.
@@ -1785,6 +1788,7 @@ def percentile(x, q, axis=None, method="linear", keepdims=False):
         The percentiles, a float array; a leading axis of `q`'s size when
         `q` is 1-D.
     """
+    q = jnp.asarray(q)   # a list or tuple of percentiles too, as Keras takes
     return jnp.percentile(x, q, axis=_axis(axis), method=method, keepdims=keepdims)
 
 
