@@ -155,3 +155,55 @@ def test_swap_ema_weights_needs_an_ema_optimizer():
     model.compile(optimizers.SGD(0.05), "mse")
     with pytest.raises(ValueError, match="use_ema=True"):
         model.evaluate(X, Y, verbose=0, callbacks=[loopax.callbacks.SwapEMAWeights()])
+
+
+def test_iterations_is_the_count_of_full_updates_as_keras():
+    """With gradient_accumulation_steps=N, `iterations` is calls // N (an array, not
+    the Variable) and apply_gradients returns the call counter Variable, as Keras."""
+    keras = keras_or_skip()
+    traces = {}
+    for lib in (loopax, keras):
+        variable = lib.Variable(np.array([0.5, -0.5], np.float32))
+        optimizer = lib.optimizers.SGD(0.1, gradient_accumulation_steps=3)
+        trace = []
+        for g in GRADS[:7]:
+            counter = optimizer.apply_gradients([(jnp.asarray(g), variable)])
+            assert isinstance(counter, lib.Variable)
+            assert not isinstance(optimizer.iterations, lib.Variable)
+            assert optimizer.iterations.dtype == "int32"
+            trace.append((int(optimizer.iterations), int(counter.numpy())))
+        assert optimizer.variables[0] is counter and counter.name == "iteration"
+        traces[lib.__name__] = trace
+    assert traces["loopax"] == traces["keras"] == [(i // 3, i) for i in range(1, 8)]
+
+
+def _iterations_recorder(lib):
+    """A `lib` callback recording (iterations, the call counter) after each batch."""
+    class RecordIterations(lib.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            optimizer = self.model.optimizer
+            self.trace.append((int(optimizer.iterations), int(optimizer.variables[0].numpy())))
+
+    recorder = RecordIterations()
+    recorder.trace = []
+    return recorder
+
+
+def test_fit_counts_iterations_as_keras():
+    keras = keras_or_skip()
+    traces = []
+    for lib in (loopax, keras):
+        recorder = _iterations_recorder(lib)
+        model = lib.Sequential([lib.Input((3,)), lib.layers.Dense(1, kernel_initializer="ones")])
+        model.compile(lib.optimizers.SGD(0.01, gradient_accumulation_steps=3), "mse")
+        model.fit(X[:20], Y[:20], batch_size=4, epochs=2, shuffle=False, verbose=0,
+                  callbacks=[recorder])
+        traces.append((recorder.trace, model.get_weights()))
+    (ours, our_weights), (theirs, their_weights) = traces
+    assert ours == theirs == [(i // 3, i) for i in range(1, 11)]   # 5 batches x 2 epochs
+    for a, b in zip(our_weights, their_weights):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # Fused steps count the same.
+    model, _ = _fit(optimizers.SGD(0.01, gradient_accumulation_steps=3), batch_size=4,
+                    epochs=2, steps_per_execution=5)
+    assert int(model.optimizer.iterations) == 2 * 16 // 3
