@@ -65,6 +65,7 @@ COMPARED_ELSEWHERE = {
     "SpectralNormalization", "Wrapper",  # tests/layers/test_spectral_normalization.py
     "StringLookup", "IntegerLookup", "Hashing", "TextVectorization",  # test_lookup_parity
     "CategoryEncoding", "Discretization",  # test_categorical_parity
+    "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
