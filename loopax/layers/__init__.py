@@ -103,7 +103,12 @@ from loopax.src.layers.convolutional_transpose import (
 )
 from loopax.src.layers.dot import Dot, dot
 from loopax.src.layers.dot_attention import AdditiveAttention, Attention
+from loopax.src.layers.einsum_dense import EinsumDense
+from loopax.src.layers.grouped_query_attention import (
+                                    GroupedQueryAttention as GroupQueryAttention,
+)
 from loopax.src.layers.hashing import Hashing
+from loopax.src.layers.lambda_layer import Lambda
 from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (
                                     AlphaDropout,

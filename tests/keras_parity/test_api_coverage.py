@@ -69,6 +69,7 @@ COMPARED_ELSEWHERE = {
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
     "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
     "Pipeline",  # tests/layers/test_pipeline.py
+    "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -50,6 +50,8 @@ CASES = [
     case("Embedding", {"input_dim": 5, "output_dim": 3}, ids),
     case("ActivityRegularization", {"l1": 0.1}, x2),
     case("Identity", {}, x2),
+    case("EinsumDense", {"equation": "abc,cde->abde", "output_shape": (None, 2, 2),
+                         "bias_axes": "de"}, x3),   # more equations: tests/layers/
     # convolutions
     case("Conv1D", {"filters": 4, "kernel_size": 3, "padding": "causal", "dilation_rate": 2},
          x3, id="Conv1D-causal-dilated"),
@@ -137,6 +139,9 @@ CASES = [
     case("MultiHeadAttention", {"num_heads": 1, "key_dim": 2}, x3, x3,
          call={"attention_mask": np.tril(np.ones((2, 7, 7), bool))[:, ::-1]},
          id="MultiHeadAttention-mask"),
+    case("GroupQueryAttention", {"head_dim": 2, "num_query_heads": 4,
+                                 "num_key_value_heads": 2}, x3, normal(2, 4, 3),
+         call={"use_causal_mask": True}, training=True),   # more: tests/layers/
     case("Attention", {"use_scale": True}, [x3, normal(2, 4, 3)]),
     case("Attention", {"score_mode": "concat"}, [x3, normal(2, 4, 3), normal(2, 4, 3)],
          call={"use_causal_mask": True}, id="Attention-concat-causal"),

@@ -300,8 +300,8 @@ def test_every_offender_is_named_in_one_error(tmp_path):
         {"module": "my_project.layers", "class_name": "Gate", "config": {"name": "gate"}},
         dense_entry("d", 2, "my_activation"),
         dense_entry("e", 2, synchronized=True),
-        {"module": "keras.layers", "class_name": "EinsumDense",
-         "config": {"name": "einsum", "equation": "ab,bc->ac"}})
+        {"module": "keras.layers", "class_name": "TFSMLayer",
+         "config": {"name": "tfsm", "filepath": "saved_model"}})
     write_keras_file(tmp_path / "many.keras", config)
     with pytest.raises(ValueError) as e:
         load_model(tmp_path / "many.keras")
@@ -311,7 +311,7 @@ def test_every_offender_is_named_in_one_error(tmp_path):
             "pass custom_objects={'Gate': YourClass}") in message
     assert "register_serializable()" in message
     assert "option synchronized=True is not supported by loopax's Dense" in message
-    assert "layer 'einsum': 'EinsumDense' (module 'keras.layers') is a Keras class loopax has no " \
+    assert "layer 'tfsm': 'TFSMLayer' (module 'keras.layers') is a Keras class loopax has no " \
            "counterpart for" in message
     assert not (tmp_path / "CANARY").exists()
 

@@ -543,6 +543,18 @@ class Layer(Module):
             self.built = True
         if self.input_spec is not None and first is not None:
             self._check_input_spec(first)
+        outputs = self._symbolic_outputs(args, kwargs)
+        node = symbolic.Node(self, args, kwargs, outputs)
+        for i, t in enumerate(node.output_tensors):
+            t.node, t.index = node, i
+        self.__dict__.setdefault("_inbound_nodes", []).append(node)
+        return outputs
+
+    def _symbolic_outputs(self, args, kwargs):
+        """The `SymbolicTensor`s a call on symbolic `args` returns: `call` is
+        traced (`jax.eval_shape`) twice, with None sizes set to two different
+        probe sizes; output sizes that differ between the two are None."""
+        is_sym = symbolic.is_symbolic
 
         def probe(k):
             a, kw = jax.tree_util.tree_map(
@@ -573,18 +585,13 @@ class Layer(Module):
         try:
             out1, out2 = probe(0), probe(1)
         except Exception as e:
-            raise type(e)(f"Calling layer {self.name!r} ({type(self).__name__}) on symbolic "
+            raise retyped(e, f"Calling layer {self.name!r} ({type(self).__name__}) on symbolic "
                           f"inputs {jax.tree_util.tree_map(lambda t: t.shape, args, is_leaf=is_sym)} "
                           f"failed: {e}") from e
-        outputs = jax.tree_util.tree_map(
+        return jax.tree_util.tree_map(
             lambda a, b: symbolic.SymbolicTensor(
                 symbolic.merge_probe_shapes(a.shape, b.shape), a.dtype, name=self.name),
             out1, out2)
-        node = symbolic.Node(self, args, kwargs, outputs)
-        for i, t in enumerate(node.output_tensors):
-            t.node, t.index = node, i
-        self.__dict__.setdefault("_inbound_nodes", []).append(node)
-        return outputs
 
     # ---- functional API: the tensors of the first call ---------------------
     def _first_call_tensors(self, attribute, what):
@@ -798,6 +805,16 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def retyped(error: Exception, message: str) -> Exception:
+    """`message` as an exception of `error`'s type, or of its nearest built-in
+    base class where that type is not built from a message (JAX's tracer
+    errors take the tracer)."""
+    try:
+        return type(error)(message)
+    except Exception:
+        return next(c for c in type(error).__mro__ if c.__module__ == "builtins")(message)
 
 
 def _jsonable_shape(shape):

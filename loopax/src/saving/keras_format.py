@@ -12,9 +12,10 @@ tensor references as loopax's `__tensor__`), and `serialization.deserialize`
 builds the model from it, as for loopax's own files. Before anything is built
 the whole config is checked: a class or function is accepted only if it is a
 Keras built-in that loopax has, or one the caller passed as `custom_objects` or
-registered with `@register_serializable()`. A `Lambda` (Python bytecode), a
-`module` outside Keras or a foreign `registered_name` is refused, every
-offender listed in one error. Nothing is imported, unpickled or evaluated, and
+registered with `@register_serializable()`. A Lambda's function is found the
+same way (or is a loopax activation of that name); Python bytecode (a Keras
+`lambda`), a `module` outside Keras or a foreign `registered_name` is refused,
+every offender listed in one error. Nothing is imported, unpickled or evaluated, and
 nothing is extracted to disk: the HDF5 file is read from the archive stream.
 
 The HDF5 walk refuses soft and external links, virtual datasets, external
@@ -32,6 +33,7 @@ import zipfile
 
 import jax.numpy as jnp
 
+from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import serialization
 from loopax.src.state import Variable
@@ -152,11 +154,6 @@ class _Translator:
                 _is_keras_module(module) and isinstance(inner, dict):
             return inner.get("name")
         if user is None:
-            if class_name == "Lambda":
-                self.refuse(where, "a Lambda layer", "holds Python bytecode; loopax never "
-                            "runs code from a file. Rewrite it as a layer class and pass it "
-                            "as custom_objects={'Lambda': YourLayer} or register it.")
-                return None
             foreign = not _is_keras_module(module) or registered not in (None, class_name)
             cls = serialization._builtins().get(class_name)
             if foreign or cls is None or not inspect.isclass(cls):
@@ -178,6 +175,10 @@ class _Translator:
             return None
         if is_functional:
             config = self.functional(inner, label)
+        elif class_name == "Lambda" and user is None and isinstance(inner, dict):
+            config = {key: self.lambda_value(key, value, where, f"{label}.{key}")
+                      for key, value in inner.items()}
+            config = self.drop_keras_only(cls, config, label)
         else:
             config = self.value(inner, label)
             if class_name == "MultiHeadAttention" and user is None:
@@ -205,6 +206,47 @@ class _Translator:
                     "is not a loopax built-in: if it is your function, pass "
                     f"custom_objects={{{name!r}: your_function}} to load_model or register "
                     "it with @loopax.saving.register_serializable().")
+        return None
+
+    def lambda_value(self, key, value, where, label):
+        """One entry of a Lambda's config: functions (the function, a callable
+        output_shape or mask, an argument) by name, arrays (a fixed mask, an
+        argument) as data, the rest as any config value."""
+        kind = value.get("class_name") if isinstance(value, dict) else None
+        if kind in lambda_layer.ARRAY_CLASSES:
+            return value
+        if kind in ("function", "__lambda__"):
+            return self.lambda_function(value, where)
+        if key == "arguments" and isinstance(value, dict) and kind is None:
+            return {k: self.lambda_value(k, v, where, f"{label}.{k}") for k, v in value.items()}
+        return self.value(value, label)
+
+    def lambda_function(self, entry, where):
+        """A Lambda's function entry -> loopax's (`lambda_layer.function_config`
+        form): a function passed in `custom_objects` or registered, or a loopax
+        activation of that name (Keras resolves those too). Bytecode is refused."""
+        if entry.get("class_name") == "__lambda__":
+            self.refuse(where, "a Lambda layer", "holds Python bytecode (a Python lambda); "
+                        "loopax never runs code from a file, whatever safe_mode says. In "
+                        "Keras, define the function with `def`, register it with "
+                        "@keras.saving.register_keras_serializable() and save again, then load "
+                        "with custom_objects={'package>name': function} (or register it with "
+                        "@loopax.saving.register_keras_serializable()); or pass a layer class "
+                        "as custom_objects={'Lambda': YourLayer}.")
+            return None
+        name, registered = entry.get("config"), entry.get("registered_name")
+        short = name.split(">")[-1] if isinstance(name, str) else None   # "package>name"
+        key, user = _user_object([registered if registered != "function" else None, name,
+                                  short], self.custom_objects)
+        if user is not None:
+            return {"class_name": "function", "config": key}
+        if entry.get("class_name") == "function" and \
+                lambda_layer.builtin_function("loopax.activations", name) is not None:
+            return {"class_name": "function", "config": name, "module": "loopax.activations"}
+        self.refuse(where, f"the Lambda layer's function {name!r}", "is not a loopax "
+                    "activation: pass it as custom_objects={" + f"{name!r}" + ": function} to "
+                    "load_model or register it with "
+                    "@loopax.saving.register_keras_serializable().")
         return None
 
     def drop_keras_only(self, cls, config, label):
@@ -317,6 +359,11 @@ def _models():
     return serialization.core_class("Functional"), serialization.core_class("Sequential")
 
 
+# Keras classes exported (and named in configs) under another name than their
+# Python class's, which names their weights in the HDF5 file.
+_PYTHON_CLASS_NAMES = {"GroupQueryAttention": "GroupedQueryAttention"}
+
+
 def keras_class_names(config, model, out=None) -> dict:
     """`{id(layer): Keras class name}` for the layers of a model built from the
     (translated) Keras `config`: a custom class is saved under its Keras
@@ -329,7 +376,7 @@ def keras_class_names(config, model, out=None) -> dict:
             layer = model.get_layer(name)
         except (ValueError, KeyError, TypeError):
             continue                                  # an InputLayer a Sequential folds in
-        out[id(layer)] = entry["class_name"]
+        out[id(layer)] = _PYTHON_CLASS_NAMES.get(entry["class_name"], entry["class_name"])
         keras_class_names(entry, layer, out)
     return out
 
