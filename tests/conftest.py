@@ -2,7 +2,10 @@ import os
 import re
 import sys
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+# Tests compile hundreds of small programs and run each a few times: LLVM optimisation
+# (-O0 here) would cost more time than it saves. Benchmarks and users keep the default.
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_backend_optimization_level=0")
 
 import pytest
 
@@ -12,16 +15,19 @@ from loopax.src import state
 
 @pytest.fixture(autouse=True)
 def _fresh_session():
-    """Each test starts with fresh auto-names and a fixed global seed, and leaves no
-    global dtype policy, floatx, image data format or distribution behind
-    (clear_session keeps them)."""
+    """Each test starts with fresh auto-names (loopax's and, once a parity test has
+    imported it, Keras's) and a fixed global seed, and leaves no global dtype policy,
+    floatx, image data format or distribution behind (clear_session keeps them)."""
     state.clear_session()
     loopax.random.set_random_seed(0)
+    keras = sys.modules.get("keras")
+    if keras is not None and hasattr(keras, "utils"):
+        keras.utils.clear_session(free_memory=False)
     yield
     loopax.mixed_precision.set_global_policy(None)
     loopax.config.set_floatx("float32")
     loopax.config.set_image_data_format("channels_last")
-    keras = sys.modules.get("keras")   # the parity tests' reference, when imported
+    keras = sys.modules.get("keras")
     if keras is not None and hasattr(keras, "config"):
         keras.config.set_image_data_format("channels_last")
     loopax.distribution.set_distribution(None)
