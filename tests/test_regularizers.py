@@ -51,11 +51,12 @@ def test_stateless_losses_use_substituted_values_and_are_differentiable():
     np.testing.assert_allclose(jax.grad(total_loss)(jnp.asarray(w)), 0.2 * w, rtol=1e-6)
 
 
-def test_activity_regularizer_on_dense():
+def test_activity_regularizer_on_dense_is_divided_by_the_batch_size():
     layer = layers.Dense(2, activity_regularizer=regularizers.L1(0.1),
                          kernel_initializer="ones")
-    out = layer(np.ones((1, 3), "float32"))
-    np.testing.assert_allclose(layer.losses, [0.1 * np.abs(np.asarray(out)).sum()], rtol=1e-6)
+    out = layer(np.arange(12, dtype="float32").reshape(4, 3) - 5)
+    np.testing.assert_allclose(layer.losses, [0.1 * np.abs(np.asarray(out)).sum() / 4],
+                               rtol=1e-6)
 
 
 def test_names_configs_and_errors():

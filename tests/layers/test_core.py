@@ -280,7 +280,7 @@ def test_activity_regularization_adds_loss():
     layer = layers.ActivityRegularization(l1=0.1, l2=0.5)
     out, _, losses = layer.stateless_call([], [], x, return_losses=True)
     np.testing.assert_array_equal(out, x)
-    want = 0.1 * np.abs(x).sum() + 0.5 * np.square(x).sum()
+    want = (0.1 * np.abs(x).sum() + 0.5 * np.square(x).sum()) / 2  # per batch sample
     np.testing.assert_allclose(sum(losses), want, rtol=1e-5)
     layer(x)
     np.testing.assert_allclose(sum(layer.losses), want, rtol=1e-5)

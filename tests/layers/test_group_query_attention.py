@@ -93,14 +93,12 @@ def test_output_carries_the_query_mask_and_scores_have_keras_shape():
 
 
 def test_activity_regularizer_losses_match_keras():
-    """Keras regularizes the four projections' outputs and the layer's own.
-    (A batch of 1: Keras 3.15 divides activity penalties by the batch size,
-    which loopax's base Layer does not do.)"""
-    pair = build_pair("GroupQueryAttention", {**HEADS, "activity_regularizer": "l2"},
-                      (Q[:1], V[:1]))
+    """Keras regularizes the four projections' outputs and the layer's own (each
+    divided by the batch size)."""
+    pair = build_pair("GroupQueryAttention", {**HEADS, "activity_regularizer": "l2"}, (Q, V))
     losses = []
     for layer in pair:
-        layer(Q[:1], V[:1])
+        layer(Q, V)
         losses.append([float(loss) for loss in layer.losses])
     assert len(losses[1]) == 5
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-5)

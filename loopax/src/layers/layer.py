@@ -519,7 +519,7 @@ class Layer(Module):
                 _masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
                 for out in jax.tree_util.tree_leaves(outputs):
-                    self.add_loss(self.activity_regularizer(out))
+                    self.add_loss(_activity_loss(self.activity_regularizer, out))
         finally:
             if outer:
                 _ctx.stack.pop()
@@ -805,6 +805,14 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _activity_loss(regularizer, output):
+    """`regularizer(output)` divided by the batch size (`output.shape[0]`), as Keras:
+    the penalty's strength does not change with the batch size."""
+    loss = regularizer(output)
+    shape = tuple(getattr(output, "shape", ()))
+    return loss / shape[0] if shape and shape[0] else loss
 
 
 def retyped(error: Exception, message: str) -> Exception:
