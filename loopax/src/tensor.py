@@ -138,8 +138,7 @@ def op(fn=None, *, tensor_out=True):
     if fn is None:
         return functools.partial(op, tensor_out=tensor_out)
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def dispatch(args, kwargs):
         if _state.tapes:
             return _hooks["record"](fn, args, kwargs)
         wrapped = False
@@ -158,8 +157,6 @@ def op(fn=None, *, tensor_out=True):
             fallback = _hooks["call_on_symbolic"]
             out = NotImplemented if fallback is None else fallback(fn, args, kwargs)
             if out is NotImplemented:
-                out = _with_sequences_as_arrays(fn, args, kwargs)
-            if out is NotImplemented:
                 raise
             return out
         if wrapped and isinstance(out, jax.Array) and not isinstance(out, jax.core.Tracer):
@@ -168,6 +165,23 @@ def op(fn=None, *, tensor_out=True):
             # return plain arrays.
             return Tensor(out)
         return out
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return dispatch(args, kwargs)
+        except Exception:
+            # Keras's ops take Python lists of numbers (`ops.sum([1, 2, 3])`),
+            # jax.numpy does not: after a failure, once more with them as arrays
+            # (eagerly, under a tape and on symbolic tensors alike).
+            converted = _sequences_as_arrays(args)
+            if converted is None:
+                raise
+            try:
+                return dispatch(converted, kwargs)
+            except Exception:
+                pass
+            raise
 
     wrapper.__loopax_op__ = fn
     return wrapper
@@ -179,18 +193,13 @@ def _is_number_sequence(value):
     return isinstance(value, (int, float, complex, bool, np.number, np.bool_))
 
 
-def _with_sequences_as_arrays(fn, args, kwargs):
-    """`fn` again with positional Python lists of numbers as arrays (Keras's ops
-    take `ops.sum([1, 2, 3])`; jax.numpy refuses lists); NotImplemented when
-    there is none, or when that fails too."""
+def _sequences_as_arrays(args):
+    """`args` with positional Python lists of numbers as NumPy arrays; None when
+    there is none."""
     if not any(isinstance(a, list) and _is_number_sequence(a) for a in args):
-        return NotImplemented
-    converted = [np.asarray(a) if isinstance(a, list) and _is_number_sequence(a) else a
-                 for a in args]
-    try:
-        return fn(*converted, **kwargs)
-    except Exception:
-        return NotImplemented
+        return None
+    return [np.asarray(a) if isinstance(a, list) and _is_number_sequence(a) else a
+            for a in args]
 
 
 def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None

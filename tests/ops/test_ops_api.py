@@ -90,3 +90,15 @@ def test_python_lists_are_arrays_as_in_keras(name, args):
 def test_a_list_that_is_not_numbers_still_fails_clearly():
     with pytest.raises(TypeError):
         ops.sum(["a", "b"])
+
+
+def test_python_lists_are_arrays_under_a_tape_and_on_symbolic_tensors():
+    x = loopax.Variable(np.array([1.0, 2.0, 3.0], "float32"))
+    with loopax.GradientTape() as tape:
+        y = ops.sum(ops.multiply(x, [2.0, 3.0, 4.0]))
+    np.testing.assert_allclose(float(y), 20.0)
+    np.testing.assert_allclose(tape.gradient(y, x), [2.0, 3.0, 4.0])
+    np.testing.assert_allclose(ops.digitize(np.array([0.5, 2.5], "float32"), [1.0, 2.0]), [0, 2])
+    inputs = loopax.Input((3,))
+    model = loopax.Model(inputs, ops.add(inputs, [10.0, 20.0, 30.0]))
+    np.testing.assert_allclose(model(np.ones((2, 3), "float32")), [[11.0, 21.0, 31.0]] * 2)
