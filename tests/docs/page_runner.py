@@ -181,20 +181,31 @@ def run_page(path, workdir, section=None):
         plt.close("all")
 
 
-def check_page(path, workdir, section=None):
-    """Raises AssertionError naming the first block whose output differs from the page."""
-    for block, output, error in run_page(path, workdir, section):
-        where = f"{path}:{block.line}"
-        if block.expected is None:
-            if error is not None:
-                raise AssertionError(f"{where}: the block raised\n{output}") from error
-            if output.strip():
-                raise AssertionError(f"{where}: the block printed output the page does not show "
-                                     f"(add a ```text block after it):\n{output}")
-            continue
-        problem = mismatch(block.expected, output)
-        if problem:
-            raise AssertionError(f"{where}: {problem}\n--- printed:\n{output}")
+def check_page(path, workdir, section=None, translations=()):
+    """Raises AssertionError naming the first block whose output differs from the page.
+
+    `translations` are pages with the same code blocks (checked by the caller) whose
+    shown outputs are checked against the same run.
+    """
+    shown = [(p, blocks(open(p, encoding="utf-8").read())) for p in translations]
+    for i, (block, output, error) in enumerate(run_page(path, workdir, section)):
+        _check_block(f"{path}:{block.line}", block.expected, output, error)
+        for other, other_blocks in shown:
+            _check_block(f"{other}:{other_blocks[i].line}", other_blocks[i].expected, output,
+                         error)
+
+
+def _check_block(where, expected, output, error):
+    if expected is None:
+        if error is not None:
+            raise AssertionError(f"{where}: the block raised\n{output}") from error
+        if output.strip():
+            raise AssertionError(f"{where}: the block printed output the page does not show "
+                                 f"(add a ```text block after it):\n{output}")
+        return
+    problem = mismatch(expected, output)
+    if problem:
+        raise AssertionError(f"{where}: {problem}\n--- printed:\n{output}")
 
 
 def update_page(path):
