@@ -26,6 +26,7 @@ from loopax import (
     saving,
     utils,
 )
+from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random
 from loopax.src.custom_gradient import custom_gradient
 from loopax.src.function import Function, function, print
@@ -44,6 +45,8 @@ from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
 from loopax.src.tape import GradientTape
 from loopax.src.tensor import Tensor, constant
 from loopax.src.version import __version__, version
+
+_compilation_cache.configure_from_environment()
 
 # `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
 # left out so the star import does not replace the builtin `print`.

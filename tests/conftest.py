@@ -7,6 +7,10 @@ import sys
 os.environ.setdefault(
     "XLA_FLAGS", "--xla_force_host_platform_device_count=1 --xla_backend_optimization_level=0")
 
+# Tests count compilations and time nothing across runs: no persistent compilation cache
+# (tests/test_compilation_cache.py switches it on in its own processes).
+os.environ.setdefault("LOOPAX_COMPILATION_CACHE", "0")
+
 import pytest
 
 import loopax

@@ -38,6 +38,7 @@ IN_FUNCTION_ALLOWED = {
 # module belongs to the layer of the longest prefix listed.
 LAYERS = [
     ("base", ["loopax.src", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
+              "loopax.src.compilation_cache",
               "loopax.src.utils", "loopax.src.saving", "loopax.src.saving.serialization",
               "loopax.src.saving.checkpoint", "loopax.src.datasets", "loopax.src.distribution",
               "loopax.src.mixed_precision"]),

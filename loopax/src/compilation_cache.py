@@ -1,0 +1,116 @@
+"""JAX's persistent compilation cache, on by default: a second run of a script compiles
+nothing it compiled before.
+
+A short script spends most of its first epoch compiling (the train step, the evaluation
+step, initializers, small eager ops). JAX can keep compiled programs on disk, keyed by
+the program, the jax/jaxlib version and the device, so a rerun loads them instead. loopax
+switches that on at import, in `$LOOPAX_HOME/cache/jax` (default `~/.loopax/cache/jax`),
+bounded to `DEFAULT_MAX_SIZE_BYTES` with least-recently-used eviction.
+
+* `LOOPAX_COMPILATION_CACHE=0` (or `false`/`off`) leaves it off; a path puts it there.
+* A directory set for JAX itself (`JAX_COMPILATION_CACHE_DIR` or
+  `jax.config.update("jax_compilation_cache_dir", ...)` before importing loopax) is left
+  as the user set it.
+* A directory that cannot be written leaves the cache off with a warning, never an error.
+  An unreadable or corrupt entry makes JAX warn and compile again; an entry written by
+  another jax version is never read (the version is part of the key).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import warnings
+
+import jax
+from jax.experimental.compilation_cache import compilation_cache as _jax_cache
+
+__all__ = ["DEFAULT_MAX_SIZE_BYTES", "clear_compilation_cache", "compilation_cache_dir",
+           "disable_compilation_cache", "enable_compilation_cache"]
+
+DEFAULT_MAX_SIZE_BYTES = 1024**3
+_OFF = ("0", "false", "off", "no")
+
+
+def _default_dir() -> str:
+    home = os.environ.get("LOOPAX_HOME") or os.path.join("~", ".loopax")
+    return os.path.join(os.path.expanduser(home), "cache", "jax")
+
+
+def compilation_cache_dir() -> str | None:
+    """Returns the directory compiled programs are kept in, or None when the cache is off."""
+    return jax.config.jax_compilation_cache_dir
+
+
+def enable_compilation_cache(directory: str | None = None,
+                             max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> bool:
+    """Keeps every compiled program in `directory` (default `$LOOPAX_HOME/cache/jax`) so
+    that later runs load it instead of compiling it again.
+
+    Args:
+        directory: where to keep them; created if missing.
+        max_size_bytes: the bound on the directory's size; the least recently used
+            programs are removed past it. -1 for no bound.
+
+    Returns:
+        True if the cache is on; False (with a warning) if `directory` cannot be written.
+    """
+    directory = os.path.abspath(os.path.expanduser(directory or _default_dir()))
+    if not _writable(directory):
+        return False
+    jax.config.update("jax_compilation_cache_max_size", int(max_size_bytes))
+    # Every program, however quick to compile: a short script's compile time is many
+    # small programs (JAX's default keeps only those compiling for over a second).
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    _jax_cache.set_cache_dir(directory)
+    _jax_cache.reset_cache()  # takes effect even after programs were compiled
+    return True
+
+
+def disable_compilation_cache() -> None:
+    """Stops reading and writing compiled programs on disk (what is there stays)."""
+    jax.config.update("jax_compilation_cache_dir", None)
+    _jax_cache.reset_cache()
+
+
+def clear_compilation_cache() -> None:
+    """Deletes the programs kept in the cache directory (the cache stays on)."""
+    directory = compilation_cache_dir()
+    if directory is None:
+        return
+    for entry in os.listdir(directory):
+        path = os.path.join(directory, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+    _jax_cache.reset_cache()
+
+
+def configure_from_environment() -> None:
+    """Called once at `import loopax`: on by default, as `LOOPAX_COMPILATION_CACHE` says."""
+    setting = os.environ.get("LOOPAX_COMPILATION_CACHE", "").strip()
+    if setting.lower() in _OFF or jax.config.jax_compilation_cache_dir is not None:
+        return
+    enable_compilation_cache(setting or None)
+
+
+def _writable(directory: str) -> bool:
+    try:
+        os.makedirs(directory, exist_ok=True)
+        probe = os.path.join(directory, f".loopax-probe-{os.getpid()}")
+        with open(probe, "wb"):
+            pass
+        os.remove(probe)
+        return True
+    except OSError as error:
+        warnings.warn(
+            f"loopax: the compilation cache stays off: {directory!r} cannot be written "
+            f"({error.strerror or error}). Point LOOPAX_COMPILATION_CACHE (or LOOPAX_HOME) "
+            f"at a writable directory, or set LOOPAX_COMPILATION_CACHE=0 to silence this.",
+            stacklevel=3)
+        return False
