@@ -130,21 +130,33 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
 # ---- loops that run as one-step calls where a fused loop is slow ----------
 
 def unless_slow_in_loops(fused, unfused):
-    """`fused` (a jitted loop), or `unfused` (the same signature, running
-    one-step calls back to back) when the first call's program holds a
-    convolution that XLA:CPU runs far slower inside a loop body (see the
-    module docstring). The first call is traced once: the fused loop reuses
-    that trace. Only on CPU; elsewhere `fused` itself."""
+    """`fused` (a jitted loop) on accelerators; on CPU, a `_FusedUnlessSlow`
+    choosing between it and `unfused` at the first call."""
     if jax.default_backend() != "cpu":
         return fused
-    chosen = []
+    return _FusedUnlessSlow(fused, unfused)
 
-    def run(*args, **kwargs):
-        if not chosen:
-            slow = has_slow_convolution(fused.trace(*args, **kwargs).jaxpr)
-            chosen.append(unfused if slow else fused)
-        return chosen[0](*args, **kwargs)
-    return run
+
+class _FusedUnlessSlow:
+    """A jitted loop, or `unfused` (the same signature, running one-step calls
+    back to back) when the first call's program holds a convolution that
+    XLA:CPU runs far slower inside a loop body (see the module docstring).
+    The first call is traced once: the jitted loop reuses that trace. Other
+    attributes are the jitted loop's (`lower`, `_cache_size`, ...)."""
+
+    def __init__(self, fused, unfused):
+        self._fused = fused
+        self._unfused = unfused
+        self._chosen = None
+
+    def __call__(self, *args, **kwargs):
+        if self._chosen is None:
+            slow = has_slow_convolution(self._fused.trace(*args, **kwargs).jaxpr)
+            self._chosen = self._unfused if slow else self._fused
+        return self._chosen(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._fused, name)
 
 
 def has_slow_convolution(jaxpr) -> bool:
