@@ -262,3 +262,16 @@ def test_string_data_gets_a_clear_error():
         model.fit(X2, words, verbose=0)
     with pytest.raises(TypeError, match=r"`x` holds strings.*np.unique"):
         model.predict(words, verbose=0)
+
+
+def test_out_of_range_ids_for_an_embedding_fed_by_a_named_input_raise():
+    ids = keras.Input((3,), dtype="int32", name="ids")
+    feature = keras.Input((1,), name="feature")
+    embedded = keras.layers.Flatten()(keras.layers.Embedding(6, 2, name="words")(ids))
+    outputs = keras.layers.Dense(1)(keras.layers.Concatenate()([embedded, feature]))
+    model = keras.Model([ids, feature], outputs)
+    model.compile(optimizer="sgd", loss="mse")
+    x = {"ids": np.arange(24).reshape(8, 3) % 8, "feature": np.full((8, 1), 50.0)}
+    with pytest.raises(ValueError, match=r"'words' has input_dim=6.*input 'ids' has indices "
+                                         r"from 0 to 7"):
+        model.fit(x, np.zeros((8, 1)), verbose=0)

@@ -110,6 +110,17 @@ class Functional(Model):
                 {k: k for k in self._outputs_struct})[0]]
         return [t.node.layer.name for t in self.outputs]
 
+    def _layers_fed_inputs(self) -> list[tuple[int, Layer]]:
+        """`[(input position, layer)]` for each call of a layer on one of the model's
+        inputs as given (its first argument), so `fit()`'s data checks know what such
+        a layer receives. Empty when a subclass overrides `call` (it may feed the
+        layers anything)."""
+        if type(self).call is not Functional.call:
+            return []
+        positions = {id(t): i for i, t in enumerate(self.inputs)}
+        return [(positions[id(node.args[0])], node.layer) for node in self._nodes
+                if node.args and is_symbolic(node.args[0]) and id(node.args[0]) in positions]
+
     def build(self, input_shape: Any = None) -> None:
         """Does nothing: a functional model is built when made.
 

@@ -172,6 +172,13 @@ class Sequential(Model):
             inputs = layer(inputs)
         return inputs
 
+    def _layers_fed_inputs(self) -> list[tuple[int, Layer]]:
+        """`[(0, first layer)]` once the model has its graph (see Functional's);
+        empty when a subclass overrides `call`."""
+        if type(self).call is not Sequential.call or self._graph is None:
+            return []
+        return self._graph._layers_fed_inputs()
+
     # ---- structure -----------------------------------------------------------
     @property
     def layers(self) -> list[Layer]:

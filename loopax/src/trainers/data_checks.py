@@ -206,14 +206,34 @@ def _check_sparse_labels(model, y, what):
 
 
 def _check_embedding_indices(model, x, what):
-    """When the model's first layer is an `Embedding` fed `x` directly, its
-    indices must be in `[0, input_dim)` (outside it JAX's gather gives NaN)."""
-    layers = getattr(model, "layers", None) or []
-    first = layers[0] if layers else None
-    if type(first).__name__ == "InputLayer" and len(layers) > 1:
-        first = layers[1]
-    if isinstance(first, Embedding) and hasattr(x, "dtype"):
-        first.check_indices(np.asarray(x), where=f"{what} input x")
+    """Indices an `Embedding` certainly receives as given (a Functional or
+    Sequential model whose Input feeds the layer directly) must be in
+    `[0, input_dim)`: outside it JAX's gather gives NaN. Nothing is checked
+    elsewhere: a subclassed model may feed the layer part of `x` (`x[:, 0]`) or
+    remap it, and Keras trains on such data."""
+    layers_fed_inputs = getattr(model, "_layers_fed_inputs", None)
+    if layers_fed_inputs is None:
+        return
+    pairs = [(i, layer) for i, layer in layers_fed_inputs() if isinstance(layer, Embedding)]
+    if not pairs:
+        return
+    names = model.input_names
+    entries = _data_per_input(x, names)
+    for i, layer in pairs:
+        data = entries[i] if entries is not None else None
+        if hasattr(data, "dtype"):
+            where = f"{what} input x" if len(names) == 1 else f"{what} input {names[i]!r}"
+            layer.check_indices(np.asarray(data), where=where)
+
+
+def _data_per_input(x, names):
+    """`x` as one entry per model input (`names` order), or None when its
+    structure does not match them (the model's call reports that)."""
+    if isinstance(x, dict):
+        return [x.get(name) for name in names]
+    if isinstance(x, (list, tuple)):
+        return list(x) if len(x) == len(names) else None
+    return [x] if len(names) == 1 else None
 
 
 # --------------------------------------------------------------------------

@@ -15,10 +15,10 @@ With "auto" it measures:
 3. a longer step is compute-bound: the single step is compiled and timed
    the same way (one-step calls back to back), and whichever is faster is
    kept, so "auto" is never slower than single steps by more than the
-   timing noise. XLA on CPU runs convolutions several times slower inside a
-   loop body than at top level; on an H100 a ResNet step ran 6% slower in a
-   loop; with steps this long, asynchronous dispatch hides the per-step
-   cost of single steps.
+   timing noise. On an H100 a ResNet step ran 6% slower in a loop; with
+   steps this long, asynchronous dispatch hides the per-step cost of single
+   steps. (On CPU a step with convolutions is never fused: its "loop" is
+   one-step calls, see `step_loops.unless_slow_in_loops`.)
 
 Once the loop is chosen and refined, and `static_loops` is on (accelerators),
 loops run as static-length scans (`step_loops.make_device_scan`): one program

@@ -15,8 +15,15 @@ return the final state and the last step's logs:
 - `stacked_loop`: `n` host batches stacked on a leading axis and transferred
   together;
 - `single_step` / `device_single`: one step, no loop (some XLA backends run
-  a loop body slower than the same ops at top level: convolutions on CPU run
-  several times slower inside a while loop, so the planner measures both).
+  a loop body slower than the same ops at top level, so the planner measures
+  both).
+
+On CPU a loop whose step holds a convolution XLA cannot hand to Eigen as it
+is (any gradient of a convolution, or NCHW data) runs as repeated one-step
+calls instead (`unless_slow_in_loops`): XLA:CPU rewrites such convolutions
+into Eigen's NHWC/HWIO form only at a program's top level (its
+ConvCanonicalization pass walks the entry computation only), so inside a
+`while` body they run as naive loop nests, 20-50x slower (bench/conv_fused.py).
 
 Training loops donate the state (argument 0): XLA updates weights and
 optimizer slots in place, and the caller must not reuse the arrays it passed.
@@ -120,6 +127,100 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
     return jax.jit(one, donate_argnums=(0,) if donate else ()) if jit else one
 
 
+# ---- loops that run as one-step calls where a fused loop is slow ----------
+
+def unless_slow_in_loops(fused, unfused):
+    """`fused` (a jitted loop) on accelerators; on CPU, a `_FusedUnlessSlow`
+    choosing between it and `unfused` at the first call."""
+    if jax.default_backend() != "cpu":
+        return fused
+    return _FusedUnlessSlow(fused, unfused)
+
+
+class _FusedUnlessSlow:
+    """A jitted loop, or `unfused` (the same signature, running one-step calls
+    back to back) when the first call's program holds a convolution that
+    XLA:CPU runs far slower inside a loop body (see the module docstring).
+    The first call is traced once: the jitted loop reuses that trace. Other
+    attributes are the jitted loop's (`lower`, `_cache_size`, ...)."""
+
+    def __init__(self, fused, unfused):
+        self._fused = fused
+        self._unfused = unfused
+        self._chosen = None
+
+    def __call__(self, *args, **kwargs):
+        if self._chosen is None:
+            slow = has_slow_convolution(self._fused.trace(*args, **kwargs).jaxpr)
+            self._chosen = self._unfused if slow else self._fused
+        return self._chosen(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._fused, name)
+
+
+def has_slow_convolution(jaxpr) -> bool:
+    """Whether `jaxpr` (or a jaxpr nested in it) holds a convolution whose
+    dimension numbers are not NHWC / HWIO -> NHWC (any rank): the only form
+    XLA:CPU runs with Eigen inside a loop body."""
+    return any(eqn.primitive.name == "conv_general_dilated"
+               and not _eigen_form(eqn.params["dimension_numbers"])
+               for eqn in _equations(jaxpr))
+
+
+def _eigen_form(dimension_numbers):
+    lhs, rhs, out = (tuple(d) for d in dimension_numbers)
+    rank = len(lhs)
+    channels_last = (0, rank - 1) + tuple(range(1, rank - 1))
+    return lhs == out == channels_last and rhs == (rank - 1, rank - 2) + tuple(range(rank - 2))
+
+
+def _equations(jaxpr):
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)   # a ClosedJaxpr's Jaxpr
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for param in eqn.params.values():
+            for sub in _nested_jaxprs(param):
+                yield from _equations(sub)
+
+
+def _nested_jaxprs(param):
+    """The jaxprs in an equation parameter: a loop's body, a cond's branches..."""
+    if hasattr(param, "eqns") or hasattr(getattr(param, "jaxpr", None), "eqns"):
+        return [param]
+    if isinstance(param, (tuple, list)):
+        return [j for p in param for j in _nested_jaxprs(p)]
+    return []
+
+
+def make_unfused_device_loop(step, finalize=_identity_finalize, donate=True):
+    """`make_device_loop`'s signature, run as `n` calls of `make_device_single`
+    (the logs are None when `n` is 0)."""
+    one = make_device_single(step, finalize, donate)
+
+    def loop(state, data, order, row0, n, batch_size):
+        logs = None
+        for i in range(n):
+            state, logs = one(state, data, order, row0 + i * batch_size, batch_size=batch_size)
+        return state, logs
+    return loop
+
+
+def make_unfused_stacked_loop(step, finalize=_identity_finalize, donate=True):
+    """`make_stacked_loop`'s signature, run as `n` one-step calls."""
+    def one_of(state, stacked, i):
+        logs, state = step(state, stacked_batch(stacked, i))
+        return state, finalize(logs, state)
+    one = jax.jit(one_of, donate_argnums=(0,) if donate else ())
+
+    def loop(state, stacked, n):
+        logs = None
+        for i in range(n):
+            state, logs = one(state, stacked, i)
+        return state, logs
+    return loop
+
+
 # ---- predict: outputs of every step are kept ------------------------------
 # A predict step is `step(state, batch) -> (outputs, state)`; the loops return
 # `(state, outputs)` (the state: advanced seed generators).
@@ -150,6 +251,22 @@ def make_device_predict_single(predict):
         out, state = predict(state, device_batch(data, order, row0, 0, batch_size))
         return state, out
     return jax.jit(one, static_argnames=("batch_size",))
+
+
+def make_unfused_device_predict(predict):
+    """`make_device_predict`'s signature, run as `n` one-step calls; the
+    outputs come back stacked on a leading axis of `n` (None when `n` is 0)."""
+    one = make_device_predict_single(predict)
+
+    def loop(state, data, order, row0, n, batch_size, capacity):
+        outs = []
+        for i in range(n):
+            state, out = one(state, data, order, row0 + i * batch_size, batch_size=batch_size)
+            outs.append(out)
+        if not outs:
+            return state, None
+        return state, jax.tree_util.tree_map(lambda *a: jnp.stack(a), *outs)
+    return loop
 
 
 def make_single_predict(predict, jit=True):

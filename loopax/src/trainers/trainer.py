@@ -347,6 +347,28 @@ class Trainer:
                                      training=training)
         return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
 
+    def stateless_compute_loss(self, trainable_variables, non_trainable_variables,
+                               metrics_variables, x=None, y=None, y_pred=None,
+                               sample_weight=None, training=True):
+        """`compute_loss` on values (Keras's method): it runs with the model's
+        trainable, non-trainable and metric Variables reading the given values, so
+        a weight used only inside an overridden `compute_loss` (a distiller's
+        teacher) is differentiated and trained, as in Keras.
+
+        Returns:
+            `(loss, (trainable, non_trainable, metrics))`: the values after the call
+            (trainable ones as given; non-trainable and metric ones may be updated).
+        """
+        groups = [self.trainable_variables, self.non_trainable_variables,
+                  self.metrics_variables]
+        values = [list(trainable_variables), list(non_trainable_variables),
+                  list(metrics_variables)]
+        loss, new_values = pure(self._compute_loss, [v for g in groups for v in g])(
+            [v for g in values for v in g], x, y, y_pred, sample_weight, training)
+        n_trainable, n_non_trainable = len(groups[0]), len(groups[1])
+        return loss, (values[0], new_values[n_trainable:n_trainable + n_non_trainable],
+                      new_values[n_trainable + n_non_trainable:])
+
     def compute_metrics(self, x, y, y_pred, sample_weight=None):
         """Updates the compiled metrics; returns `get_metrics_result()`."""
         if self._compile_metrics is not None:
@@ -363,15 +385,12 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         metric_variables = self.metrics_variables
 
-        def forward(trainable):
+        def loss_and_updates(trainable):
             y_pred, new_non_trainable = self.stateless_call(
                 trainable, non_trainable, x, training=True)
-            loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
-            return loss, y_pred, new_non_trainable
-
-        def loss_and_updates(trainable):
-            (loss, y_pred, new_non_trainable), new_metrics = pure(forward, metric_variables)(
-                metric_values, trainable)
+            loss, (_, new_non_trainable, new_metrics) = self.stateless_compute_loss(
+                trainable, new_non_trainable, metric_values, x, y, y_pred, sample_weight,
+                training=True)
             # The gradient is of the scaled loss (loss scaling); logs get the loss.
             scaled_loss, _ = pure(self.optimizer.scale_loss, self.optimizer.variables)(
                 optimizer_values, loss)
@@ -397,14 +416,17 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         metric_variables = self.metrics_variables
 
-        def evaluate():
-            y_pred, new_non_trainable = self.stateless_call(trainable, non_trainable, x,
-                                                            training=False)
-            loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
-            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
-            return self.compute_metrics(x, y, y_pred, sample_weight), new_non_trainable
+        y_pred, non_trainable = self.stateless_call(trainable, non_trainable, x,
+                                                    training=False)
+        loss, (_, non_trainable, metric_values) = self.stateless_compute_loss(
+            trainable, non_trainable, metric_values, x, y, y_pred, sample_weight,
+            training=False)
 
-        (logs, non_trainable), metric_values = pure(evaluate, metric_variables)(metric_values)
+        def update_metrics():
+            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+
+        logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
         return logs, (trainable, non_trainable, metric_values)
 
     def predict_step(self, state, data):
@@ -768,7 +790,8 @@ class Trainer:
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        class_weight: dict[int, float] | None = None, return_dict: bool = False
                        ) -> float | list[float] | dict[str, float]:
-        """One training step on one batch (metrics keep accumulating).
+        """One training step on one batch; the metrics are reset first, so the
+        values returned are this batch's alone (as Keras 3).
 
         Args:
             x: The inputs of one batch (array, list or dict of arrays).
@@ -778,7 +801,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The loss and metrics so far: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
             dict with `return_dict=True`.
 
         Raises:
@@ -789,7 +812,8 @@ class Trainer:
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       return_dict: bool = False) -> float | list[float] | dict[str, float]:
-        """One evaluation step on one batch (metrics keep accumulating).
+        """One evaluation step on one batch; the metrics are reset first, so the
+        values returned are this batch's alone (as Keras 3).
 
         Args:
             x: The inputs of one batch (array, list or dict of arrays).
@@ -798,7 +822,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The loss and metrics so far: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
             dict with `return_dict=True`.
 
         Raises:
@@ -829,6 +853,7 @@ class Trainer:
                                    batch_size=None, steps=1)
         batch = epoch_runner.to_jax(adapter.data)
         self._build_for_batch(batch, training=kind == "train")
+        self.reset_metrics()
         live = LiveState(self._value_step(kind)[1])
         fn = self._function(kind, "single")
         try:
