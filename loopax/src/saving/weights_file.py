@@ -24,6 +24,8 @@ import io
 import json
 import math
 import os
+import re
+import stat
 import struct
 import tempfile
 import warnings
@@ -32,6 +34,11 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from safetensors import numpy as safetensors_numpy
+
+try:
+    import fcntl
+except ImportError:   # Windows: no advisory locks, so no cleanup of leftovers
+    fcntl = None
 
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
@@ -291,25 +298,88 @@ _FILE_MODE = 0o666 & ~_current_umask()   # what open(path, "w") would give
 def atomic_write(filepath):
     """A binary file that replaces `filepath` in one step when the block ends.
 
-    It is written under a unique temporary name in the same directory, so
-    concurrent writers (threads, processes) never share a file and readers
-    see the old file or the new one, never a part; it is fsynced before
-    `os.replace`. If the block raises, the temporary file is removed and
-    `filepath` is left as it was."""
+    It is written under a unique temporary name in the same directory
+    (`<name>.<8 random characters>.tmp`), so concurrent writers (threads,
+    processes) never share a file and readers see the old file or the new one,
+    never a part; it is fsynced before `os.replace`. If the block raises, the
+    temporary file is removed and `filepath` is left as it was. The writer holds
+    an OS lock on its temporary file, which a killed process loses: the next
+    write of the same `filepath` removes such leftovers (and only those)."""
     directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(filepath) + ".",
-                               suffix=".tmp")
+    prefix = os.path.basename(filepath) + "."
+    remove_stale_temporaries(directory, prefix)
+    fd, tmp = _locked_temporary(directory, prefix)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, filepath)
+            if fcntl is not None:   # renamed while locked: no cleanup can take it first
+                _publish(tmp, filepath)
+        if fcntl is None:           # Windows renames closed files only
+            _publish(tmp, filepath)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+
+
+def _publish(tmp, filepath):
+    os.chmod(tmp, _FILE_MODE)
+    os.replace(tmp, filepath)
+
+
+_TEMPORARY_SUFFIX = ".tmp"
+# tempfile.mkstemp's names: 8 characters from this set between prefix and suffix.
+_RANDOM_PART = "[a-z0-9_]{8}"
+
+
+def _locked_temporary(directory, prefix):
+    """(fd, path) of a new temporary file that this process holds an exclusive
+    `flock` on (none where the OS has no fcntl)."""
+    while True:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=_TEMPORARY_SUFFIX)
+        if fcntl is None:
+            return fd, tmp
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.path.samestat(os.stat(tmp), os.fstat(fd)):
+                return fd, tmp
+        except FileNotFoundError:
+            pass
+        os.close(fd)   # a concurrent cleanup took it between mkstemp and flock: again
+
+
+def remove_stale_temporaries(directory, prefix):
+    """Removes the temporary files `atomic_write` left for one target (name
+    `prefix` + 8 random characters + ".tmp") whose writer is gone: a live
+    writer holds a lock on its file, and a killed one released it."""
+    if fcntl is None:
+        return
+    pattern = re.compile(re.escape(prefix) + _RANDOM_PART + re.escape(_TEMPORARY_SUFFIX))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if pattern.fullmatch(name):
+            _remove_if_unlocked(os.path.join(directory, name))
+
+
+def _remove_if_unlocked(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return                      # gone already, a symlink, or not ours to open
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        opened = os.fstat(fd)
+        if os.path.samestat(os.stat(path), opened) and stat.S_ISREG(opened.st_mode):
+            os.remove(path)
+    except OSError:
+        pass                        # locked: its writer is alive
+    finally:
+        os.close(fd)
 
 
 def load_weights(model, filepath, skip_mismatch=False):
