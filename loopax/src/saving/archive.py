@@ -30,7 +30,7 @@ CHUNK_BYTES = 2**20
 MAX_QUOTED = 120
 
 # What zipfile and its decompressors raise on damaged data (bz2: OSError).
-_DAMAGE = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, struct.error,
+DAMAGE = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, struct.error,
            NotImplementedError, OSError, UnicodeDecodeError)
 
 
@@ -59,7 +59,7 @@ def open_archive(filepath):
     """`zipfile.ZipFile(filepath)`, its damage reported as `corrupt`."""
     try:
         zf = zipfile.ZipFile(filepath)
-    except _DAMAGE as e:
+    except DAMAGE as e:
         raise corrupt(filepath, None, e) from None
     with zf:
         yield zf
@@ -82,7 +82,7 @@ def open_entry(zf, name, limit, filepath, role):
     check_declared_size(zf, name, limit, filepath, role)
     try:
         stream = zf.open(name)
-    except _DAMAGE as e:
+    except DAMAGE as e:
         raise corrupt(filepath, name, e) from None
     with stream:
         yield stream
@@ -108,7 +108,7 @@ def read_exactly(stream, size, filepath, name, to_end=False) -> bytearray:
                 raise EOFError(f"the data ends after {done} of {size} bytes")
             view[done:done + len(chunk)] = chunk
             done += len(chunk)
-    except _DAMAGE as e:
+    except DAMAGE as e:
         raise corrupt(filepath, name, e) from None
     if to_end:
         check_end(stream, filepath, name)
@@ -123,7 +123,7 @@ def skip(stream, size, filepath, name):
             if not chunk:
                 raise EOFError(f"the data ends {size} bytes early")
             size -= len(chunk)
-    except _DAMAGE as e:
+    except DAMAGE as e:
         raise corrupt(filepath, name, e) from None
 
 
@@ -131,7 +131,7 @@ def check_end(stream, filepath, name):
     """The stream must end here; for a zip entry, reaching the end checks its CRC."""
     try:
         extra = stream.read(1)
-    except _DAMAGE as e:
+    except DAMAGE as e:
         raise corrupt(filepath, name, e) from None
     if extra:
         raise corrupt(filepath, name, ValueError("data after its declared end"))
@@ -143,7 +143,7 @@ def copy_entry(zf, name, out, limit, filepath, role):
         while True:
             try:
                 chunk = stream.read(CHUNK_BYTES)
-            except _DAMAGE as e:
+            except DAMAGE as e:
                 raise corrupt(filepath, name, e) from None
             if not chunk:
                 return

@@ -25,6 +25,7 @@ compares each dataset's shape with the weight it fills before reading it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import posixpath
@@ -630,16 +631,38 @@ def is_keras_file(filepath) -> bool:
 def load_weights(model, filepath, skip_mismatch=False):
     """`model.load_weights(path)` for a `.weights.h5` or `.keras` file Keras 3 wrote."""
     if not zipfile.is_zipfile(filepath):
-        with open(filepath, "rb") as f, open_h5(f, filepath) as h5file:
+        with _damage_named(filepath, None), open(filepath, "rb") as f, \
+                open_h5(f, filepath) as h5file:
             assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
         return
     with archive.open_archive(filepath) as zf:
         check_member_names(zf.namelist(), filepath)
         limit = zf.getinfo(WEIGHTS).file_size if skip_mismatch else h5_size_limit(model)
-        with archive.open_entry(zf, WEIGHTS, limit, filepath, "the weights of this model") \
-                as f, open_h5(f, filepath) as h5file:
-            assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
-                              skip_mismatch=skip_mismatch)
+        _assign_from_entry(model, zf, filepath, limit, skip_mismatch=skip_mismatch)
+
+
+def _assign_from_entry(model, zf, filepath, limit, **kwargs):
+    """`assign_h5_weights` from the archive's HDF5 entry, read as a stream (at
+    most `limit` bytes); damage found while HDF5 reads it names the file."""
+    with _damage_named(filepath, WEIGHTS), \
+            archive.open_entry(zf, WEIGHTS, limit, filepath, "the weights of this model") as f, \
+            open_h5(f, filepath) as h5file:
+        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS), **kwargs)
+
+
+@contextlib.contextmanager
+def _damage_named(filepath, entry):
+    """Whatever h5py or zipfile raise on a damaged file (h5py's own ValueErrors,
+    OverflowErrors, a zip CRC error met while HDF5 reads) becomes `archive.corrupt`,
+    naming the file; loopax's own errors, which name it, pass unchanged."""
+    try:
+        yield
+    except ValueError as e:
+        if filepath in str(e):
+            raise
+        raise archive.corrupt(filepath, entry, e) from None
+    except (*archive.DAMAGE, KeyError, RuntimeError, TypeError, OverflowError) as e:
+        raise archive.corrupt(filepath, entry, e) from None
 
 
 # HDF5 bookkeeping allowed on top of the data, and how many times the weights'
@@ -680,11 +703,8 @@ def load_model(zf, filepath, custom_objects=None, compile=True):
     except (TypeError, KeyError, AttributeError, IndexError) as e:
         raise ValueError(f"{filepath}: the Keras config could not be built as loopax "
                          f"layers ({type(e).__name__}: {str(e)[:500]}).") from None
-    limit = h5_size_limit(model)
-    with archive.open_entry(zf, WEIGHTS, limit, filepath, "the weights of this model") as f, \
-            open_h5(f, filepath) as h5file:
-        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
-                          class_names=keras_class_names(translated, model))
+    _assign_from_entry(model, zf, filepath, h5_size_limit(model),
+                       class_names=keras_class_names(translated, model))
     if compile and isinstance(config, dict) and config.get("compile_config"):
         warnings.warn(f"{filepath}: the Keras compile() arguments are not restored; call "
                       "model.compile(...) on the loaded model before fit/evaluate.",
