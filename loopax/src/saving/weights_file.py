@@ -242,9 +242,10 @@ def _is_count(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def read_arrays(stream, header, wanted, where, to_end=True) -> dict[str, np.ndarray]:
+def read_arrays(stream, header, wanted, where) -> dict[str, np.ndarray]:
     """The arrays of `wanted` keys, read one at a time in storage order from
-    `stream` (at the start of the data); the others are read past, not kept."""
+    `stream` (at the start of the data); the others are read past, not kept.
+    The stream must end after the last (a zip entry's CRC is checked there)."""
     out = {}
     for key, (dtype, shape, nbytes) in header.items():
         if key in wanted:
@@ -252,8 +253,7 @@ def read_arrays(stream, header, wanted, where, to_end=True) -> dict[str, np.ndar
             out[key] = np.frombuffer(data, dtype=_DTYPES[dtype]).reshape(shape)
         else:
             archive.skip(stream, nbytes, where, None)
-    if to_end:
-        archive.check_end(stream, where, None)
+    archive.check_end(stream, where, None)
     return out
 
 
