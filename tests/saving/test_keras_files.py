@@ -394,9 +394,11 @@ def test_dataset_that_disagrees_with_the_layer_is_refused_in_a_keras_file(tmp_pa
 
 def test_non_numeric_and_virtual_datasets_are_refused(tmp_path):
     def strings(h):
-        h["layers/dense/extra"] = np.array([b"x"], dtype=object).astype(h5py.string_dtype())
+        del h["layers/dense/vars/1"]
+        h["layers/dense/vars/1"] = np.array([b"x"] * 4, dtype=object).astype(
+            h5py.string_dtype())
     mlp_weights_h5(tmp_path / "str.weights.h5", edit=strings)
-    with pytest.raises(ValueError, match="'layers/dense/extra' has dtype object"):
+    with pytest.raises(ValueError, match="'layers/dense/vars/1' has dtype object"):
         mlp_model().load_weights(tmp_path / "str.weights.h5")
 
     mlp_weights_h5(tmp_path / "source.h5")

@@ -19,11 +19,32 @@ import numpy as np
 from loopax.src.layers.categorical import OUTPUT_MODES, check_output_mode, encode_categorical
 from loopax.src.layers.hashing import hash_to_bins
 from loopax.src.layers.layer import Layer
+from loopax.src.saving import serialization
+from loopax.src.saving.archive import quoted
 from loopax.src.tensor import unwrap
 
 
 def _as_list(values):
     return np.asarray(values).tolist() if values is not None else None
+
+
+def check_vocabulary_path(layer, path):
+    """Refuses to read the vocabulary file `path` while a file is being loaded in
+    safe mode (`load_model`, `deserialize`): a model file carries its vocabulary
+    itself, and a path in it would make loading read any file (as Keras 3.12+)."""
+    if serialization.in_safe_mode():
+        raise ValueError(
+            f"{type(layer).__name__} {layer.name!r}: the config being loaded names the "
+            f"vocabulary file {quoted(path)}. Loading reads nothing but the model file, so "
+            "a vocabulary path in it is refused (a saved model holds its vocabulary "
+            "itself). If you trust this file, load it with safe_mode=False.")
+
+
+def read_vocabulary_file(layer, path):
+    """The tokens of a text file, one a line (Keras's vocabulary file format)."""
+    check_vocabulary_path(layer, path)
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
 
 
 class IndexLookup(Layer):
@@ -77,12 +98,11 @@ class IndexLookup(Layer):
         return tokens.astype(np.int64)
 
     def set_vocabulary(self, vocabulary, idf_weights=None):
-        """Sets the vocabulary (a list or array; a text file path for
-        StringLookup), optionally with tf_idf weights for its tokens."""
+        """Sets the vocabulary (a list or array, or a text file path: one token a
+        line), optionally with tf_idf weights for its tokens."""
         owner = type(self).__name__
-        if isinstance(vocabulary, str) and self._is_string:
-            with open(vocabulary, encoding="utf-8") as f:
-                vocabulary = [line.rstrip("\n") for line in f]
+        if isinstance(vocabulary, str):
+            vocabulary = read_vocabulary_file(self, vocabulary)
         tokens = [t for t in self._normalize_tokens(vocabulary).ravel().tolist()]
         specials = ([self.mask_token] if self.mask_token is not None else []) + \
             [self.oov_token] * self.num_oov_indices
@@ -325,7 +345,8 @@ class IntegerLookup(IndexLookup):
             1; 0 makes them an error).
         mask_token: A token that maps to index 0 (and back), or None (the default).
         oov_token: The token `invert=True` returns for OOV indices (default -1).
-        vocabulary: The tokens (a list or array), or None to `adapt`.
+        vocabulary: The tokens (a list or array; or a text file path, one token a
+            line), or None to `adapt`.
         vocabulary_dtype: `"int64"` (the default) or `"int32"`.
         idf_weights: With `output_mode="tf_idf"` and a given `vocabulary`, one weight
             per token.

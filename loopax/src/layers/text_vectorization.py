@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.layers.layer import Layer
-from loopax.src.layers.lookup import StringLookup
+from loopax.src.layers.lookup import StringLookup, read_vocabulary_file
 from loopax.src.tensor import unwrap
 
 _PUNCTUATION = re.compile(r'[!"#$%&()\*\+,\-\./:;<=>?@\[\\\]^_`{|}~\']')
@@ -104,6 +104,8 @@ class TextVectorization(Layer):
         self._widths = tuple(range(1, ngrams + 1)) if isinstance(ngrams, int) else ngrams
         self.output_mode, self.output_sequence_length = output_mode, output_sequence_length
         self.ragged, self.encoding = ragged, encoding
+        if isinstance(vocabulary, str):
+            vocabulary = read_vocabulary_file(self, vocabulary)
         self._lookup = StringLookup(
             max_tokens=max_tokens, mask_token="" if output_mode == "int" else None, vocabulary=vocabulary,
             idf_weights=idf_weights, output_mode=output_mode,

@@ -25,8 +25,9 @@ compares each dataset's shape with the weight it fills before reading it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import json
+import math
 import posixpath
 import warnings
 import zipfile
@@ -35,14 +36,13 @@ import jax.numpy as jnp
 
 from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
-from loopax.src.saving import serialization
+from loopax.src.saving import archive, serialization
+from loopax.src.saving.archive import quoted
 from loopax.src.state import Variable
 
 CONFIG = "config.json"
 WEIGHTS = "model.weights.h5"
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-MAX_CONFIG_BYTES = 64 * 2**20
-_MAX_DEPTH = 64
 
 # Keras-only options loopax has no argument for, at the value that makes them
 # no-ops; any other value is refused rather than silently ignored.
@@ -135,10 +135,10 @@ class _Translator:
         registered = entry.get("registered_name")
         inner = entry.get("config", {})
         if isinstance(inner, dict) and isinstance(inner.get("name"), str):
-            where = f"layer {inner['name']!r}"
-        what = f"{class_name!r}" + (f" (module {module!r})" if module else "")
+            where = f"layer {quoted(inner['name'])}"
+        what = quoted(class_name) + (f" (module {quoted(module)})" if module else "")
         if registered not in (None, class_name, "function"):
-            what += f" registered as {registered!r}"
+            what += f" registered as {quoted(registered)}"
         if not isinstance(class_name, str):
             self.refuse(where, what, "is not a class name.")
             return None
@@ -159,15 +159,15 @@ class _Translator:
             if foreign or cls is None or not inspect.isclass(cls):
                 name = registered if registered not in (None, class_name) else class_name
                 why = ("is not a Keras built-in: if it is your class, pass "
-                       f"custom_objects={{{name!r}: YourClass}} to load_model or register "
+                       f"custom_objects={{{quoted(name)}: YourClass}} to load_model or register "
                        "it with @loopax.saving.register_serializable()." if foreign else
                        "is a Keras class loopax has no counterpart for (pass your own as "
-                       f"custom_objects={{{class_name!r}: YourClass}}).")
+                       f"custom_objects={{{quoted(class_name)}: YourClass}}).")
                 self.refuse(where, what, why)
                 return None
         else:
             cls = user
-        label = f"{where} ({class_name})"
+        label = f"{where} ({quoted(class_name)})"
         is_functional = class_name == "Functional" or (
             isinstance(inner, dict) and "input_layers" in inner)
         if is_functional and not isinstance(inner, dict):
@@ -202,10 +202,10 @@ class _Translator:
         builtin = serialization._builtins().get(name) if isinstance(name, str) else None
         if inspect.isfunction(builtin):
             return name
-        self.refuse(where, f"function {name!r}" + (f" (module {module!r})" if module else ""),
-                    "is not a loopax built-in: if it is your function, pass "
-                    f"custom_objects={{{name!r}: your_function}} to load_model or register "
-                    "it with @loopax.saving.register_serializable().")
+        what = f"function {quoted(name)}" + (f" (module {quoted(module)})" if module else "")
+        self.refuse(where, what, "is not a loopax built-in: if it is your function, pass "
+                    f"custom_objects={{{quoted(name)}: your_function}} to load_model or "
+                    "register it with @loopax.saving.register_serializable().")
         return None
 
     def lambda_value(self, key, value, where, label):
@@ -243,8 +243,8 @@ class _Translator:
         if entry.get("class_name") == "function" and \
                 lambda_layer.builtin_function("loopax.activations", name) is not None:
             return {"class_name": "function", "config": name, "module": "loopax.activations"}
-        self.refuse(where, f"the Lambda layer's function {name!r}", "is not a loopax "
-                    "activation: pass it as custom_objects={" + f"{name!r}" + ": function} to "
+        self.refuse(where, f"the Lambda layer's function {quoted(name)}", "is not a loopax "
+                    "activation: pass it as custom_objects={" + quoted(name) + ": function} to "
                     "load_model or register it with "
                     "@loopax.saving.register_keras_serializable().")
         return None
@@ -258,7 +258,7 @@ class _Translator:
             elif key in _KERAS_ONLY_DEFAULTS and value == _KERAS_ONLY_DEFAULTS[key]:
                 continue
             else:
-                self.refuse(label, f"option {key}={value!r}", "is not supported by "
+                self.refuse(label, f"option {archive.cut(str(key))}={quoted(value)}", "is not supported by "
                             f"loopax's {cls.__name__}.")
         return out
 
@@ -293,7 +293,7 @@ class _Translator:
                 self.refuse(where, "a tensor", "has no valid keras_history.")
                 return None
             if isinstance(value, dict) and "class_name" in value:
-                self.refuse(where, f"object {value['class_name']!r}", "is not allowed as a "
+                self.refuse(where, f"object {quoted(value['class_name'])}", "is not allowed as a "
                             "call argument in a Keras file (only tensors and plain values).")
                 return None
             if isinstance(value, dict):
@@ -341,11 +341,13 @@ def translate_config(config, custom_objects=None, where="the Keras file") -> dic
                          "describe a model (no 'class_name').")
     translator = _Translator(custom_objects)
     out = translator.object(config, "model")
-    if translator.problems:
+    problems = translator.problems
+    if problems:
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
         raise ValueError(
             f"{where} names classes, functions or options that loopax will not load "
             "(loading never imports, unpickles or runs code from a file):\n  - "
-            + "\n  - ".join(translator.problems))
+            + "\n  - ".join(problems[:20]) + more)
     return out
 
 
@@ -461,42 +463,75 @@ def open_h5(fileobj, where):
                          f"HDF5: {e}).") from None
 
 
-def _datasets(h5file, where) -> dict:
-    """{path: dataset} for every dataset, refusing links that leave the
-    hard-link tree, virtual datasets, external storage and foreign filters."""
+def _needed_datasets(h5file, paths, where) -> dict:
+    """{path: dataset} for those of `paths` the file has, opening nothing else:
+    each step of a path must be a hard link (soft and external links, which
+    could lead out of the file, are refused), no two paths may name one object,
+    and each dataset is checked by `_check_dataset`."""
     h5py = _h5py()
-    found = {}
-    visited = set()
-
-    def walk(group, prefix, depth):
-        if depth > _MAX_DEPTH:
-            raise ValueError(f"{where}: HDF5 groups nested deeper than {_MAX_DEPTH} "
-                             f"at {prefix!r}; not a Keras weights file.")
-        for name in group:
-            path = f"{prefix}{name}"
-            link = group.get(name, getlink=True)
-            if not isinstance(link, h5py.HardLink):
-                target = getattr(link, "filename", "") + ":" + getattr(link, "path", "")
-                raise ValueError(f"{where}: {path!r} is a {type(link).__name__} to "
-                                 f"{target!r}; loopax follows no HDF5 links (Keras writes "
-                                 "none), so the file is refused.")
-            obj = group[name]
-            address = h5py.h5o.get_info(obj.id).addr
-            if address in visited:
-                raise ValueError(f"{where}: {path!r} is a second link to an object already "
-                                 "seen; not a Keras weights file.")
-            visited.add(address)
-            if isinstance(obj, h5py.Group):
-                walk(obj, path + "/", depth + 1)
-            elif isinstance(obj, h5py.Dataset):
-                _check_dataset(obj, path, where)
-                found[path] = obj
-            else:
-                raise ValueError(f"{where}: {path!r} is a {type(obj).__name__}, not a "
-                                 "group or dataset.")
-
-    walk(h5file, "", 0)
+    found, addresses = {}, {}
+    for path in paths:
+        obj, parts = h5file, path.split("/")
+        for depth, name in enumerate(parts):
+            if not isinstance(obj, h5py.Group) or not _hard_link(obj, name, where,
+                                                                 parts[:depth + 1]):
+                obj = None
+                break
+            obj = obj[name]
+        if not isinstance(obj, h5py.Dataset):
+            continue
+        address = h5py.h5o.get_info(obj.id).addr
+        if address in addresses:
+            raise ValueError(f"{where}: {quoted(path)} and {quoted(addresses[address])} are "
+                             "links to one dataset; not a Keras weights file.")
+        addresses[address] = path
+        _check_dataset(obj, path, where)
+        found[path] = obj
     return found
+
+
+def _hard_link(group, name, where, parts) -> bool:
+    """Whether `group` has a hard link `name` (False: no such link); a soft or
+    external link is refused without being followed."""
+    h5py, key = _h5py(), name.encode()
+    if not group.id.links.exists(key):
+        return False
+    kind = group.id.links.get_info(key).type
+    if kind == h5py.h5l.TYPE_HARD:
+        return True
+    try:
+        value = group.id.links.get_val(key)
+    except (OSError, KeyError, TypeError, ValueError):
+        value = b"?"
+    if kind == h5py.h5l.TYPE_EXTERNAL and isinstance(value, tuple):
+        what, target = "ExternalLink", b":".join(value)
+    else:
+        what, target = "SoftLink", b":" + (value if isinstance(value, bytes) else b"?")
+    raise ValueError(f"{where}: {quoted('/'.join(parts))} is a {what} to "
+                     f"{quoted(target.decode('utf-8', 'replace'))}; loopax follows no HDF5 "
+                     "links (Keras writes none), so the file is refused.")
+
+
+def _other_datasets(h5file, wanted, limit=20) -> tuple[list[str], int]:
+    """(the first `limit` paths, how many) of the datasets outside `wanted` and
+    Keras's optimizer state: names only, no dataset opened (HDF5 visits each
+    object once, along hard links only)."""
+    h5py = _h5py()
+    names, count = [], 0
+
+    def visit(name, info):
+        nonlocal count
+        if info.type != h5py.h5o.TYPE_DATASET:
+            return None
+        path = name.decode("utf-8", "replace")
+        if path not in wanted and not path.startswith("optimizer/"):
+            count += 1
+            if len(names) < limit:
+                names.append(archive.cut(path))
+        return None
+
+    h5py.h5o.visit(h5file.id, visit, info=True)
+    return names, count
 
 
 def _check_dataset(ds, path, where):
@@ -528,22 +563,28 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
     """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
     `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
     reading no dataset before every shape is checked."""
-    datasets = _datasets(h5file, where)
     expected = keras_weight_paths(model, class_names)
     wanted = {path for path, _, _ in expected}
+    try:
+        datasets = _needed_datasets(h5file, [path for path, _, _ in expected], where)
+        # Keras's optimizer state (a compiled model's) is not restored, so not read.
+        unknown, n_unknown = _other_datasets(h5file, wanted)
+    except (OSError, KeyError, RuntimeError) as e:
+        raise ValueError(f"{where}: the HDF5 weights cannot be read (truncated or damaged: "
+                         f"{str(e)[:200]}).") from None
     missing = [f"{path} for {label}" for path, _, label in expected if path not in datasets]
-    # Keras's optimizer state (a compiled model's) is not restored, so not read.
-    unknown = [p for p in datasets if p not in wanted and not p.startswith("optimizer/")]
     mis_shaped = [f"{path} for {label}: file {datasets[path].shape}, model {var.shape}"
                   for path, var, label in expected
                   if path in datasets and tuple(datasets[path].shape) != var.shape]
     problems = []
     if missing:
-        problems.append("missing from the file: " + "; ".join(missing))
+        problems.append("missing from the file: " + _some(missing))
     if unknown:
-        problems.append("in the file but not in the model: " + "; ".join(unknown))
+        problems.append("in the file but not in the model: " + "; ".join(unknown)
+                        + (f"; and {n_unknown - len(unknown)} more" if n_unknown > len(unknown)
+                           else ""))
     if mis_shaped:
-        problems.append("different shapes: " + "; ".join(mis_shaped))
+        problems.append("different shapes: " + _some(mis_shaped))
     if problems:
         message = (f"Keras weights in {where} do not match model {model.name!r}:\n  "
                    + "\n  ".join(problems))
@@ -569,6 +610,11 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
         var.assign(jnp.asarray(value, dtype=var.dtype))
 
 
+def _some(items, limit=20) -> str:
+    more = f"; and {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
+
+
 def is_keras_file(filepath) -> bool:
     """An HDF5 file, or a zip archive laid out as Keras 3's `.keras`."""
     with open(filepath, "rb") as f:
@@ -577,7 +623,7 @@ def is_keras_file(filepath) -> bool:
         return True
     if head[:4] != b"PK\x03\x04" or not zipfile.is_zipfile(filepath):
         return False
-    with zipfile.ZipFile(filepath) as zf:
+    with archive.open_archive(filepath) as zf:
         names = zf.namelist()
     return is_keras_archive(names) and "model.weights.safetensors" not in names
 
@@ -585,14 +631,51 @@ def is_keras_file(filepath) -> bool:
 def load_weights(model, filepath, skip_mismatch=False):
     """`model.load_weights(path)` for a `.weights.h5` or `.keras` file Keras 3 wrote."""
     if not zipfile.is_zipfile(filepath):
-        with open(filepath, "rb") as f, open_h5(f, filepath) as h5file:
+        with _damage_named(filepath, None), open(filepath, "rb") as f, \
+                open_h5(f, filepath) as h5file:
             assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
         return
-    with zipfile.ZipFile(filepath) as zf:
+    with archive.open_archive(filepath) as zf:
         check_member_names(zf.namelist(), filepath)
-        with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
-            assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
-                              skip_mismatch=skip_mismatch)
+        limit = zf.getinfo(WEIGHTS).file_size if skip_mismatch else h5_size_limit(model)
+        _assign_from_entry(model, zf, filepath, limit, skip_mismatch=skip_mismatch)
+
+
+def _assign_from_entry(model, zf, filepath, limit, **kwargs):
+    """`assign_h5_weights` from the archive's HDF5 entry, read as a stream (at
+    most `limit` bytes); damage found while HDF5 reads it names the file."""
+    with _damage_named(filepath, WEIGHTS), \
+            archive.open_entry(zf, WEIGHTS, limit, filepath, "the weights of this model") as f, \
+            open_h5(f, filepath) as h5file:
+        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS), **kwargs)
+
+
+@contextlib.contextmanager
+def _damage_named(filepath, entry):
+    """Whatever h5py or zipfile raise on a damaged file (h5py's own ValueErrors,
+    OverflowErrors, a zip CRC error met while HDF5 reads) becomes `archive.corrupt`,
+    naming the file; loopax's own errors, which name it, pass unchanged."""
+    try:
+        yield
+    except ValueError as e:
+        if filepath in str(e):
+            raise
+        raise archive.corrupt(filepath, entry, e) from None
+    except (*archive.DAMAGE, KeyError, RuntimeError, TypeError, OverflowError) as e:
+        raise archive.corrupt(filepath, entry, e) from None
+
+
+# HDF5 bookkeeping allowed on top of the data, and how many times the weights'
+# size a Keras file may hold (its optimizer's slots are saved alongside).
+_H5_OVERHEAD_BYTES = 16 * 2**20
+_H5_WEIGHT_COPIES = 8
+
+
+def h5_size_limit(model) -> int:
+    """The most bytes a Keras `model.weights.h5` entry for `model` may take: the
+    weights at float64 with their optimizer's slots, plus HDF5's own records."""
+    elements = sum(math.prod(w.shape) for w in model.weights)
+    return _H5_OVERHEAD_BYTES + _H5_WEIGHT_COPIES * 8 * elements
 
 
 # --------------------------------------------------------------------------
@@ -605,30 +688,23 @@ def load_model(zf, filepath, custom_objects=None, compile=True):
     Keras's compile config is not restored (its optimizer and losses are
     Keras objects); with `compile=True` a warning says to compile again.
     """
-    info = zf.getinfo(CONFIG)
-    if info.file_size > MAX_CONFIG_BYTES:
-        raise ValueError(f"{filepath}: config.json is {info.file_size} bytes, more than "
-                         f"any model config needs ({MAX_CONFIG_BYTES}); refused.")
+    config = archive.parse_json(archive.read_entry(zf, CONFIG, archive.MAX_CONFIG_BYTES,
+                                                   filepath, "a model config"), filepath)
+    build_config = config.get("build_config") if isinstance(config, dict) else None
     try:
-        config = json.loads(zf.read(CONFIG))
-        build_config = config.get("build_config") if isinstance(config, dict) else None
         translated = translate_config(config, custom_objects, where=filepath)
-    except zipfile.BadZipFile as e:
-        raise ValueError(f"{filepath} is a damaged or truncated zip archive ({e}).") from None
-    except (RecursionError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{filepath}: config.json is not a JSON model config "
-                         f"({type(e).__name__}: {e}).") from None
-    try:
         model = serialization.deserialize(translated, custom_objects=custom_objects)
+        input_shape = build_config.get("input_shape") if isinstance(build_config,
+                                                                    dict) else None
+        if not model.built and isinstance(input_shape, list):
+            model.build(tuple(input_shape))
+    except RecursionError:
+        raise ValueError(f"{filepath}: config.json nests too deeply to be built.") from None
     except (TypeError, KeyError, AttributeError, IndexError) as e:
         raise ValueError(f"{filepath}: the Keras config could not be built as loopax "
-                         f"layers ({type(e).__name__}: {e}).") from None
-    input_shape = build_config.get("input_shape") if isinstance(build_config, dict) else None
-    if not model.built and isinstance(input_shape, list):
-        model.build(tuple(input_shape))
-    with zf.open(WEIGHTS) as f, open_h5(f, filepath) as h5file:
-        assign_h5_weights(model, h5file, posixpath.join(filepath, WEIGHTS),
-                          class_names=keras_class_names(translated, model))
+                         f"layers ({type(e).__name__}: {str(e)[:500]}).") from None
+    _assign_from_entry(model, zf, filepath, h5_size_limit(model),
+                       class_names=keras_class_names(translated, model))
     if compile and isinstance(config, dict) and config.get("compile_config"):
         warnings.warn(f"{filepath}: the Keras compile() arguments are not restored; call "
                       "model.compile(...) on the loaded model before fit/evaluate.",

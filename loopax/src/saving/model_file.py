@@ -16,6 +16,7 @@ loading a file never runs code from it. Any file name works (`.keras` or
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
 import os
@@ -23,7 +24,7 @@ import tempfile
 import warnings
 import zipfile
 
-from loopax.src.saving import keras_format, serialization, training_state, weights_file
+from loopax.src.saving import archive, keras_format, serialization, training_state, weights_file
 from loopax.src.version import __version__
 
 CONFIG = "config.json"
@@ -95,8 +96,24 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
         _save_assets(model, zf)
 
 
+# Entries a model file may hold besides the assets of layers that load assets.
+KNOWN_ENTRIES = (METADATA, CONFIG, WEIGHTS, training_state.ENTRY)
+# The most bytes the assets of all layers may take (streamed to a temporary folder).
+MAX_ASSETS_BYTES = 256 * 2**20
+# An optimizer keeps at most this many float64 arrays (or twice as many float32
+# ones) per weight: Adam's moments, AMSGrad's maxima, EMA, accumulated gradients.
+_OPTIMIZER_ARRAYS_PER_WEIGHT = 4
+_MISMATCH_HINT = ("The weights do not fit the model its config.json describes: the file is "
+                  "damaged or was edited.")
+
+
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Re-creates a model written by `model.save`, with its weights.
+
+    Loading reads this file only, each entry bounded by its role (config.json
+    at most `archive.MAX_CONFIG_BYTES`, the weights by the size of the model
+    the config describes, checked from their header before any array is read);
+    an entry the format does not have is refused.
 
     Args:
         filepath: the file `model.save` wrote.
@@ -105,8 +122,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         compile: re-compile with the saved compile config, when there is one,
             and restore the optimizer's state when the file has it (so
             `fit()` continues where the saved model was).
-        safe_mode: accepted for Keras compatibility; loopax never runs code
-            from a file, so there is no unsafe mode.
+        safe_mode: True (the default) refuses a config that names a file to
+            read (a lookup layer's `vocabulary` path), as Keras 3.12+; pass
+            False only for a file you trust. loopax never runs code from a
+            file, whatever `safe_mode` says.
 
     Returns:
         The model, built, with the saved weights (compiled when `compile` and the file
@@ -114,7 +133,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
     Raises:
         FileNotFoundError: no file at `filepath`.
-        ValueError: the file is not a loopax (or Keras) model archive.
+        ValueError: the file is not a loopax (or Keras) model archive, is damaged,
+            or names something loading will not do; the message names the file.
     """
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
@@ -124,32 +144,77 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
             raise ValueError(f"{filepath} is a damaged or truncated zip archive.")
         raise ValueError(f"{filepath} is not a model file written by model.save() (not a "
                          "zip archive). For a weights file use model.load_weights().")
-    with zipfile.ZipFile(filepath) as zf:
+    with archive.open_archive(filepath) as zf, serialization.safe_mode_scope(safe_mode):
         names = zf.namelist()
         if WEIGHTS not in names and keras_format.is_keras_archive(names):
             keras_format.check_member_names(names, filepath)
             return keras_format.load_model(zf, filepath, custom_objects, compile)
-        if CONFIG not in names or WEIGHTS not in names:
-            raise ValueError(f"{filepath} is not a loopax model file: it lacks "
-                             f"{CONFIG} or {WEIGHTS}.")
-        config = json.loads(zf.read(CONFIG))
-        weights_data = zf.read(WEIGHTS)
-        state_data = (zf.read(training_state.ENTRY) if training_state.ENTRY in names
-                      else None)
-        assets = {name: zf.read(name) for name in names
-                  if name.startswith(ASSETS) and not name.endswith("/")}
-    model = model_from_config_dict(config, custom_objects, compile=False,
-                                   keras_configs=False)
-    compile_config = config.get("compile_config")
-    arrays = weights_file.read_safetensors(weights_data, filepath)
-    weights_file.assign_weights(model, arrays, filepath)
-    _load_assets(model, assets, filepath)
+        return _load_loopax_archive(zf, names, filepath, custom_objects, compile)
+
+
+def _load_loopax_archive(zf, names, filepath, custom_objects, compile):
+    _check_entry_names(names, filepath)
+    config = archive.parse_json(archive.read_entry(zf, CONFIG, archive.MAX_CONFIG_BYTES,
+                                                   filepath, "a model config"), filepath)
+    if not isinstance(config, dict):
+        raise ValueError(f"{filepath}: config.json is not a model config (a JSON object).")
+    model = _build_model(config, custom_objects, filepath)
+    arrays = weights_file.read_entry_for(model, zf, filepath, hint=_MISMATCH_HINT)
+    state_data = None
+    if training_state.ENTRY in names:
+        state_data = archive.read_entry(zf, training_state.ENTRY, _state_size_limit(model),
+                                        filepath, "the optimizer and seed states")
+    assets = _claimed_assets(model, names, zf, filepath)
+    weights_file.assign_weights(model, arrays)
+    del arrays
+    _load_assets(model, zf, assets, filepath)
     compiled = False
+    compile_config = config.get("compile_config")
     if compile and compile_config is not None:
         compiled = _restore_compile(model, compile_config, custom_objects)
     if state_data is not None:
-        training_state.restore(model, state_data, filepath, compiled)
+        training_state.restore(model, bytes(state_data), filepath, compiled)
     return model
+
+
+def _check_entry_names(names, filepath):
+    """Refuses a file without config and weights, with an entry twice, or with
+    an entry the format does not have (assets are checked once the model is
+    built, by `_claimed_assets`)."""
+    if CONFIG not in names or WEIGHTS not in names:
+        raise ValueError(f"{filepath} is not a loopax model file: it lacks "
+                         f"{CONFIG} or {WEIGHTS}.")
+    repeated = sorted(n for n, count in collections.Counter(names).items() if count > 1)
+    if repeated:
+        raise ValueError(f"{filepath}: the archive holds entries more than once "
+                         f"{archive.quoted(repeated)}; refused (a damaged or edited file).")
+    unknown = [n for n in names if n not in KNOWN_ENTRIES and not n.startswith(ASSETS)]
+    if unknown:
+        raise ValueError(f"{filepath}: entry {archive.quoted(unknown[0])} is not part of a "
+                         "loopax model file" + (f" ({len(unknown)} such entries)"
+                                                if len(unknown) > 1 else "") + "; refused.")
+
+
+def _build_model(config, custom_objects, filepath):
+    """The model config.json describes, or a ValueError naming the file."""
+    try:
+        return model_from_config_dict(config, custom_objects, compile=False,
+                                      keras_configs=False)
+    except RecursionError:
+        raise ValueError(f"{filepath}: config.json nests too deeply to be built.") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
+        message = str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}"
+        if len(message) > 2000:
+            message = message[:2000] + f"... ({len(message)} characters)"
+        raise ValueError(f"{filepath}: its config.json cannot be built: {message}") from None
+
+
+def _state_size_limit(model):
+    """The most bytes training_state.safetensors may take for `model`."""
+    seeds = {k: tuple(v.shape) for k, v in training_state._seed_states(model).items()}
+    weights = weights_file.expected_weights(model)
+    return (weights_file.weights_size_limit(seeds)
+            + _OPTIMIZER_ARRAYS_PER_WEIGHT * weights_file.weights_size_limit(weights))
 
 
 def _jsonable_shape(shape):
@@ -214,26 +279,46 @@ def _save_assets(model, zf):
                     zf.write(path, f"{ASSETS}{prefix}{_FILES}{relative}")
 
 
-def _load_assets(model, assets, filepath):
-    """Gives each layer with `load_assets(dir)` a directory holding the files
-    its `save_assets` wrote; entry names are checked to stay inside it."""
-    if not assets:
-        return
+def _claimed_assets(model, names, zf, filepath):
+    """`[(layer, folder prefix, [entry names])]` for the layers that load assets;
+    refuses an asset entry no layer claims, one whose path leaves its folder, and
+    assets larger than `MAX_ASSETS_BYTES` in all, before any is read."""
+    asset_names = [n for n in names if n.startswith(ASSETS) and not n.endswith("/")]
+    claimed, out = set(), []
     for prefix, layer in weights_file.layer_tree(model):
         if not callable(getattr(layer, "load_assets", None)):
             continue
         start = f"{ASSETS}{prefix}{_FILES}"
-        mine = {name[len(start):]: data for name, data in assets.items()
-                if name.startswith(start)}
+        mine = [n for n in asset_names if n.startswith(start)]
+        for name in mine:
+            parts = name[len(start):].split("/")
+            if "\\" in name or ":" in name or ".." in parts or "" in parts:
+                raise ValueError(f"{filepath}: asset entry {archive.quoted(name)} points "
+                                 "outside its folder; refusing to read the file.")
+        claimed.update(mine)
+        out.append((layer, start, mine))
+    unclaimed = [n for n in asset_names if n not in claimed]
+    if unclaimed:
+        raise ValueError(f"{filepath}: entry {archive.quoted(unclaimed[0])} belongs to no layer "
+                         "that loads assets" + (f" ({len(unclaimed)} such entries)"
+                                                if len(unclaimed) > 1 else "") + "; refused.")
+    total = sum(zf.getinfo(n).file_size for n in claimed)
+    if total > MAX_ASSETS_BYTES:
+        raise ValueError(f"{filepath}: its assets declare {total} bytes, more than loopax "
+                         f"extracts ({MAX_ASSETS_BYTES} bytes); refused.")
+    return out
+
+
+def _load_assets(model, zf, assets, filepath):
+    """Gives each layer with `load_assets(dir)` a temporary directory holding the
+    files its `save_assets` wrote, streamed from the archive."""
+    for layer, start, names in assets:
+        if not names:
+            continue
         with tempfile.TemporaryDirectory() as directory:
-            for relative, data in mine.items():
-                parts = relative.split("/")
-                if relative.startswith("/") or "\\" in relative or ":" in relative or \
-                        ".." in parts or "" in parts:
-                    raise ValueError(f"{filepath}: asset entry {start + relative!r} points "
-                                     "outside its folder; refusing to read the file.")
-                path = os.path.join(directory, *parts)
+            for name in names:
+                path = os.path.join(directory, *name[len(start):].split("/"))
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as f:
-                    f.write(data)
+                with open(path, "wb") as out:
+                    archive.copy_entry(zf, name, out, MAX_ASSETS_BYTES, filepath, "assets")
             layer.load_assets(directory)

@@ -19,6 +19,8 @@ import importlib
 import inspect
 import threading
 
+from loopax.src.saving.archive import quoted
+
 _REGISTERED: dict[str, object] = {}      # "package>Name" -> class or function
 _NAME_OF: dict[int, str] = {}            # id(object) -> "package>Name"
 
@@ -26,6 +28,7 @@ _NAME_OF: dict[int, str] = {}            # id(object) -> "package>Name"
 class _Scopes(threading.local):
     def __init__(self):
         self.stack: list[dict] = []
+        self.safe_mode: list[bool] = []
 
 
 _scopes = _Scopes()
@@ -105,6 +108,24 @@ def custom_object_scope(*objects):
 
 
 CustomObjectScope = custom_object_scope
+
+
+@contextlib.contextmanager
+def safe_mode_scope(safe_mode=True):
+    """Inside the block, `in_safe_mode()` is `safe_mode`: loading a file sets it
+    (Keras's SafeModeScope), so that `from_config` refuses what only a trusted
+    file may ask for, such as a vocabulary file to read."""
+    _scopes.safe_mode.append(bool(safe_mode))
+    try:
+        yield
+    finally:
+        _scopes.safe_mode.pop()
+
+
+def in_safe_mode() -> bool | None:
+    """True or False inside a `safe_mode_scope` (a `load_model`, `deserialize`...),
+    None outside any (a layer built by your own code)."""
+    return _scopes.safe_mode[-1] if _scopes.safe_mode else None
 
 # Classes configs name that the public modules may not export under that name
 # (InputLayer, Model, Functional, Sequential): each registers itself here.
@@ -233,7 +254,7 @@ def serialize(obj):
     return entry
 
 
-def deserialize(config, custom_objects=None):
+def deserialize(config, custom_objects=None, safe_mode=True):
     """The object a `serialize()` dict describes (classes via `from_config`,
     then `build_from_config` with the saved `build_config`).
 
@@ -243,6 +264,9 @@ def deserialize(config, custom_objects=None):
     Args:
         config: A `serialize()` result (a dict, a name, a list, or a plain value).
         custom_objects: `{name: class_or_function}` for custom objects.
+        safe_mode: True (the default, as Keras) refuses a config that asks to read a
+            file (a lookup layer's vocabulary path); an enclosing `safe_mode_scope`
+            (a `load_model(..., safe_mode=...)`) decides instead when there is one.
 
     Returns:
         The re-created object (new weights for layers and models).
@@ -250,6 +274,9 @@ def deserialize(config, custom_objects=None):
     Raises:
         ValueError: a dict without `class_name`, or an unknown class or function.
     """
+    if in_safe_mode() is None:
+        with safe_mode_scope(safe_mode):
+            return deserialize(config, custom_objects)
     if config is None or isinstance(config, (bool, int, float)):
         return config
     if isinstance(config, str):
@@ -260,7 +287,7 @@ def deserialize(config, custom_objects=None):
     if isinstance(config, (list, tuple)):
         return type(config)(deserialize(item, custom_objects) for item in config)
     if not isinstance(config, dict) or "class_name" not in config:
-        raise ValueError(f"Not a serialized loopax object (no 'class_name'): {config!r:.200}")
+        raise ValueError(f"Not a serialized loopax object (no 'class_name'): {quoted(config)}")
     class_name = config["class_name"]
     if class_name == "function":
         return deserialize(config["config"], custom_objects)
@@ -286,7 +313,7 @@ def deserialize(config, custom_objects=None):
 
 def _unknown(name, custom_objects) -> str:
     known = sorted(set(_REGISTERED) | set(custom_objects or {}))
-    return (f"Unknown class or function {name!r} in a config. loopax re-creates only "
+    return (f"Unknown class or function {quoted(name)} in a config. loopax re-creates only "
             "its own classes and those you pass as `custom_objects={name: cls}` or "
             "register with `@loopax.saving.register_serializable()`; it never imports "
             f"modules named in a file. Registered custom objects: {known}.")

@@ -20,20 +20,29 @@ always safetensors; an HDF5 file written by Keras 3 is read (not written) by
 from __future__ import annotations
 
 import contextlib
+import io
+import json
+import math
 import os
+import re
+import stat
+import struct
 import tempfile
 import warnings
-import zipfile
 
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
-import safetensors
 from safetensors import numpy as safetensors_numpy
+
+try:
+    import fcntl
+except ImportError:   # Windows: no advisory locks, so no cleanup of leftovers
+    fcntl = None
 
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
-from loopax.src.saving import keras_format
+from loopax.src.saving import archive, keras_format
 
 FORMAT = "loopax.weights"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -132,24 +141,133 @@ def weights_to_bytes(model) -> bytes:
     return safetensors_numpy.save(arrays, metadata={"format": FORMAT, "version": "1"})
 
 
+def expected_weights(model) -> dict[str, tuple[int, ...]]:
+    """`{key: shape}` of the arrays `weights_to_bytes(model)` writes: what a
+    weights file for this model must hold, known before anything is read."""
+    custom = _own_store_layers(model)
+    skip = set().union(*(own for _, _, own in custom))
+    shapes = {key: tuple(var.shape) for key, var in zip(weight_keys(model), model.weights)
+              if id(var) not in skip}
+    for prefix, layer, _ in custom:
+        store = {}
+        layer.save_own_variables(store)
+        shapes.update({f"{prefix}{OWN_STORE}{key}": tuple(np.shape(value))
+                       for key, value in store.items()})
+    return shapes
+
+
+# The safetensors library's own limit on a header.
+MAX_HEADER_BYTES = 100_000_000
+# Bytes of header allowed per tensor (key, dtype, shape, offsets) and in all.
+_HEADER_BYTES_PER_TENSOR = 2048
+_HEADER_SLACK = 64 * 2**10
+_LARGEST_ITEMSIZE = 8
+
+
+def weights_size_limit(shapes: dict) -> int:
+    """The most bytes a safetensors file holding `shapes` can take: its header
+    and every element at the largest item size (float64)."""
+    elements = sum(math.prod(shape) for shape in shapes.values())
+    return header_size_limit(len(shapes)) + 8 + _LARGEST_ITEMSIZE * elements
+
+
+def header_size_limit(n_tensors: int) -> int:
+    return min(MAX_HEADER_BYTES, _HEADER_SLACK + _HEADER_BYTES_PER_TENSOR * n_tensors)
+
+
 def read_safetensors(data: bytes, where: str) -> dict[str, np.ndarray]:
     """{key: array} from safetensors bytes (bfloat16 included)."""
-    if data[:8] == _HDF5_SIGNATURE:
+    stream = io.BytesIO(data)
+    header = read_header(stream, where, min(len(data), MAX_HEADER_BYTES))
+    return read_arrays(stream, header, set(header), where)
+
+
+def read_header(stream, where, max_header_bytes) -> dict[str, tuple]:
+    """`{key: (dtype name, shape, byte size)}` in storage order, from the header
+    of the safetensors `stream` (left at the start of the data); every field
+    checked, so that a lying header is refused before any data is read."""
+    head = archive.read_exactly(stream, 8, where, None)
+    if bytes(head) == _HDF5_SIGNATURE:
         raise ValueError(
             f"{where} is an HDF5 file (Keras .h5). loopax reads weights it wrote itself "
             "(safetensors). Load it with Keras and copy the arrays over with "
             "model.set_weights(keras_model.get_weights()).")
+    (size,) = struct.unpack("<Q", head)
+    if size > max_header_bytes:
+        raise ValueError(f"{where} is not a safetensors weights file for this model: its "
+                         f"header declares {size} bytes (at most {max_header_bytes} expected).")
+    text = archive.read_exactly(stream, size, where, None)
     try:
-        entries = safetensors.deserialize(bytes(data))
-    except Exception as e:
-        raise ValueError(f"{where} is not a safetensors weights file ({e}).") from None
-    out = {}
-    for key, entry in entries:
-        if entry["dtype"] not in _DTYPES:
-            raise ValueError(f"{where}: weight {key!r} has unsupported dtype {entry['dtype']}.")
-        out[key] = np.frombuffer(entry["data"], dtype=_DTYPES[entry["dtype"]]).reshape(
-            entry["shape"])
+        header = json.loads(bytes(text))
+    except (RecursionError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{where} is not a safetensors weights file (its header is not "
+                         f"JSON: {str(e)[:200]}).") from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{where} is not a safetensors weights file (its header is not a "
+                         "JSON object).")
+    header.pop("__metadata__", None)
+    entries = [_header_entry(key, value, where) for key, value in header.items()]
+    entries.sort(key=lambda e: e[3])
+    out, offset = {}, 0
+    for key, dtype, shape, begin, end in entries:
+        if begin != offset:
+            raise ValueError(f"{where} is not a valid safetensors file: the data of "
+                             f"{archive.quoted(key)} starts at byte {begin}, not {offset}.")
+        out[key] = (dtype, shape, end - begin)
+        offset = end
     return out
+
+
+def _header_entry(key, value, where):
+    """(key, dtype, shape, begin, end) of one header entry, or a ValueError."""
+    label = f"{where}: weight {archive.quoted(key)}"
+    if not isinstance(value, dict):
+        raise ValueError(f"{label} has no description in the header.")
+    dtype, shape, offsets = value.get("dtype"), value.get("shape"), value.get("data_offsets")
+    if dtype not in _DTYPES:
+        raise ValueError(f"{label} has unsupported dtype {archive.quoted(dtype)}.")
+    if not (isinstance(shape, list) and all(_is_count(d) for d in shape)):
+        raise ValueError(f"{label} has an invalid shape {archive.quoted(shape)}.")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
+        raise ValueError(f"{label} has invalid data offsets {archive.quoted(offsets)}.")
+    begin, end = offsets
+    nbytes = math.prod(shape) * np.dtype(_DTYPES[dtype]).itemsize
+    if end - begin != nbytes:
+        raise ValueError(f"{label} declares shape {tuple(shape)} {dtype} ({nbytes} bytes) but "
+                         f"{end - begin} bytes of data; the file is damaged.")
+    return key, dtype, tuple(shape), begin, end
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def read_arrays(stream, header, wanted, where) -> dict[str, np.ndarray]:
+    """The arrays of `wanted` keys, read one at a time in storage order from
+    `stream` (at the start of the data); the others are read past, not kept.
+    The stream must end after the last (a zip entry's CRC is checked there)."""
+    out = {}
+    for key, (dtype, shape, nbytes) in header.items():
+        if key in wanted:
+            data = archive.read_exactly(stream, nbytes, where, None)
+            out[key] = np.frombuffer(data, dtype=_DTYPES[dtype]).reshape(shape)
+        else:
+            archive.skip(stream, nbytes, where, None)
+    archive.check_end(stream, where, None)
+    return out
+
+
+def read_weights_for(model, stream, where, max_bytes, skip_mismatch=False, hint=None):
+    """The weights of `model` from the safetensors `stream` (at most `max_bytes`):
+    the header is compared with the model (keys, shapes) before any array is
+    read, so a file that does not fit costs only its header."""
+    expected = expected_weights(model)
+    header_limit = min(max_bytes, MAX_HEADER_BYTES if skip_mismatch else
+                       header_size_limit(len(expected)))
+    header = read_header(stream, where, header_limit)
+    declared = {key: shape for key, (_, shape, _) in header.items()}
+    wanted = check_match(model, expected, declared, where, skip_mismatch, hint)
+    return read_arrays(stream, header, wanted, where)
 
 
 def _check_writable(filepath, overwrite):
@@ -180,25 +298,88 @@ _FILE_MODE = 0o666 & ~_current_umask()   # what open(path, "w") would give
 def atomic_write(filepath):
     """A binary file that replaces `filepath` in one step when the block ends.
 
-    It is written under a unique temporary name in the same directory, so
-    concurrent writers (threads, processes) never share a file and readers
-    see the old file or the new one, never a part; it is fsynced before
-    `os.replace`. If the block raises, the temporary file is removed and
-    `filepath` is left as it was."""
+    It is written under a unique temporary name in the same directory
+    (`<name>.<8 random characters>.tmp`), so concurrent writers (threads,
+    processes) never share a file and readers see the old file or the new one,
+    never a part; it is fsynced before `os.replace`. If the block raises, the
+    temporary file is removed and `filepath` is left as it was. The writer holds
+    an OS lock on its temporary file, which a killed process loses: the next
+    write of the same `filepath` removes such leftovers (and only those)."""
     directory = os.path.dirname(os.path.abspath(filepath))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=os.path.basename(filepath) + ".",
-                               suffix=".tmp")
+    prefix = os.path.basename(filepath) + "."
+    remove_stale_temporaries(directory, prefix)
+    fd, tmp = _locked_temporary(directory, prefix)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, filepath)
+            if fcntl is not None:   # renamed while locked: no cleanup can take it first
+                _publish(tmp, filepath)
+        if fcntl is None:           # Windows renames closed files only
+            _publish(tmp, filepath)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         raise
+
+
+def _publish(tmp, filepath):
+    os.chmod(tmp, _FILE_MODE)
+    os.replace(tmp, filepath)
+
+
+_TEMPORARY_SUFFIX = ".tmp"
+# tempfile.mkstemp's names: 8 characters from this set between prefix and suffix.
+_RANDOM_PART = "[a-z0-9_]{8}"
+
+
+def _locked_temporary(directory, prefix):
+    """(fd, path) of a new temporary file that this process holds an exclusive
+    `flock` on (none where the OS has no fcntl)."""
+    while True:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=_TEMPORARY_SUFFIX)
+        if fcntl is None:
+            return fd, tmp
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.path.samestat(os.stat(tmp), os.fstat(fd)):
+                return fd, tmp
+        except FileNotFoundError:
+            pass
+        os.close(fd)   # a concurrent cleanup took it between mkstemp and flock: again
+
+
+def remove_stale_temporaries(directory, prefix):
+    """Removes the temporary files `atomic_write` left for one target (name
+    `prefix` + 8 random characters + ".tmp") whose writer is gone: a live
+    writer holds a lock on its file, and a killed one released it."""
+    if fcntl is None:
+        return
+    pattern = re.compile(re.escape(prefix) + _RANDOM_PART + re.escape(_TEMPORARY_SUFFIX))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if pattern.fullmatch(name):
+            _remove_if_unlocked(os.path.join(directory, name))
+
+
+def _remove_if_unlocked(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return                      # gone already, a symlink, or not ours to open
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        opened = os.fstat(fd)
+        if os.path.samestat(os.stat(path), opened) and stat.S_ISREG(opened.st_mode):
+            os.remove(path)
+    except OSError:
+        pass                        # locked: its writer is alive
+    finally:
+        os.close(fd)
 
 
 def load_weights(model, filepath, skip_mismatch=False):
@@ -208,11 +389,12 @@ def load_weights(model, filepath, skip_mismatch=False):
     if keras_format.is_keras_file(filepath):
         return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):
-        arrays = read_weights_from_archive(filepath)
+        arrays = read_weights_from_archive(model, filepath, skip_mismatch)
     else:
         with open(filepath, "rb") as f:
-            arrays = read_safetensors(f.read(), filepath)
-    assign_weights(model, arrays, filepath, skip_mismatch=skip_mismatch)
+            arrays = read_weights_for(model, f, filepath, os.fstat(f.fileno()).st_size,
+                                      skip_mismatch)
+    assign_weights(model, arrays)
 
 
 def _is_zip(filepath) -> bool:
@@ -220,9 +402,50 @@ def _is_zip(filepath) -> bool:
         return f.read(4) == b"PK\x03\x04"
 
 
-def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
-    """Assigns `arrays` (keyed as `weight_keys`) to the model's variables after
-    checking that keys and shapes match one to one."""
+_MAX_LISTED = 20
+
+
+def _listed(items) -> str:
+    """The first `_MAX_LISTED` of `items`, each cut, and how many more there are."""
+    shown = [archive.quoted(item) if isinstance(item, str) else str(item)
+             for item in items[:_MAX_LISTED]]
+    more = f" and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
+    return "[" + ", ".join(shown) + "]" + more
+
+
+def check_match(model, expected, declared, where, skip_mismatch=False, hint=None) -> set:
+    """The keys to read: refuses (or with `skip_mismatch` warns about) a file
+    whose `declared` `{key: shape}` differs from the model's `expected` ones.
+    `hint` ends the error (the default: how `skip_mismatch` helps)."""
+    missing = [k for k in expected if k not in declared]
+    unexpected = [k for k in declared if k not in expected]
+    mis_shaped = [f"{archive.cut(k)}: file {declared[k]}, model {expected[k]}"
+                  for k in expected if k in declared and declared[k] != expected[k]]
+    problems = []
+    if missing:
+        problems.append(f"missing from the file: {_listed(missing)}")
+    if unexpected:
+        problems.append(f"in the file but not in the model: {_listed(unexpected)}")
+    if mis_shaped:
+        problems.append("different shapes: " + "; ".join(mis_shaped[:_MAX_LISTED])
+                        + (f" and {len(mis_shaped) - _MAX_LISTED} more"
+                           if len(mis_shaped) > _MAX_LISTED else ""))
+    if problems:
+        message = (f"Weights in {where} do not match model {model.name!r}:\n  "
+                   + "\n  ".join(problems))
+        if not model.weights:
+            message += ("\nThe model has no weights yet: build it first (call it on a "
+                        "batch or call model.build(input_shape)).")
+        if not skip_mismatch:
+            raise ValueError(message + "\n" + (hint or "(load_weights(..., skip_mismatch="
+                                                "True) loads the weights that do match.)"))
+        warnings.warn(message + "\nLoading only the matching weights.", stacklevel=4)
+    return {k for k in expected if declared.get(k) == expected[k]}
+
+
+def assign_weights(model, arrays: dict):
+    """Assigns `arrays` (keyed as `expected_weights`, already checked by
+    `check_match`) to the model's variables and own-variable stores."""
     custom = _own_store_layers(model)
     skip = set().union(*(own for _, _, own in custom))
     arrays = dict(arrays)
@@ -231,32 +454,8 @@ def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
         start = prefix + OWN_STORE
         stores.append((layer, {key[len(start):]: arrays.pop(key)
                                for key in list(arrays) if key.startswith(start)}))
-    keys = weight_keys(model)
-    variables = {key: var for key, var in zip(keys, model.weights) if id(var) not in skip}
-    keys = list(variables)
-    missing = [k for k in keys if k not in arrays]
-    unexpected = [k for k in arrays if k not in variables]
-    mis_shaped = [f"{k}: file {tuple(arrays[k].shape)}, model {variables[k].shape}"
-                  for k in keys if k in arrays and tuple(arrays[k].shape) != variables[k].shape]
-    problems = []
-    if missing:
-        problems.append(f"missing from the file: {missing}")
-    if unexpected:
-        problems.append(f"in the file but not in the model: {unexpected}")
-    if mis_shaped:
-        problems.append("different shapes: " + "; ".join(mis_shaped))
-    if problems:
-        message = (f"Weights in {where} do not match model {model.name!r}:\n  "
-                   + "\n  ".join(problems))
-        if not model.weights:
-            message += ("\nThe model has no weights yet: build it first (call it on a "
-                        "batch or call model.build(input_shape)).")
-        if not skip_mismatch:
-            raise ValueError(message + "\n(load_weights(..., skip_mismatch=True) loads "
-                             "the weights that do match.)")
-        warnings.warn(message + "\nLoading only the matching weights.", stacklevel=3)
-    for key, var in variables.items():
-        if key in arrays and tuple(arrays[key].shape) == var.shape:
+    for key, var in zip(weight_keys(model), model.weights):
+        if id(var) not in skip and key in arrays:
             var.assign(jnp.asarray(arrays[key], dtype=var.dtype))
     for layer, store in stores:
         layer.load_own_variables(store)
@@ -266,10 +465,23 @@ def assign_weights(model, arrays: dict, where: str, skip_mismatch=False):
 WEIGHTS_IN_ARCHIVE = "model.weights.safetensors"
 
 
-def read_weights_from_archive(filepath) -> dict:
-    """The weights of a `model.save` zip archive, by key."""
-    with zipfile.ZipFile(filepath) as zf:
+def read_weights_from_archive(model, filepath, skip_mismatch=False) -> dict:
+    """The weights for `model` from a `model.save` zip archive (its weights
+    entry bounded by the model's size)."""
+    with archive.open_archive(filepath) as zf:
         if WEIGHTS_IN_ARCHIVE not in zf.namelist():
             raise ValueError(f"{filepath} is a zip archive without {WEIGHTS_IN_ARCHIVE}; it "
                              "was not written by loopax.")
-        return read_safetensors(zf.read(WEIGHTS_IN_ARCHIVE), filepath)
+        return read_entry_for(model, zf, filepath, skip_mismatch)
+
+
+def read_entry_for(model, zf, filepath, skip_mismatch=False, hint=None) -> dict:
+    """The weights for `model` from the archive `zf`'s weights entry, which may
+    be no larger than the model's weights can take (`weights_size_limit`)."""
+    limit = weights_size_limit(expected_weights(model))
+    where = f"{filepath} ({WEIGHTS_IN_ARCHIVE})"
+    if skip_mismatch:   # a partial load may read a larger model's file
+        limit = max(limit, zf.getinfo(WEIGHTS_IN_ARCHIVE).file_size)
+    with archive.open_entry(zf, WEIGHTS_IN_ARCHIVE, limit, filepath,
+                            "the weights of this model") as stream:
+        return read_weights_for(model, stream, where, limit, skip_mismatch, hint)
