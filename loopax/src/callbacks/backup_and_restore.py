@@ -91,7 +91,7 @@ class BackupAndRestore(Callback):
         steps = self.store.steps()
         if not steps:
             return
-        arrays, meta = self._read(steps)
+        arrays, meta = self._read()
         if meta.get("format") != FORMAT:
             raise ValueError(f"BackupAndRestore: {self.backup_dir} holds a checkpoint that "
                              "is not a loopax backup; give BackupAndRestore a folder of its own.")
@@ -108,22 +108,34 @@ class BackupAndRestore(Callback):
         self._epoch = meta["epoch"]
         self._last_saved = meta["global_step"]
 
-    def _read(self, steps):
-        """The latest readable backup (with double_checkpoint, the previous one
-        if the latest fails)."""
-        candidates = list(reversed(steps))[:2 if self.double_checkpoint else 1]
-        for n, step in enumerate(candidates):
+    def _read(self):
+        """The most recently written backup that can be read. One that cannot
+        (half-deleted by a kill while it was being replaced, or damaged) is
+        skipped with a warning, and so is (removed) any older backup numbered
+        above the one resumed from: the next saves are numbered from there, and
+        the store keeps the highest numbers."""
+        skipped = []
+        for step in self.store.newest_first():
             try:
-                return self.store.restore(step)
+                arrays, meta = self.store.restore(step)
             except Exception as error:   # noqa: BLE001 - any unreadable file
-                if n + 1 == len(candidates):
-                    raise ValueError(
-                        f"BackupAndRestore: the backup of step {step} in {self.backup_dir} "
-                        f"cannot be read ({type(error).__name__}: {error}). Delete the folder "
-                        "to start training afresh.") from error
-                warnings.warn(f"BackupAndRestore: the backup of step {step} cannot be read "
-                              f"({error}); resuming from the one before.", stacklevel=3)
-        raise AssertionError("unreachable")
+                warnings.warn(f"BackupAndRestore: the backup of step {step} in "
+                              f"{self.backup_dir} cannot be read ({type(error).__name__}: "
+                              f"{error}); it is removed and an older one is used.",
+                              stacklevel=3)
+                skipped.append(step)
+                continue
+            for other in self.store.steps():
+                if other > step and other not in skipped:
+                    warnings.warn(f"BackupAndRestore: the backup of step {other} in "
+                                  f"{self.backup_dir} is older than that of step {step}; "
+                                  "it is removed.", stacklevel=3)
+                if other in skipped or other > step:
+                    self.store.delete(other)
+            return arrays, meta
+        raise ValueError(
+            f"BackupAndRestore: no backup in {self.backup_dir} can be read (steps "
+            f"{skipped}; see the warnings). Delete the folder to start training afresh.")
 
     def _restore_callbacks(self, saved, arrays, quiet=False):
         mine = [cb for cb in self._others if hasattr(cb, "set_backup_state")]

@@ -76,6 +76,26 @@ class CheckpointStore:
         manager.reload()
         return sorted(manager.all_steps())
 
+    def newest_first(self) -> list[int]:
+        """The steps of the checkpoints, the most recently written first (by
+        the folder's modification time; the higher step first on a tie). A step
+        number does not say which was written last: a run resumed from an older
+        checkpoint writes lower numbers than the one it skipped."""
+        def written(step):
+            try:
+                return os.stat(os.path.join(self.directory, str(step))).st_mtime_ns
+            except OSError:
+                return 0
+        return sorted(self.steps(), key=lambda step: (written(step), step), reverse=True)
+
+    def delete(self, step: int):
+        """Removes checkpoint `step` (a half-deleted one too)."""
+        with self._lock:
+            manager = self._open()
+            manager.wait_until_finished()
+            shutil.rmtree(os.path.join(self.directory, str(step)), ignore_errors=True)
+            manager.reload()
+
     def save(self, step: int, arrays: dict, meta: dict):
         """Writes checkpoint `step`: `arrays` ({name: np.ndarray}) and `meta`
         (JSON values). A checkpoint `step` that already exists is replaced."""

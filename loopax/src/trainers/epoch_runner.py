@@ -66,7 +66,7 @@ def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, sta
         logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step)
     adapter.on_epoch_end()
-    bounds.first_step += steps - start_step
+    bounds.first_step += steps   # `steps`: the batch reached, counted from the epoch's start
     return logs
 
 
