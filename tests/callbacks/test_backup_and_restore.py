@@ -308,3 +308,83 @@ def test_a_half_deleted_backup_numbered_higher_is_skipped(tmp_path, double_check
     assert history == expected
     for got, want in zip(model.get_weights(), expected_weights, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+_HOLDER = """
+import sys
+import numpy as np
+import loopax as keras
+
+class Hold(keras.callbacks.Callback):
+    held = False
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 1 and not self.held:
+            self.held = True
+            print("HOLDING", flush=True)
+            sys.stdin.readline()   # until the test says go on
+
+x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y, batch_size=4, epochs=2, verbose=0,
+          callbacks=[keras.callbacks.BackupAndRestore(sys.argv[1], save_freq=1), Hold()])
+print("DONE", flush=True)
+"""
+
+
+def _start_holder(backup_dir):
+    """A fit() in another process, paused inside training with a backup being
+    written to `backup_dir`."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(backup_dir)], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    lines = _Lines(holder)
+    assert lines.wait_for("HOLDING") is not None, lines.text()
+    return holder, lines
+
+
+def _fit_on(backup_dir, **kwargs):
+    x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    backup = keras.callbacks.BackupAndRestore(backup_dir, save_freq=1, **kwargs)
+    return model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[backup])
+
+
+def test_a_second_process_on_the_folder_gets_a_clear_error_and_breaks_nothing(tmp_path):
+    holder, lines = _start_holder(tmp_path / "b")
+    try:
+        with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
+            _fit_on(tmp_path / "b")
+        holder.stdin.write("go on\n")
+        holder.stdin.flush()
+        holder.wait(timeout=120)
+    finally:
+        holder.kill()
+    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+    _fit_on(tmp_path / "b")   # released at the end of the holder's fit
+
+
+def test_a_second_process_waits_for_the_folder_when_asked(tmp_path):
+    holder, lines = _start_holder(tmp_path / "b")
+    release = threading.Timer(1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+    release.start()
+    try:
+        started = time.monotonic()
+        history = _fit_on(tmp_path / "b", lock_timeout=120)
+        assert time.monotonic() - started >= 0.9   # it waited for the holder
+        assert len(history.history["loss"]) == 2
+        holder.wait(timeout=120)
+    finally:
+        release.cancel()
+        holder.kill()
+    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+
+
+def test_a_killed_holder_releases_the_folder(tmp_path):
+    holder, _ = _start_holder(tmp_path / "b")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert len(_fit_on(tmp_path / "b").history["loss"]) == 2

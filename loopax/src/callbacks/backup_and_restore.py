@@ -47,6 +47,10 @@ class BackupAndRestore(Callback):
         double_checkpoint: keep the previous backup too; if the latest
             cannot be read, training resumes from the previous one.
         delete_checkpoint: delete `backup_dir` when `fit` completes.
+        lock_timeout: (loopax) while `fit` runs, the folder is locked against
+            other processes; another `fit` on it raises an error naming the
+            process that holds it, after waiting this many seconds (None: as
+            long as it takes).
 
     Saves are asynchronous: `fit` waits only while the state is copied to
     host memory; the files are written in the background (see
@@ -57,7 +61,7 @@ class BackupAndRestore(Callback):
     runs_last = True   # sees every hook after the callbacks whose state it saves
 
     def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
-                 delete_checkpoint=True):
+                 delete_checkpoint=True, lock_timeout=0.0):
         super().__init__()
         if not backup_dir:
             raise ValueError("BackupAndRestore: `backup_dir` is empty; pass the folder "
@@ -70,7 +74,8 @@ class BackupAndRestore(Callback):
         self.save_freq = save_freq
         self.double_checkpoint = bool(double_checkpoint)
         self.delete_checkpoint = bool(delete_checkpoint)
-        self.store = CheckpointStore(backup_dir, max_to_keep=2 if double_checkpoint else 1)
+        self.store = CheckpointStore(backup_dir, max_to_keep=2 if double_checkpoint else 1,
+                                     lock_timeout=lock_timeout)
         self._others = []
         self._epoch = 0
         self._last_saved = 0
@@ -86,6 +91,13 @@ class BackupAndRestore(Callback):
 
     # ---- restore -----------------------------------------------------------------
     def on_train_begin(self, logs=None):
+        try:
+            self._begin()
+        except BaseException:
+            self.store.close()   # fit() will not run: the folder is released
+            raise
+
+    def _begin(self):
         self._pending = False
         self._last_saved = 0
         steps = self.store.steps()
@@ -191,8 +203,9 @@ class BackupAndRestore(Callback):
 
     def _on_fit_interrupted(self):
         """`fit` raised: the backup in flight is completed (not left half-written
-        for the next run in this process), so the rerun resumes from it."""
-        self.store.wait()
+        for the next run in this process), so the rerun resumes from it; the
+        folder is released."""
+        self.store.close()
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint:
