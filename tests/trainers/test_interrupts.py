@@ -12,6 +12,7 @@ and `predict` and a further `fit` must work from there.
 The model is linear (Dense, MSE, plain SGD), so every state is a closed form.
 """
 
+import os
 import signal
 import sys
 import threading
@@ -164,12 +165,12 @@ def _model(steps_per_execution):
 
 
 def _fit_arrays(rows, **kwargs):
-    return lambda model: model.fit(X[:rows], Y[:rows], batch_size=BATCH, epochs=EPOCHS,
+    return lambda model, folder: model.fit(X[:rows], Y[:rows], batch_size=BATCH, epochs=EPOCHS,
                                    shuffle=False, verbose=0, **kwargs)
 
 
 def _fit_pydataset(rows, **kwargs):
-    return lambda model: model.fit(_Batches(rows), epochs=EPOCHS, shuffle=False, verbose=0,
+    return lambda model, folder: model.fit(_Batches(rows), epochs=EPOCHS, shuffle=False, verbose=0,
                                    **kwargs)
 
 
@@ -181,13 +182,18 @@ RUNS = {
     "fit-arrays-two-steps-per-call": (2, 10, _fit_arrays(10)),
     "fit-pydataset-batch-callback": (1, 8, _fit_pydataset(8, callbacks=[_BatchHooks()])),
     "fit-pydataset-two-steps-per-call": (2, 10, _fit_pydataset(10)),
-    "evaluate-arrays-batch-callback": (1, 10, lambda m: m.evaluate(
+    "fit-arrays-saving-every-step": (1, 8, lambda m, folder: m.fit(
+        X[:8], Y[:8], batch_size=BATCH, epochs=EPOCHS, shuffle=False, verbose=0,
+        callbacks=[keras.callbacks.ModelCheckpoint(
+            os.path.join(folder, "checkpoint.weights.h5"), save_weights_only=True,
+            save_freq=1)])),
+    "evaluate-arrays-batch-callback": (1, 10, lambda m, folder: m.evaluate(
         X, Y, batch_size=BATCH, verbose=0, callbacks=[_BatchHooks()])),
-    "predict-arrays-two-steps-per-call": (2, 10, lambda m: m.predict(
+    "predict-arrays-two-steps-per-call": (2, 10, lambda m, folder: m.predict(
         X, batch_size=BATCH, verbose=0)),
-    "predict-pydataset-batch-callback": (1, 8, lambda m: m.predict(
+    "predict-pydataset-batch-callback": (1, 8, lambda m, folder: m.predict(
         _Batches(8), verbose=0, callbacks=[_BatchHooks()])),
-    "train-on-batch": (1, 4, lambda m: m.train_on_batch(X[:BATCH], Y[:BATCH])),
+    "train-on-batch": (1, 4, lambda m, folder: m.train_on_batch(X[:BATCH], Y[:BATCH])),
 }
 
 
@@ -209,24 +215,24 @@ def _check_consistent(model, states):
 
 
 @pytest.mark.parametrize("run", list(RUNS))
-def test_ctrl_c_at_every_point_leaves_a_working_model(run, monkeypatch):
+def test_ctrl_c_at_every_point_leaves_a_working_model(run, monkeypatch, tmp_path):
     steps_per_execution, rows, action = RUNS[run]
     model = _model(steps_per_execution)
     initial = model.get_weights()
     states = _trajectory(*(w.astype(np.float64) for w in initial), rows)
     current = [_Interrupter()]
     _points_after_compiled_calls(model, current, monkeypatch)
-    action(model)   # compiles; the next run counts the points
+    action(model, tmp_path)   # compiles; the next run counts the points
     model.set_weights(initial)
     model.optimizer.iterations.assign(0)
-    assert not current[0].run(lambda: action(model))
+    assert not current[0].run(lambda: action(model, tmp_path))
     total = current[0].points
     assert total > 20
     for at in range(1, total + 1):
         model.set_weights(initial)
         model.optimizer.iterations.assign(0)
         current[0] = _Interrupter(at)
-        interrupted = current[0].run(lambda: action(model))
+        interrupted = current[0].run(lambda: action(model, tmp_path))
         assert interrupted == current[0].fired, f"point {at} of {total}"
         try:
             _check_consistent(model, states)
