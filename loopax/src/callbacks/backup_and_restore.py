@@ -121,11 +121,11 @@ class BackupAndRestore(Callback):
         self._last_saved = meta["global_step"]
 
     def _read(self):
-        """The most recently written backup that can be read. One that cannot
-        (half-deleted by a kill while it was being replaced, or damaged) is
-        skipped with a warning, and so is (removed) any older backup numbered
-        above the one resumed from: the next saves are numbered from there, and
-        the store keeps the highest numbers."""
+        """The most recently written backup that can be read. Those that cannot
+        (half-deleted by a kill while being replaced, or damaged) are skipped
+        with a warning. They, and any older backup numbered above the one
+        resumed from, are removed: the next saves are numbered from there, and
+        the store would keep the higher numbers instead."""
         skipped = []
         for step in self.store.newest_first():
             try:
