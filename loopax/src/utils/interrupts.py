@@ -24,9 +24,11 @@ import contextlib
 import signal
 import threading
 
+_MAIN_THREAD = threading.main_thread().ident
+
 
 def _in_main_thread():
-    return threading.current_thread() is threading.main_thread()
+    return threading.get_ident() == _MAIN_THREAD
 
 
 class _InterruptsHeld:
