@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import numpy as np
 import pytest
 
 import loopax as keras
+from loopax.src.saving.checkpoint import CheckpointStore
 
 SCRIPT = Path(__file__).with_name("backup_training_script.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -231,3 +233,158 @@ def test_a_backup_of_another_model_is_refused_with_a_clear_error(tmp_path):
 def test_bad_save_freq_is_refused(tmp_path, save_freq):
     with pytest.raises(ValueError, match="save_freq must be 'epoch' or a positive"):
         keras.callbacks.BackupAndRestore(tmp_path, save_freq=save_freq)
+
+
+def _labels_and_saved_steps(backup_dir):
+    """{folder label: the optimizer's iteration count saved in that backup}."""
+    store = CheckpointStore(backup_dir)
+    found = {}
+    for step in store.steps():
+        arrays, meta = store.restore(step)
+        (g, i), = [(g, i) for g, group in enumerate(meta["layout"])
+                   for i, (path, _, _) in enumerate(group) if path.endswith("/iteration")]
+        found[step] = int(arrays[f"state_{g}_{i}"])
+        assert meta["global_step"] == step
+    store.close()
+    return found
+
+
+@pytest.mark.parametrize("double_checkpoint", [False, True], ids=["one-kept", "two-kept"])
+def test_resume_after_resume_after_resume_names_backups_by_the_true_step(
+        tmp_path, double_checkpoint):
+    """Three mid-epoch interrupts in a row (5 steps an epoch, a backup every 3):
+    each backup's folder is named by the number of steps the optimizer had taken,
+    and the last run ends as an uninterrupted one."""
+    args, kwargs = _data("arrays")
+    expected, expected_weights = _uninterrupted("arrays")
+    model = _model()
+    # Steps into each run; the crash comes before that step's backup. Globally:
+    # 7 (resumed from 6), 6 + 6 = 12 (from 9), 9 + 5 = 14 (from 12).
+    for crash_at in (7, 6, 5):
+        backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3,
+                                                  double_checkpoint=double_checkpoint)
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(*args, epochs=4, verbose=0, callbacks=[backup, _Crash(crash_at)],
+                      **kwargs)
+        saved = _labels_and_saved_steps(tmp_path / "b")
+        assert saved and all(label == steps for label, steps in saved.items()), saved
+        assert len(saved) == (2 if double_checkpoint else 1)
+    assert max(saved) == 12
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3,
+                                              double_checkpoint=double_checkpoint)
+    history = model.fit(*args, epochs=4, verbose=0, callbacks=[backup], **kwargs).history
+    assert history == expected
+    for got, want in zip(model.get_weights(), expected_weights, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def _half_delete(folder):
+    """What a kill in the middle of `rmtree(folder)` leaves: some files gone."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    for path in files[::2]:
+        path.unlink()
+
+
+@pytest.mark.parametrize("double_checkpoint", [False, True], ids=["one-kept", "two-kept"])
+def test_a_half_deleted_backup_numbered_higher_is_skipped(tmp_path, double_checkpoint):
+    """A kill while the previous backup was deleted leaves it half there. Even
+    numbered above the complete one (as backups mislabelled by an older loopax
+    were), the resume uses the complete one, warns, and ends as an
+    uninterrupted run."""
+    args, kwargs = _data("arrays")
+    expected, expected_weights = _uninterrupted("arrays")
+    model = _model()
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3,
+                                              double_checkpoint=double_checkpoint)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(*args, epochs=4, verbose=0, callbacks=[backup, _Crash(8)], **kwargs)
+    newest = max(_labels_and_saved_steps(tmp_path / "b"))
+    shutil.copytree(tmp_path / "b" / str(newest), tmp_path / "b" / "27")
+    _half_delete(tmp_path / "b" / "27")
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3,
+                                              double_checkpoint=double_checkpoint)
+    with pytest.warns(UserWarning, match="backup of step 27 .* cannot be read"):
+        history = model.fit(*args, epochs=4, verbose=0, callbacks=[backup], **kwargs).history
+    assert history == expected
+    for got, want in zip(model.get_weights(), expected_weights, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+_HOLDER = """
+import sys
+import numpy as np
+import loopax as keras
+
+class Hold(keras.callbacks.Callback):
+    held = False
+
+    def on_train_batch_end(self, batch, logs=None):
+        if batch == 1 and not self.held:
+            self.held = True
+            print("HOLDING", flush=True)
+            sys.stdin.readline()   # until the test says go on
+
+x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y, batch_size=4, epochs=2, verbose=0,
+          callbacks=[keras.callbacks.BackupAndRestore(sys.argv[1], save_freq=1), Hold()])
+print("DONE", flush=True)
+"""
+
+
+def _start_holder(backup_dir):
+    """A fit() in another process, paused inside training with a backup being
+    written to `backup_dir`."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(backup_dir)], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    lines = _Lines(holder)
+    assert lines.wait_for("HOLDING") is not None, lines.text()
+    return holder, lines
+
+
+def _fit_on(backup_dir, **kwargs):
+    x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    backup = keras.callbacks.BackupAndRestore(backup_dir, save_freq=1, **kwargs)
+    return model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[backup])
+
+
+def test_a_second_process_on_the_folder_gets_a_clear_error_and_breaks_nothing(tmp_path):
+    holder, lines = _start_holder(tmp_path / "b")
+    try:
+        with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
+            _fit_on(tmp_path / "b")
+        holder.stdin.write("go on\n")
+        holder.stdin.flush()
+        holder.wait(timeout=120)
+    finally:
+        holder.kill()
+    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+    _fit_on(tmp_path / "b")   # released at the end of the holder's fit
+
+
+def test_a_second_process_waits_for_the_folder_when_asked(tmp_path):
+    holder, lines = _start_holder(tmp_path / "b")
+    release = threading.Timer(1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+    release.start()
+    try:
+        started = time.monotonic()
+        history = _fit_on(tmp_path / "b", lock_timeout=120)
+        assert time.monotonic() - started >= 0.9   # it waited for the holder
+        assert len(history.history["loss"]) == 2
+        holder.wait(timeout=120)
+    finally:
+        release.cancel()
+        holder.kill()
+    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+
+
+def test_a_killed_holder_releases_the_folder(tmp_path):
+    holder, _ = _start_holder(tmp_path / "b")
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(timeout=60)
+    assert len(_fit_on(tmp_path / "b").history["loss"]) == 2

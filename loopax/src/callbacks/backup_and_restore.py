@@ -47,6 +47,10 @@ class BackupAndRestore(Callback):
         double_checkpoint: keep the previous backup too; if the latest
             cannot be read, training resumes from the previous one.
         delete_checkpoint: delete `backup_dir` when `fit` completes.
+        lock_timeout: (loopax) while `fit` runs, the folder is locked against
+            other processes; another `fit` on it raises an error naming the
+            process that holds it, after waiting this many seconds (None: as
+            long as it takes).
 
     Saves are asynchronous: `fit` waits only while the state is copied to
     host memory; the files are written in the background (see
@@ -57,7 +61,7 @@ class BackupAndRestore(Callback):
     runs_last = True   # sees every hook after the callbacks whose state it saves
 
     def __init__(self, backup_dir, save_freq="epoch", double_checkpoint=False,
-                 delete_checkpoint=True):
+                 delete_checkpoint=True, lock_timeout=0.0):
         super().__init__()
         if not backup_dir:
             raise ValueError("BackupAndRestore: `backup_dir` is empty; pass the folder "
@@ -70,7 +74,8 @@ class BackupAndRestore(Callback):
         self.save_freq = save_freq
         self.double_checkpoint = bool(double_checkpoint)
         self.delete_checkpoint = bool(delete_checkpoint)
-        self.store = CheckpointStore(backup_dir, max_to_keep=2 if double_checkpoint else 1)
+        self.store = CheckpointStore(backup_dir, max_to_keep=2 if double_checkpoint else 1,
+                                     lock_timeout=lock_timeout)
         self._others = []
         self._epoch = 0
         self._last_saved = 0
@@ -86,12 +91,19 @@ class BackupAndRestore(Callback):
 
     # ---- restore -----------------------------------------------------------------
     def on_train_begin(self, logs=None):
+        try:
+            self._begin()
+        except BaseException:
+            self.store.close()   # fit() will not run: the folder is released
+            raise
+
+    def _begin(self):
         self._pending = False
         self._last_saved = 0
         steps = self.store.steps()
         if not steps:
             return
-        arrays, meta = self._read(steps)
+        arrays, meta = self._read()
         if meta.get("format") != FORMAT:
             raise ValueError(f"BackupAndRestore: {self.backup_dir} holds a checkpoint that "
                              "is not a loopax backup; give BackupAndRestore a folder of its own.")
@@ -108,22 +120,34 @@ class BackupAndRestore(Callback):
         self._epoch = meta["epoch"]
         self._last_saved = meta["global_step"]
 
-    def _read(self, steps):
-        """The latest readable backup (with double_checkpoint, the previous one
-        if the latest fails)."""
-        candidates = list(reversed(steps))[:2 if self.double_checkpoint else 1]
-        for n, step in enumerate(candidates):
+    def _read(self):
+        """The most recently written backup that can be read. Those that cannot
+        (half-deleted by a kill while being replaced, or damaged) are skipped
+        with a warning. They, and any older backup numbered above the one
+        resumed from, are removed: the next saves are numbered from there, and
+        the store would keep the higher numbers instead."""
+        skipped = []
+        for step in self.store.newest_first():
             try:
-                return self.store.restore(step)
+                arrays, meta = self.store.restore(step)
             except Exception as error:   # noqa: BLE001 - any unreadable file
-                if n + 1 == len(candidates):
-                    raise ValueError(
-                        f"BackupAndRestore: the backup of step {step} in {self.backup_dir} "
-                        f"cannot be read ({type(error).__name__}: {error}). Delete the folder "
-                        "to start training afresh.") from error
-                warnings.warn(f"BackupAndRestore: the backup of step {step} cannot be read "
-                              f"({error}); resuming from the one before.", stacklevel=3)
-        raise AssertionError("unreachable")
+                warnings.warn(f"BackupAndRestore: the backup of step {step} in "
+                              f"{self.backup_dir} cannot be read ({type(error).__name__}: "
+                              f"{error}); it is removed and an older one is used.",
+                              stacklevel=3)
+                skipped.append(step)
+                continue
+            for other in self.store.steps():
+                if other > step and other not in skipped:
+                    warnings.warn(f"BackupAndRestore: the backup of step {other} in "
+                                  f"{self.backup_dir} is older than that of step {step}; "
+                                  "it is removed.", stacklevel=3)
+                if other in skipped or other > step:
+                    self.store.delete(other)
+            return arrays, meta
+        raise ValueError(
+            f"BackupAndRestore: no backup in {self.backup_dir} can be read (steps "
+            f"{skipped}; see the warnings). Delete the folder to start training afresh.")
 
     def _restore_callbacks(self, saved, arrays, quiet=False):
         mine = [cb for cb in self._others if hasattr(cb, "set_backup_state")]
@@ -179,8 +203,9 @@ class BackupAndRestore(Callback):
 
     def _on_fit_interrupted(self):
         """`fit` raised: the backup in flight is completed (not left half-written
-        for the next run in this process), so the rerun resumes from it."""
-        self.store.wait()
+        for the next run in this process), so the rerun resumes from it; the
+        folder is released."""
+        self.store.close()
 
     def on_train_end(self, logs=None):
         if self.delete_checkpoint:

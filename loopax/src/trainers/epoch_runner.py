@@ -24,6 +24,7 @@ from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
+from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
 _MAX_PREDICT_CAPACITY = 128
@@ -45,6 +46,7 @@ def step_bounds(model, callbacks, kind, say=False):
     return bounds
 
 
+@INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0):
     """Runs `kind` ("train"/"test") steps over one epoch of `adapter`, in
     executions within `bounds`, from batch `start_step` on (a resumed epoch).
@@ -64,15 +66,14 @@ def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, sta
         logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step)
     adapter.on_epoch_end()
-    bounds.first_step += steps - start_step
+    bounds.first_step += steps   # `steps`: the batch reached, counted from the epoch's start
     return logs
 
 
 def _call(fn, live, n, timed, *args, **kwargs):
     """Runs one compiled call on the live state; returns (logs, seconds or None)."""
     start = time.perf_counter() if timed else None
-    values, logs = fn(live.values, *args, **kwargs)
-    live.stored(values)
+    logs = live.call(fn, *args, **kwargs)
     if not timed:
         return logs, None
     jax.block_until_ready(logs)
@@ -83,9 +84,7 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
     """`n` one-step calls back to back (one execution for the callbacks)."""
     start = time.perf_counter() if timed else None
     for j in range(n):
-        values, logs = fn(live.values, data, order, row0 + j * batch_size,
-                          batch_size=batch_size)
-        live.stored(values)
+        logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size)
     if not timed:
         return logs, None
     jax.block_until_ready(logs)
@@ -198,6 +197,7 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
     return logs, done
 
 
+@INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds):
     loop = model._function("predict", "device")
     single = model._function("predict", "device_single")
@@ -220,25 +220,21 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds
         else:
             batch_size, row0 = adapter.partial_batch_size, full * size
         if how == "warm":
-            values, _ = loop(live.values, data, None, row0, 0, batch_size=batch_size,
-                             capacity=capacity)
-            live.stored(values)
+            live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
             planner.record("warm", 0, None)
             continue
         callbacks.on_predict_batch_begin(step)
         start = time.perf_counter()
         if how == "loop":
-            values, out = loop(live.values, data, None, row0, n,
-                               batch_size=batch_size, capacity=capacity)
-            live.stored(values)
+            out = live.call(loop, data, None, row0, n, batch_size=batch_size,
+                            capacity=capacity)
             out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]),
                                          jax.device_get(out))
         else:
             outs = []
             for j in range(n):
-                values, one = single(live.values, data, None, row0 + j * batch_size,
-                                     batch_size=batch_size)
-                live.stored(values)
+                one = live.call(single, data, None, row0 + j * batch_size,
+                                batch_size=batch_size)
                 outs.append(one)
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
@@ -266,6 +262,7 @@ def _predict_capacity(model, full, live, data, size):
     return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
 
 
+@INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds):
     eager = model.run_eagerly
     single = model._function("predict", "single")
@@ -276,8 +273,7 @@ def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds
     try:
         for _, step, data in chunks:
             callbacks.on_predict_batch_begin(step)
-            values, out = single(live.values, to_jax(data) if eager else data)
-            live.stored(values)
+            out = live.call(single, to_jax(data) if eager else data)
             out = placement.to_host(out)
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})

@@ -185,8 +185,12 @@ class ExecutionPlanner:
             self.single.per_step = seconds
 
     def capacity(self) -> int:
-        """Batches per stacked host chunk (read by the prefetch thread)."""
+        """Batches per stacked host chunk (the prefetch thread is handed it)."""
         return self.host_next()[0]
+
+    def host_settled(self) -> bool:
+        """Whether `capacity()` will not change any more (fixed, or a step timed)."""
+        return self.fixed is not None or self.single_seconds is not None
 
 
 class StepBounds:

@@ -4,6 +4,12 @@
 loaders, arrays too large for the device) from a background thread: it groups
 up to `capacity` consecutive batches of the same shape, stacks them, puts them
 on the device and queues them, so the device never waits for the host.
+
+The planner belongs to the consuming (main) thread: the capacity is handed
+to the background thread as a number. Until the planner has settled it (the
+first steps are timed), the thread builds each chunk only once the consumer
+has come back for the next one, with the capacity the planner gives then, so
+the chunk sizes never depend on thread timing.
 """
 
 from __future__ import annotations
@@ -33,7 +39,11 @@ class HostChunks:
         self._stack = stack
         self._to_device = to_device
         self._queue = queue.Queue(maxsize=depth)
+        self._capacities = queue.Queue()   # (capacity, final), from the consumer
+        self._final_capacity = None        # the thread's: once the planner settled it
+        self._capacity_final_sent = not stack
         self._stop = threading.Event()
+        self._hand_capacity()
         self._thread = threading.Thread(target=self._produce, daemon=True,
                                         name="loopax-prefetch")
         self._thread.start()
@@ -46,6 +56,29 @@ class HostChunks:
             except queue.Full:
                 continue
         return False
+
+    def _hand_capacity(self):
+        """Consumer thread: the planner's capacity for the next chunk, to the thread."""
+        if not self._capacity_final_sent:
+            final = self._planner.host_settled()
+            self._capacities.put((self._planner.capacity(), final))
+            self._capacity_final_sent = final
+
+    def _next_capacity(self):
+        """Producer thread: the capacity of the chunk it builds next."""
+        if not self._stack:
+            return 1
+        if self._final_capacity is not None:
+            return self._final_capacity
+        while not self._stop.is_set():
+            try:
+                capacity, final = self._capacities.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if final:
+                self._final_capacity = capacity
+            return capacity
+        return 1
 
     def _device(self, tree, batch_axis=0):
         return placement.put_batch(tree, batch_axis) if self._to_device else tree
@@ -61,7 +94,7 @@ class HostChunks:
                 pending = None
                 if first is None:
                     break
-                capacity = self._planner.capacity() if self._stack else 1
+                capacity = self._next_capacity()
                 limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
                     capacity, self._max_steps - step))
                 group = [first]
@@ -93,7 +126,11 @@ class HostChunks:
             self._put(("error", None, error))
 
     def __iter__(self):
+        first = True
         while True:
+            if not first:   # the consumer ran (and timed) the last item
+                self._hand_capacity()
+            first = False
             item = self._queue.get()
             kind = item[0]
             if kind == "end":

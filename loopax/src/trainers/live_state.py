@@ -9,6 +9,12 @@ end of the loop and when an exception interrupts it. `refresh()` re-reads
 the Variables before the next call whenever they hold the current values, so
 a callback that assigns a Variable (a new learning rate, restored weights) is
 seen by the next step.
+
+Ctrl-C. A compiled call deletes the arrays it was given; until its outputs
+are recorded they are the only copy of the state. `call` (a compiled call
+and the recording of its outputs) and `write_back` therefore run with SIGINT
+held (`INTERRUPTS_HELD`): a KeyboardInterrupt arrives before or after them,
+never between, and the interrupted `fit` writes back a consistent state.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src.distribution import placement
+from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 
 class LiveState:
@@ -45,6 +52,15 @@ class LiveState:
         self.stored(tuple(values))
         self.in_variables = True
 
+    def call(self, fn, *args, **kwargs):
+        """Runs the compiled `fn(values, *args, **kwargs) -> (new_values, out)` on
+        the state and records `new_values`, as one step that Ctrl-C cannot cut in
+        two; returns `out`."""
+        with INTERRUPTS_HELD:
+            values, out = fn(self.values, *args, **kwargs)
+            self.stored(values)
+        return out
+
     def stored(self, values):
         """Records the values a compiled call returned (the Variables are now stale)."""
         self.values = values
@@ -55,14 +71,15 @@ class LiveState:
         """Assigns the current values to the Variables."""
         if self.in_variables or self.values is None:
             return
-        for group, values in zip(self.groups, self.values):
-            for variable, value in zip(group, values):
-                if isinstance(value, jax.Array) and value.is_deleted():
-                    continue   # consumed by a call that failed; nothing better to keep
-                if variable._layout is None:
-                    # A compiled call's output has the Variable's shape and dtype:
-                    # `assign`'s checks and conversions would cost 2 jnp calls each.
-                    variable._write(value)
-                else:   # placed exactly as its layout says
-                    variable.assign(value)
-        self.in_variables = True
+        with INTERRUPTS_HELD:   # all Variables or none (the others' buffers are donated next)
+            for group, values in zip(self.groups, self.values):
+                for variable, value in zip(group, values):
+                    if isinstance(value, jax.Array) and value.is_deleted():
+                        continue   # consumed by a call that failed; nothing better to keep
+                    if variable._layout is None:
+                        # A compiled call's output has the Variable's shape and dtype:
+                        # `assign`'s checks and conversions would cost 2 jnp calls each.
+                        variable._write(value)
+                    else:   # placed exactly as its layout says
+                        variable.assign(value)
+            self.in_variables = True

@@ -843,8 +843,7 @@ class Trainer:
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
         live = LiveState(self._value_step("predict")[1])
-        values, out = self._function("predict", "single")(live.values, batch)
-        live.stored(values)
+        out = live.call(self._function("predict", "single"), batch)
         live.write_back()
         return jax.tree_util.tree_map(np.asarray, out)
 
@@ -857,8 +856,7 @@ class Trainer:
         live = LiveState(self._value_step(kind)[1])
         fn = self._function(kind, "single")
         try:
-            values, logs = fn(live.values, batch)
-            live.stored(values)
+            logs = live.call(fn, batch)
         finally:
             live.write_back()
         logs = logs_to_host(logs)

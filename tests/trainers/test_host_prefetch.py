@@ -1,0 +1,52 @@
+"""HostChunks: the chunk sizes the prefetch thread builds do not depend on
+thread timing (the planner is read and written by the consuming thread only)."""
+
+import time
+
+import numpy as np
+import pytest
+
+from loopax.src.callbacks.callback_list import BatchNeeds
+from loopax.src.trainers.execution_planner import MAX_HOST_CAPACITY, ExecutionPlanner, StepBounds
+from loopax.src.trainers.host_prefetch import HostChunks
+
+BATCHES = 12
+STEP_SECONDS = 1e-4   # the timed step: short, so later chunks are stacked
+
+
+def _batches(pause):
+    for i in range(BATCHES):
+        time.sleep(pause)
+        yield np.full((2, 3), i, np.float32)
+
+
+def _layout(producer_pause, consumer_pause):
+    """(kind, first step, steps) of each chunk, the consumer timing the steps
+    as epoch_runner does: the first call compiles, the second is timed."""
+    planner = ExecutionPlanner("auto")
+    chunks = HostChunks(_batches(producer_pause), BATCHES, planner,
+                        StepBounds(BatchNeeds(), "auto"), to_device=False)
+    layout = []
+    try:
+        for item in chunks:
+            if item[0] == "stacked":
+                layout.append(("stacked", item[1], item[2]))
+            else:
+                layout.append(("single", item[1], 1))
+                timed = planner.host_next()[1]
+                time.sleep(consumer_pause)
+                planner.host_record(1, STEP_SECONDS if timed else None)
+    finally:
+        chunks.close()
+    return layout
+
+
+@pytest.mark.parametrize("producer_pause, consumer_pause", [
+    (0.03, 0.0), (0.0, 0.03), (0.0, 0.0)], ids=["slow-data", "slow-steps", "both-fast"])
+def test_chunk_sizes_do_not_depend_on_thread_timing(producer_pause, consumer_pause):
+    capacity = ExecutionPlanner("auto")
+    capacity.host_record(1, STEP_SECONDS)
+    stacked = min(capacity.capacity(), MAX_HOST_CAPACITY, BATCHES - 2)
+    # Step 0 compiles, step 1 is timed, then the planner's capacity from step 2 on.
+    expected = [("single", 0, 1), ("single", 1, 1), ("stacked", 2, stacked)]
+    assert _layout(producer_pause, consumer_pause) == expected

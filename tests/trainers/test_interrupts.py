@@ -1,0 +1,312 @@
+"""Ctrl-C at any point of fit / evaluate / predict leaves a model that works.
+
+A real SIGINT (`signal.raise_signal`: Python's handler runs at once) is sent
+at one point of the run, then the next, and so on over every point: each
+line the main thread runs in the step loop's modules and in the callbacks'
+code, and the moment each compiled call returns (before the caller records
+its outputs: the call has donated, i.e. deleted, its input buffers). After
+each interrupt the model must hold a consistent state: the weights of the
+step its optimizer's iteration counter says (a NumPy SGD run gives them),
+and `predict` and a further `fit` must work from there.
+
+The model is linear (Dense, MSE, plain SGD), so every state is a closed form.
+"""
+
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import loopax as keras
+from loopax.src.trainers import epoch_runner, host_prefetch, live_state, trainer
+from loopax.src.utils import interrupts
+
+LEARNING_RATE = 0.1
+BATCH = 4
+EPOCHS = 2
+_RNG = np.random.default_rng(0)
+X = _RNG.normal(size=(10, 3)).astype("float32")
+Y = _RNG.normal(size=(10, 2)).astype("float32")
+
+
+def _sgd_step(kernel, bias, x, y):
+    """One SGD step on mean((x @ kernel + bias - y) ** 2), in float64."""
+    error = x @ kernel + bias - y
+    scale = 2.0 / error.size
+    return (kernel - LEARNING_RATE * scale * x.T @ error,
+            bias - LEARNING_RATE * scale * error.sum(axis=0))
+
+
+def _trajectory(kernel, bias, rows):
+    """The weights after 0, 1, ... steps of EPOCHS epochs on X[:rows] in order
+    (shuffle=False; the last batch may be partial)."""
+    states = [(kernel, bias)]
+    for _ in range(EPOCHS):
+        for start in range(0, rows, BATCH):
+            end = min(start + BATCH, rows)
+            states.append(_sgd_step(*states[-1], X[start:end].astype(np.float64),
+                                    Y[start:end]))
+    return states
+
+
+class _Batches(keras.utils.PyDataset):
+    """X[:rows], Y[:rows] in order, from the host (the prefetch-thread path)."""
+
+    def __init__(self, rows):
+        super().__init__()
+        self.rows = rows
+
+    def __len__(self):
+        return -(-self.rows // BATCH)
+
+    def __getitem__(self, i):
+        end = min((i + 1) * BATCH, self.rows)
+        return X[i * BATCH:end], Y[i * BATCH:end]
+
+
+class _BatchHooks(keras.callbacks.Callback):
+    """A callback with batch hooks: the Variables are synced around each batch."""
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.seen = batch
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seen = batch
+
+    on_test_batch_begin = on_predict_batch_begin = on_train_batch_begin
+    on_test_batch_end = on_predict_batch_end = on_train_batch_end
+
+
+class _Interrupter:
+    """Counts the points of a run and raises SIGINT at point number `at`.
+
+    A point is a line run by a function of FILES, or the return of a compiled
+    call. A line that a function call already ran counts again only once a
+    compiled call has returned since: every line of every step, but a loop
+    over the Variables (write_back, refresh) counts its first pass only.
+    """
+
+    FILES = {module.__file__ for module in (epoch_runner, live_state, host_prefetch,
+                                            trainer)} | {__file__}
+
+    def __init__(self, at=None):
+        self.at, self.points, self.fired, self.active = at, 0, False, False
+        self.calls = 0      # compiled calls returned
+        self._seen = {}     # frame -> {(line, calls)} (frames kept alive: unique keys)
+
+    def point(self):
+        if not self.active:
+            return
+        self.points += 1
+        if self.points == self.at:
+            self.fired = True
+            signal.raise_signal(signal.SIGINT)
+
+    def compiled_call_returned(self):
+        self.calls += 1
+        self.point()
+
+    def _lines(self, frame, event, arg):
+        if event == "line":
+            seen = self._seen.setdefault(frame, set())
+            if (frame.f_lineno, self.calls) not in seen:
+                seen.add((frame.f_lineno, self.calls))
+                self.point()
+        return self._lines
+
+    def _calls(self, frame, event, arg):
+        code = frame.f_code
+        if code.co_filename not in self.FILES or code in _INTERRUPTER_CODE:
+            return None
+        return self._lines
+
+    def run(self, action):
+        """`action()` with a SIGINT at point `at`; whether it was interrupted."""
+        self.active = True
+        sys.settrace(self._calls)
+        try:
+            action()
+        except KeyboardInterrupt:
+            return True
+        finally:
+            sys.settrace(None)
+            self.active = False
+        return False
+
+
+_INTERRUPTER_CODE = {f.__code__ for f in vars(_Interrupter).values() if callable(f)}
+
+
+def _points_after_compiled_calls(model, interrupter, monkeypatch):
+    """Makes the return of each compiled call a point of `interrupter`."""
+    compiled = trainer.Trainer._function
+
+    def function(self, kind, mode):
+        fn = compiled(self, kind, mode)
+
+        def call(*args, **kwargs):
+            out = fn(*args, **kwargs)
+            interrupter[0].compiled_call_returned()
+            return out
+        return call
+
+    monkeypatch.setattr(trainer.Trainer, "_function", function)
+
+
+def _model(steps_per_execution):
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer=keras.optimizers.SGD(LEARNING_RATE), loss="mse",
+                  steps_per_execution=steps_per_execution)
+    return model
+
+
+def _fit_arrays(rows, **kwargs):
+    return lambda model, folder: model.fit(X[:rows], Y[:rows], batch_size=BATCH, epochs=EPOCHS,
+                                   shuffle=False, verbose=0, **kwargs)
+
+
+def _fit_pydataset(rows, **kwargs):
+    return lambda model, folder: model.fit(_Batches(rows), epochs=EPOCHS, shuffle=False, verbose=0,
+                                   **kwargs)
+
+
+# name: (steps_per_execution, rows of X trained on, the run). 10 rows make batches of
+# 4, 4 and 2 (the partial batch has its own compiled step); 8 rows two full batches.
+# Only training donates its input buffers; the other runs are checked all the same.
+RUNS = {
+    "fit-arrays-batch-callback": (1, 8, _fit_arrays(8, callbacks=[_BatchHooks()])),
+    "fit-arrays-two-steps-per-call": (2, 10, _fit_arrays(10)),
+    "fit-pydataset-batch-callback": (1, 8, _fit_pydataset(8, callbacks=[_BatchHooks()])),
+    "fit-pydataset-two-steps-per-call": (2, 10, _fit_pydataset(10)),
+    "fit-arrays-saving-every-step": (1, 8, lambda m, folder: m.fit(
+        X[:8], Y[:8], batch_size=BATCH, epochs=EPOCHS, shuffle=False, verbose=0,
+        callbacks=[keras.callbacks.ModelCheckpoint(
+            os.path.join(folder, "checkpoint.weights.h5"), save_weights_only=True,
+            save_freq=1)])),
+    "evaluate-arrays-batch-callback": (1, 10, lambda m, folder: m.evaluate(
+        X, Y, batch_size=BATCH, verbose=0, callbacks=[_BatchHooks()])),
+    "predict-arrays-two-steps-per-call": (2, 10, lambda m, folder: m.predict(
+        X, batch_size=BATCH, verbose=0)),
+    "predict-pydataset-batch-callback": (1, 8, lambda m, folder: m.predict(
+        _Batches(8), verbose=0, callbacks=[_BatchHooks()])),
+    "train-on-batch": (1, 4, lambda m, folder: m.train_on_batch(X[:BATCH], Y[:BATCH])),
+}
+
+
+def _check_consistent(model, states):
+    """The weights are those of the step the optimizer counted; predict and fit work."""
+    assert all(np.isfinite(v) for v in model.get_metrics_result().values())
+    kernel, bias = model.get_weights()
+    steps = int(np.asarray(model.optimizer.iterations))
+    want_kernel, want_bias = states[steps]
+    np.testing.assert_allclose(kernel, want_kernel, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bias, want_bias, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.predict(X, verbose=0), X @ want_kernel + want_bias,
+                               rtol=1e-5, atol=1e-5)
+    model.fit(X[:BATCH], Y[:BATCH], batch_size=BATCH, epochs=1, shuffle=False, verbose=0)
+    next_kernel, next_bias = _sgd_step(want_kernel, want_bias, X[:BATCH].astype(np.float64),
+                                       Y[:BATCH])
+    np.testing.assert_allclose(model.get_weights()[0], next_kernel, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.get_weights()[1], next_bias, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("run", list(RUNS))
+def test_ctrl_c_at_every_point_leaves_a_working_model(run, monkeypatch, tmp_path):
+    steps_per_execution, rows, action = RUNS[run]
+    model = _model(steps_per_execution)
+    initial = model.get_weights()
+    states = _trajectory(*(w.astype(np.float64) for w in initial), rows)
+    current = [_Interrupter()]
+    _points_after_compiled_calls(model, current, monkeypatch)
+    action(model, tmp_path)   # compiles; the next run counts the points
+    model.set_weights(initial)
+    model.optimizer.iterations.assign(0)
+    assert not current[0].run(lambda: action(model, tmp_path))
+    total = current[0].points
+    assert total > 20
+    for at in range(1, total + 1):
+        model.set_weights(initial)
+        model.optimizer.iterations.assign(0)
+        current[0] = _Interrupter(at)
+        interrupted = current[0].run(lambda: action(model, tmp_path))
+        assert interrupted == current[0].fired, f"point {at} of {total}"
+        try:
+            _check_consistent(model, states)
+        except Exception as error:
+            raise AssertionError(f"{run}: after a Ctrl-C at point {at} of {total}: "
+                                 f"{type(error).__name__}: {error}") from error
+
+
+class _Received:
+    """A SIGINT handler that records each signal (the handler a block holds back)."""
+
+    def __init__(self, events):
+        self.events = events
+
+    def __call__(self, signum, frame):
+        self.events.append("signal")
+
+
+def _held_block(events):
+    with interrupts.INTERRUPTS_HELD:
+        with interrupts.INTERRUPTS_HELD:   # blocks nest
+            events.append("inner")
+        events.append("outer")
+
+
+def _held_loop(events):
+    with interrupts.INTERRUPTS_HELD.installed():
+        _held_block(events)
+        events.append("between")
+        _held_block(events)
+
+
+@pytest.mark.parametrize("run", [_held_block, _held_loop], ids=["block", "installed-loop"])
+def test_a_held_ctrl_c_is_delivered_once_whenever_it_lands(run, monkeypatch):
+    """A SIGINT at each line of INTERRUPTS_HELD's own code (and of the blocks) reaches
+    the handler exactly once, never in the middle of a block, and the handler is
+    back in place afterwards."""
+    events = []
+    handler = _Received(events)
+    monkeypatch.setattr(_Interrupter, "FILES", {interrupts.__file__, __file__})
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        counting = _Interrupter()
+        counting.run(lambda: run(events))
+        expected = list(events)
+        assert counting.points > 10
+        for at in range(1, counting.points + 1):
+            events.clear()
+            _Interrupter(at).run(lambda: run(events))
+            assert events.count("signal") == 1, (at, events)
+            where = events.index("signal")
+            assert events[:where] + events[where + 1:] == expected, (at, events)
+            assert events[where - 1:where] in ([], ["outer"], ["between"]), (at, events)
+            assert signal.getsignal(signal.SIGINT) is handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_held_ctrl_c_raises_keyboard_interrupt_after_the_block():
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts.INTERRUPTS_HELD:
+            signal.raise_signal(signal.SIGINT)
+            done.append("rest of the block")
+    assert done == ["rest of the block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_outside_the_main_thread_a_block_runs_as_it_is():
+    def run():
+        with interrupts.INTERRUPTS_HELD:
+            seen.append(signal.getsignal(signal.SIGINT))
+    seen = []
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    assert seen == [signal.default_int_handler]
