@@ -218,3 +218,40 @@ def test_a_decorated_method():
     a.bump(jnp.int32(3))
     b.bump(jnp.int32(1))
     assert int(a.count.value) == 5 and int(b.count.value) == 1
+
+
+def test_a_returned_variable_is_read_after_the_steps_assignments():
+    # TensorFlow: `v.assign_add(1); return v` in a tf.function returns 1, 2, 3.
+    class Counter(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = loopax.Variable(0.0)
+
+        @function
+        def step(self):
+            self.v.assign_add(1.0)
+            return self.v
+
+        @function
+        def nested(self, x):
+            self.v.assign_add(x)
+            return {"alone": self.v, "in_a_list": [self.v, self.v * 2.0]}
+
+    counter = Counter()
+    assert [float(counter.step()) for _ in range(3)] == [1.0, 2.0, 3.0]
+    out = counter.nested(np.float32(10.0))
+    assert float(out["alone"]) == 13.0
+    assert [float(x) for x in out["in_a_list"]] == [13.0, 26.0]
+
+
+def test_loopax_print_of_python_values_only_prints_on_every_call(capsys):
+    # tf.print("step", 1) inside a tf.function prints each time the function runs.
+    @function
+    def step(x):
+        function_lib.print("step", 1, {"lr": 0.5})
+        return x + 1.0
+
+    for _ in range(3):
+        step(np.float32(0.0))
+    jax.effects_barrier()
+    assert capsys.readouterr().out.splitlines() == ["step 1 {'lr': 0.5}"] * 3

@@ -214,12 +214,14 @@ class _Trace:
         def traced(arrays):
             with scope:
                 out = self._call_fn(arrays)
-            leaves, self.out_tree = jax.tree_util.tree_flatten(
-                out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+                leaves, self.out_tree = jax.tree_util.tree_flatten(
+                    out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+                # Read inside the scope: a returned Variable is its value after
+                # the step's assignments (as in TensorFlow), not a trace-time constant.
+                outputs = [_array_of(x) for x in leaves if _is_array(x)]
             self.out_leaves = [None if _is_array(x) else x for x in leaves]
             self.assigned = scope.assigned_variables
-            return ([_array_of(x) for x in leaves if _is_array(x)],
-                    [scope.get_current_value(v) for v in self.assigned])
+            return outputs, [scope.get_current_value(v) for v in self.assigned]
 
         closed = jax.make_jaxpr(traced)(
             [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
@@ -313,10 +315,16 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):  # no
         builtins.print(text, end=end, file=output_stream or sys.stdout)
 
     arrays = [leaves[p] for p in positions]
-    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if any(isinstance(a, jax.core.Tracer) for a in arrays) or _tracing():
         jax.debug.callback(emit, *arrays, ordered=True)
     else:
         emit(*arrays)
+
+
+def _tracing():
+    """Whether JAX is tracing here (a new array would be a tracer): then even a
+    print of Python values only must become part of the compiled program."""
+    return isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
 def _format(x):
