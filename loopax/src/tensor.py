@@ -123,7 +123,7 @@ def unwrap(x):
     return x
 
 
-def op(fn=None, *, tensor_out=True):
+def op(fn=None, *, tensor_out=True, differentiable=True):
     """Makes `fn` (a pure function of arrays) a loopax op.
 
     The op accepts Variables and Tensors wherever `fn` takes arrays, and a
@@ -132,11 +132,15 @@ def op(fn=None, *, tensor_out=True):
     `tensor_out=False`, for conversions to arrays); otherwise (plain arrays,
     or inside `jax.jit`/`grad`) a `jax.Array`. `fn` must be pure and traceable by JAX;
     array arguments are found anywhere in its positional and keyword
-    arguments, everything else is treated as static.
+    arguments, everything else is treated as static. `differentiable=False`
+    (`stop_gradient`): a GradientTape treats the op's outputs as constants, so
+    what reaches a target only through it is unconnected.
     """
 
     if fn is None:
-        return functools.partial(op, tensor_out=tensor_out)
+        return functools.partial(op, tensor_out=tensor_out, differentiable=differentiable)
+    if not differentiable:
+        fn.__loopax_no_gradient__ = True
 
     def dispatch(args, kwargs):
         if _state.tapes:
