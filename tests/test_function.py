@@ -255,3 +255,54 @@ def test_loopax_print_of_python_values_only_prints_on_every_call(capsys):
         step(np.float32(0.0))
     jax.effects_barrier()
     assert capsys.readouterr().out.splitlines() == ["step 1 {'lr': 0.5}"] * 3
+
+
+def test_creating_a_variable_on_every_call_raises_like_tf_function():
+    # TensorFlow raises ValueError: "tf.function only supports singleton tf.Variables
+    # created on the first call" (eagerly, each call would make a fresh Variable).
+    @function
+    def fresh_each_call(x):
+        v = loopax.Variable(1.0)
+        v.assign_add(x)
+        return v
+
+    with pytest.raises(ValueError, match=r"'fresh_each_call' created Variable .*first call"):
+        fresh_each_call(np.float32(1.0))
+
+
+def test_a_variable_created_on_a_later_trace_raises():
+    class PerShape(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.offsets = {}
+
+        @function
+        def __call__(self, x):
+            n = x.shape[0]
+            if n not in self.offsets:
+                self.offsets[n] = loopax.Variable(np.ones(n, np.float32))
+            return x + self.offsets[n]
+
+    layer = PerShape()
+    np.testing.assert_array_equal(np.asarray(layer(np.zeros(2, np.float32))), [1.0, 1.0])
+    with pytest.raises(ValueError, match="after its first trace"):
+        layer(np.zeros(3, np.float32))
+
+
+def test_creating_variables_on_each_instances_first_call_works():
+    class Accumulator(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = None
+
+        @function
+        def __call__(self, x):
+            if self.total is None:
+                self.total = loopax.Variable(0.0)
+            self.total.assign_add(x)
+            return self.total
+
+    a, b = Accumulator(), Accumulator()
+    assert [float(a(np.float32(1.0))) for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert [float(b(np.float32(2.0))) for _ in range(2)] == [2.0, 4.0]
+    assert a.__call__ is a.__call__ and a.__call__.experimental_get_tracing_count() == 1

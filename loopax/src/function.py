@@ -21,7 +21,11 @@ for real. The program becomes the pure function
         -> (array outputs, new values of the assigned variables)
 
 which `jax.jit` compiles from the traced program (the Python body does not run
-again). Each call passes the current values in and writes the new values back
+again). As in TensorFlow, Variables may be created on the first call only: a
+first trace that created some runs once more to check that it creates none
+again, and a later trace that creates one raises a ValueError. A decorated
+method is one Function per instance, so each instance's first call may create
+its Variables. Each call passes the current values in and writes the new values back
 into the Variables. The assigned variables' buffers are donated (updated in
 place) when they are the values a loopax.function wrote and nothing read since;
 otherwise a copy goes in, so no array anyone holds is ever invalidated. The
@@ -46,16 +50,19 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import inspect
 import sys
 import textwrap
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import random
 from loopax.src.state import StateScope, Variable, _state
 from loopax.src.tape import static_key
 from loopax.src.tensor import Tensor
@@ -109,9 +116,20 @@ class Function:
         self._tracing_count = 0
         self._warned_retracing = False
         self._checked_side_effects = False
+        self._instances = weakref.WeakKeyDictionary()   # instance -> its _Method
 
     def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
+        """A decorated method is one Function per instance (as in TensorFlow), so
+        each instance's first call may create its Variables."""
+        if obj is None:
+            return self
+        try:
+            bound = self._instances.get(obj)
+            if bound is None:
+                bound = self._instances[obj] = _Method(self, obj)
+        except TypeError:   # an instance that is unhashable or not weakly referable
+            return functools.partial(self, obj)
+        return bound
 
     def experimental_get_tracing_count(self):
         """Returns how many times the function has been traced (compiled)."""
@@ -146,8 +164,29 @@ class Function:
         if not self._checked_side_effects:
             self._checked_side_effects = True
             _warn_python_print(self.python_function, self._name)
+        first = self._tracing_count == 0
         self._count_trace()
-        return _Trace(self.python_function, self._name, treedef, template, positions, arrays)
+        random.global_seed_generator()   # process-wide state, not this function's to create
+        created = []
+        with _on_variable_created(created.append if first else self._refuse_variable):
+            trace = _Trace(self.python_function, self._name, treedef, template, positions,
+                           arrays)
+        if created:
+            # As tf.function: trace once more; a function that creates Variables on
+            # every call (rather than on the first only) creates them again here.
+            with _on_variable_created(self._refuse_variable):
+                trace = _Trace(self.python_function, self._name, treedef, template,
+                               positions, arrays)
+        return trace
+
+    def _refuse_variable(self, variable):
+        raise ValueError(
+            f"loopax.function {self._name!r} created Variable {variable.path!r} after its "
+            "first trace (a new input signature traces again, and so does a first call that "
+            "created Variables, to check this): Variables may be created on the first call "
+            "only, as in tf.function, or every call would make a new one. Create it outside "
+            "the function (in __init__ or build()), or once: `if self.v is None: self.v = "
+            "loopax.Variable(...)`.")
 
     def _count_trace(self):
         self._tracing_count += 1
@@ -162,6 +201,32 @@ class Function:
 
     def __repr__(self):
         return f"<loopax.function {self._name} traced {self._tracing_count} times>"
+
+
+class _Method(Function):
+    """A `Function` decorating a method, bound to one instance (held weakly: the
+    instance's Function lives as long as the instance)."""
+
+    def __init__(self, function, obj):
+        instance, fn = weakref.ref(obj), function.python_function
+
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            return fn(instance(), *args, **kwargs)
+
+        super().__init__(method, jit_compile=function.jit_compile,
+                         reduce_retracing=function.reduce_retracing, name=function._name)
+
+
+@contextlib.contextmanager
+def _on_variable_created(hook):
+    """Calls `hook(variable)` for each Variable created inside."""
+    hooks = _state.variable_creation_hooks
+    hooks.append(hook)
+    try:
+        yield
+    finally:
+        hooks.remove(hook)
 
 
 class _LiftingScope(StateScope):

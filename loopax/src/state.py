@@ -46,6 +46,9 @@ class _ThreadState(threading.local):
         # The float dtype Variables read as inside a mixed-precision layer's
         # call (see `autocast_scope`), or None.
         self.autocast_dtype = None
+        # Called with each new Variable (`loopax.function` checks that Variables
+        # are created on its first call only).
+        self.variable_creation_hooks: list[Callable] = []
 
 
 _state = _ThreadState()
@@ -286,6 +289,8 @@ class Variable(ArrayValue):
                 "fit()). Create variables before compiling, e.g. in "
                 "`build()` or by calling the model once on a batch.")
         placement.on_variable_created(self)
+        for hook in _state.variable_creation_hooks:
+            hook(self)
 
     # ---- value -----------------------------------------------------------
     @property
