@@ -270,8 +270,8 @@ class Variable(ArrayValue):
                     f"Variable {self.path!r}: an initializer "
                     f"({initializer!r}) needs `shape=`.")
             init = _initializer_lookup(initializer)   # names and classes, as Keras's
-            with jax.ensure_compile_time_eval():
-                value = init(tuple(shape), dtype or dtypes.floatx())
+            with jax.ensure_compile_time_eval():   # dtype by keyword, as Keras: an op
+                value = init(tuple(shape), dtype=dtype or dtypes.floatx())  # works too
         else:
             value = initializer
             if isinstance(value, Variable):
@@ -362,23 +362,29 @@ class Variable(ArrayValue):
         """Adds `delta` to the value (`assign(value + delta)`).
 
         Args:
-            delta: Array-like, broadcastable to the Variable's shape.
+            delta: Array-like (also a Python list, as `assign` takes), broadcastable
+                to the Variable's shape.
 
         Returns:
             The new value, a `jax.Array`.
         """
-        return self.assign(self.value + _unwrap(delta))
+        return self.assign(self.value + self._delta(delta))
 
     def assign_sub(self, delta: ArrayLike) -> jax.Array:
         """Subtracts `delta` from the value (`assign(value - delta)`).
 
         Args:
-            delta: Array-like, broadcastable to the Variable's shape.
+            delta: Array-like (also a Python list, as `assign` takes), broadcastable
+                to the Variable's shape.
 
         Returns:
             The new value, a `jax.Array`.
         """
-        return self.assign(self.value - _unwrap(delta))
+        return self.assign(self.value - self._delta(delta))
+
+    def _delta(self, delta):
+        delta = _unwrap(delta)
+        return jnp.asarray(delta, dtype=self.dtype) if isinstance(delta, (list, tuple)) else delta
 
     # ---- array protocol (the rest is ArrayValue's) ------------------------
     @property

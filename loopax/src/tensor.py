@@ -206,8 +206,8 @@ def _sequences_as_arrays(args):
             for a in args]
 
 
-def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None
-             ) -> Tensor:
+def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None,
+             name: str | None = None) -> Tensor:
     """A `Tensor` holding `value` (like `tf.constant`).
 
     Python floats and float64 NumPy arrays become float32, loopax's default; int64
@@ -217,6 +217,7 @@ def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | N
         value: An array-like, a Variable or a Tensor.
         dtype: The dtype; default inferred as above.
         shape: A shape to broadcast `value` to (e.g. a scalar to a full array).
+        name: Accepted for TensorFlow compatibility (a graph op's name there); unused.
 
     Returns:
         A `Tensor` of shape `shape` (or `value`'s shape).
