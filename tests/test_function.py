@@ -114,15 +114,22 @@ def test_the_python_body_runs_once_on_the_first_call_and_its_state_is_lifted():
     assert side_effects == [1]
 
 
-def test_python_branching_on_a_variable_still_raises_jax_error():
+@pytest.mark.parametrize("statement", ["if_on_a_variable", "while_on_a_tensor"])
+def test_python_control_flow_on_a_traced_value_names_the_loopax_ops(statement):
     flag = loopax.Variable(1.0)
 
-    @function
-    def f(x):
+    def branch(x):
         return x if flag > 0 else -x
 
-    with pytest.raises(jax.errors.ConcretizationTypeError):
+    def loop(x):
+        while ops.sum(x) < 10.0:
+            x = x * 2.0
+        return x
+
+    f = function(branch if statement == "if_on_a_variable" else loop)
+    with pytest.raises(TypeError, match=r"loopax\.ops\.cond.*loopax\.ops\.while_loop") as info:
         f(np.float32(2.0))
+    assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError)
 
 
 def test_unseeded_random_draws_fresh_numbers_every_call_and_repeats_after_seeding():

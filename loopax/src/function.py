@@ -39,9 +39,9 @@ about once it has happened `RETRACE_WARNING_AFTER` times).
 
 Python side effects (`print`, appending to a list, reading the clock) run
 only while tracing, i.e. once per signature, not on every call: use
-`loopax.print` for values at run time. Python `if`/`for` on a traced array
-raises JAX's ConcretizationTypeError; use `jax.lax.cond` / `jax.lax.scan` or
-`loopax.ops` equivalents. Called inside another compiled function, inside a
+`loopax.print` for values at run time. Python `if`/`while` on a traced value
+raises a TypeError that names `loopax.ops.cond` / `loopax.ops.while_loop`
+(there is no autograph rewrite). Called inside another compiled function, inside a
 StateScope or while a GradientTape records, the function simply runs as
 Python (the outer trace or tape sees every op).
 """
@@ -203,6 +203,18 @@ class Function:
         return f"<loopax.function {self._name} traced {self._tracing_count} times>"
 
 
+_PYTHON_CONTROL_FLOW = (
+    "loopax.function {name!r} branches in Python on a traced value (an `if` or `while` "
+    "on a Tensor or Variable, or bool()/float() of one; see the JAX error above). Inside "
+    "a compiled function values are known only when it runs, and loopax does not "
+    "rewrite Python control flow as tf.function's autograph does. Use "
+    "loopax.ops.cond(pred, true_fn, false_fn) for an `if`, "
+    "loopax.ops.while_loop(cond, body, loop_vars) for a `while`, loopax.ops.where(c, a, "
+    "b) to select elementwise, or loopax.ops.fori_loop / scan; a `for i in range(n)` "
+    "with a Python `n` works as it is. To debug in Python, use "
+    "loopax.function(fn, jit_compile=False).")
+
+
 class _Method(Function):
     """A `Function` decorating a method, bound to one instance (held weakly: the
     instance's Function lives as long as the instance)."""
@@ -288,8 +300,11 @@ class _Trace:
             self.assigned = scope.assigned_variables
             return outputs, [scope.get_current_value(v) for v in self.assigned]
 
-        closed = jax.make_jaxpr(traced)(
-            [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
+        try:
+            closed = jax.make_jaxpr(traced)(
+                [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
+        except jax.errors.ConcretizationTypeError as e:
+            raise TypeError(_PYTHON_CONTROL_FLOW.format(name=self.name)) from e
         self.jaxpr, self.n_out = closed.jaxpr, sum(x is None for x in self.out_leaves)
         const_slot = {id(c): i for i, c in enumerate(closed.consts)}
         inputs = [(v, const_slot[id(c)]) for v, c in scope.stand_ins if id(c) in const_slot]
