@@ -459,3 +459,18 @@ def test_a_path_through_integer_values_is_unconnected():
     assert tape.gradient(through_int, v) is None
     assert tape.gradient(through_argmax, v) is None
     close(tape.gradient(mixed, v), [1.0, 2.0])   # d(int(v) * v)/dv = int(v)
+
+
+def test_a_source_computed_from_another_source_passes_the_gradient_on():
+    # TensorFlow: with h = w², y = sin(h)·w, tape.gradient(y, [h, w]) is
+    # [∂y/∂h, dy/dw] = [cos(h)·w, cos(h)·w·2w + sin(h)]; a source is no barrier.
+    w = loopax.Variable(1.5)
+    with GradientTape(persistent=True) as tape:
+        h = w * w
+        y = ops.sin(h) * w
+    dy_dh, dy_dw = tape.gradient(y, [h, w])
+    h0 = 1.5 ** 2
+    close(dy_dh, np.cos(h0) * 1.5)
+    close(dy_dw, np.cos(h0) * 1.5 * 2 * 1.5 + np.sin(h0))
+    close(tape.gradient(h, [h, w])[1], 2 * 1.5)    # d h/d w through the target itself
+    close(tape.jacobian(y, [h, w])[1], np.cos(h0) * 1.5 * 2 * 1.5 + np.sin(h0))

@@ -355,9 +355,11 @@ class GradientTape:
         """Runs the compiled function `fn(sources, consts, extra)`; an outer
         tape that follows its inputs records it as one op (higher order)."""
         with self._not_recording():
+            sources = [jnp.zeros_like(t._loopax_value) if i in program.computed_sources else t
+                       for i, t in enumerate(program.sources)]
             if _state.tapes:
-                return record(fn, (program.sources, program.consts, extra), {})
-            srcs = [t._loopax_value for t in program.sources]
+                return record(fn, (sources, program.consts, extra), {})
+            srcs = [t._loopax_value if isinstance(t, Tensor) else t for t in sources]
             consts = [c._loopax_value if isinstance(c, Tensor) else c
                       for c in program.consts]
             extra = [e._loopax_value if isinstance(e, Tensor) else
@@ -374,26 +376,38 @@ class GradientTape:
         finally:
             _state.tapes = saved
 
+    def _downstream_of(self, source_ids):
+        """The ids of the values a gradient can reach from the sources: float
+        values that recorded ops with a gradient computed from them."""
+        live = set(source_ids)
+        for node in self._nodes:
+            if not _blocks_gradient(node.fn) and any(id(x) in live for x in node.inputs):
+                live.update(id(o) for o in node.outputs
+                            if o is not None and _differentiable(o.dtype))
+        return live
+
     def _program(self, targets, groups):
         """Prunes the tape to what `targets` need and numbers the values.
 
         A gradient flows only along float (or complex) values and through ops
         that have one: an integer value, or the output of `stop_gradient`, is a
         constant of the program, so a source reached only that way is
-        unconnected (None), as in TensorFlow."""
+        unconnected (None), as in TensorFlow. A source computed from another
+        source passes the gradient on to it (`gradient(y, [h, w])` with
+        `h = f(w)`): the replay computes it and adds the source's slot, zeros.
+        """
         source_ids = {}
         for g in groups:
             for t in g:
                 source_ids.setdefault(id(t), t)
+        live = self._downstream_of(source_ids)
         needed = {id(t) for t in targets}
         nodes = []
         for node in reversed(self._nodes):
-            if _blocks_gradient(node.fn):
-                continue   # its outputs stay what they were: constants
-            if any(o is not None and id(o) in needed and id(o) not in source_ids
-                   for o in node.outputs):
+            if any(o is not None and id(o) in needed and id(o) in live
+                   for o in node.outputs) and any(id(x) in live for x in node.inputs):
                 nodes.append(node)
-                needed.update(id(x) for x in node.inputs if _differentiable(x.dtype))
+                needed.update(id(x) for x in node.inputs if id(x) in live)
         nodes.reverse()
         sources = [t for i, t in source_ids.items() if i in needed]
         slot = {id(t): i for i, t in enumerate(sources)}
@@ -411,8 +425,10 @@ class GradientTape:
                 ins.append(s)
             outs = []
             for o in node.outputs:
-                if o is None or id(o) in source_ids:
+                if o is None:
                     outs.append(None)
+                elif id(o) in source_ids:   # an intermediate source: added to its slot
+                    outs.append(-1 - slot[id(o)] if id(o) in slot else None)
                 else:
                     outs.append(n)
                     slot[id(o)] = n
