@@ -21,16 +21,18 @@ for real. The program becomes the pure function
         -> (array outputs, new values of the assigned variables)
 
 which `jax.jit` compiles from the traced program (the Python body does not run
-again). As in TensorFlow, Variables may be created on the first call only: a
-first trace that created some runs once more to check that it creates none
-again, and a later trace that creates one raises a ValueError. A decorated
-method is one Function per instance, so each instance's first call may create
-its Variables. Each call passes the current values in and writes the new values back
+again). Each call passes the current values in and writes the new values back
 into the Variables. The assigned variables' buffers are donated (updated in
 place) when they are the values a loopax.function wrote and nothing read since;
 otherwise a copy goes in, so no array anyone holds is ever invalidated. The
 global seed state is a Variable like any other: unseeded random ops draw fresh
 numbers on every call.
+
+As in TensorFlow, Variables may be created on the first call only: a first
+trace that created some runs once more to check that it creates none again,
+and a later trace that creates one raises a ValueError. A decorated method is
+one Function per instance, so each instance's first call may create its
+Variables.
 
 Signatures: array arguments (NumPy, JAX, Tensors) specialize on shape and
 dtype; everything else (Python numbers, strings, objects, Variables) on its
@@ -164,7 +166,7 @@ class Function:
         if not self._checked_side_effects:
             self._checked_side_effects = True
             _warn_python_print(self.python_function, self._name)
-        first = self._tracing_count == 0
+        first = not self._traces   # no trace has succeeded yet
         self._count_trace()
         random.global_seed_generator()   # process-wide state, not this function's to create
         created = []
