@@ -381,9 +381,10 @@ class GradientTape:
         values that recorded ops with a gradient computed from them."""
         live = set(source_ids)
         for node in self._nodes:
-            if not _blocks_gradient(node.fn) and any(id(x) in live for x in node.inputs):
-                live.update(id(o) for o in node.outputs
-                            if o is not None and _differentiable(o.dtype))
+            if any(id(x) in live for x in node.inputs) and not _blocks_gradient(node.fn):
+                for o in node.outputs:
+                    if o is not None and _differentiable(o.dtype):
+                        live.add(id(o))
         return live
 
     def _program(self, targets, groups):
