@@ -42,7 +42,7 @@ from loopax.src.module import Module
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.regularizers import Regularizer
 from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
-from loopax.src.tape import GradientTape
+from loopax.src.tape import GradientTape, UnconnectedGradients
 from loopax.src.tensor import Tensor, constant
 from loopax.src.version import __version__, version
 
@@ -53,7 +53,8 @@ _compilation_cache.configure_from_environment()
 __all__ = [
     "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
     "Loss", "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential",
-    "StateScope", "StatelessScope", "Tensor", "Variable", "activations", "applications",
+    "StateScope", "StatelessScope", "Tensor", "UnconnectedGradients", "Variable",
+    "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "distribution", "dtype_policies", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",

@@ -114,15 +114,22 @@ def test_the_python_body_runs_once_on_the_first_call_and_its_state_is_lifted():
     assert side_effects == [1]
 
 
-def test_python_branching_on_a_variable_still_raises_jax_error():
+@pytest.mark.parametrize("statement", ["if_on_a_variable", "while_on_a_tensor"])
+def test_python_control_flow_on_a_traced_value_names_the_loopax_ops(statement):
     flag = loopax.Variable(1.0)
 
-    @function
-    def f(x):
+    def branch(x):
         return x if flag > 0 else -x
 
-    with pytest.raises(jax.errors.ConcretizationTypeError):
+    def loop(x):
+        while ops.sum(x) < 10.0:
+            x = x * 2.0
+        return x
+
+    f = function(branch if statement == "if_on_a_variable" else loop)
+    with pytest.raises(TypeError, match=r"loopax\.ops\.cond.*loopax\.ops\.while_loop") as info:
         f(np.float32(2.0))
+    assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError)
 
 
 def test_unseeded_random_draws_fresh_numbers_every_call_and_repeats_after_seeding():
@@ -218,3 +225,91 @@ def test_a_decorated_method():
     a.bump(jnp.int32(3))
     b.bump(jnp.int32(1))
     assert int(a.count.value) == 5 and int(b.count.value) == 1
+
+
+def test_a_returned_variable_is_read_after_the_steps_assignments():
+    # TensorFlow: `v.assign_add(1); return v` in a tf.function returns 1, 2, 3.
+    class Counter(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = loopax.Variable(0.0)
+
+        @function
+        def step(self):
+            self.v.assign_add(1.0)
+            return self.v
+
+        @function
+        def nested(self, x):
+            self.v.assign_add(x)
+            return {"alone": self.v, "in_a_list": [self.v, self.v * 2.0]}
+
+    counter = Counter()
+    assert [float(counter.step()) for _ in range(3)] == [1.0, 2.0, 3.0]
+    out = counter.nested(np.float32(10.0))
+    assert float(out["alone"]) == 13.0
+    assert [float(x) for x in out["in_a_list"]] == [13.0, 26.0]
+
+
+def test_loopax_print_of_python_values_only_prints_on_every_call(capsys):
+    # tf.print("step", 1) inside a tf.function prints each time the function runs.
+    @function
+    def step(x):
+        function_lib.print("step", 1, {"lr": 0.5})
+        return x + 1.0
+
+    for _ in range(3):
+        step(np.float32(0.0))
+    jax.effects_barrier()
+    assert capsys.readouterr().out.splitlines() == ["step 1 {'lr': 0.5}"] * 3
+
+
+def test_creating_a_variable_on_every_call_raises_like_tf_function():
+    # TensorFlow raises ValueError: "tf.function only supports singleton tf.Variables
+    # created on the first call" (eagerly, each call would make a fresh Variable).
+    @function
+    def fresh_each_call(x):
+        v = loopax.Variable(1.0)
+        v.assign_add(x)
+        return v
+
+    with pytest.raises(ValueError, match=r"'fresh_each_call' created Variable .*first call"):
+        fresh_each_call(np.float32(1.0))
+
+
+def test_a_variable_created_on_a_later_trace_raises():
+    class PerShape(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.offsets = {}
+
+        @function
+        def __call__(self, x):
+            n = x.shape[0]
+            if n not in self.offsets:
+                self.offsets[n] = loopax.Variable(np.ones(n, np.float32))
+            return x + self.offsets[n]
+
+    layer = PerShape()
+    np.testing.assert_array_equal(np.asarray(layer(np.zeros(2, np.float32))), [1.0, 1.0])
+    with pytest.raises(ValueError, match="after its first trace"):
+        layer(np.zeros(3, np.float32))
+
+
+def test_creating_variables_on_each_instances_first_call_works():
+    class Accumulator(loopax.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = None
+
+        @function
+        def __call__(self, x):
+            if self.total is None:
+                self.total = loopax.Variable(0.0)
+            self.total.assign_add(x)
+            return self.total
+
+    a, b = Accumulator(), Accumulator()
+    assert [float(a(np.float32(1.0))) for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert [float(b(np.float32(2.0))) for _ in range(2)] == [2.0, 4.0]
+    assert a.__call__ is a.__call__ and a.__call__.experimental_get_tracing_count() == 1

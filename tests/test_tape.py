@@ -395,3 +395,82 @@ def test_none_target_raises_like_tensorflow(method):
         ops.sum(x * 2.0)
     with pytest.raises(TypeError, match="`target`.*received None"):
         getattr(tape, method)(None, x)
+
+
+# --------------------------------------------------------------------------
+# TensorFlow's rules for targets that are sources and for unconnected paths
+# --------------------------------------------------------------------------
+
+def _record_nothing(**tape_kwargs):
+    with GradientTape(persistent=True, **tape_kwargs) as tape:
+        pass
+    return tape
+
+
+@pytest.mark.parametrize("how", ["not_read", "read", "not_watched"])
+def test_gradient_of_a_variable_with_respect_to_itself_is_ones(how):
+    # TensorFlow: tape.gradient(v, v) is ones of v's shape, whether the tape read
+    # or watched v or not; d[y, v]/dv adds dy/dv (3) to it where y was recorded.
+    v = loopax.Variable(np.array([2.0, -1.0], np.float32))
+    with GradientTape(persistent=True, watch_accessed_variables=how != "not_watched") as tape:
+        y = v * 3.0 if how != "not_read" else None
+    close(tape.gradient(v, v), [1.0, 1.0])
+    if how == "read":
+        close(tape.gradient([y, v], v), [4.0, 4.0])
+        close(tape.gradient([y, v], v, output_gradients=[np.ones(2, np.float32),
+                                                          np.array([10.0, 20.0], np.float32)]),
+              [13.0, 23.0])
+
+
+def test_a_target_that_is_a_source_is_ones_and_other_sources_unconnected():
+    v, w = loopax.Variable(2.0), loopax.Variable(1.0)
+    x = loopax.constant([1.0, 2.0, 3.0])          # never watched
+    tape = _record_nothing()
+    close(tape.gradient(x, x), np.ones(3))
+    grads = tape.gradient(v, [v, w])
+    close(grads[0], 1.0)
+    assert grads[1] is None
+    close(tape.gradient(v, [v, w], unconnected_gradients="zero")[1], 0.0)
+    close(tape.jacobian(x, x), np.eye(3))        # d x_i / d x_j
+
+
+def test_stop_gradient_is_unconnected_inside_a_tape():
+    # TensorFlow: a source reached only through stop_gradient has no gradient (None);
+    # zeros with unconnected_gradients="zero"; other paths still count.
+    v = loopax.Variable(np.array([1.5, 2.5], np.float32))
+    with GradientTape(persistent=True) as tape:
+        only_stopped = ops.sum(ops.stop_gradient(v) * 2.0)
+        both = ops.sum(v * 3.0 + ops.stop_gradient(v) ** 2)
+    assert tape.gradient(only_stopped, v) is None
+    for zero in ("zero", loopax.UnconnectedGradients.ZERO):
+        close(tape.gradient(only_stopped, v, unconnected_gradients=zero), [0.0, 0.0])
+    assert tape.gradient(only_stopped, v,
+                         unconnected_gradients=loopax.UnconnectedGradients.NONE) is None
+    close(tape.gradient(both, v), [3.0, 3.0])
+
+
+def test_a_path_through_integer_values_is_unconnected():
+    # TensorFlow: casting to an integer (or argmax) ends the gradient: None, not 0.
+    v = loopax.Variable(np.array([1.5, 2.5], np.float32))
+    with GradientTape(persistent=True) as tape:
+        through_int = ops.sum(ops.cast(ops.cast(v, "int32"), "float32") * 3.0)
+        through_argmax = ops.cast(ops.argmax(v * 2.0), "float32")
+        mixed = ops.sum(ops.cast(ops.cast(v, "int32"), "float32") * v)
+    assert tape.gradient(through_int, v) is None
+    assert tape.gradient(through_argmax, v) is None
+    close(tape.gradient(mixed, v), [1.0, 2.0])   # d(int(v) * v)/dv = int(v)
+
+
+def test_a_source_computed_from_another_source_passes_the_gradient_on():
+    # TensorFlow: with h = w², y = sin(h)·w, tape.gradient(y, [h, w]) is
+    # [∂y/∂h, dy/dw] = [cos(h)·w, cos(h)·w·2w + sin(h)]; a source is no barrier.
+    w = loopax.Variable(1.5)
+    with GradientTape(persistent=True) as tape:
+        h = w * w
+        y = ops.sin(h) * w
+    dy_dh, dy_dw = tape.gradient(y, [h, w])
+    h0 = 1.5 ** 2
+    close(dy_dh, np.cos(h0) * 1.5)
+    close(dy_dw, np.cos(h0) * 1.5 * 2 * 1.5 + np.sin(h0))
+    close(tape.gradient(h, [h, w])[1], 2 * 1.5)    # d h/d w through the target itself
+    close(tape.jacobian(y, [h, w])[1], np.cos(h0) * 1.5 * 2 * 1.5 + np.sin(h0))

@@ -28,6 +28,12 @@ otherwise a copy goes in, so no array anyone holds is ever invalidated. The
 global seed state is a Variable like any other: unseeded random ops draw fresh
 numbers on every call.
 
+As in TensorFlow, Variables may be created on the first call only: a first
+trace that created some runs once more to check that it creates none again,
+and a later trace that creates one raises a ValueError. A decorated method is
+one Function per instance, so each instance's first call may create its
+Variables.
+
 Signatures: array arguments (NumPy, JAX, Tensors) specialize on shape and
 dtype; everything else (Python numbers, strings, objects, Variables) on its
 value or identity, as in TensorFlow. A new signature traces again (warned
@@ -35,9 +41,9 @@ about once it has happened `RETRACE_WARNING_AFTER` times).
 
 Python side effects (`print`, appending to a list, reading the clock) run
 only while tracing, i.e. once per signature, not on every call: use
-`loopax.print` for values at run time. Python `if`/`for` on a traced array
-raises JAX's ConcretizationTypeError; use `jax.lax.cond` / `jax.lax.scan` or
-`loopax.ops` equivalents. Called inside another compiled function, inside a
+`loopax.print` for values at run time. Python `if`/`while` on a traced value
+raises a TypeError that names `loopax.ops.cond` / `loopax.ops.while_loop`
+(there is no autograph rewrite). Called inside another compiled function, inside a
 StateScope or while a GradientTape records, the function simply runs as
 Python (the outer trace or tape sees every op).
 """
@@ -46,16 +52,19 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import inspect
 import sys
 import textwrap
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import random
 from loopax.src.state import StateScope, Variable, _state
 from loopax.src.tape import static_key
 from loopax.src.tensor import Tensor
@@ -109,9 +118,20 @@ class Function:
         self._tracing_count = 0
         self._warned_retracing = False
         self._checked_side_effects = False
+        self._instances = weakref.WeakKeyDictionary()   # instance -> its _Method
 
     def __get__(self, obj, objtype=None):
-        return self if obj is None else functools.partial(self, obj)
+        """A decorated method is one Function per instance (as in TensorFlow), so
+        each instance's first call may create its Variables."""
+        if obj is None:
+            return self
+        try:
+            bound = self._instances.get(obj)
+            if bound is None:
+                bound = self._instances[obj] = _Method(self, obj)
+        except TypeError:   # an instance that is unhashable or not weakly referable
+            return functools.partial(self, obj)
+        return bound
 
     def experimental_get_tracing_count(self):
         """Returns how many times the function has been traced (compiled)."""
@@ -146,8 +166,29 @@ class Function:
         if not self._checked_side_effects:
             self._checked_side_effects = True
             _warn_python_print(self.python_function, self._name)
+        first = not self._traces   # no trace has succeeded yet
         self._count_trace()
-        return _Trace(self.python_function, self._name, treedef, template, positions, arrays)
+        random.global_seed_generator()   # process-wide state, not this function's to create
+        created = []
+        with _on_variable_created(created.append if first else self._refuse_variable):
+            trace = _Trace(self.python_function, self._name, treedef, template, positions,
+                           arrays)
+        if created:
+            # As tf.function: trace once more; a function that creates Variables on
+            # every call (rather than on the first only) creates them again here.
+            with _on_variable_created(self._refuse_variable):
+                trace = _Trace(self.python_function, self._name, treedef, template,
+                               positions, arrays)
+        return trace
+
+    def _refuse_variable(self, variable):
+        raise ValueError(
+            f"loopax.function {self._name!r} created Variable {variable.path!r} after its "
+            "first trace (a new input signature traces again, and so does a first call that "
+            "created Variables, to check this): Variables may be created on the first call "
+            "only, as in tf.function, or every call would make a new one. Create it outside "
+            "the function (in __init__ or build()), or once: `if self.v is None: self.v = "
+            "loopax.Variable(...)`.")
 
     def _count_trace(self):
         self._tracing_count += 1
@@ -162,6 +203,44 @@ class Function:
 
     def __repr__(self):
         return f"<loopax.function {self._name} traced {self._tracing_count} times>"
+
+
+_PYTHON_CONTROL_FLOW = (
+    "loopax.function {name!r} branches in Python on a traced value (an `if` or `while` "
+    "on a Tensor or Variable, or bool()/float() of one; see the JAX error above). Inside "
+    "a compiled function values are known only when it runs, and loopax does not "
+    "rewrite Python control flow as tf.function's autograph does. Use "
+    "loopax.ops.cond(pred, true_fn, false_fn) for an `if`, "
+    "loopax.ops.while_loop(cond, body, loop_vars) for a `while`, loopax.ops.where(c, a, "
+    "b) to select elementwise, or loopax.ops.fori_loop / scan; a `for i in range(n)` "
+    "with a Python `n` works as it is. To debug in Python, use "
+    "loopax.function(fn, jit_compile=False).")
+
+
+class _Method(Function):
+    """A `Function` decorating a method, bound to one instance (held weakly: the
+    instance's Function lives as long as the instance)."""
+
+    def __init__(self, function, obj):
+        instance, fn = weakref.ref(obj), function.python_function
+
+        @functools.wraps(fn)
+        def method(*args, **kwargs):
+            return fn(instance(), *args, **kwargs)
+
+        super().__init__(method, jit_compile=function.jit_compile,
+                         reduce_retracing=function.reduce_retracing, name=function._name)
+
+
+@contextlib.contextmanager
+def _on_variable_created(hook):
+    """Calls `hook(variable)` for each Variable created inside."""
+    hooks = _state.variable_creation_hooks
+    hooks.append(hook)
+    try:
+        yield
+    finally:
+        hooks.remove(hook)
 
 
 class _LiftingScope(StateScope):
@@ -214,15 +293,20 @@ class _Trace:
         def traced(arrays):
             with scope:
                 out = self._call_fn(arrays)
-            leaves, self.out_tree = jax.tree_util.tree_flatten(
-                out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+                leaves, self.out_tree = jax.tree_util.tree_flatten(
+                    out, is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
+                # Read inside the scope: a returned Variable is its value after
+                # the step's assignments (as in TensorFlow), not a trace-time constant.
+                outputs = [_array_of(x) for x in leaves if _is_array(x)]
             self.out_leaves = [None if _is_array(x) else x for x in leaves]
             self.assigned = scope.assigned_variables
-            return ([_array_of(x) for x in leaves if _is_array(x)],
-                    [scope.get_current_value(v) for v in self.assigned])
+            return outputs, [scope.get_current_value(v) for v in self.assigned]
 
-        closed = jax.make_jaxpr(traced)(
-            [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
+        try:
+            closed = jax.make_jaxpr(traced)(
+                [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
+        except jax.errors.ConcretizationTypeError as e:
+            raise TypeError(_PYTHON_CONTROL_FLOW.format(name=self.name)) from e
         self.jaxpr, self.n_out = closed.jaxpr, sum(x is None for x in self.out_leaves)
         const_slot = {id(c): i for i, c in enumerate(closed.consts)}
         inputs = [(v, const_slot[id(c)]) for v, c in scope.stand_ins if id(c) in const_slot]
@@ -313,10 +397,16 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):  # no
         builtins.print(text, end=end, file=output_stream or sys.stdout)
 
     arrays = [leaves[p] for p in positions]
-    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+    if any(isinstance(a, jax.core.Tracer) for a in arrays) or _tracing():
         jax.debug.callback(emit, *arrays, ordered=True)
     else:
         emit(*arrays)
+
+
+def _tracing():
+    """Whether JAX is tracing here (a new array would be a tracer): then even a
+    print of Python values only must become part of the compiled program."""
+    return isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
 def _format(x):

@@ -46,6 +46,9 @@ class _ThreadState(threading.local):
         # The float dtype Variables read as inside a mixed-precision layer's
         # call (see `autocast_scope`), or None.
         self.autocast_dtype = None
+        # Called with each new Variable (`loopax.function` checks that Variables
+        # are created on its first call only).
+        self.variable_creation_hooks: list[Callable] = []
 
 
 _state = _ThreadState()
@@ -267,8 +270,8 @@ class Variable(ArrayValue):
                     f"Variable {self.path!r}: an initializer "
                     f"({initializer!r}) needs `shape=`.")
             init = _initializer_lookup(initializer)   # names and classes, as Keras's
-            with jax.ensure_compile_time_eval():
-                value = init(tuple(shape), dtype or dtypes.floatx())
+            with jax.ensure_compile_time_eval():   # dtype by keyword, as Keras: an op
+                value = init(tuple(shape), dtype=dtype or dtypes.floatx())  # works too
         else:
             value = initializer
             if isinstance(value, Variable):
@@ -286,6 +289,8 @@ class Variable(ArrayValue):
                 "fit()). Create variables before compiling, e.g. in "
                 "`build()` or by calling the model once on a batch.")
         placement.on_variable_created(self)
+        for hook in _state.variable_creation_hooks:
+            hook(self)
 
     # ---- value -----------------------------------------------------------
     @property
@@ -357,23 +362,29 @@ class Variable(ArrayValue):
         """Adds `delta` to the value (`assign(value + delta)`).
 
         Args:
-            delta: Array-like, broadcastable to the Variable's shape.
+            delta: Array-like (also a Python list, as `assign` takes), broadcastable
+                to the Variable's shape.
 
         Returns:
             The new value, a `jax.Array`.
         """
-        return self.assign(self.value + _unwrap(delta))
+        return self.assign(self.value + self._delta(delta))
 
     def assign_sub(self, delta: ArrayLike) -> jax.Array:
         """Subtracts `delta` from the value (`assign(value - delta)`).
 
         Args:
-            delta: Array-like, broadcastable to the Variable's shape.
+            delta: Array-like (also a Python list, as `assign` takes), broadcastable
+                to the Variable's shape.
 
         Returns:
             The new value, a `jax.Array`.
         """
-        return self.assign(self.value - _unwrap(delta))
+        return self.assign(self.value - self._delta(delta))
+
+    def _delta(self, delta):
+        delta = _unwrap(delta)
+        return jnp.asarray(delta, dtype=self.dtype) if isinstance(delta, (list, tuple)) else delta
 
     # ---- array protocol (the rest is ArrayValue's) ------------------------
     @property

@@ -123,7 +123,7 @@ def unwrap(x):
     return x
 
 
-def op(fn=None, *, tensor_out=True):
+def op(fn=None, *, tensor_out=True, differentiable=True):
     """Makes `fn` (a pure function of arrays) a loopax op.
 
     The op accepts Variables and Tensors wherever `fn` takes arrays, and a
@@ -132,11 +132,15 @@ def op(fn=None, *, tensor_out=True):
     `tensor_out=False`, for conversions to arrays); otherwise (plain arrays,
     or inside `jax.jit`/`grad`) a `jax.Array`. `fn` must be pure and traceable by JAX;
     array arguments are found anywhere in its positional and keyword
-    arguments, everything else is treated as static.
+    arguments, everything else is treated as static. `differentiable=False`
+    (`stop_gradient`): a GradientTape treats the op's outputs as constants, so
+    what reaches a target only through it is unconnected.
     """
 
     if fn is None:
-        return functools.partial(op, tensor_out=tensor_out)
+        return functools.partial(op, tensor_out=tensor_out, differentiable=differentiable)
+    if not differentiable:
+        fn.__loopax_no_gradient__ = True
 
     def dispatch(args, kwargs):
         if _state.tapes:
@@ -202,8 +206,8 @@ def _sequences_as_arrays(args):
             for a in args]
 
 
-def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None
-             ) -> Tensor:
+def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | None = None,
+             name: str | None = None) -> Tensor:
     """A `Tensor` holding `value` (like `tf.constant`).
 
     Python floats and float64 NumPy arrays become float32, loopax's default; int64
@@ -213,6 +217,7 @@ def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | N
         value: An array-like, a Variable or a Tensor.
         dtype: The dtype; default inferred as above.
         shape: A shape to broadcast `value` to (e.g. a scalar to a full array).
+        name: Accepted for TensorFlow compatibility (a graph op's name there); unused.
 
     Returns:
         A `Tensor` of shape `shape` (or `value`'s shape).

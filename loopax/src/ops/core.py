@@ -200,16 +200,20 @@ def result_type(*dtypes_or_values: Any) -> str:
         unwrap(d) if isinstance(d, (Variable, Tensor)) else d for d in dtypes_or_values)))
 
 
-@op
+@op(differentiable=False)
 @compiled()
 def stop_gradient(variable: ArrayLike) -> Array:
     """`variable`'s value, treated as a constant by every gradient.
+
+    Under a GradientTape a source reached only through it is unconnected, as in
+    TensorFlow: its gradient is None (zeros with `unconnected_gradients="zero"`).
+    Under `jax.grad` its gradient is zero.
 
     Args:
         variable: An array, Variable or Tensor.
 
     Returns:
-        The value as an array whose gradient is zero.
+        The value, as an array no gradient flows through.
     """
     return lax.stop_gradient(variable)
 

@@ -49,8 +49,8 @@ The package, in dependency order:
 - `gradient_tape`: `GradientTape` itself.
 """
 
-from loopax.src.tape.gradient_tape import GradientTape
+from loopax.src.tape.gradient_tape import GradientTape, UnconnectedGradients
 from loopax.src.tape.layer_calls import record_layer_call
 from loopax.src.tape.recording import record, static_key
 
-__all__ = ["GradientTape", "record", "record_layer_call", "static_key"]
+__all__ = ["GradientTape", "UnconnectedGradients", "record", "record_layer_call", "static_key"]

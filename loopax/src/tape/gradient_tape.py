@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import warnings
 
@@ -12,8 +13,18 @@ import numpy as np
 
 from loopax.src.state import Variable, _state
 from loopax.src.tape.program import _compiled, _Program
-from loopax.src.tape.recording import _ARRAYS, _is_wrapped, record
+from loopax.src.tape.recording import _ARRAYS, _WRAPPED, _is_wrapped, record
 from loopax.src.tensor import Tensor
+
+
+class UnconnectedGradients(str, enum.Enum):
+    """What `gradient()` returns for a source the target does not depend on
+    (TensorFlow's `tf.UnconnectedGradients`): `NONE` (None) or `ZERO` (zeros of
+    the source's shape). Its values equal the strings `"none"` and `"zero"`."""
+
+    NONE = "none"
+    ZERO = "zero"
+
 
 # --------------------------------------------------------------------------
 # GradientTape
@@ -167,13 +178,19 @@ class GradientTape:
                  unconnected_gradients="none"):
         """d(sum of target) / d(sources), in the structure of `sources`.
 
+        As in TensorFlow, a gradient flows along recorded float values: a source
+        the target reaches only through `stop_gradient` or integer values (a
+        cast, `argmax`) is unconnected, and a target that is itself a source
+        (`gradient(v, v)`) contributes ones, recorded or not.
+
         Args:
             target: a Tensor or a nested structure of Tensors; a non-scalar
                 target is summed (weighted by `output_gradients` if given).
             sources: a Variable, a Tensor, or any nested structure of them.
             output_gradients: one cotangent per target Tensor (same shapes).
             unconnected_gradients: "none" (None for a source the target does
-                not depend on) or "zero" (zeros of the source's shape).
+                not depend on) or "zero" (zeros of the source's shape), or
+                `loopax.UnconnectedGradients.NONE` / `.ZERO`.
 
         Returns:
             Gradients in the structure of `sources`, each with its source's shape (None for an
@@ -189,6 +206,7 @@ class GradientTape:
         _check_target_given(target, "gradient")
         zero = _check_unconnected(unconnected_gradients)
         targets, _ = jax.tree_util.tree_flatten(target, is_leaf=_is_wrapped)
+        targets, itself = _targets_that_are_sources(targets, sources)
         cts = [None] * len(targets)
         if output_gradients is not None:
             cts = jax.tree_util.tree_flatten(
@@ -197,12 +215,12 @@ class GradientTape:
                 raise ValueError(
                     f"gradient(): output_gradients has {len(cts)} entries but the "
                     f"target has {len(targets)} Tensors; pass one per target Tensor.")
-        keep = [i for i, t in enumerate(targets) if self._connected_target(t)]
+        keep = [i for i, t in enumerate(targets) if self._connected_target(t, itself)]
         for i in keep:
             _check_cotangent(targets[i], cts[i])
         return self._differentiate(
             "gradient", [targets[i] for i in keep], sources, zero,
-            lambda t, s: s.shape, [cts[i] for i in keep], warn_target=target)
+            lambda t, s: s.shape, [cts[i] for i in keep], warn_target=target, itself=itself)
 
     def jacobian(self, target, sources, unconnected_gradients="none",
                  parallel_iterations=None, experimental_use_pfor=True):
@@ -227,10 +245,11 @@ class GradientTape:
         zero = _check_unconnected(unconnected_gradients)
         if not isinstance(target, (Tensor, Variable)) and not isinstance(target, _ARRAYS):
             raise TypeError("jacobian() takes a single target Tensor.")
-        targets = [target] if self._connected_target(target) else []
+        (target,), itself = _targets_that_are_sources([target], sources)
+        targets = [target] if self._connected_target(target, itself) else []
         return self._differentiate(
             "jacobian", targets, sources, zero,
-            lambda t, s: tuple(np.shape(t)) + s.shape, [], warn_target=target)
+            lambda t, s: tuple(np.shape(t)) + s.shape, [], warn_target=target, itself=itself)
 
     def batch_jacobian(self, target, source, unconnected_gradients="none",
                        parallel_iterations=None, experimental_use_pfor=True):
@@ -260,23 +279,27 @@ class GradientTape:
             raise ValueError(
                 f"batch_jacobian(): target {t_shape} and source {s_shape} need the "
                 "same leading (batch) dimension.")
-        targets = [target] if self._connected_target(target) else []
+        (target,), itself = _targets_that_are_sources([target], source)
+        targets = [target] if self._connected_target(target, itself) else []
         return self._differentiate(
             "batch_jacobian", targets, source, zero,
-            lambda t, s: tuple(np.shape(t)) + s.shape[1:], [], warn_target=target)
+            lambda t, s: tuple(np.shape(t)) + s.shape[1:], [], warn_target=target,
+            itself=itself)
 
     # ---- internals -------------------------------------------------------
-    def _connected_target(self, t):
-        if not isinstance(t, Tensor) or id(t) not in self._known:
+    def _connected_target(self, t, itself):
+        if not isinstance(t, Tensor) or not (
+                id(t) in self._known or any(t is r for g in itself.values() for r in g)):
             return False
         return _differentiable(t.dtype)
 
-    def _source_group(self, s):
-        """The Tensors a source stands for: a Variable's reads, or itself."""
+    def _source_group(self, s, itself):
+        """The Tensors a source stands for: a Variable's reads, or itself; and,
+        where the source is also a target, that target (`itself`)."""
         if isinstance(s, Variable):
-            group = self._reads.get(id(s), [])
+            group = self._reads.get(id(s), []) + itself.get(id(s), [])
         elif isinstance(s, Tensor):
-            group = [s] if id(s) in self._known else []
+            group = [s] if id(s) in self._known or id(s) in itself else []
         else:
             raise TypeError(
                 f"GradientTape sources must be Variables or Tensors (or nested "
@@ -286,9 +309,9 @@ class GradientTape:
         return [t for t in group if _differentiable(t.dtype)]
 
     def _differentiate(self, mode, targets, sources, zero, unconnected_shape, extra,
-                       warn_target):
+                       warn_target, itself):
         flat, tree = jax.tree_util.tree_flatten(sources, is_leaf=_is_wrapped)
-        groups = [self._source_group(s) for s in flat]
+        groups = [self._source_group(s, itself) for s in flat]
         integer = [getattr(s, "path", None) or type(s).__name__ for s in flat
                    if not _differentiable(s.dtype)]
         if integer:  # TF's rule: None for them, with a warning
@@ -297,8 +320,9 @@ class GradientTape:
                 "dtype, which has no gradient; their result is None. Create them with a "
                 "float dtype (e.g. `loopax.Variable(x, dtype='float32')`) to differentiate "
                 "with respect to them.", stacklevel=3)
-        if not any(isinstance(t, Tensor) and id(t) in self._known
-                   for t in jax.tree_util.tree_leaves(warn_target, is_leaf=_is_wrapped)):
+        if not itself and not any(
+                isinstance(t, Tensor) and id(t) in self._known
+                for t in jax.tree_util.tree_leaves(warn_target, is_leaf=_is_wrapped)):
             warnings.warn(
                 f"GradientTape.{mode}(): the target is not a value this tape "
                 "recorded, so every result is None. Compute it inside `with tape:` "
@@ -331,9 +355,11 @@ class GradientTape:
         """Runs the compiled function `fn(sources, consts, extra)`; an outer
         tape that follows its inputs records it as one op (higher order)."""
         with self._not_recording():
+            sources = [jnp.zeros_like(t._loopax_value) if i in program.computed_sources else t
+                       for i, t in enumerate(program.sources)]
             if _state.tapes:
-                return record(fn, (program.sources, program.consts, extra), {})
-            srcs = [t._loopax_value for t in program.sources]
+                return record(fn, (sources, program.consts, extra), {})
+            srcs = [t._loopax_value if isinstance(t, Tensor) else t for t in sources]
             consts = [c._loopax_value if isinstance(c, Tensor) else c
                       for c in program.consts]
             extra = [e._loopax_value if isinstance(e, Tensor) else
@@ -350,19 +376,39 @@ class GradientTape:
         finally:
             _state.tapes = saved
 
+    def _downstream_of(self, source_ids):
+        """The ids of the values a gradient can reach from the sources: float
+        values that recorded ops with a gradient computed from them."""
+        live = set(source_ids)
+        for node in self._nodes:
+            if any(id(x) in live for x in node.inputs) and not _blocks_gradient(node.fn):
+                for o in node.outputs:
+                    if o is not None and _differentiable(o.dtype):
+                        live.add(id(o))
+        return live
+
     def _program(self, targets, groups):
-        """Prunes the tape to what `targets` need and numbers the values."""
+        """Prunes the tape to what `targets` need and numbers the values.
+
+        A gradient flows only along float (or complex) values and through ops
+        that have one: an integer value, or the output of `stop_gradient`, is a
+        constant of the program, so a source reached only that way is
+        unconnected (None), as in TensorFlow. A source computed from another
+        source passes the gradient on to it (`gradient(y, [h, w])` with
+        `h = f(w)`): the replay computes it and adds the source's slot, zeros.
+        """
         source_ids = {}
         for g in groups:
             for t in g:
                 source_ids.setdefault(id(t), t)
+        live = self._downstream_of(source_ids)
         needed = {id(t) for t in targets}
         nodes = []
         for node in reversed(self._nodes):
-            if any(o is not None and id(o) in needed and id(o) not in source_ids
-                   for o in node.outputs):
+            if any(o is not None and id(o) in needed and id(o) in live
+                   for o in node.outputs) and any(id(x) in live for x in node.inputs):
                 nodes.append(node)
-                needed.update(id(x) for x in node.inputs)
+                needed.update(id(x) for x in node.inputs if id(x) in live)
         nodes.reverse()
         sources = [t for i, t in source_ids.items() if i in needed]
         slot = {id(t): i for i, t in enumerate(sources)}
@@ -380,8 +426,10 @@ class GradientTape:
                 ins.append(s)
             outs = []
             for o in node.outputs:
-                if o is None or id(o) in source_ids:
+                if o is None:
                     outs.append(None)
+                elif id(o) in source_ids:   # an intermediate source: added to its slot
+                    outs.append(-1 - slot[id(o)] if id(o) in slot else None)
                 else:
                     outs.append(n)
                     slot[id(o)] = n
@@ -414,6 +462,11 @@ def _differentiable(dtype):
     return bool(jnp.issubdtype(dtype, jnp.inexact))
 
 
+def _blocks_gradient(fn):
+    """Whether the recorded op `fn` has no gradient (`loopax.ops.stop_gradient`)."""
+    return getattr(fn, "__loopax_no_gradient__", False)
+
+
 def _check_target_given(target, method):
     """TensorFlow's TypeError for `tape.gradient(None, ...)` (a loss that was never
     computed, e.g. a function that forgot to `return` it)."""
@@ -424,13 +477,32 @@ def _check_target_given(target, method):
             "computed under the tape (did the loss function forget to `return`?).")
 
 
+def _targets_that_are_sources(targets, sources):
+    """TensorFlow's rule for a target that is itself one of the sources
+    (`tape.gradient(v, v)`): its gradient is ones, watched or not.
+
+    Returns the targets with each such Variable replaced by a read of its value
+    now, and `{id(source): [that read, or the Tensor itself]}`: `gradient`
+    differentiates the read as it does any read of the Variable."""
+    source_ids = {id(s) for s in jax.tree_util.tree_leaves(sources, is_leaf=_is_wrapped)}
+    itself, out = {}, []
+    for t in targets:
+        if isinstance(t, _WRAPPED) and id(t) in source_ids:
+            read = Tensor(t.value) if isinstance(t, Variable) else t
+            itself.setdefault(id(t), []).append(read)
+            t = read
+        out.append(t)
+    return out, itself
+
+
 def _check_unconnected(value):
-    if value in ("none", None):
+    if value in ("none", None):   # UnconnectedGradients members equal their strings
         return False
     if value == "zero":
         return True
     raise ValueError(
-        f"unconnected_gradients must be 'none' or 'zero', got {value!r}.")
+        f"unconnected_gradients must be 'none' or 'zero' (or loopax.UnconnectedGradients."
+        f"NONE / ZERO), got {value!r}.")
 
 
 def _check_cotangent(target, ct):

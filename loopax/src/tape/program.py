@@ -35,6 +35,10 @@ class _Program:
         self.const_slots = const_slots
         self.target_slots = target_slots
         self.key = key
+        # Sources a step computes (negative out slots): their slot holds zeros,
+        # which the replay adds the computed value to.
+        self.computed_sources = frozenset(
+            -1 - s for _, _, outs in steps for s in outs if s is not None and s < 0)
 
 
 def _make_replay(program):
@@ -53,8 +57,12 @@ def _make_replay(program):
             a, k = _fill(treedef, template, positions, [env[s] for s in ins])
             out = fn(*a, **k)
             for s, o in zip(outs, jax.tree_util.tree_leaves(out)):
-                if s is not None:
+                if s is None:
+                    continue
+                if s >= 0:
                     env[s] = o
+                else:   # a source computed here: its value plus the slot's zeros
+                    env[-1 - s] = env[-1 - s] + o
         return [env[s] for s in target_slots]
     return replay
 
