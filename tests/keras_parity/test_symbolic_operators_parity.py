@@ -127,15 +127,10 @@ def test_model_built_with_operators_trains_as_in_keras():
     np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0),
                                rtol=1e-5, atol=1e-6)
     histories = []
-    for model in (ours, theirs):
-        model.compile(optimizer=model_optimizer(model), loss="mse")
+    for model, lib in [(ours, loopax), (theirs, keras)]:
+        model.compile(optimizer=lib.optimizers.SGD(0.01), loss="mse")
         histories.append(model.fit(x, y, epochs=3, batch_size=8, shuffle=False,
                                    verbose=0).history["loss"])
     np.testing.assert_allclose(histories[0], histories[1], rtol=1e-4)
     for w, k in zip(ours.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(w, np.asarray(k), rtol=1e-4, atol=1e-5)
-
-
-def model_optimizer(model):
-    lib = loopax if isinstance(model, loopax.Model) else keras
-    return lib.optimizers.SGD(0.01)
