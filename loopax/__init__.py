@@ -22,6 +22,7 @@ from loopax import (
     models,
     ops,
     optimizers,
+    preprocessing,
     regularizers,
     saving,
     utils,
@@ -58,6 +59,6 @@ __all__ = [
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "distribution", "dtype_policies", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
-    "random",
+    "preprocessing", "random",
     "regularizers", "saving", "utils", "version",
 ]

@@ -1,8 +1,29 @@
 """`keras.applications`: ResNet50, VGG16, MobileNetV2, EfficientNetB0 with
-`preprocess_input`/`decode_predictions` in their modules. Weights: None, or
-the local path of Keras's weight file (loopax downloads nothing)."""
+`preprocess_input`/`decode_predictions` in their modules, and the modules of the
+other Keras families with their `preprocess_input`/`decode_predictions` (their
+models are not built yet). Weights: "imagenet" (Keras's published file, downloaded
+once into `$LOOPAX_HOME/models`), None, or a local path. `decode_predictions` reads
+the ImageNet class index from a local file (it downloads nothing)."""
 
-from loopax.applications import efficientnet, imagenet_utils, mobilenet_v2, resnet50, vgg16
+from loopax.applications import (
+    convnext,
+    densenet,
+    efficientnet,
+    efficientnet_v2,
+    imagenet_utils,
+    inception_resnet_v2,
+    inception_v3,
+    mobilenet,
+    mobilenet_v2,
+    mobilenet_v3,
+    nasnet,
+    resnet,
+    resnet50,
+    resnet_v2,
+    vgg16,
+    vgg19,
+    xception,
+)
 from loopax.src.applications.efficientnet import EfficientNetB0
 from loopax.src.applications.mobilenet_v2 import MobileNetV2
 from loopax.src.applications.resnet import ResNet50

@@ -106,14 +106,12 @@ def test_summary_of_a_functional_model():
     assert " Non-trainable params: 128 (512.00 B)" in lines
 
 
-def test_summary_connected_to_column_and_unbuilt_error():
+def test_summary_connected_to_column_and_a_sequential_built_by_a_call():
     a = loopax.Input(shape=(2,), name="a")
     b = loopax.Input(shape=(2,), name="b")
     model = Model([a, b], loopax.layers.Add(name="sum")([a, b]))
     text = "\n".join(summary_lines(model))
     assert "Connected to" in text and "a[0][0], b[0][0]" in text
-    with pytest.raises(ValueError, match="not built"):
-        Sequential([Dense(2)]).summary()
     seq = Sequential([Dense(2)])
     seq(np.ones((1, 3)))
     lines = summary_lines(seq)

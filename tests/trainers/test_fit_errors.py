@@ -55,9 +55,12 @@ def test_validation_split_with_a_generator(compiled):
 
 
 def test_targets_that_cannot_match_the_output(compiled):
+    """(Targets that only broadcast against the output train as in Keras, with a
+    warning: tests/keras_parity/test_loss_broadcast_parity.py.)"""
     model, _, x, _ = compiled
-    with pytest.raises(ValueError, match=r"Output 'dense_\d+'.*\(16, 1\).*target y.*\(16, 3\)"):
-        model.evaluate(x, np.zeros((64, 3), "float32"), batch_size=16, verbose=0)
+    with pytest.raises(ValueError,
+                       match=r"Output 'dense_\d+'.*\(16, 1\).*target y.*\(16, 5, 3\)"):
+        model.evaluate(x, np.zeros((64, 5, 3), "float32"), batch_size=16, verbose=0)
 
 
 def test_categorical_loss_with_integer_labels_suggests_the_sparse_loss():

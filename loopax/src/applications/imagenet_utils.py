@@ -69,22 +69,21 @@ CLASS_INDEX_MD5 = "c2c37ea517e94d9795004a39431a14cb"
 
 
 def default_class_index_path():
-    """Keras's cached class index if there is one, else loopax's copy, downloaded
-    once (hash-checked) into `$LOOPAX_HOME/models`."""
+    """Where `decode_predictions` looks for the class index without a path: Keras's
+    cached copy (`~/.keras/models`), else `$LOOPAX_HOME/models` (nothing is downloaded)."""
     keras_copy = os.path.join(os.path.expanduser("~"), ".keras", "models",
                               "imagenet_class_index.json")
     if os.path.exists(keras_copy):
         return keras_copy
-    return file_utils.get_file("imagenet_class_index.json", CLASS_INDEX_URL,
-                               file_hash=CLASS_INDEX_MD5, cache_subdir="models")
+    return os.path.join(file_utils.loopax_home(), "models", "imagenet_class_index.json")
 
 
 def decode_predictions(preds, top=5, class_index_path=None):
     """`[[(class_id, class_name, score), ...] per sample]`, the `top` best of
     `(batch, 1000)` ImageNet predictions. The class index is Keras's
     `imagenet_class_index.json`, read from `class_index_path` (default: Keras's
-    cache, `~/.keras/models/imagenet_class_index.json`, if present, else downloaded
-    once into `$LOOPAX_HOME/models`).
+    cache, `~/.keras/models/imagenet_class_index.json`, else
+    `$LOOPAX_HOME/models/imagenet_class_index.json`); nothing is downloaded.
 
     Args:
         preds: `(batch, 1000)` scores (a NumPy or JAX array).
@@ -97,8 +96,8 @@ def decode_predictions(preds, top=5, class_index_path=None):
 
     Raises:
         ValueError: `preds` is not of shape `(batch, 1000)`.
-        FileNotFoundError: `class_index_path` does not exist.
-        OSError: the default class index could not be downloaded.
+        FileNotFoundError: the class index file does not exist (the message says
+            where to get it and where to put it).
     """
     preds = np.asarray(preds)
     if preds.ndim != 2 or preds.shape[1] != 1000:
@@ -107,8 +106,10 @@ def decode_predictions(preds, top=5, class_index_path=None):
     path = class_index_path or default_class_index_path()
     if not os.path.exists(path):
         raise FileNotFoundError(
-            f"decode_predictions: the ImageNet class index {path!r} does not exist. Pass "
-            "the path of Keras's imagenet_class_index.json, or None to download it.")
+            f"decode_predictions: the ImageNet class index {path!r} does not exist "
+            "(loopax downloads nothing). Download Keras's imagenet_class_index.json from "
+            f"{CLASS_INDEX_URL} (md5 {CLASS_INDEX_MD5}) and pass its path as "
+            f"class_index_path=..., or save it as {default_class_index_path()!r}.")
     with open(path, encoding="utf-8") as f:
         index = json.load(f)
     results = []

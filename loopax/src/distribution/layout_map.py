@@ -24,6 +24,7 @@ class LayoutMap(collections.abc.MutableMapping):
     def __init__(self, device_mesh):
         self._layouts: dict[str, TensorLayout] = collections.OrderedDict()
         self._device_mesh = device_mesh
+        self.warned_unmatched = set()   # (model name, key) warned about as matching nothing
 
     @property
     def device_mesh(self):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import warnings
 
 import jax
 import numpy as np
@@ -118,22 +119,15 @@ def _put(value, sharding):
 # --------------------------------------------------------------------------
 
 def prepare_model(model, batch=None, training=False) -> None:
-    """Before a pass: a clear error for a layout key no variable matches or a
-    training batch the data-parallel degree does not divide; places the
-    model's variables created before the distribution was set."""
+    """Before a pass: a warning for a layout key no variable matches, a clear
+    error for a training batch the data-parallel degree does not divide; places
+    the model's variables created before the distribution was set."""
     dist = distribution()
     if dist is None:
         return
     variables = list(model.variables)
     if isinstance(dist, ModelParallel):
-        unmatched = dist.layout_map.unmatched_keys([v.path for v in variables])
-        if unmatched:
-            paths = ", ".join(repr(v.path) for v in variables[:12])
-            more = f" (and {len(variables) - 12} more)" if len(variables) > 12 else ""
-            raise ValueError(
-                f"ModelParallel: layout map key(s) {unmatched} match no variable of model "
-                f"{getattr(model, 'name', '')!r}. Keys are variable paths or regexes that "
-                f"must match a whole path; the paths are {paths}{more}.")
+        warn_unmatched_keys(dist.layout_map, model, variables)
     for variable in variables:
         layout = variable_layout(dist, variable)
         if getattr(variable, "_layout", None) != layout:
@@ -141,6 +135,26 @@ def prepare_model(model, batch=None, training=False) -> None:
             variable._value = _put(variable._value, layout.backend_layout)
     if training and batch is not None:
         check_batch_divisible(dist, batch, "fit()")
+
+
+def warn_unmatched_keys(layout_map, model, variables) -> None:
+    """Keras applies the layout map keys that match and ignores the others; loopax
+    does the same and warns once per key and model (a typo leaves a variable
+    replicated)."""
+    warned = layout_map.warned_unmatched
+    name = getattr(model, "name", "")
+    unmatched = [k for k in layout_map.unmatched_keys([v.path for v in variables])
+                 if (name, k) not in warned]
+    if not unmatched:
+        return
+    warned.update((name, k) for k in unmatched)
+    paths = ", ".join(repr(v.path) for v in variables[:12])
+    more = f" (and {len(variables) - 12} more)" if len(variables) > 12 else ""
+    warnings.warn(
+        f"ModelParallel: layout map key(s) {unmatched} match no variable of model {name!r}, "
+        f"so they place nothing (as in Keras; the variables they were meant for stay "
+        f"replicated). Keys are variable paths or regexes that must match a whole path; "
+        f"the paths are {paths}{more}.", UserWarning, stacklevel=3)
 
 
 def state_value(variable, value):

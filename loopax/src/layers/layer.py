@@ -548,6 +548,8 @@ class Layer(Module):
         for i, t in enumerate(node.output_tensors):
             t.node, t.index = node, i
         self.__dict__.setdefault("_inbound_nodes", []).append(node)
+        if self.supports_masking and first is not None:
+            _masking.attach_symbolic_output_masks(self, first, outputs)
         return outputs
 
     def _symbolic_outputs(self, args, kwargs):

@@ -19,6 +19,8 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src.layers.layer import Layer
+from loopax.src.layers.op_layer import call_on_symbolic
+from loopax.src.layers.symbolic import is_symbolic
 from loopax.src.tensor import unwrap
 
 _MASK_ATTR = "_keras_mask"
@@ -71,7 +73,32 @@ def attach_output_masks(layer, inputs, outputs, previous_mask):
     flat_outputs = jax.tree_util.tree_leaves(outputs)
     if not flat_outputs or all(get_keras_mask(y) is not None for y in flat_outputs):
         return
-    output_masks = layer.compute_mask(inputs, previous_mask)
+    _set_output_masks(flat_outputs, layer.compute_mask(inputs, previous_mask))
+
+
+def attach_symbolic_output_masks(layer, inputs, outputs):
+    """After a call on symbolic tensors: the outputs' `_keras_mask` as a symbolic
+    tensor (Keras's symbolic tensors carry it too, e.g. `Embedding(mask_zero=True)`'s
+    output). `compute_mask` is called on the symbolic tensors directly (Python
+    operators work on them); when it needs array functions, it is recorded as an
+    op of the graph instead, so the mask can also be a model output."""
+    previous_mask = masks_of(inputs)
+    try:
+        output_masks = layer.compute_mask(inputs, previous_mask)
+        if not all(is_symbolic(m) for m in jax.tree_util.tree_leaves(
+                output_masks, is_leaf=is_symbolic)):
+            raise TypeError("compute_mask returned a value that is not symbolic")
+    except Exception:
+        def compute_mask(x, mask):
+            return layer.compute_mask(x, mask)
+        compute_mask.__name__ = f"{layer.name}_compute_mask"
+        output_masks = call_on_symbolic(compute_mask, (inputs, previous_mask), {})
+    _set_output_masks(jax.tree_util.tree_leaves(outputs, is_leaf=is_symbolic), output_masks)
+
+
+def _set_output_masks(flat_outputs, output_masks):
+    """Puts one mask per output (`output_masks`: one for all, or a list aligned with
+    the outputs) on the outputs that carry none yet."""
     if output_masks is None:
         return
     if not isinstance(output_masks, (list, tuple)):

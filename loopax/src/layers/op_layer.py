@@ -10,9 +10,12 @@ replays) it like any layer call.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 
 from loopax.src.layers.layer import Layer
-from loopax.src.layers.symbolic import any_symbolic, is_symbolic
+from loopax.src.layers.symbolic import SymbolicTensor, any_symbolic, is_symbolic
+from loopax.src.ops import operators
 from loopax.src.state import unique_name
 from loopax.src.tensor import register_symbolic_fallback
 
@@ -53,3 +56,66 @@ def call_on_symbolic(fn, args, kwargs):
 
 
 register_symbolic_fallback(call_on_symbolic)   # loopax ops fall back to it (tensor.op)
+
+
+# ---- Python operators on symbolic tensors ----------------------------------
+# As on Keras's KerasTensor: arithmetic both ways, `@`, `**`, comparisons other
+# than `==` (which stays identity, so symbolic tensors remain usable as dict
+# keys), `&`/`|`/`^`/`~` as logical ops, unary `-`/`+`/`abs`, `round`, indexing.
+
+def getitem(x, key):
+    return x[key]
+
+
+def _round(x, ndigits=None):
+    return jnp.round(x, ndigits or 0)
+
+
+def _raw(fn):
+    return getattr(fn, "__loopax_op__", fn)
+
+
+_BINARY = {"add": operators.add, "sub": operators.sub, "mul": operators.mul,
+           "truediv": operators.truediv, "floordiv": operators.floordiv,
+           "mod": operators.mod, "pow": operators.pow, "matmul": operators.matmul,
+           "and": jnp.logical_and, "or": jnp.logical_or, "xor": jnp.logical_xor}
+_COMPARISONS = {"lt": operators.lt, "le": operators.le, "gt": operators.gt,
+                "ge": operators.ge, "ne": operators.ne}
+_UNARY = {"neg": operators.neg, "pos": operators.pos, "abs": operators.abs,
+          "invert": jnp.logical_not}
+
+
+def _operand(x):
+    # Python lists of numbers are arrays here, as for Keras's ops (`[[1., 2.]] @ x`).
+    return np.asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _symbolic_operator(fn, reflected=False):
+    fn = _raw(fn)
+    if reflected:
+        return lambda self, other: call_on_symbolic(fn, (_operand(other), self), {})
+    return lambda self, other: call_on_symbolic(fn, (self, _operand(other)), {})
+
+
+def _symbolic_unary(fn):
+    fn = _raw(fn)
+    return lambda self: call_on_symbolic(fn, (self,), {})
+
+
+def _install_symbolic_operators(cls):
+    """Gives `cls` Python's operators, each recorded as an op on symbolic tensors."""
+    for name, fn in _BINARY.items():
+        setattr(cls, f"__{name}__", _symbolic_operator(fn))
+        setattr(cls, f"__r{name}__", _symbolic_operator(fn, reflected=True))
+    for name, fn in _COMPARISONS.items():
+        setattr(cls, f"__{name}__", _symbolic_operator(fn))
+    for name, fn in _UNARY.items():
+        setattr(cls, f"__{name}__", _symbolic_unary(fn))
+    cls.__getitem__ = lambda self, key: call_on_symbolic(getitem, (self, key), {})
+    cls.__round__ = lambda self, ndigits=None: call_on_symbolic(_round, (self, ndigits), {})
+    cls.reshape = lambda self, *shape: call_on_symbolic(
+        jnp.reshape, (self, shape[0] if len(shape) == 1 else shape), {})
+    cls.squeeze = lambda self, axis=None: call_on_symbolic(jnp.squeeze, (self, axis), {})
+
+
+_install_symbolic_operators(SymbolicTensor)

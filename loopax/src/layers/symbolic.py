@@ -17,7 +17,16 @@ from loopax.src.tensor import Tensor
 
 
 class SymbolicTensor:
-    """A placeholder with a shape (None for unknown sizes) and a dtype."""
+    """A placeholder with a shape (None for unknown sizes) and a dtype.
+
+    Python operators on it (`a * b`, `x @ w`, `x[:, 0]`, `-x`, `x > 0`, ...) are
+    recorded as ops of the functional graph, as on Keras's KerasTensor (they are
+    installed by `loopax.src.layers.op_layer`). `==` compares identity.
+    """
+
+    # NumPy arrays on the left of an operator defer to our reflected methods.
+    __array_priority__ = 1000
+    __array_ufunc__ = None
 
     def __init__(self, shape, dtype=None, name=None, node=None, index=0, sparse=False):
         self.shape = tuple(None if d is None else int(d) for d in shape)
@@ -32,6 +41,22 @@ class SymbolicTensor:
 
     def __repr__(self):
         return f"<SymbolicTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
+
+    def __iter__(self):
+        raise TypeError(
+            f"Iterating over a symbolic tensor (shape {self.shape}) is not supported: index "
+            "it (`x[:, 0]`) or split it with loopax.ops.split / ops.unstack.")
+
+    def __bool__(self):
+        raise TypeError(
+            "A symbolic tensor has no value, so it cannot be used as a Python bool "
+            "(`if x:`, `x and y`); use loopax.ops.where / ops.cond, or a Layer.")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
 
     def __array__(self, *a, **k):
         raise TypeError(

@@ -59,14 +59,17 @@ def serialize(loss):
     """{"class_name", "config"} for a Loss object, or a function's name.
 
     Args:
-        loss: A Loss object or a built-in loss function.
+        loss: A Loss object or a built-in loss function; a name, a dict or None
+            passes through unchanged (as in Keras).
 
     Returns:
         A JSON-serializable dict (or the name) that `deserialize` turns back into it.
 
     Raises:
-        ValueError: `loss` is neither a Loss object nor a built-in function.
+        ValueError: `loss` is neither a Loss object, a built-in function nor a plain value.
     """
+    if loss is None or isinstance(loss, (str, dict)):
+        return loss
     config = _REGISTRY.serialize(loss)
     if config is loss:
         raise ValueError(f"Cannot serialize loss {loss!r}: not a Loss object or a built-in "

@@ -254,11 +254,15 @@ def reduce_weighted_values(values, sample_weight=None, mask=None,
     return reduce_values(values, sample_weight, reduction)
 
 
-def check_same_shape(y_true, y_pred, who, hint=""):
+def check_same_shape(y_true, y_pred, who, hint="", mutual=False):
     """Raises a ValueError naming both shapes unless `y_true` broadcasts into
-    `y_pred`'s shape (after the (batch,) vs (batch, 1) rank fix)."""
+    `y_pred`'s shape (after the (batch,) vs (batch, 1) rank fix); with `mutual`,
+    unless the two broadcast against each other (Keras's elementwise losses: a
+    (batch, 1) output against (batch, k) targets; `fit` warns about it)."""
     ts, ps = tuple(np.shape(y_true)), tuple(np.shape(y_pred))
-    if ts != ps and not _broadcasts_into(ts, ps):
+    fits = _broadcasts_into(ts, ps) or mutual and all(
+        a == b or 1 in (a, b) for a, b in zip(ts[::-1], ps[::-1]))
+    if ts != ps and not fits:
         raise ValueError(
             f"{who}: y_true has shape {ts} but y_pred has shape {ps}; they must "
             f"match (or y_true broadcast to y_pred).{(' ' + hint) if hint else ''}")

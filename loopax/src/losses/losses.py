@@ -56,12 +56,20 @@ def _as_float(x, dtype=None):
     return x if dtypes.is_float(x.dtype) else x.astype(dtypes.floatx())
 
 
+# Losses Keras 3 computes on targets and outputs broadcast against each other
+# (the others require y_true to match y_pred, or to broadcast into it).
+_MUTUALLY_BROADCASTING = {
+    "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error",
+    "mean_squared_logarithmic_error", "huber", "log_cosh", "cosine_similarity",
+    "kl_divergence", "poisson", "hinge", "squared_hinge", "categorical_hinge"}
+
+
 def _prepare(y_true, y_pred, who):
     """y_pred as float, y_true in its dtype, ranks fixed, shapes checked."""
     y_pred = _as_float(y_pred)
     y_true = _as_float(y_true, y_pred.dtype)
     y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-    check_same_shape(y_true, y_pred, who)
+    check_same_shape(y_true, y_pred, who, mutual=who in _MUTUALLY_BROADCASTING)
     return y_true, y_pred
 
 

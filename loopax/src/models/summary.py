@@ -42,9 +42,11 @@ def _bytes(variables) -> int:
 
 
 def _format_shape(tree) -> str:
-    shapes = jax.tree_util.tree_leaves(
-        jax.tree_util.tree_map(lambda t: t.shape, tree, is_leaf=is_symbolic),
-        is_leaf=lambda x: isinstance(x, tuple))
+    return _format_shapes(jax.tree_util.tree_map(lambda t: t.shape, tree, is_leaf=is_symbolic))
+
+
+def _format_shapes(tree) -> str:
+    shapes = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, tuple))
     text = [("(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")")
             for s in shapes]
     return text[0] if len(text) == 1 else "[" + ", ".join(text) + "]"
@@ -58,7 +60,7 @@ def _rows(model):
     nodes = list(getattr(graph, "_nodes", None) or [])
     if not hasattr(graph, "_layers") or not hasattr(graph, "_nodes"):
         # Subclassed (or an empty Sequential): the direct sub-layers.
-        return [(l, f"{l.name} ({type(l).__name__})", "?", l.count_params(), "")
+        return [(l, f"{l.name} ({type(l).__name__})", _built_output_shape(l), _param_count(l), "")
                 for l in model.layers], True
     shown = set(id(l) for l in model.layers)
     node_of = {}
@@ -86,8 +88,25 @@ def _rows(model):
                    for n in layer_calls if not isinstance(n.layer, InputLayer)
                    for t in n.input_tensors]
         rows.append((layer, f"{layer.name} ({type(layer).__name__})", shape,
-                     layer.count_params(), ", ".join(sources) if sources else "-"))
+                     _param_count(layer), ", ".join(sources) if sources else "-"))
     return rows, chain
+
+
+def _built_output_shape(layer) -> str:
+    """A layer outside a graph: its output shape for the shape it was built with
+    (as Keras), "?" when it has none."""
+    build_shape = layer.__dict__.get("_build_input_shape")
+    if not layer.built or build_shape is None:
+        return "?"
+    try:
+        return _format_shapes(layer.compute_output_shape(build_shape))
+    except Exception:   # a layer whose output shape needs more than the input shape
+        return "?"
+
+
+def _param_count(layer) -> str:
+    """The "Param #" cell: "0 (unbuilt)" for a layer not built yet, as Keras."""
+    return f"{layer.count_params():,}" if layer.built else "0 (unbuilt)"
 
 
 def _layer_index_bounds(layers, layer_range):
@@ -132,11 +151,8 @@ def _wrap(text: str, width: int) -> list[str]:
 
 def print_summary(model, line_length=None, positions=None, print_fn=None,
                   expand_nested=False, show_trainable=False, layer_range=None):
-    if not model.built:
-        raise ValueError(
-            f"Model {model.name!r} is not built yet, so it has no layers' shapes and "
-            "weights to show. Call it on a batch, call build(input_shape), or start it "
-            "with loopax.Input(shape=...).")
+    # A model not built yet (a Sequential without an Input) prints as in Keras: its
+    # layers with "?" shapes and "0 (unbuilt)" parameters.
     print_fn = print_fn or print
     layer_rows, chain = _rows(model)
     start, stop = _layer_index_bounds([r[0] for r in layer_rows], layer_range)
@@ -177,7 +193,7 @@ def print_summary(model, line_length=None, positions=None, print_fn=None,
     lines += row(headers, "┃")
     lines.append(border("┡", "━", "╇", "┩"))
     for i, (name, shape, params, connected, trainable) in enumerate(rows):
-        cells = ([name, shape, f"{params:,}"] + ([] if chain else [connected])
+        cells = ([name, shape, params] + ([] if chain else [connected])
                  + ([trainable] if show_trainable else []))
         if i:
             lines.append(border("├", "─", "┼", "┤"))

@@ -18,15 +18,18 @@ def serialize(layer) -> dict:
     """The config dict of `layer` (a Layer or Model).
 
     Args:
-        layer: The layer (or model) to describe.
+        layer: The layer (or model) to describe; a name, a dict or None passes
+            through unchanged (as in Keras, whose serializers return plain values).
 
     Returns:
         `{"class_name": ..., "config": ...}`, JSON-serializable; `deserialize` rebuilds
         the layer from it (without its weights).
 
     Raises:
-        TypeError: `layer` is not a Layer.
+        TypeError: `layer` is neither a Layer nor a plain value.
     """
+    if layer is None or isinstance(layer, (str, dict)):
+        return layer
     if not isinstance(layer, Layer):
         raise TypeError(f"loopax.layers.serialize() takes a layer; got "
                         f"{type(layer).__name__}. Use loopax.saving.serialize_keras_object "
@@ -38,17 +41,20 @@ def deserialize(config, custom_objects=None):
     """The layer a `serialize()` dict describes (fresh weights).
 
     Args:
-        config: A dict from `serialize()` (or from Keras, with a `"module"` key).
+        config: A dict from `serialize()` (or from Keras, with a `"module"` key), or a
+            layer, returned as it is (as loopax's other `deserialize` functions do).
         custom_objects: `{name: class}` for custom layers not registered with
             `loopax.saving.register_keras_serializable`.
 
     Returns:
-        A new, unbuilt layer.
+        A new, unbuilt layer (or the layer given).
 
     Raises:
         ValueError: `config` is not such a dict, or it describes something that is not
             a layer.
     """
+    if isinstance(config, Layer):
+        return config
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError("loopax.layers.deserialize() takes the dict layers.serialize() "
                          f"returns ({{'class_name': ..., 'config': ...}}); got {config!r:.120}")

@@ -8,6 +8,8 @@ as the model names it (`model.output_names`), else `output_0`, `output_1`...
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
 
@@ -100,24 +102,51 @@ def _shape(x):
     return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
 
 
-def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model"):
-    """A clear error when `y_true` cannot be compared with output `name`."""
+# Losses whose Keras 3 implementation requires targets of the output's exact shape
+# (Keras raises on targets that only broadcast against the output).
+_SAME_SHAPE_LOSSES = ("binary_crossentropy", "binary_focal_crossentropy",
+                      "categorical_crossentropy", "categorical_focal_crossentropy")
+
+
+def _same_rank(t, p):
+    """Both shapes after Keras's rule for a trailing axis of size 1 (one side may
+    have it and the other not)."""
+    if len(t) == len(p) + 1 and t[-1] == 1:
+        return t[:-1], p
+    if len(p) == len(t) + 1 and p[-1] == 1:
+        return t, p[:-1]
+    return t, p
+
+
+def _broadcast_together(t, p) -> bool:
+    return all(a == b or a == 1 or b == 1 for a, b in zip(t[::-1], p[::-1]))
+
+
+def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model",
+                       keras_requires_same_shape=False):
+    """A clear error when `y_true` cannot be compared with output `name`.
+
+    Returns a warning text (None when the shapes agree) where the target only
+    broadcasts against the output: Keras computes such a loss by broadcasting, so
+    loopax does too, but it is most likely a mistake.
+    """
     t, p = _shape(y_true), _shape(y_pred)
     if t == p:
-        return
-    ok = False
+        return None
     if loss_kind == "sparse":
-        ok = (len(t) == len(p) - 1 and t == p[:-1]) or (len(t) == len(p) and t[-1:] == (1,)
-                                                         and t[:-1] == p[:-1])
+        if (len(t) == len(p) - 1 and t == p[:-1]) or (
+                len(t) == len(p) and t[-1:] == (1,) and t[:-1] == p[:-1]):
+            return None
     else:
-        tt, pp = t, p
-        if len(tt) == len(pp) + 1 and tt[-1] == 1:
-            tt = tt[:-1]
-        elif len(pp) == len(tt) + 1 and pp[-1] == 1:
-            pp = pp[:-1]
-        ok = len(tt) <= len(pp) and all(a == b or a == 1 for a, b in zip(tt[::-1], pp[::-1]))
-    if ok:
-        return
+        tt, pp = _same_rank(t, p)
+        if tt == pp:
+            return None
+        # A crossentropy Keras refuses unless the shapes match; loopax keeps
+        # accepting a target that broadcasts into the output (as it did), warning.
+        target_fits_output = len(tt) <= len(pp) and all(
+            a in (1, b) for a, b in zip(tt[::-1], pp[::-1]))
+        if _broadcast_together(tt, pp) and (target_fits_output or not keras_requires_same_shape):
+            return _broadcast_warning(name, model_name, t, p)
     hint = ""
     if loss_kind == "categorical" and len(t) == len(p) - 1:
         hint = (" The targets look like class indices: use "
@@ -130,6 +159,23 @@ def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model")
         f"Output {name!r} of {model_name} has shape {p} but its target y has shape "
         f"{t}; these cannot be compared. Pass targets matching the output's shape "
         f"(or change the model's output).{hint}")
+
+
+def _broadcast_warning(name, model_name, t, p) -> str:
+    """The warning for targets of shape `t` that only broadcast against output shape `p`."""
+    if t and p and p[-1] == 1 and t[-1] != 1:
+        fix = (f"If each sample has {t[-1]} targets, give the output {t[-1]} units (e.g. "
+               f"Dense({t[-1]})); if it has one, pass targets of shape {p}.")
+    elif t and p and t[-1] == 1 and p[-1] != 1:
+        fix = (f"If each target is one class index, use "
+               "loss='sparse_categorical_crossentropy'; if it is one value, give the "
+               f"output 1 unit (Dense(1)), or pass targets of shape {p}.")
+    else:
+        fix = f"Pass targets of the output's shape {p}, or change the model's output."
+    return (f"Output {name!r} of {model_name} has shape {p} but its target y has shape "
+            f"{t}: the loss broadcasts them against each other (as Keras does), so each "
+            f"output value is compared with several targets or the reverse. This is most "
+            f"likely a mistake. {fix}")
 
 
 def _scoped_or_eager(metric, value) -> bool:
@@ -172,6 +218,7 @@ class CompileLoss:
         self.built = False
         self.metrics = []
         self.last_losses = None
+        self._warned = set()
 
     def build(self, y_true, y_pred):
         self.names, preds = flatten_outputs(y_pred, self._output_names)
@@ -196,13 +243,20 @@ class CompileLoss:
         self.check_targets(y_true, y_pred)
 
     def check_targets(self, y_true, y_pred):
-        """A clear error if a target cannot be compared with its output."""
+        """A clear error if a target cannot be compared with its output; a warning
+        (once per model and shapes) if it only broadcasts against it."""
         _, preds = flatten_outputs(y_pred, self.names)
         targets = match_targets(y_true, self.names)
         for i, loss, _ in self.entries:
-            if targets[i] is not None:
-                check_target_shape(self.names[i], targets[i], preds[i],
-                                   losses_module.loss_kind(loss), self._model_name)
+            if targets[i] is None:
+                continue
+            warning = check_target_shape(
+                self.names[i], targets[i], preds[i], losses_module.loss_kind(loss),
+                self._model_name, keras_requires_same_shape=_keras_requires_same_shape(loss))
+            key = (i, _shape(targets[i])[1:], _shape(preds[i])[1:])   # any batch size
+            if warning is not None and key not in self._warned:
+                self._warned.add(key)
+                warnings.warn(warning, UserWarning, stacklevel=2)
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         if not self.built:
@@ -231,6 +285,17 @@ class CompileLoss:
                 if _scoped_or_eager(tracker, value):
                     tracker.update_state(value, sample_weight=n)
         return total
+
+
+def _keras_requires_same_shape(loss) -> bool:
+    fn = getattr(loss, "fn", loss)
+    names = {getattr(fn, "__name__", ""), getattr(loss, "name", ""),
+             _snake(type(loss).__name__)}
+    return any(n in _SAME_SHAPE_LOSSES for n in names)
+
+
+def _snake(class_name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in class_name).lstrip("_")
 
 
 def check_scalar(value, who):

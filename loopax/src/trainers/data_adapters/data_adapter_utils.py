@@ -3,6 +3,8 @@ turning inputs into NumPy leaves, length checks, class weights, splits."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
 
@@ -182,11 +184,34 @@ def class_weight_to_sample_weight(y, class_weight, sample_weight=None):
         if int(cls) < 0:
             raise ValueError(f"`class_weight` keys must be class indices >= 0, got {cls!r}.")
         table[int(cls)] = weight
+    _warn_unweighted_classes(classes, class_weight)
     weights = table[classes]
     if sample_weight is not None:
         per_sample = np.asarray(sample_weight, np.float32).reshape(len(weights), -1)[:, 0]
         weights = weights * per_sample
     return weights.astype(np.float32)
+
+
+_warned_unweighted = set()   # (class_weight items, class): each warned about once
+
+
+def _warn_unweighted_classes(classes, class_weight):
+    """Keras gives a class missing from `class_weight` the weight 1.0, silently;
+    loopax does the same and says so, once per class_weight and class."""
+    weighted = {int(c) for c in class_weight}
+    items = frozenset((int(c), float(w)) for c, w in class_weight.items())
+    missing = [int(c) for c in np.unique(classes)
+               if int(c) not in weighted and (items, int(c)) not in _warned_unweighted]
+    if not missing:
+        return
+    _warned_unweighted.update((items, c) for c in missing)
+    plural = "es" if len(missing) > 1 else ""
+    warnings.warn(
+        f"`class_weight` {dict(sorted(class_weight.items()))} has no weight for class{plural} "
+        f"{', '.join(map(str, missing))}, present in the labels: those samples get weight "
+        f"1.0 (as in Keras). If that is not intended, add "
+        f"{', '.join(f'{c}: <weight>' for c in missing)} to `class_weight`.",
+        UserWarning, stacklevel=4)
 
 
 def slice_arrays(tree, start, stop):
