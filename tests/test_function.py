@@ -313,3 +313,33 @@ def test_creating_variables_on_each_instances_first_call_works():
     assert [float(a(np.float32(1.0))) for _ in range(3)] == [1.0, 2.0, 3.0]
     assert [float(b(np.float32(2.0))) for _ in range(2)] == [2.0, 4.0]
     assert a.__call__ is a.__call__ and a.__call__.experimental_get_tracing_count() == 1
+
+
+def test_ctrl_c_right_after_the_compiled_call_leaves_the_variables_usable():
+    """A SIGINT landing between the compiled call's return and the write-back is held
+    until the Variables hold the new values (the old ones were donated)."""
+    import signal
+
+    v = loopax.Variable(np.zeros(3, np.float32))
+
+    @loopax.function
+    def step(x):
+        v.assign_add(x)
+        return v.value.sum()
+
+    step(np.ones(3, np.float32))
+    step(np.ones(3, np.float32))        # now v's buffer is owned: the next call donates it
+    trace = next(iter(step._traces.values()))
+    real = trace._jitted
+
+    def call_then_interrupt(*args):
+        out = real(*args)
+        signal.raise_signal(signal.SIGINT)
+        return out
+
+    trace._jitted = call_then_interrupt
+    with pytest.raises(KeyboardInterrupt):
+        step(np.ones(3, np.float32))
+    trace._jitted = real
+    np.testing.assert_array_equal(v.numpy(), [3, 3, 3])
+    assert float(step(np.ones(3, np.float32))) == 12

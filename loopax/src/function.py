@@ -68,6 +68,7 @@ from loopax.src import random
 from loopax.src.state import StateScope, Variable, _state
 from loopax.src.tape import static_key
 from loopax.src.tensor import Tensor
+from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 RETRACE_WARNING_AFTER = 5
 _ARRAYS = (jax.Array, np.ndarray, np.generic)
@@ -330,10 +331,13 @@ class _Trace:
         # e.g. a value the user assigned or read, goes in as a copy.
         donated = [v._value if v._owned_value is v._value else jnp.array(v._value, copy=True)
                    for v, _ in self.read_assigned]
-        out_arrays, new_values = self._jitted(
-            donated, [v._value for v, _ in self.read_only], arrays)
-        for v, value in zip(self.assigned, new_values):
-            v._write(value, owned=True)
+        # A Ctrl-C between the call and the writes would leave the Variables on donated
+        # (deleted) buffers: it is held until they are written.
+        with INTERRUPTS_HELD if donated else contextlib.nullcontext():
+            out_arrays, new_values = self._jitted(
+                donated, [v._value for v, _ in self.read_only], arrays)
+            for v, value in zip(self.assigned, new_values):
+                v._write(value, owned=True)
         it = iter(out_arrays)
         leaves = [next(it) if x is None else x for x in self.out_leaves]
         return jax.tree_util.tree_unflatten(self.out_tree, leaves)

@@ -97,7 +97,7 @@ class _Blocker(keras.callbacks.Callback):
         assert self.release.wait(30)
 
 
-def test_a_second_concurrent_fit_raises_and_leaves_the_model_usable():
+def test_a_second_concurrent_fit_raises_and_leaves_the_model_usable(tmp_path):
     x, y = regression_data()
     model = mlp()
     model.compile(optimizer="sgd", loss="mse")
@@ -120,6 +120,10 @@ def test_a_second_concurrent_fit_raises_and_leaves_the_model_usable():
             model.evaluate(x, y, verbose=0)
         with pytest.raises(RuntimeError, match="another thread"):
             model.predict(x, verbose=0)
+        for save in (model.save_weights, model.save, model.load_weights):
+            with pytest.raises(RuntimeError, match=r"running its fit\(\).*ModelCheckpoint"):
+                save(str(tmp_path / "m.weights.safetensors"))
+        assert not (tmp_path / "m.weights.safetensors").exists()
     finally:
         blocker.release.set()
         thread.join()

@@ -27,6 +27,7 @@ from loopax.src.layers.layer import Layer, _shape_of
 from loopax.src.layers.symbolic import any_symbolic
 from loopax.src.models import summary
 from loopax.src.saving import model_file, serialization, weights_file
+from loopax.src.trainers import data_checks
 from loopax.src.trainers.trainer import Trainer
 
 
@@ -218,6 +219,7 @@ class Model(Trainer, Layer):
                               show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- saving ------------------------------------------------------------
+    @data_checks.exclusive("save_weights")
     def save_weights(self, filepath: str | os.PathLike, overwrite: bool = True) -> None:
         """Writes `weights` to a safetensors file (see `loopax.saving`).
 
@@ -227,9 +229,11 @@ class Model(Trainer, Layer):
 
         Raises:
             FileExistsError: the file exists and `overwrite=False`.
+            RuntimeError: another thread is running this model's fit/evaluate/predict.
         """
         weights_file.save_weights(self, filepath, overwrite=overwrite)
 
+    @data_checks.exclusive("load_weights")
     def load_weights(self, filepath: str | os.PathLike, skip_mismatch: bool = False) -> None:
         """Reads weights written by `save_weights` (or `save`, or Keras) into this model.
 
@@ -242,9 +246,11 @@ class Model(Trainer, Layer):
             FileNotFoundError: no file at `filepath`.
             ValueError: the file's weights do not match the model's names or shapes (and
                 `skip_mismatch=False`).
+            RuntimeError: another thread is running this model's fit/evaluate/predict.
         """
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
+    @data_checks.exclusive("save")
     def save(self, filepath: str | os.PathLike, overwrite: bool = True, zipped: bool | None = None,
              include_optimizer: bool = True, **kwargs: Any) -> None:
         """Writes the architecture and weights to one zip file.
@@ -263,6 +269,7 @@ class Model(Trainer, Layer):
         Raises:
             ValueError: `zipped=False`.
             TypeError: any other keyword argument.
+            RuntimeError: another thread is running this model's fit/evaluate/predict.
         """
         if zipped is False:
             raise ValueError(f"Model {self.name!r}: save(zipped=False) is not supported; "

@@ -368,7 +368,7 @@ class Optimizer:
         """
         init = initializers.get(initializer)
         with name_scope(self.name), jax.ensure_compile_time_eval():
-            value = init(tuple(shape), dtypes.standardize(dtype))
+            value = init(tuple(shape), dtype=dtypes.standardize(dtype))
             return self._track(Variable(value, trainable=False, name=name or "variable"))
 
     def add_variable_from_reference(self, reference_variable: Variable, name: str | None = None,

@@ -258,9 +258,12 @@ def exclusive_use(model, what):
         if owner is not None and owner[0] != me:
             raise RuntimeError(
                 f"{what}() was called on {model._model_label()} while another thread is "
-                f"running its {owner[2]}(). A model trains, evaluates or predicts one call "
-                "at a time; wait for the other call to finish (e.g. join its thread), or "
-                "use a separate model (loopax.models.clone_model) per thread.")
+                f"running its {owner[2]}(). A model trains, evaluates, predicts or is "
+                "saved or loaded one call at a time (a running fit() holds its weights in "
+                "compiled state, not in the Variables): wait for the other call to finish "
+                "(e.g. join its thread), save from a callback inside fit() (ModelCheckpoint, "
+                "or on_epoch_end), or use a separate model (loopax.models.clone_model) per "
+                "thread.")
         depth = owner[1] + 1 if owner is not None else 1
         model.__dict__["_loopax_in_use"] = (me, depth, owner[2] if owner else what)
     try:
