@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -217,6 +218,47 @@ def test_a_new_callback_on_the_folder_resumes_after_an_exception(tmp_path):
     assert history == expected
     for got, want in zip(model.get_weights(), expected_weights, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+class _StepCounter(keras.callbacks.Callback):
+    """A user's callback with state to resume: the training steps it has seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.steps = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+
+    def get_backup_state(self):
+        return {"steps": self.steps}
+
+    def set_backup_state(self, state):
+        self.steps = state["steps"]
+
+
+class _RestoreOnly(keras.callbacks.Callback):
+    """Half the contract (no `get_backup_state`): nothing to keep, and no slot taken."""
+
+    def set_backup_state(self, state):
+        raise AssertionError("never called: this callback keeps no backup state")
+
+
+def test_a_user_callback_with_backup_state_continues_where_it_stopped(tmp_path):
+    args, kwargs = _data("arrays")
+    counter = _StepCounter()
+    model = _model()
+    backup = keras.callbacks.BackupAndRestore(tmp_path / "b", save_freq=3)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(*args, epochs=4, verbose=0, callbacks=[_RestoreOnly(), counter, backup,
+                                                         _Crash(8)], **kwargs)
+    resumed = _StepCounter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # the states line up: no "callbacks differ" warning
+        model.fit(*args, epochs=4, verbose=0, callbacks=[_RestoreOnly(), resumed, backup],
+                  **kwargs)
+    assert keras.callbacks.Callback().get_backup_state() is None
+    assert resumed.steps == 4 * 5   # 6 before the backup of step 6, 14 after the resume
 
 
 def test_a_backup_of_another_model_is_refused_with_a_clear_error(tmp_path):

@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-from loopax.src.callbacks.callback import Callback
+from loopax.src.callbacks.callback import Callback, keeps_backup_state
 from loopax.src.saving.checkpoint import CheckpointStore
 from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
 from loopax.src.trainers.data_adapters.py_dataset import PyDatasetAdapter
@@ -150,7 +150,7 @@ class BackupAndRestore(Callback):
             f"{skipped}; see the warnings). Delete the folder to start training afresh.")
 
     def _restore_callbacks(self, saved, arrays, quiet=False):
-        mine = [cb for cb in self._others if hasattr(cb, "set_backup_state")]
+        mine = [cb for cb in self._others if keeps_backup_state(cb)]
         if not quiet and (len(saved) != len(mine) or any(
                 entry["class"] != type(cb).__name__ for entry, cb in zip(saved, mine))):
             warnings.warn(
@@ -191,8 +191,7 @@ class BackupAndRestore(Callback):
                 arrays[f"state_{g}_{i}"] = np.array(variable.value)   # a host copy
             layout.append([[v.path, list(v.shape), str(v.dtype)] for v in group])
         states = []
-        for j, callback in enumerate(cb for cb in self._others
-                                     if hasattr(cb, "get_backup_state")):
+        for j, callback in enumerate(cb for cb in self._others if keeps_backup_state(cb)):
             state = _split_arrays(callback.get_backup_state(), arrays, f"callback_{j}")
             states.append({"class": type(callback).__name__, "state": state})
         meta = {"format": FORMAT, "version": 1, "epoch": epoch, "step": step,

@@ -212,6 +212,28 @@ class Callback:
             logs: Unused (None).
         """
 
+    # ---- resuming after a crash (BackupAndRestore) ----------------------------
+    def get_backup_state(self):
+        """What `BackupAndRestore` saves of this callback with each backup, so that a
+        resumed `fit()` continues it as if never interrupted: None (nothing, the default)
+        or a structure of JSON values and arrays. Override it together with
+        `set_backup_state`."""
+        return None
+
+    def set_backup_state(self, state):
+        """Restores what `get_backup_state` returned, in a resumed `fit()` (after this
+        callback's `on_train_begin`).
+
+        Args:
+            state: The structure `get_backup_state` returned, arrays as NumPy arrays.
+        """
+
+
+def keeps_backup_state(callback):
+    """Whether `callback` has state for `BackupAndRestore` (it overrides
+    `get_backup_state`)."""
+    return overrides(callback, "get_backup_state")
+
 
 def overrides(callback, hook):
     """Whether `callback` does something in `hook` (its class or instance replaces the no-op)."""
