@@ -69,12 +69,11 @@ class BatchDataset(PyDataset):
             return self._sample(int(self._order[index]))
         indices = self._order[index * self.batch_size:(index + 1) * self.batch_size]
         x = self._load_batch(indices)
-        return x if self._labels is None else (x, self._labels[indices])
+        return x if self._labels is None else (x, _take(self._labels, indices))
 
     def _sample(self, i):
-        x = self._load_batch(np.array([i]))
-        x = [e[0] for e in x] if isinstance(x, list) else x[0]
-        return x if self._labels is None else (x, self._labels[i])
+        x = _first(self._load_batch(np.array([i])))
+        return x if self._labels is None else (x, _first(_take(self._labels, [i])))
 
     def __iter__(self):
         for i in range(len(self)):
@@ -279,8 +278,19 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     Window `i` starts at `p = start_index + i * sequence_stride` and holds
     `data[p], data[p + sampling_rate], …` (`sequence_length` steps); its target
     is `targets[p]`. Windows never reach `end_index` (exclusive, default
-    `len(data)`). `shuffle` shuffles the windows with `seed` (and again each
-    epoch).
+    `len(data)`).
+
+    Args:
+        data: an array `(timesteps, *features)`.
+        targets: an array, `targets[p]` the target of the window starting at
+            `p`; or None (windows only).
+        sequence_length: steps per window.
+        sequence_stride: steps between the starts of two windows.
+        sampling_rate: steps between two samples of a window.
+        batch_size: windows per batch (None: one window per item).
+        shuffle: shuffle the windows with `seed`, and again each epoch.
+        seed: the shuffle's seed.
+        start_index, end_index: use only `data[start_index:end_index]`.
 
     Returns:
         A `BatchDataset` of `x` batches `(batch, sequence_length, *data.shape[1:])`,
@@ -371,6 +381,15 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
             len(indices), lambda i: load_batch(indices[i]), batch_size=batch_size,
             labels=None if labels is None else _take(labels, indices))
     return part(order[:left]), part(order[total - right:])
+
+
+def _first(tree):
+    """The first entry of every array in a (dict/list/tuple) tree of batches."""
+    if isinstance(tree, dict):
+        return {k: _first(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_first(v) for v in tree)
+    return tree[0]
 
 
 def _take(tree, indices):

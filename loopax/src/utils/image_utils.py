@@ -35,9 +35,17 @@ def _data_format(data_format):
 
 
 def array_to_img(x, data_format=None, scale=True, dtype=None):
-    """A PIL image from a 3D array `(height, width, channels)` (1, 3 or 4 channels).
+    """A PIL image from one image array.
 
-    With `scale`, values are shifted and scaled to span 0–255.
+    Args:
+        x: a 3D array `(height, width, channels)` (1, 3 or 4 channels), or
+            `(channels, height, width)` with `data_format="channels_first"`.
+        data_format: "channels_last" or "channels_first" (default: the config's).
+        scale: shift and scale the values to span 0–255 first.
+        dtype: the dtype `x` is read as (default floatx).
+
+    Returns:
+        A `PIL.Image.Image` ("L", "I" above 255 unscaled, "RGB" or "RGBA").
     """
     Image = pil_image()
     data_format = _data_format(data_format)
@@ -67,7 +75,17 @@ def array_to_img(x, data_format=None, scale=True, dtype=None):
 
 
 def img_to_array(img, data_format=None, dtype=None):
-    """A 3D float32 (or `dtype`) array `(height, width, channels)` of a PIL image."""
+    """The pixels of a PIL image as an array.
+
+    Args:
+        img: a PIL image (or anything `np.asarray` reads as 2D or 3D).
+        data_format: "channels_last" or "channels_first" (default: the config's).
+        dtype: the array's dtype (default floatx).
+
+    Returns:
+        A 3D array `(height, width, channels)` (channels first if asked); a
+        grayscale image gets one channel.
+    """
     data_format = _data_format(data_format)
     x = np.asarray(img, dtype=dtype or floatx())
     if x.ndim == 2:
@@ -78,7 +96,18 @@ def img_to_array(img, data_format=None, dtype=None):
 
 
 def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
-    """Writes a 3D image array to `path` (format from `file_format` or the suffix)."""
+    """Writes an image array to a file.
+
+    Args:
+        path: the file path (or a file object, with `file_format`).
+        x: a 3D image array, as `array_to_img` takes.
+        data_format: "channels_last" or "channels_first" (default: the config's).
+        file_format: the PIL format; default from the path's suffix ("jpg" is JPEG).
+        scale: scale the values to span 0–255 first.
+        **kwargs: passed to `PIL.Image.Image.save`.
+
+    An RGBA image saved as JPEG is converted to RGB, with a warning.
+    """
     if file_format is None and isinstance(path, (str, pathlib.Path)):
         file_format = pathlib.Path(path).suffix[1:].lower() or None
     if file_format and file_format.lower() == "jpg":
@@ -102,6 +131,10 @@ def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
         interpolation: PIL resampling for `target_size`: "nearest", "bilinear",
             "bicubic", "hamming", "box" or "lanczos".
         keep_aspect_ratio: crop the centre to the target's aspect ratio first.
+
+    Returns:
+        A `PIL.Image.Image` in the asked color mode (grayscale keeps 16- and
+        32-bit images as they are).
     """
     Image = pil_image()
     if color_mode not in COLOR_MODES:
@@ -149,9 +182,18 @@ def _resize(img, target_size, interpolation, keep_aspect_ratio):
 
 
 def smart_resize(x, size, interpolation="bilinear", data_format="channels_last"):
-    """Resizes an image `(h, w, c)` or batch `(n, h, w, c)` to `size` without
-    distorting it: the largest centred box with the target's aspect ratio is
-    cropped, then resized. A NumPy input gives a NumPy result."""
+    """Resizes images without distorting them: the largest centred box with
+    the target's aspect ratio is cropped, then resized.
+
+    Args:
+        x: an image `(h, w, c)` or a batch `(n, h, w, c)` (channels first if asked).
+        size: `(height, width)`.
+        interpolation: as `loopax.ops.image.resize` takes it.
+        data_format: "channels_last" or "channels_first".
+
+    Returns:
+        The resized images (a NumPy array for a NumPy input).
+    """
     from loopax.src.ops.image import resize
 
     if len(size) != 2:
