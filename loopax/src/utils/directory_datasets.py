@@ -15,6 +15,8 @@ import wave
 
 import numpy as np
 
+from loopax.src.config import image_data_format
+from loopax.src.ops.image import resize
 from loopax.src.utils import dataset_utils
 from loopax.src.utils.dataset_utils import BatchDataset
 from loopax.src.utils.image_utils import pil_image
@@ -123,9 +125,6 @@ def load_image(path, image_size, channels, interpolation="bilinear",
                crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None):
     """One image file as a float32 array `(*image_size, channels)` (0–255), the
     first frame of an animation, resized with `loopax.ops.image.resize`."""
-    from loopax.src.config import image_data_format
-    from loopax.src.ops.image import resize
-
     with pil_image().open(path) as img:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
         if not (img.mode == mode or channels == 1 and img.mode in ("I;16", "I")):

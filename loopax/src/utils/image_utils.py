@@ -11,6 +11,7 @@ import numpy as np
 
 from loopax.src.config import image_data_format
 from loopax.src.dtypes import floatx
+from loopax.src.ops.image import resize
 
 PIL_INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 COLOR_MODES = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
@@ -194,8 +195,6 @@ def smart_resize(x, size, interpolation="bilinear", data_format="channels_last")
     Returns:
         The resized images (a NumPy array for a NumPy input).
     """
-    from loopax.src.ops.image import resize
-
     if len(size) != 2:
         raise ValueError(f"`size` must be (height, width), got {size!r}.")
     if np.ndim(x) not in (3, 4):
