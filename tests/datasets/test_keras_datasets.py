@@ -101,6 +101,8 @@ def test_imdb_matches_keras(tmp_path, monkeypatch, keras, no_network, options):
 
 def test_imdb_maxlen_that_keeps_nothing_raises(tmp_path, no_network):
     write_imdb(tmp_path / "imdb.npz")
+    with pytest.warns(UserWarning, match=r"ignores the arguments \['nb_words'\]"):
+        loopax.datasets.imdb.load_data(str(tmp_path / "imdb.npz"), nb_words=5)   # Keras runs it
     with pytest.raises(ValueError, match="maxlen=2"):
         loopax.datasets.imdb.load_data(str(tmp_path / "imdb.npz"), maxlen=2)
 

@@ -91,7 +91,7 @@ def _read_npy(stream):
 
 
 def shuffled(seed, *arrays):
-    """`arrays` reordered by one `np.random.RandomState(seed)` permutation, as Keras's loaders do."""
+    """`arrays` reordered by one `np.random.RandomState(seed)` permutation (as Keras's)."""
     indices = np.arange(len(arrays[0]))
     np.random.RandomState(seed).shuffle(indices)
     return [a[indices] for a in arrays]

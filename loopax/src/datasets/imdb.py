@@ -4,6 +4,7 @@ word-index sequences; `get_word_index()` maps words to indices."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 
@@ -30,13 +31,15 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
         oov_char: the index of words cut by `num_words`/`skip_top` (None: removed).
         index_from: added to every word index (0, 1, 2 stay free for padding,
             start and out-of-vocabulary).
+        **kwargs: ignored with a warning (Keras ignores them).
 
     Returns:
         `(x_train, y_train), (x_test, y_test)`: object arrays of lists of ints,
         and int labels (0 negative, 1 positive).
     """
-    if kwargs:
-        raise TypeError(f"imdb.load_data: unrecognized arguments {sorted(kwargs)}.")
+    if kwargs:   # Keras accepts and ignores them
+        warnings.warn(f"imdb.load_data ignores the arguments {sorted(kwargs)} (as Keras does); "
+                      "remove them.", stacklevel=2)
     file = dataset_files.dataset_path(path, "imdb.npz", ORIGIN_FOLDER + "imdb.npz", SHA256)
     arrays = dataset_files.load_npz(file, ("x_train", "y_train", "x_test", "y_test"))
     rng_seed = np.random.RandomState(seed)

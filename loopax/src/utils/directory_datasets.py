@@ -89,9 +89,10 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         data_format: "channels_last" or "channels_first" (default: the config's).
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with
-        `class_names` and `file_paths`, yielding float32 images `(batch, *image_size, channels)` (0–255) `x` or `(x, labels)`; a
-        `(training, validation)` pair with `subset="both"`.
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding float32 images `(batch, *image_size, channels)`
+        (0–255) `x` or `(x, labels)`; a `(training, validation)` pair with
+        `subset="both"`.
     """
     if color_mode not in COLOR_CHANNELS:
         raise ValueError(f'`color_mode` must be one of "rgb", "rgba", "grayscale". '
@@ -171,9 +172,10 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         verbose: print how many files and classes were found.
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with
-        `class_names` and `file_paths`, yielding `x`: NumPy object arrays of `str` (Keras's tf.data gives bytes) or `(x, labels)`; a
-        `(training, validation)` pair with `subset="both"`.
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding `x`: NumPy object arrays of `str` (Keras's tf.data
+        gives bytes) or `(x, labels)`; a `(training, validation)` pair with
+        `subset="both"`.
     """
     paths, labels, class_names, label_mode, seed = _index(
         directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
@@ -230,9 +232,10 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         verbose: print how many files and classes were found.
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with
-        `class_names` and `file_paths`, yielding float32 clips `(batch, samples, channels)` in [-1, 1), zero-padded to the batch's longest, `x` or `(x, labels)`; a
-        `(training, validation)` pair with `subset="both"`.
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding `x` or `(x, labels)`, `x` float32 clips
+        `(batch, samples, channels)` in [-1, 1) zero-padded to the batch's longest;
+        a `(training, validation)` pair with `subset="both"`.
     """
     if ragged and output_sequence_length is not None:
         raise ValueError("Pass at most one of `ragged` and `output_sequence_length`.")
