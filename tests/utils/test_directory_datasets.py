@@ -161,27 +161,35 @@ def make_image_tree(root, pil):
     (root / "cats" / "readme.txt").write_text("not an image")
 
 
-@pytest.mark.parametrize("color_mode,crop,pad", [
-    ("rgb", False, False), ("grayscale", True, False), ("rgba", False, True)],
-    ids=["rgb", "grayscale-crop", "rgba-pad"])
+IMAGE_CASES = [
+    ("rgb", False, False, "bilinear", (6, 5)), ("grayscale", True, False, "bilinear", (6, 5)),
+    ("rgba", False, True, "bilinear", (6, 5)), ("rgb", False, False, "bilinear", (20, 23)),
+    ("rgb", True, False, "nearest", (7, 19)), ("rgb", False, True, "nearest", (12, 4)),
+    ("rgb", False, False, "bicubic", (9, 9))]
+
+
+@pytest.mark.parametrize("color_mode,crop,pad,interpolation,size", IMAGE_CASES,
+                         ids=["rgb-down", "grayscale-crop", "rgba-pad", "rgb-up",
+                              "nearest-crop", "nearest-pad", "bicubic"])
 def test_images_match_keras_loader_and_order(tmp_path, pil, keras_dataset_utils, color_mode,
-                                             crop, pad):
+                                             crop, pad, interpolation, size):
     from keras.src.utils.image_dataset_utils import _load_image_grain
 
     make_image_tree(tmp_path, pil)
     ds = loopax.utils.image_dataset_from_directory(
-        tmp_path, color_mode=color_mode, image_size=(6, 5), batch_size=2, seed=11,
-        crop_to_aspect_ratio=crop, pad_to_aspect_ratio=pad, verbose=False)
+        tmp_path, color_mode=color_mode, image_size=size, batch_size=2, seed=11,
+        crop_to_aspect_ratio=crop, pad_to_aspect_ratio=pad, interpolation=interpolation,
+        verbose=False)
     want_paths, want_labels, names = keras_files(
         keras_dataset_utils, tmp_path, (".bmp", ".gif", ".jpeg", ".jpg", ".png"), seed=11)
     assert ds.class_names == names == ["cats", "dogs"] and ds.file_paths == want_paths
     channels = {"rgb": 3, "grayscale": 1, "rgba": 4}[color_mode]
     xs, ys = zip(*ds)
     x = np.concatenate(xs)
-    assert x.shape == (5, 6, 5, channels) and x.dtype == np.float32
+    assert x.shape == (5, *size, channels) and x.dtype == np.float32
     np.testing.assert_array_equal(np.concatenate(ys), want_labels)
     for got, path in zip(x, want_paths):
-        want = np.asarray(_load_image_grain(path, (6, 5), channels, "bilinear",
+        want = np.asarray(_load_image_grain(path, size, channels, interpolation,
                                             "channels_last", crop, pad))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
 
@@ -205,6 +213,10 @@ def test_image_dataset_trains_with_fit_and_reshuffles_each_epoch(tmp_path, pil):
     assert len(set(orders)) > 1
     (batch,) = list(ds.take(1))
     assert batch[0].shape == (2, 8, 8, 3)
+    last, first = (loopax.utils.image_dataset_from_directory(
+        tmp_path, image_size=8, seed=1, data_format=f, verbose=False)[0][0]
+        for f in ("channels_last", "channels_first"))
+    np.testing.assert_array_equal(first, last.transpose(0, 3, 1, 2))
 
 
 def test_image_arguments_are_checked(tmp_path, pil):

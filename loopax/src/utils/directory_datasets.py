@@ -125,7 +125,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
 def load_image(path, image_size, channels, interpolation="bilinear",
                crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None):
     """One image file as a float32 array `(*image_size, channels)` (0–255), the
-    first frame of an animation, resized with `loopax.ops.image.resize`."""
+    first frame of an animation, resized as `loopax.ops.image.resize` does
+    ("bilinear" and "nearest" in NumPy: no compilation per image size)."""
     with pil_image().open(path) as img:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
         if not (img.mode == mode or channels == 1 and img.mode in ("I;16", "I")):
@@ -133,13 +134,57 @@ def load_image(path, image_size, channels, interpolation="bilinear",
         x = np.asarray(img, dtype="float32")
     if x.ndim == 2:
         x = x[:, :, None]
-    x = np.asarray(resize(x, image_size, interpolation=interpolation,
-                          crop_to_aspect_ratio=crop_to_aspect_ratio,
-                          pad_to_aspect_ratio=pad_to_aspect_ratio,
-                          data_format="channels_last"))
+    if interpolation in ("bilinear", "nearest"):
+        if crop_to_aspect_ratio:
+            x = _crop_to_aspect_ratio(x, image_size)
+        elif pad_to_aspect_ratio:
+            x = _pad_to_aspect_ratio(x, image_size)
+        x = _resize_axis(_resize_axis(x, image_size[0], 0, interpolation),
+                         image_size[1], 1, interpolation)
+    else:
+        x = np.asarray(resize(x, image_size, interpolation=interpolation,
+                              crop_to_aspect_ratio=crop_to_aspect_ratio,
+                              pad_to_aspect_ratio=pad_to_aspect_ratio,
+                              data_format="channels_last"))
     if (data_format or image_data_format()) == "channels_first":
         x = x.transpose(2, 0, 1)
     return x
+
+
+def _resize_axis(x, size, axis, interpolation):
+    """`x` resized along `axis` with half-pixel centres and no antialiasing
+    (TensorFlow's and `jax.image.resize`'s sampling)."""
+    n = x.shape[axis]
+    if n == size:
+        return x
+    centres = (np.arange(size) + 0.5) * (n / size)
+    if interpolation == "nearest":
+        return np.take(x, np.minimum(np.floor(centres).astype(int), n - 1), axis=axis)
+    source = np.clip(centres - 0.5, 0, n - 1)
+    low = np.floor(source).astype(int)
+    high = np.minimum(low + 1, n - 1)
+    shape = [1] * x.ndim
+    shape[axis] = size
+    frac = (source - low).astype("float32").reshape(shape)
+    return np.take(x, low, axis=axis) * (1 - frac) + np.take(x, high, axis=axis) * frac
+
+
+def _crop_to_aspect_ratio(x, size):
+    """The largest centred box of `x` (h, w, c) with the aspect ratio of `size`."""
+    height, width = x.shape[:2]
+    crop_h = max(min(height, int(width * size[0] / size[1])), 1)
+    crop_w = max(min(width, int(height * size[1] / size[0])), 1)
+    top, left = int((height - crop_h) / 2), int((width - crop_w) / 2)
+    return x[top:top + crop_h, left:left + crop_w]
+
+
+def _pad_to_aspect_ratio(x, size):
+    """`x` (h, w, c) zero-padded equally on both sides to the aspect ratio of `size`."""
+    height, width = x.shape[:2]
+    pad_h = max(height, int(width * size[0] / size[1]))
+    pad_w = max(width, int(height * size[1] / size[0]))
+    top, left = int((pad_h - height) / 2), int((pad_w - width) / 2)
+    return np.pad(x, ((top, top), (left, left), (0, 0)))
 
 
 # ---------------------------------------------------------------- text
