@@ -317,3 +317,8 @@ def test_downloads_go_to_the_cache_once_and_are_checksum_checked(tmp_path, monke
     assert (tmp_path / "home" / "datasets" / "imdb.npz").exists() and len(x) == 20
     with pytest.raises(FileNotFoundError, match="No file at"):
         loopax.datasets.imdb.load_data(str(tmp_path / "nowhere" / "imdb.npz"))
+    # A bare name is the cache's (as in Keras), even when the working directory has one.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "imdb.npz").write_bytes(b"not the dataset")
+    (x, _), _ = loopax.datasets.imdb.load_data("imdb.npz")
+    assert len(x) == 20 and len(calls) == 2

@@ -40,20 +40,22 @@ def dataset_path(path, default_name, origin, file_hash, cache_subdir="datasets")
     """The local path of a dataset file.
 
     Args:
-        path: an existing local file or directory (used as is); a bare file name
-            in the cache; or None for `default_name`.
+        path: a path with a directory part (`"./imdb.npz"`, `"/data/imdb.npz"`):
+            an existing local file or directory, used as is; a bare file name:
+            its name in the cache, as in Keras; None: `default_name` in the cache.
         default_name, origin, file_hash: the cache name, the URL Keras downloads
             from, and its published sha256/md5 (None: not checked).
 
     Raises:
-        FileNotFoundError: `path` names a directory part that does not exist.
+        FileNotFoundError: a local `path` that does not exist.
     """
-    if path is not None and os.path.exists(os.path.expanduser(str(path))):
-        return os.path.expanduser(str(path))
-    if path is not None and os.path.dirname(str(path)):
-        raise FileNotFoundError(
-            f"No file at {str(path)!r}. Pass an existing local file, a bare file name to use "
-            "in the cache, or None to download the dataset.")
+    if path is not None and os.path.dirname(os.path.expanduser(str(path))):
+        local = os.path.expanduser(str(path))
+        if not os.path.exists(local):
+            raise FileNotFoundError(
+                f"No file at {str(path)!r}. Pass an existing local file, a bare file name to "
+                "use in the cache, or None to download the dataset.")
+        return local
     return file_utils.get_file(path or default_name, origin=origin, file_hash=file_hash,
                                cache_subdir=cache_subdir)
 

@@ -14,8 +14,9 @@ def load_boston_housing(path="boston_housing.npz", test_split=0.2, seed=113):
     """Boston housing: 506 samples of 13 features, median prices in k$.
 
     Args:
-        path: an existing local `.npz` (arrays `x`, `y`), or the file name in
-            the cache (downloaded if missing).
+        path: a local `.npz` (arrays `x`, `y`) named with a directory part
+            (`"./boston_housing.npz"`), or a bare file name in the cache
+            (downloaded if missing).
         test_split: the fraction of the (shuffled) samples kept for testing.
         seed: the shuffle's seed.
 

@@ -20,8 +20,9 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
     """Loads IMDB, processed as `keras.datasets.imdb.load_data` does.
 
     Args:
-        path: an existing local `.npz` (arrays `x_train, y_train, x_test,
-            y_test`), or the file name in the cache (downloaded if missing).
+        path: a local `.npz` (arrays `x_train, y_train, x_test, y_test`) named
+            with a directory part (`"./imdb.npz"`), or a bare file name in the
+            cache (downloaded if missing).
         num_words: keep the `num_words` most frequent words; rarer ones become
             `oov_char` (None: keep all).
         skip_top: the most frequent words to replace by `oov_char`.
@@ -67,7 +68,8 @@ def get_word_index(path="imdb_word_index.json"):
     """The `{word: index}` dict of the IMDB sequences (before `index_from`'s shift).
 
     Args:
-        path: an existing local JSON file, or the file name in the cache.
+        path: a local JSON file named with a directory part, or a bare file
+            name in the cache.
 
     Returns:
         A dict from words to their frequency rank (1 is the most frequent).

@@ -18,9 +18,10 @@ def load_data(path=None):
     """Loads MNIST.
 
     Args:
-        path: an existing local `.npz` file with arrays `x_train, y_train,
-            x_test, y_test` (read as is); or a file name in the cache
-            (default "mnist.npz"), downloaded if missing and checksum-checked.
+        path: a local `.npz` file with arrays `x_train, y_train, x_test,
+            y_test`, named with a directory part (`"./mnist.npz"`), read as is;
+            or a bare file name in the cache (default "mnist.npz"), downloaded
+            if missing and checksum-checked.
 
     Returns:
         `(x_train, y_train), (x_test, y_test)`: uint8 images `(n, 28, 28)`

@@ -25,8 +25,9 @@ def load_data(path="reuters.npz", num_words=None, skip_top=0, maxlen=None, test_
     """Loads Reuters, processed as `keras.datasets.reuters.load_data` does.
 
     Args:
-        path: an existing local `.npz` (arrays `x`, `y`), or the file name in
-            the cache (downloaded if missing).
+        path: a local `.npz` (arrays `x`, `y`) named with a directory part
+            (`"./reuters.npz"`), or a bare file name in the cache (downloaded
+            if missing).
         num_words, skip_top, maxlen, start_char, oov_char, index_from: as
             `loopax.datasets.imdb.load_data`.
         test_split: the fraction of the (shuffled, filtered) samples kept for testing.
@@ -54,7 +55,8 @@ def get_word_index(path="reuters_word_index.json"):
     """The `{word: index}` dict of the Reuters sequences (before `index_from`'s shift).
 
     Args:
-        path: an existing local JSON file, or the file name in the cache.
+        path: a local JSON file named with a directory part, or a bare file
+            name in the cache.
 
     Returns:
         A dict from words to their frequency rank.
