@@ -52,7 +52,10 @@ LAYERS = [
     ("layers", ["loopax.src.layers"]),
     ("losses, metrics, optimizers", ["loopax.src.losses", "loopax.src.metrics",
                                      "loopax.src.optimizers"]),
-    ("trainers", ["loopax.src.callbacks", "loopax.src.trainers"]),
+    ("trainers", ["loopax.src.callbacks", "loopax.src.trainers",
+                  # data utilities: datasets are PyDatasets, images resized with ops.image
+                  "loopax.src.utils.dataset_utils", "loopax.src.utils.directory_datasets",
+                  "loopax.src.utils.image_utils"]),
     ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.layer_serialization",

@@ -1,0 +1,11 @@
+"""`keras.preprocessing.image`."""
+
+from loopax.src.utils.image_utils import (
+    array_to_img,
+    img_to_array,
+    load_img,
+    save_img,
+    smart_resize,
+)
+
+__all__ = ["array_to_img", "img_to_array", "load_img", "save_img", "smart_resize"]

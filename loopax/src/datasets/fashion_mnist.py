@@ -1,0 +1,53 @@
+"""Fashion-MNIST: 60,000 training and 10,000 test 28×28 grayscale images of
+10 kinds of clothing, in the gzipped IDX files Keras downloads."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import numpy as np
+
+from loopax.src.datasets import dataset_files
+
+ORIGIN_FOLDER = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
+FILES = ("train-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
+         "t10k-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz")
+# Keras publishes no checksums for these four files: they are not checked.
+
+
+def load_data(path=None):
+    """Loads Fashion-MNIST as `keras.datasets.fashion_mnist.load_data` does.
+
+    Args:
+        path: (loopax's addition) an existing local directory holding the four
+            `.gz` files; None downloads them once into
+            `$LOOPAX_HOME/datasets/fashion-mnist`.
+
+    Returns:
+        `(x_train, y_train), (x_test, y_test)`: uint8 images `(n, 28, 28)` and
+        uint8 labels `(n,)`.
+    """
+    if path is not None:
+        path = os.path.expanduser(str(path))
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"{path!r} is not a directory: pass the directory holding "
+                                    f"{list(FILES)}, or None to download them.")
+        files = [os.path.join(path, name) for name in FILES]
+        missing = [f for f in files if not os.path.exists(f)]
+        if missing:
+            raise FileNotFoundError(f"{path!r} lacks {missing}.")
+    else:
+        files = [dataset_files.dataset_path(None, name, ORIGIN_FOLDER + name, None,
+                                            cache_subdir=os.path.join("datasets",
+                                                                      "fashion-mnist"))
+                 for name in FILES]
+    y_train, x_train, y_test, x_test = (_read_idx(f, offset) for f, offset in
+                                        zip(files, (8, 16, 8, 16)))
+    return ((x_train.reshape(len(y_train), 28, 28), y_train),
+            (x_test.reshape(len(y_test), 28, 28), y_test))
+
+
+def _read_idx(path, header_bytes):
+    with gzip.open(path, "rb") as f:
+        return np.frombuffer(f.read(), np.uint8, offset=header_bytes)

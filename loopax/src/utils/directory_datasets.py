@@ -1,0 +1,340 @@
+"""`image_dataset_from_directory`, `text_dataset_from_directory`,
+`audio_dataset_from_directory`: a directory tree of files as a dataset `fit()` takes.
+
+With `labels="inferred"` each sub-directory is a class (`class_names` sorted
+alphanumerically), files are listed and shuffled with `seed` exactly as
+Keras lists them, and `validation_split`/`subset` take the last
+`int(validation_split * n)` files as the validation subset. Each returns a
+`BatchDataset` (a `PyDataset` with `class_names` and `file_paths`) whose
+batches are NumPy arrays, loaded on demand.
+"""
+
+from __future__ import annotations
+
+import wave
+
+import numpy as np
+
+from loopax.src.config import image_data_format
+from loopax.src.ops.image import resize
+from loopax.src.utils import dataset_utils
+from loopax.src.utils.dataset_utils import BatchDataset
+from loopax.src.utils.image_utils import pil_image
+
+IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+IMAGE_INTERPOLATIONS = ("bilinear", "nearest", "bicubic", "lanczos3", "lanczos5")
+COLOR_CHANNELS = {"grayscale": 1, "rgb": 3, "rgba": 4}
+
+
+def _index(directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
+           follow_links, verbose, formats, kind):
+    """Validated arguments, then `(file_paths, labels, class_names, label_mode, seed)`."""
+    dataset_utils.check_labels_arguments(labels, label_mode, class_names, kind)
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    dataset_utils.check_validation_split_arg(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = int(np.random.randint(1e6))
+    paths, labels, class_names = dataset_utils.index_directory(
+        directory, labels, formats=formats, class_names=class_names, shuffle=shuffle, seed=seed,
+        follow_links=follow_links, verbose=verbose)
+    return paths, labels, class_names, label_mode, seed
+
+
+def _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
+           batch_size, shuffle, seed, load_batch_of, kind):
+    def make_dataset(files, encoded, training):
+        return BatchDataset(len(files), load_batch_of(files), labels=encoded,
+                            batch_size=batch_size, shuffle=shuffle and training, seed=seed,
+                            class_names=class_names, file_paths=files)
+    return dataset_utils.datasets_from_files(directory, paths, labels, class_names, label_mode,
+                                             subset, validation_split, make_dataset, kind)
+
+
+# ---------------------------------------------------------------- images
+
+
+def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                 class_names=None, color_mode="rgb", batch_size=32,
+                                 image_size=(256, 256), shuffle=True, seed=None,
+                                 validation_split=None, subset=None, interpolation="bilinear",
+                                 follow_links=False, crop_to_aspect_ratio=False,
+                                 pad_to_aspect_ratio=False, data_format=None, verbose=True):
+    """The images (.bmp, .gif, .jpeg, .jpg, .png) under `directory`, as
+    `keras.utils.image_dataset_from_directory` (same arguments and defaults).
+    Needs Pillow (`pip install loopax[images]`).
+
+    Args:
+        directory: the root directory.
+        labels: "inferred" (each sub-directory of `directory` is a class), None
+            (no labels), or a list/tuple of int labels, one per file in
+            alphanumeric file order.
+        label_mode: "int" (int32 `(batch,)`), "categorical" (one-hot float32),
+            "binary" (float32 `(batch, 1)`, 2 classes) or None (no labels).
+        class_names: with `labels="inferred"`, the sub-directories to use, in
+            label order (default: all, sorted).
+        color_mode: "rgb", "rgba" or "grayscale" (3, 4 or 1 channels).
+        batch_size: images per batch (None: one image per item).
+        image_size: `(height, width)` (or an int) the images are resized to.
+        shuffle: shuffle the files (with `seed`), and again each epoch.
+        seed: the shuffle's seed (needed with `validation_split` and `shuffle`).
+        validation_split: the fraction of files (the last `int(split * n)` after
+            shuffling) kept for validation.
+        subset: "training", "validation" or "both" (a pair), with `validation_split`.
+        follow_links: follow symbolic links to sub-directories.
+        verbose: print how many files and classes were found.
+        interpolation: "bilinear", "nearest", "bicubic", "lanczos3" or "lanczos5".
+        crop_to_aspect_ratio: crop the centre to the target's aspect ratio first.
+        pad_to_aspect_ratio: pad to the target's aspect ratio first.
+        data_format: "channels_last" or "channels_first" (default: the config's).
+
+    Returns:
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding float32 images `(batch, *image_size, channels)`
+        (0–255) `x` or `(x, labels)`; a `(training, validation)` pair with
+        `subset="both"`.
+    """
+    if color_mode not in COLOR_CHANNELS:
+        raise ValueError(f'`color_mode` must be one of "rgb", "rgba", "grayscale". '
+                         f"Received: color_mode={color_mode!r}")
+    if isinstance(image_size, int):
+        image_size = (image_size, image_size)
+    elif not isinstance(image_size, (list, tuple)) or len(image_size) != 2:
+        raise ValueError(f"`image_size` must be (height, width), two ints. "
+                         f"Received: image_size={image_size!r}")
+    interpolation = interpolation.lower()
+    if interpolation not in IMAGE_INTERPOLATIONS:
+        raise ValueError(f"`interpolation` must be one of {IMAGE_INTERPOLATIONS}. "
+                         f"Received: interpolation={interpolation!r}")
+    if crop_to_aspect_ratio and pad_to_aspect_ratio:
+        raise ValueError("Pass at most one of `crop_to_aspect_ratio` and `pad_to_aspect_ratio`.")
+    pil_image()   # fail early without Pillow
+    paths, labels, class_names, label_mode, seed = _index(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
+        follow_links, verbose, IMAGE_FORMATS, "image")
+    options = dict(image_size=tuple(image_size), channels=COLOR_CHANNELS[color_mode],
+                   interpolation=interpolation, crop_to_aspect_ratio=crop_to_aspect_ratio,
+                   pad_to_aspect_ratio=pad_to_aspect_ratio, data_format=data_format)
+
+    def load_batch_of(files):
+        return lambda indices: np.stack([load_image(files[i], **options) for i in indices])
+    return _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
+                  batch_size, shuffle, seed, load_batch_of, "image")
+
+
+def load_image(path, image_size, channels, interpolation="bilinear",
+               crop_to_aspect_ratio=False, pad_to_aspect_ratio=False, data_format=None):
+    """One image file as a float32 array `(*image_size, channels)` (0–255), the
+    first frame of an animation, resized as `loopax.ops.image.resize` does
+    ("bilinear" and "nearest" in NumPy: no compilation per image size)."""
+    with pil_image().open(path) as img:
+        mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
+        if not (img.mode == mode or channels == 1 and img.mode in ("I;16", "I")):
+            img = img.convert(mode)
+        x = np.asarray(img, dtype="float32")
+    if x.ndim == 2:
+        x = x[:, :, None]
+    if interpolation in ("bilinear", "nearest"):
+        if crop_to_aspect_ratio:
+            x = _crop_to_aspect_ratio(x, image_size)
+        elif pad_to_aspect_ratio:
+            x = _pad_to_aspect_ratio(x, image_size)
+        x = _resize_axis(_resize_axis(x, image_size[0], 0, interpolation),
+                         image_size[1], 1, interpolation)
+    else:
+        x = np.asarray(resize(x, image_size, interpolation=interpolation,
+                              crop_to_aspect_ratio=crop_to_aspect_ratio,
+                              pad_to_aspect_ratio=pad_to_aspect_ratio,
+                              data_format="channels_last"))
+    if (data_format or image_data_format()) == "channels_first":
+        x = x.transpose(2, 0, 1)
+    return x
+
+
+def _resize_axis(x, size, axis, interpolation):
+    """`x` resized along `axis` with half-pixel centres and no antialiasing
+    (TensorFlow's and `jax.image.resize`'s sampling)."""
+    n = x.shape[axis]
+    if n == size:
+        return x
+    centres = (np.arange(size) + 0.5) * (n / size)
+    if interpolation == "nearest":
+        return np.take(x, np.minimum(np.floor(centres).astype(int), n - 1), axis=axis)
+    source = np.clip(centres - 0.5, 0, n - 1)
+    low = np.floor(source).astype(int)
+    high = np.minimum(low + 1, n - 1)
+    shape = [1] * x.ndim
+    shape[axis] = size
+    frac = (source - low).astype("float32").reshape(shape)
+    return np.take(x, low, axis=axis) * (1 - frac) + np.take(x, high, axis=axis) * frac
+
+
+def _crop_to_aspect_ratio(x, size):
+    """The largest centred box of `x` (h, w, c) with the aspect ratio of `size`."""
+    height, width = x.shape[:2]
+    crop_h = max(min(height, int(width * size[0] / size[1])), 1)
+    crop_w = max(min(width, int(height * size[1] / size[0])), 1)
+    top, left = int((height - crop_h) / 2), int((width - crop_w) / 2)
+    return x[top:top + crop_h, left:left + crop_w]
+
+
+def _pad_to_aspect_ratio(x, size):
+    """`x` (h, w, c) zero-padded equally on both sides to the aspect ratio of `size`."""
+    height, width = x.shape[:2]
+    pad_h = max(height, int(width * size[0] / size[1]))
+    pad_w = max(width, int(height * size[1] / size[0]))
+    top, left = int((pad_h - height) / 2), int((pad_w - width) / 2)
+    return np.pad(x, ((top, top), (left, left), (0, 0)))
+
+
+# ---------------------------------------------------------------- text
+
+
+def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                class_names=None, batch_size=32, max_length=None, shuffle=True,
+                                seed=None, validation_split=None, subset=None,
+                                follow_links=False, verbose=True):
+    """The `.txt` files under `directory`, as `keras.utils.text_dataset_from_directory`
+    (same arguments and defaults).
+
+    Args:
+        directory: the root directory.
+        labels: "inferred" (each sub-directory of `directory` is a class), None
+            (no labels), or a list/tuple of int labels, one per file in
+            alphanumeric file order.
+        label_mode: "int" (int32 `(batch,)`), "categorical" (one-hot float32),
+            "binary" (float32 `(batch, 1)`, 2 classes) or None (no labels).
+        class_names: with `labels="inferred"`, the sub-directories to use, in
+            label order (default: all, sorted).
+        batch_size: texts per batch (None: one text per item).
+        max_length: keep only the first `max_length` bytes of each file.
+        shuffle: shuffle the files (with `seed`), and again each epoch.
+        seed: the shuffle's seed (needed with `validation_split` and `shuffle`).
+        validation_split: the fraction of files (the last `int(split * n)` after
+            shuffling) kept for validation.
+        subset: "training", "validation" or "both" (a pair), with `validation_split`.
+        follow_links: follow symbolic links to sub-directories.
+        verbose: print how many files and classes were found.
+
+    Returns:
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding `x`: NumPy object arrays of `str` (Keras's tf.data
+        gives bytes) or `(x, labels)`; a `(training, validation)` pair with
+        `subset="both"`.
+    """
+    paths, labels, class_names, label_mode, seed = _index(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
+        follow_links, verbose, (".txt",), "text")
+
+    def load_batch_of(files):
+        return lambda indices: _object_array([read_text(files[i], max_length)
+                                              for i in indices])
+    return _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
+                  batch_size, shuffle, seed, load_batch_of, "text")
+
+
+def read_text(path, max_length=None):
+    """A text file's contents (UTF-8), cut to its first `max_length` bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if max_length is not None:
+        data = data[:max_length]
+    return data.decode("utf-8", errors="ignore")
+
+
+# ---------------------------------------------------------------- audio
+
+
+def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
+                                 class_names=None, batch_size=32, sampling_rate=None,
+                                 output_sequence_length=None, ragged=False, shuffle=True,
+                                 seed=None, validation_split=None, subset=None,
+                                 follow_links=False, verbose=True):
+    """The PCM `.wav` files under `directory`, read with the standard library's
+    `wave`, as `keras.utils.audio_dataset_from_directory` (same arguments and defaults).
+
+    Args:
+        directory: the root directory.
+        labels: "inferred" (each sub-directory of `directory` is a class), None
+            (no labels), or a list/tuple of int labels, one per file in
+            alphanumeric file order.
+        label_mode: "int" (int32 `(batch,)`), "categorical" (one-hot float32),
+            "binary" (float32 `(batch, 1)`, 2 classes) or None (no labels).
+        class_names: with `labels="inferred"`, the sub-directories to use, in
+            label order (default: all, sorted).
+        batch_size: clips per batch (None: one clip per item).
+        sampling_rate: the rate every file must have (loopax does not resample;
+            Keras resamples with tensorflow-io).
+        output_sequence_length: cut or zero-pad every clip to this many samples.
+        ragged: give each batch as a NumPy object array of clips
+            `(samples_i, channels)` instead of padding them.
+        shuffle: shuffle the files (with `seed`), and again each epoch.
+        seed: the shuffle's seed (needed with `validation_split` and `shuffle`).
+        validation_split: the fraction of files (the last `int(split * n)` after
+            shuffling) kept for validation.
+        subset: "training", "validation" or "both" (a pair), with `validation_split`.
+        follow_links: follow symbolic links to sub-directories.
+        verbose: print how many files and classes were found.
+
+    Returns:
+        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
+        and `file_paths`, yielding `x` or `(x, labels)`, `x` float32 clips
+        `(batch, samples, channels)` in [-1, 1) zero-padded to the batch's longest;
+        a `(training, validation)` pair with `subset="both"`.
+    """
+    if ragged and output_sequence_length is not None:
+        raise ValueError("Pass at most one of `ragged` and `output_sequence_length`.")
+    if sampling_rate is not None and (not isinstance(sampling_rate, int) or sampling_rate <= 0):
+        raise ValueError(f"`sampling_rate` must be a positive int. Received: "
+                         f"sampling_rate={sampling_rate!r}")
+    paths, labels, class_names, label_mode, seed = _index(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset,
+        follow_links, verbose, (".wav",), "audio")
+
+    def load_batch_of(files):
+        def load(indices):
+            clips = [read_wav(files[i], sampling_rate, output_sequence_length) for i in indices]
+            return _object_array(clips) if ragged else pad_clips(clips)
+        return load
+    return _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
+                  batch_size, shuffle, seed, load_batch_of, "audio")
+
+
+def read_wav(path, sampling_rate=None, output_sequence_length=None):
+    """A PCM `.wav` file as float32 `(samples, channels)` in [-1, 1) (as
+    `tf.audio.decode_wav`), cut or zero-padded to `output_sequence_length`."""
+    with wave.open(str(path), "rb") as f:
+        width, channels, rate = f.getsampwidth(), f.getnchannels(), f.getframerate()
+        frames = f.readframes(f.getnframes())
+    if sampling_rate is not None and rate != sampling_rate:
+        raise ValueError(f"{path} is sampled at {rate} Hz, not sampling_rate={sampling_rate}; "
+                         "loopax does not resample: resample the files, or pass "
+                         "sampling_rate=None.")
+    if width == 1:   # 8-bit PCM is unsigned
+        audio = (np.frombuffer(frames, np.uint8).astype("float32") - 128) / 128
+    elif width in (2, 4):
+        dtype = {2: "<i2", 4: "<i4"}[width]
+        audio = np.frombuffer(frames, dtype).astype("float32") / 2.0 ** (8 * width - 1)
+    else:
+        raise ValueError(f"{path}: {8 * width}-bit samples are not supported; use 8-, 16- "
+                         "or 32-bit PCM.")
+    audio = audio.reshape(-1, channels)
+    if output_sequence_length is not None:
+        audio = pad_clips([audio[:output_sequence_length]], output_sequence_length)[0]
+    return audio
+
+
+def _object_array(items):
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def pad_clips(clips, length=None):
+    """Clips `(samples_i, channels)` zero-padded at the end into one array
+    `(n, length or the longest, channels)`."""
+    length = max(len(c) for c in clips) if length is None else length
+    out = np.zeros((len(clips), length, clips[0].shape[1]), dtype="float32")
+    for row, clip in zip(out, clips):
+        row[:len(clip)] = clip
+    return out
