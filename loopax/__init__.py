@@ -25,6 +25,7 @@ from loopax import (
     preprocessing,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from loopax.src import compilation_cache as _compilation_cache
@@ -60,5 +61,5 @@ __all__ = [
     "datasets", "distribution", "dtype_policies", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
     "preprocessing", "random",
-    "regularizers", "saving", "utils", "version",
+    "regularizers", "saving", "tree", "utils", "version",
 ]
