@@ -15,7 +15,7 @@ import loopax
 
 DOC = pathlib.Path(__file__).parents[2] / "docs" / "keras_differences.md"
 MODULES = ["layers", "ops", "losses", "metrics", "optimizers", "callbacks", "utils",
-           "distribution", "preprocessing", "tree"]
+           "distribution", "preprocessing", "tree", "export"]
 ENTRY = re.compile(r"^- `([A-Za-z_][A-Za-z0-9_]*)`: (.*\S)\s*$")
 
 
