@@ -169,9 +169,11 @@ class ExportArchive:
         self._collections[name] = list(variables)
 
     def _check_name(self, name):
-        if not (isinstance(name, str) and name.isidentifier()) or name.startswith("_"):
+        if not (isinstance(name, str) and name.isidentifier()) or name.startswith("_") \
+                or name == "endpoints":
             raise ValueError(f"ExportArchive: the name {name!r} must be a Python identifier "
-                             "not starting with '_' (it becomes an attribute when reloaded).")
+                             "not starting with '_' and other than 'endpoints' (it becomes an "
+                             "attribute when reloaded).")
         if name in self._endpoints or name in self._collections:
             raise ValueError(f"ExportArchive: {name!r} is already an endpoint or a variable "
                              "collection; pick another name.")
