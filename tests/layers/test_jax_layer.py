@@ -245,3 +245,34 @@ def test_flax_layer_loads_unregistered_module_from_custom_objects_only(tmp_path)
 def test_flax_layer_refuses_what_is_not_a_linen_module():
     with pytest.raises(TypeError, match="flax.linen.Module"):
         layers.FlaxLayer(mlp_apply)
+
+
+class TwoMethods(nn.Module):
+    @nn.compact
+    def forward(self, inputs, deterministic):
+        x = nn.Dropout(0.5, deterministic=deterministic)(nn.Dense(4)(inputs))
+        return nn.Dense(3)(x)
+
+    @nn.compact
+    def encode(self, inputs):
+        return nn.Dense(3)(inputs)
+
+
+@register_keras_serializable(package="jaxlayer_test")
+def forward_wrapper(module, inputs, training):
+    return module.forward(inputs, not training)
+
+
+@pytest.mark.parametrize("method", [forward_wrapper, "encode"],
+                         ids=["registered-function", "method-name"])
+def test_flax_layer_method_is_saved_by_name_and_loaded(tmp_path, method):
+    layer = layers.FlaxLayer(TwoMethods(), method=method)
+    model = model_with(loopax, layer)
+    path = str(tmp_path / "method.keras")
+    model.save(path)
+    loaded = load_model(path, custom_objects={"TwoMethods": TwoMethods})
+    np.testing.assert_allclose(loaded.predict(X, verbose=0), model.predict(X, verbose=0),
+                               rtol=1e-6)
+    assert layer.get_config()["method"] == (
+        "encode" if method == "encode" else
+        {"class_name": "function", "config": "jaxlayer_test>forward_wrapper"})
