@@ -14,6 +14,7 @@ from loopax import (
     datasets,
     distribution,
     dtype_policies,
+    export,
     initializers,
     layers,
     losses,
@@ -25,6 +26,7 @@ from loopax import (
     preprocessing,
     regularizers,
     saving,
+    tree,
     utils,
 )
 from loopax.src import compilation_cache as _compilation_cache
@@ -57,8 +59,8 @@ __all__ = [
     "StateScope", "StatelessScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
-    "datasets", "distribution", "dtype_policies", "function", "initializers", "layers",
+    "datasets", "distribution", "dtype_policies", "export", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
     "preprocessing", "random",
-    "regularizers", "saving", "utils", "version",
+    "regularizers", "saving", "tree", "utils", "version",
 ]

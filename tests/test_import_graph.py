@@ -59,7 +59,7 @@ LAYERS = [
     ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.layer_serialization",
-                "loopax.src.saving.saving_api"]),
+                "loopax.src.saving.saving_api", "loopax.src.export"]),
     ("models", ["loopax.src.models"]),
     ("applications", ["loopax.src.applications"]),
     ("demo", ["loopax.src.demo"]),

@@ -15,7 +15,7 @@ import loopax
 
 DOC = pathlib.Path(__file__).parents[2] / "docs" / "keras_differences.md"
 MODULES = ["layers", "ops", "losses", "metrics", "optimizers", "callbacks", "utils",
-           "distribution", "preprocessing"]
+           "distribution", "preprocessing", "tree", "export"]
 ENTRY = re.compile(r"^- `([A-Za-z_][A-Za-z0-9_]*)`: (.*\S)\s*$")
 
 
@@ -70,6 +70,7 @@ COMPARED_ELSEWHERE = {
     "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
     "Pipeline",  # tests/layers/test_pipeline.py
     "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
+    "JaxLayer", "FlaxLayer",  # tests/layers/test_jax_layer.py (same params, fit steps)
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

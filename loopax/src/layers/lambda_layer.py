@@ -69,12 +69,13 @@ def function_config(fn) -> dict:
             "module": getattr(fn, "__module__", None)}
 
 
-def load_function(entry, layer_name, what="function", custom_objects=None):
+def load_function(entry, layer_name, what="function", custom_objects=None, owner="Lambda"):
     """The function a `function_config` entry names: from `custom_objects`, a
     `custom_object_scope` or the registry, else (for an entry naming a
     loopax module) the loopax built-in; a ValueError saying how to supply it
-    otherwise. Python bytecode (Keras's `__lambda__`) is refused."""
-    where = f"Lambda layer {layer_name!r}"
+    otherwise (naming the `owner` layer class). Python bytecode (Keras's
+    `__lambda__`) is refused."""
+    where = f"{owner} layer {layer_name!r}"
     if isinstance(entry, dict) and entry.get("class_name") == "__lambda__":
         raise ValueError(
             f"{where}: its {what} is stored as Python bytecode (a Keras `lambda`); loopax "

@@ -8,19 +8,23 @@ from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Lamb, Nadam
 from loopax.src.optimizers.ftrl import Ftrl
 from loopax.src.optimizers.lion import Lion
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
+from loopax.src.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from loopax.src.optimizers.muon import Muon
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
+from loopax.src.optimizers.schedule_free import ScheduleFreeAdamW
 from loopax.src.optimizers.sgd import SGD
 from loopax.src.utils.registry import Registry
 
 ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
-    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor, Ftrl, Muon)}
+    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor, Ftrl, Muon,
+    ScheduleFreeAdamW)}
 
 
 _REGISTRY = Registry(
-    "optimizer", {**ALL_OPTIMIZERS, "LossScaleOptimizer": LossScaleOptimizer}, base=Optimizer, ignore_case=True,
+    "optimizer", {**ALL_OPTIMIZERS, "LossScaleOptimizer": LossScaleOptimizer,
+                  "MultiOptimizer": MultiOptimizer}, base=Optimizer, ignore_case=True,
     accepts="an Optimizer instance, a config dict, or an optax.GradientTransformation")
 
 
