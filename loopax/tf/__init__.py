@@ -22,7 +22,8 @@ from loopax import (
     name_scope,
 )
 from loopax.src.tf_compat import (  # noqa: F401
-    dtypes,  # noqa: F401
+    data,
+    dtypes,
     linalg,
     nn,
     random,
@@ -167,7 +168,7 @@ __getattr__ = _unsupported.missing_name
 
 # `import loopax.tf.nn`, `from loopax.tf.keras.layers import Dense`: the namespaces
 # are importable by their TensorFlow paths too.
-for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg),
+for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data", data),
                           ("random", random), ("config", config), ("errors", errors),
                           ("dtypes", dtypes), ("keras", keras)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
