@@ -27,6 +27,8 @@ from loopax.src.tf_compat import (  # noqa: F401
     linalg,
     nn,
     random,
+    summary,
+    train,
 )
 from loopax.src.tf_compat import math_ops as math
 from loopax.src.tf_compat import unsupported as _unsupported
@@ -169,6 +171,7 @@ __getattr__ = _unsupported.missing_name
 # `import loopax.tf.nn`, `from loopax.tf.keras.layers import Dense`: the namespaces
 # are importable by their TensorFlow paths too.
 for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data", data),
+                          ("train", train), ("summary", summary),
                           ("random", random), ("config", config), ("errors", errors),
                           ("dtypes", dtypes), ("keras", keras)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
