@@ -103,6 +103,10 @@ CASES = [
      lambda: np.triu(np.ones((3, 3)))),
     ("split_sizes_with_minus_one", lambda: tf.split(np.arange(10), [3, -1, 2])[1],
      lambda: np.arange(3, 8)),
+    ("norm_all_entries", lambda: tf.norm(X), lambda: np.linalg.norm(X)),
+    ("norm_axis_1", lambda: tf.norm(X, axis=1), lambda: np.linalg.norm(X, axis=1)),
+    ("norm_two_axes_keepdims", lambda: tf.norm(X, axis=[0, 1], keepdims=True),
+     lambda: np.linalg.norm(X, keepdims=True)),
     ("cumsum_exclusive_reverse", lambda: tf.cumsum([1, 2, 3], exclusive=True, reverse=True),
      lambda: np.array([5, 3, 0])),
 ]
@@ -136,6 +140,15 @@ def test_gradients_are_tensors_and_stop_gradient_is_unconnected():
     assert tape.gradient(z, x) is None
     zero = tape.gradient(z, x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
     assert zero.numpy() == 0.0
+
+
+def test_convert_to_tensor_of_a_variable_is_differentiable():
+    v = tf.Variable(2.0)
+    with tf.GradientTape() as tape:
+        y = tf.convert_to_tensor(v) * 3.0
+    assert float(tape.gradient(y, v)) == 3.0
+    with pytest.raises(ValueError, match="tf.cast"):
+        tf.convert_to_tensor(v, dtype=tf.int32)
 
 
 def test_cond_and_while_loop_eagerly():
@@ -249,6 +262,16 @@ def test_dynamic_shape_ops_refuse_inside_a_compiled_function():
 
     with pytest.raises(TypeError, match="tf.where"):
         f(tf.constant([1.0, -1.0]))
+
+
+def test_input_signature_refuses_python_floats_for_an_integer_spec():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+    def f(x):
+        return x * 2
+
+    assert f([1, 2]).numpy().tolist() == [2, 4]
+    with pytest.raises(TypeError, match="cast it first"):
+        f([1.5, 2.0])   # TensorFlow: TypeError, cannot convert to int32
 
 
 def test_shape_as_list_and_tensor_spec():

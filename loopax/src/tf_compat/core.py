@@ -41,13 +41,16 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
-    """`value` as a Tensor (a Tensor or Variable of another dtype raises, as in TF)."""
-    if isinstance(value, (Tensor, Variable)) or isinstance(value, jax.Array):
+    """`value` as a Tensor (a Tensor or Variable of another dtype raises, as in TF;
+    a Variable is read as a taped op, so gradients flow through the result)."""
+    if isinstance(value, (Tensor, Variable, jax.Array)):
         if dtype is not None and jnp.dtype(value.dtype) != dtypes.storage_dtype(dtype):
             raise ValueError(
                 f"convert_to_tensor: a tensor of dtype {value.dtype} was given with "
                 f"dtype={np.dtype(dtype).name}; use tf.cast(value, dtype) to convert it.")
-        return as_tensor(unwrap(value))
+        if isinstance(value, Variable):
+            return as_tensor(ops.copy(value))
+        return as_tensor(value)
     return _constant(value, dtype=dtype if dtype is not None else dtype_hint)
 
 
@@ -562,13 +565,13 @@ def unique(x, out_idx=dtypes.int32, name=None):
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
     """The vector or matrix norm of `tensor` (default: L2 over all entries)."""
     if ord == "euclidean":
-        ord = None if axis is None or isinstance(axis, int) else "fro"
-    if axis is None:
-        return as_tensor(ops.norm(ops.reshape(tensor, (-1,)), ord=ord,
-                                  keepdims=False) if not keepdims else
-                         ops.reshape(ops.norm(ops.reshape(tensor, (-1,)), ord=ord),
-                                     (1,) * np.ndim(unwrap(tensor))))
-    return as_tensor(ops.norm(tensor, ord=ord, axis=axis_arg(axis), keepdims=bool(keepdims)))
+        ord = "fro" if isinstance(axis, (list, tuple)) and len(axis) == 2 else None
+    if axis is not None:
+        return as_tensor(ops.norm(tensor, ord=ord, axis=axis_arg(axis), keepdims=bool(keepdims)))
+    flat = ops.norm(ops.reshape(tensor, (-1,)), ord=ord)
+    if keepdims:
+        flat = ops.reshape(flat, (1,) * np.ndim(unwrap(tensor)))
+    return as_tensor(flat)
 
 
 document_module(globals())

@@ -108,7 +108,13 @@ def _bind_to_spec(value, spec, where):
         return {k: _bind_to_spec(value[k], s, f"{where}[{k!r}]") for k, s in spec.items()}
     tensor_like = isinstance(value, (Tensor, Variable, jax.Array))
     if not tensor_like:
-        value = jnp.asarray(np.asarray(value), dtype=spec.dtype)
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.floating) and np.issubdtype(spec.dtype, np.integer):
+            raise TypeError(
+                f"Binding inputs to tf.function failed: {where} holds floats {array.dtype} "
+                f"but the input_signature asks for {spec!r}; cast it first "
+                "(np.asarray(x).astype(...) or tf.cast) or change the input_signature.")
+        value = jnp.asarray(array, dtype=spec.dtype)
     if not spec.is_compatible_with(value):
         raise TypeError(
             f"Binding inputs to tf.function failed due to `Can not cast {_spec_of(value)} to "
