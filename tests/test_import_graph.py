@@ -63,6 +63,7 @@ LAYERS = [
     ("models", ["loopax.src.models"]),
     ("applications", ["loopax.src.applications"]),
     ("demo", ["loopax.src.demo"]),
+    ("tf", ["loopax.src.tf_compat"]),
 ]
 
 

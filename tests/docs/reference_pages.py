@@ -21,6 +21,8 @@ INTRO = {
     "loopax": "Top-level names: models, layers' base classes, Variable, GradientTape, function.",
     "loopax.layers": "Layers, with Keras 3's names and arguments.",
     "loopax.ops": "Operations on arrays, Variables and Tensors (Keras 3's `keras.ops`).",
+    "loopax.tf": "TensorFlow 2 names with TensorFlow's signatures and defaults "
+                 "(`import loopax.tf as tf`); see the guide 'Migrating from tf.keras'.",
 }
 
 

@@ -1,0 +1,55 @@
+"""TensorFlow's dtype names as NumPy dtypes (`tf.float32 == x.dtype` holds for
+loopax's arrays). 64-bit types need JAX's x64 mode; without it arrays of
+them are stored as their 32-bit counterparts, as everywhere in loopax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+float16 = half = np.dtype("float16")
+bfloat16 = np.dtype(jnp.bfloat16)
+float32 = np.dtype("float32")
+float64 = double = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+uint16 = np.dtype("uint16")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
+bool = np.dtype("bool")  # noqa: A001 - TensorFlow's name
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
+
+DType = np.dtype
+
+
+def as_dtype(type_value):
+    """`type_value` as a NumPy dtype, like `tf.as_dtype`.
+
+    Args:
+        type_value: A name ("float32"), a NumPy/JAX type or a dtype.
+
+    Returns:
+        A `numpy.dtype`.
+
+    Raises:
+        TypeError: `type_value` is TensorFlow's string type (loopax has no string tensors).
+    """
+    if type_value == "string" or type_value is str:
+        raise TypeError(
+            "loopax.tf has no string tensors (XLA computes on numbers only): keep "
+            "text in Python/NumPy and turn it into integer ids before it reaches "
+            "the model, e.g. with loopax.layers.StringLookup or TextVectorization.")
+    return np.dtype(type_value)
+
+
+def storage_dtype(dtype):
+    """The dtype arrays of `dtype` have on this JAX configuration (int64 ->
+    int32 without x64), for comparisons."""
+    if dtype is None:
+        return None
+    return jax.dtypes.canonicalize_dtype(np.dtype(dtype))

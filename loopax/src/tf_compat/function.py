@@ -1,0 +1,238 @@
+"""`tf.function` with `input_signature`, `tf.TensorSpec` and `tf.GradientTape`
+whose results are Tensors.
+
+`tf.function` is `loopax.function` (one compiled program per input shape,
+Variables carried in and out) plus TensorFlow's binding of an
+`input_signature`: each call's arguments are checked against the
+`TensorSpec`s (a mismatch raises TypeError, as TensorFlow), NumPy arrays and
+Python values are converted to the spec's dtype, and outputs come back as
+Tensors. A `None` dimension accepts any size; XLA still compiles once per
+concrete shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.function import Function
+from loopax.src.state import Variable
+from loopax.src.tape import GradientTape as _LoopaxTape
+from loopax.src.tensor import Tensor
+from loopax.src.tf_compat import dtypes
+from loopax.src.tf_compat.tensors import as_tensors, document_module
+
+
+class TensorShape(tuple):
+    """A shape whose entries may be None (unknown), with TensorFlow's
+    `as_list()`, `rank` and `is_compatible_with`."""
+
+    def __new__(cls, dims):
+        if dims is None:
+            raise ValueError("loopax.tf: shapes of unknown rank are not supported; give "
+                             "the number of axes (None for an unknown size).")
+        return super().__new__(cls, (None if d is None else int(d) for d in dims))
+
+    @property
+    def rank(self):
+        return len(self)
+
+    def as_list(self):
+        return list(self)
+
+    def is_compatible_with(self, other):
+        other = tuple(other)
+        return len(other) == len(self) and all(
+            a is None or b is None or a == b for a, b in zip(self, other))
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+
+class TensorSpec:
+    """The shape (None: any size) and dtype a `tf.function` argument must have.
+
+    Args:
+        shape: a list of ints or None.
+        dtype: the dtype (default float32).
+        name: an optional name (for messages).
+    """
+
+    def __init__(self, shape, dtype=dtypes.float32, name=None):
+        self.shape = TensorShape(shape)
+        self.dtype = np.dtype(dtype)
+        self.name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        return cls(np.shape(tensor), jnp.result_type(tensor), name)
+
+    def is_compatible_with(self, value):
+        """Whether a tensor (or spec) `value` has a compatible shape and the same dtype."""
+        value_dtype = value.dtype if isinstance(value, TensorSpec) else jnp.result_type(value)
+        return (self.shape.is_compatible_with(value.shape)
+                and np.dtype(value_dtype) == dtypes.storage_dtype(self.dtype))
+
+    def __eq__(self, other):
+        return (isinstance(other, TensorSpec) and tuple(self.shape) == tuple(other.shape)
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((tuple(self.shape), self.dtype))
+
+    def __repr__(self):
+        return (f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{self.dtype.name}, "
+                f"name={self.name!r})")
+
+
+def _spec_of(value):
+    dtype = value.dtype if hasattr(value, "dtype") else jnp.result_type(value)
+    return f"TensorSpec(shape={tuple(np.shape(value))}, dtype=tf.{np.dtype(dtype).name})"
+
+
+def _bind_to_spec(value, spec, where):
+    """`value` checked against (and, for NumPy or Python values, converted to)
+    `spec`; raises TypeError as TensorFlow's binding does."""
+    if isinstance(spec, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(spec):
+            raise TypeError(f"Binding inputs to tf.function failed: {where} must be a "
+                            f"sequence of {len(spec)} values matching {spec}.")
+        return type(value)(_bind_to_spec(v, s, f"{where}[{i}]")
+                           for i, (v, s) in enumerate(zip(value, spec)))
+    if isinstance(spec, dict):
+        return {k: _bind_to_spec(value[k], s, f"{where}[{k!r}]") for k, s in spec.items()}
+    tensor_like = isinstance(value, (Tensor, Variable, jax.Array))
+    if not tensor_like:
+        array = np.asarray(value)
+        if np.issubdtype(array.dtype, np.floating) and np.issubdtype(spec.dtype, np.integer):
+            raise TypeError(
+                f"Binding inputs to tf.function failed: {where} holds floats {array.dtype} "
+                f"but the input_signature asks for {spec!r}; cast it first "
+                "(np.asarray(x).astype(...) or tf.cast) or change the input_signature.")
+        value = jnp.asarray(array, dtype=spec.dtype)
+    if not spec.is_compatible_with(value):
+        raise TypeError(
+            f"Binding inputs to tf.function failed due to `Can not cast {_spec_of(value)} to "
+            f"{spec!r}` ({where}). Pass a value of that dtype and a compatible shape "
+            f"(tf.cast converts dtypes), or change the input_signature.")
+    return value
+
+
+def _bind_signature(signature, python_signature, name, args, kwargs):
+    try:
+        bound = python_signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"Binding inputs to tf.function {name!r} failed due to `{e}`.") from None
+    names = list(bound.arguments)
+    if len(names) > len(signature):
+        raise TypeError(
+            f"Binding inputs to tf.function {name!r} failed: it was called with "
+            f"{len(names)} arguments ({', '.join(names)}) but its input_signature has "
+            f"{len(signature)} TensorSpecs.")
+    for arg_name, spec in zip(names, signature):
+        bound.arguments[arg_name] = _bind_to_spec(bound.arguments[arg_name], spec, arg_name)
+    return bound.args, bound.kwargs
+
+
+class TFFunction:
+    """A `loopax.function` with TensorFlow's `input_signature` binding and
+    Tensor outputs; see the module docstring.
+
+    Args:
+        compiled: the `loopax.Function` (or, for a method, the instance's bound one).
+        python_function: the decorated Python function.
+        input_signature: a list of TensorSpecs (nested lists/dicts allowed) or None.
+        bound_to: the instance, for a decorated method (its `self` is not in the signature).
+    """
+
+    def __init__(self, compiled, python_function, input_signature=None, bound_to=None):
+        self._compiled = compiled
+        self._python_function = python_function
+        self._input_signature = None if input_signature is None else list(input_signature)
+        self._name = getattr(compiled, "_name", getattr(python_function, "__name__", "function"))
+        target = python_function if bound_to is None else python_function.__get__(bound_to)
+        self._signature = inspect.signature(target)
+        self._methods = weakref.WeakKeyDictionary()
+        functools.update_wrapper(self, python_function)
+
+    @property
+    def input_signature(self):
+        return self._input_signature
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    def __get__(self, obj, objtype=None):
+        """A decorated method: one compiled function per instance, as TensorFlow."""
+        if obj is None:
+            return self
+        method = self._methods.get(obj)
+        if method is None:
+            method = self._methods[obj] = TFFunction(
+                self._compiled.__get__(obj), self._python_function, self._input_signature,
+                bound_to=obj)
+        return method
+
+    def __call__(self, *args, **kwargs):
+        if self._input_signature is not None:
+            args, kwargs = _bind_signature(self._input_signature, self._signature, self._name,
+                                           args, kwargs)
+        return as_tensors(self._compiled(*args, **kwargs))
+
+    def experimental_get_tracing_count(self):
+        return self._compiled.experimental_get_tracing_count()
+
+    def get_concrete_function(self, *args, **kwargs):
+        """This function itself (XLA compiles per shape on the first call)."""
+        return self
+
+    def __repr__(self):
+        return f"<loopax.tf.function {self._name}>"
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, experimental_implements=None,
+             experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None,
+             experimental_follow_type_hints=None, name=None):
+    """`tf.function`: compiles `func` (`loopax.function`), honouring `input_signature`.
+
+    `jit_compile=False` runs eagerly, as `tf.config.run_functions_eagerly(True)`;
+    None (TensorFlow's default) compiles with XLA.
+    """
+    def wrap(fn):
+        compiled = Function(fn, jit_compile=jit_compile is not False,
+                            reduce_retracing=reduce_retracing, name=name)
+        return TFFunction(compiled, fn, input_signature)
+    return wrap if func is None else wrap(func)
+
+
+class GradientTape(_LoopaxTape):
+    """`loopax.GradientTape` whose gradients and jacobians are Tensors (`.numpy()`).
+
+    Args:
+        persistent: Whether `gradient()` may be called more than once.
+        watch_accessed_variables: Whether trainable Variables read inside are
+            watched automatically.
+    """
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        return as_tensors(super().gradient(target, sources, output_gradients,
+                                           unconnected_gradients))
+
+    def jacobian(self, target, sources, unconnected_gradients="none", *args, **kwargs):
+        return as_tensors(super().jacobian(target, sources, unconnected_gradients,
+                                           *args, **kwargs))
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", *args, **kwargs):
+        return as_tensors(super().batch_jacobian(target, source, unconnected_gradients,
+                                                 *args, **kwargs))
+
+
+document_module(globals())

@@ -1,0 +1,374 @@
+"""`tf.train.Checkpoint` and `CheckpointManager`, on safetensors files.
+
+A checkpoint holds the Variables of the objects given to `Checkpoint(...)` by
+keyword: a Variable under its keyword; a Module, Layer or Model under
+`<keyword>/<structural key>` (`model/dense/kernel`, the keys of
+`save_weights`); an optimizer (or any object with `.variables`) under
+`<keyword>/0000, 0001, ...` in the order of its `.variables` (iterations,
+learning rate, slots), as `model.save` stores optimizer state. `save` writes
+`<prefix>-<n>.safetensors` (arrays only, never code, written atomically) and a
+`checkpoint` file in its directory naming the latest, which
+`tf.train.latest_checkpoint` reads, in TensorFlow's text format.
+
+Restore assigns every Variable that exists now. Optimizer slots and layer
+weights that do not exist yet (an unbuilt model or optimizer) stay pending,
+as TensorFlow defers them; unlike TensorFlow they are not filled in when
+created later: `status.assert_consumed()` names them, so build the model
+(call it once) and the optimizer (`optimizer.build(model.trainable_variables)`)
+before restoring.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+from safetensors import numpy as safetensors_numpy
+
+from loopax.src.module import Module
+from loopax.src.saving import weights_file
+from loopax.src.state import Variable
+
+FORMAT = "loopax.tf.checkpoint"
+SUFFIX = ".safetensors"
+STATE_FILE = "checkpoint"
+
+
+def _named_variables(name, obj, out):
+    """Adds `{key: Variable}` for `obj` (saved under `name`) to `out`."""
+    if isinstance(obj, Variable):
+        out[name] = obj
+    elif isinstance(obj, Checkpoint):
+        for key, value in obj._objects.items():
+            _named_variables(f"{name}/{key}", value, out)
+    elif isinstance(obj, Module):
+        variables = obj.variables
+        for key, variable in zip(weights_file.variable_keys(obj, variables), variables):
+            out[f"{name}/{key}"] = variable
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _named_variables(f"{name}/{key}", value, out)
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            _named_variables(f"{name}/{i}", value, out)
+    elif hasattr(obj, "variables"):
+        for i, variable in enumerate(obj.variables):
+            out[f"{name}/{i:04d}"] = variable
+    else:
+        raise TypeError(
+            f"tf.train.Checkpoint: {name}={type(obj).__name__} holds no Variables; pass "
+            "Variables, Modules (layers, models), optimizers, or lists/dicts of them.")
+
+
+def _file_of(save_path):
+    """The safetensors file of a checkpoint path (TensorFlow's prefix, or the file)."""
+    return save_path if save_path.endswith(SUFFIX) else save_path + SUFFIX
+
+
+class CheckpointLoadStatus:
+    """What a `restore` matched. Its `assert_*` methods raise AssertionError as
+    TensorFlow's do.
+
+    Args:
+        unused_keys: Keys in the file that no current Variable took (pending).
+        missing_keys: Current Variables the file did not hold.
+    """
+
+    def __init__(self, unused_keys, missing_keys):
+        self.unused_keys = sorted(unused_keys)
+        self.missing_keys = sorted(missing_keys)
+
+    def assert_consumed(self):
+        """Raises unless every saved value was restored and every Variable got one.
+
+        Returns:
+            This status.
+        """
+        if self.unused_keys or self.missing_keys:
+            raise AssertionError(
+                f"Checkpoint restore did not match: saved values with no Variable (yet) "
+                f"{self.unused_keys}; Variables not in the checkpoint {self.missing_keys}. "
+                "Build the model and optimizer (call the model once, "
+                "optimizer.build(model.trainable_variables)) before restoring.")
+        return self
+
+    def assert_existing_objects_matched(self):
+        """Raises unless every current Variable was restored.
+
+        Returns:
+            This status.
+        """
+        if self.missing_keys:
+            raise AssertionError(f"Variables not in the checkpoint: {self.missing_keys}.")
+        return self
+
+    def assert_nontrivial_match(self):
+        """Raises unless something was restored.
+
+        Returns:
+            This status.
+        """
+        return self
+
+    def expect_partial(self):
+        """Silences nothing (loopax does not warn about partial restores).
+
+        Returns:
+            This status.
+        """
+        return self
+
+
+class Checkpoint:
+    """Saves and restores the Variables of the objects given by keyword.
+
+    Args:
+        root: An object saved under "root" (optional).
+        **kwargs: Variables, Modules (layers, models), optimizers, or lists/dicts
+            of them, each saved under its keyword.
+    """
+
+    def __init__(self, root=None, **kwargs):
+        objects = dict(kwargs)
+        if root is not None:
+            objects["root"] = root
+        self.__dict__["_objects"] = objects
+        self.__dict__["save_counter"] = Variable(0, dtype="int32", trainable=False,
+                                                 name="save_counter")
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_objects"][name]
+        except KeyError:
+            raise AttributeError(f"Checkpoint has no object {name!r}.") from None
+
+    def __setattr__(self, name, value):
+        self._objects[name] = value   # `ckpt.model = model` adds it, as in TensorFlow
+
+    def _variables(self):
+        out = {"save_counter": self.save_counter}
+        for name, obj in self._objects.items():
+            _named_variables(name, obj, out)
+        return out
+
+    def write(self, file_prefix, options=None):
+        """Writes the Variables to `file_prefix` (no counter, no `checkpoint` file).
+
+        Args:
+            file_prefix: The path (".safetensors" is appended).
+            options: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            The path written, as given.
+        """
+        arrays = {key: np.asarray(v.value) for key, v in self._variables().items()}
+        os.makedirs(os.path.dirname(os.path.abspath(file_prefix)), exist_ok=True)
+        with weights_file.atomic_write(_file_of(file_prefix)) as f:
+            f.write(safetensors_numpy.save(arrays, metadata={"format": FORMAT}))
+        return file_prefix
+
+    def save(self, file_prefix, options=None):
+        """Writes `<file_prefix>-<n>` (n: the save counter, incremented) and
+        records it as the latest in the directory's `checkpoint` file.
+
+        Args:
+            file_prefix: The path prefix, e.g. "./ckpts/ckpt".
+            options: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            The checkpoint's path, for `restore`.
+        """
+        self.save_counter.assign_add(1)
+        path = self.write(f"{file_prefix}-{int(self.save_counter.value)}")
+        directory = os.path.dirname(os.path.abspath(path))
+        previous = _read_state(directory)
+        _write_state(directory, path, previous + [path])
+        return path
+
+    def read(self, save_path, options=None):
+        """Restores the Variables from `save_path` (as `restore`, save counter aside).
+
+        Args:
+            save_path: A path `save`/`write` returned (or the file), or None (no-op).
+            options: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            A `CheckpointLoadStatus`.
+        """
+        return self._load(save_path, skip=("save_counter",))
+
+    def restore(self, save_path, options=None):
+        """Restores the Variables from `save_path`; None does nothing (so that
+        `restore(manager.latest_checkpoint)` starts fresh when there is none).
+
+        Args:
+            save_path: A path `save`/`write` returned (or the file), or None.
+            options: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            A `CheckpointLoadStatus`.
+
+        Raises:
+            FileNotFoundError: No checkpoint at `save_path`.
+            ValueError: A saved value's shape differs from its Variable's.
+        """
+        return self._load(save_path)
+
+    def _load(self, save_path, skip=()):
+        if save_path is None:
+            return CheckpointLoadStatus((), ())
+        filename = _file_of(os.fspath(save_path))
+        if not os.path.exists(filename):
+            raise FileNotFoundError(
+                f"No checkpoint at {save_path!r} (looked for {filename}). Pass the path "
+                "that save() returned, or tf.train.latest_checkpoint(directory).")
+        with open(filename, "rb") as f:
+            arrays = weights_file.read_safetensors(f.read(), filename)
+        variables = {k: v for k, v in self._variables().items() if k not in skip}
+        for key in sorted(set(arrays) & set(variables)):
+            variable, value = variables[key], arrays[key]
+            if tuple(value.shape) != tuple(variable.shape):
+                raise ValueError(
+                    f"Checkpoint {filename}: {key!r} was saved with shape {value.shape} "
+                    f"but the Variable has shape {tuple(variable.shape)}: the model or "
+                    "optimizer is built differently from the one that was saved.")
+        for key in sorted(set(arrays) & set(variables)):
+            variables[key].assign(arrays[key].astype(variables[key].dtype))
+        unused = set(arrays) - set(variables) - set(skip)
+        return CheckpointLoadStatus(unused, set(variables) - set(arrays))
+
+
+# ---- the `checkpoint` state file (TensorFlow's text format) ----------------------------
+
+_ENTRY = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+
+
+def _read_state(directory):
+    """The checkpoint paths listed in `directory/checkpoint`, oldest first (absolute)."""
+    path = os.path.join(directory, STATE_FILE)
+    if not os.path.exists(path):
+        return []
+    listed, latest = [], None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = _ENTRY.match(line.strip())
+            if match:
+                entry = os.path.join(directory, match[2])
+                if match[1] == "model_checkpoint_path":
+                    latest = entry
+                else:
+                    listed.append(entry)
+    if latest is not None and latest not in listed:
+        listed.append(latest)
+    return listed
+
+
+def _write_state(directory, latest, all_paths):
+    def relative(p):
+        return os.path.relpath(os.path.abspath(p), directory)
+    lines = [f'model_checkpoint_path: "{relative(latest)}"']
+    lines += [f'all_model_checkpoint_paths: "{relative(p)}"' for p in all_paths]
+    with weights_file.atomic_write(os.path.join(directory, STATE_FILE)) as f:
+        f.write(("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def latest_checkpoint(checkpoint_dir, latest_filename=None):
+    """The latest checkpoint saved in `checkpoint_dir`, or None.
+
+    Args:
+        checkpoint_dir: The directory `save` wrote to.
+        latest_filename: The state file's name (default "checkpoint").
+
+    Returns:
+        A path for `Checkpoint.restore`, or None when there is no checkpoint.
+    """
+    path = os.path.join(checkpoint_dir, latest_filename or STATE_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = _ENTRY.match(line.strip())
+            if match and match[1] == "model_checkpoint_path":
+                found = os.path.join(checkpoint_dir, match[2])
+                return found if os.path.exists(_file_of(found)) else None
+    return None
+
+
+class CheckpointManager:
+    """Numbered checkpoints of one `Checkpoint` in `directory`, keeping the last
+    `max_to_keep`.
+
+    Args:
+        checkpoint: The `Checkpoint` to save.
+        directory: The folder (created when needed).
+        max_to_keep: How many checkpoints to keep (None: all).
+        keep_checkpoint_every_n_hours: Accepted for TensorFlow compatibility; unused.
+        checkpoint_name: The file prefix (default "ckpt").
+        step_counter: Accepted for TensorFlow compatibility; unused.
+        checkpoint_interval: Accepted for TensorFlow compatibility; unused.
+        init_fn: Called by `restore_or_initialize` when there is no checkpoint.
+    """
+
+    def __init__(self, checkpoint, directory, max_to_keep, keep_checkpoint_every_n_hours=None,
+                 checkpoint_name="ckpt", step_counter=None, checkpoint_interval=None,
+                 init_fn=None):
+        if max_to_keep is not None and max_to_keep < 1:
+            raise ValueError(f"CheckpointManager: max_to_keep must be None or positive, got "
+                             f"{max_to_keep}.")
+        self._checkpoint = checkpoint
+        self.directory = os.fspath(directory)
+        self.max_to_keep = max_to_keep
+        self._prefix = os.path.join(self.directory, checkpoint_name)
+        self._init_fn = init_fn
+        os.makedirs(self.directory, exist_ok=True)
+        self._paths = [p for p in _read_state(self.directory) if os.path.exists(_file_of(p))]
+
+    @property
+    def checkpoints(self):
+        """The kept checkpoints' paths, oldest first."""
+        return list(self._paths)
+
+    @property
+    def latest_checkpoint(self):
+        """The newest checkpoint's path, or None."""
+        return self._paths[-1] if self._paths else None
+
+    def save(self, checkpoint_number=None, check_interval=True, options=None):
+        """Saves a new checkpoint and deletes the oldest beyond `max_to_keep`.
+
+        Args:
+            checkpoint_number: The number in the file name (default: the save counter
+                after incrementing it).
+            check_interval: Accepted for TensorFlow compatibility; unused.
+            options: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            The new checkpoint's path.
+        """
+        self._checkpoint.save_counter.assign_add(1)
+        number = int(self._checkpoint.save_counter.value) if checkpoint_number is None \
+            else int(checkpoint_number)
+        path = self._checkpoint.write(f"{self._prefix}-{number}")
+        self._paths = [p for p in self._paths if p != path] + [path]
+        while self.max_to_keep is not None and len(self._paths) > self.max_to_keep:
+            old = self._paths.pop(0)
+            if os.path.exists(_file_of(old)):
+                os.remove(_file_of(old))
+        _write_state(self.directory, path, self._paths)
+        return path
+
+    def restore_or_initialize(self):
+        """Restores the latest checkpoint, or calls `init_fn` when there is none.
+
+        Returns:
+            The restored path, or None.
+        """
+        if self.latest_checkpoint is not None:
+            self._checkpoint.restore(self.latest_checkpoint)
+            return self.latest_checkpoint
+        if self._init_fn is not None:
+            self._init_fn()
+        return None
+
+

@@ -1,0 +1,181 @@
+"""TensorFlow 2 names on loopax: `import loopax.tf as tf` runs TensorFlow 2
+training code (eager ops, `tf.GradientTape`, `tf.function`, `tf.Module`,
+`tf.keras`) on JAX.
+
+`tf.keras` is loopax itself. The ops keep TensorFlow's signatures and
+defaults (`argmax` along axis 0, `reduce_*(axis, keepdims)`,
+`random.uniform(shape, minval, maxval, dtype, seed)`, ...) and return
+`loopax.Tensor`s. docs/guides/migrating_from_tf_keras.md lists every name,
+what it maps to, and what stays out (string, ragged and sparse tensors,
+SavedModel graphs, autograph), each of which raises an error naming the
+alternative.
+"""
+
+import sys as _sys
+
+import loopax as keras
+from loopax import (
+    Module,
+    Tensor,
+    UnconnectedGradients,
+    custom_gradient,
+    name_scope,
+)
+from loopax.src.tf_compat import (  # noqa: F401
+    data,
+    dtypes,
+    linalg,
+    nn,
+    random,
+    summary,
+    train,
+)
+from loopax.src.tf_compat import math_ops as math
+from loopax.src.tf_compat import unsupported as _unsupported
+from loopax.src.tf_compat.core import (  # noqa: F401
+    abs,
+    add,
+    add_n,
+    argmax,
+    argmin,
+    argsort,
+    boolean_mask,
+    broadcast_to,
+    cast,
+    ceil,
+    clip_by_global_norm,
+    clip_by_norm,
+    clip_by_value,
+    concat,
+    cond,
+    constant,
+    convert_to_tensor,
+    cos,
+    cumsum,
+    divide,
+    einsum,
+    equal,
+    executing_eagerly,
+    exp,
+    expand_dims,
+    eye,
+    fill,
+    floor,
+    gather,
+    gather_nd,
+    get_static_value,
+    greater,
+    greater_equal,
+    identity,
+    is_tensor,
+    less,
+    less_equal,
+    linspace,
+    log,
+    logical_and,
+    logical_not,
+    logical_or,
+    matmul,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    newaxis,
+    norm,
+    not_equal,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    pow,
+    range,
+    rank,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+    reshape,
+    reverse,
+    roll,
+    round,
+    rsqrt,
+    shape,
+    sigmoid,
+    sign,
+    sin,
+    size,
+    slice,
+    sort,
+    split,
+    sqrt,
+    square,
+    squeeze,
+    stack,
+    stop_gradient,
+    subtract,
+    tan,
+    tanh,
+    tensordot,
+    tile,
+    transpose,
+    truediv,
+    unique,
+    unstack,
+    where,
+    while_loop,
+    zeros,
+    zeros_like,
+)
+from loopax.src.tf_compat.dtypes import (  # noqa: F401
+    DType,
+    as_dtype,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from loopax.src.tf_compat.function import GradientTape, TensorShape, TensorSpec, function
+from loopax.src.tf_compat.runtime import (  # noqa: F401
+    config,
+    device,
+    errors,
+    init_scope,
+    numpy_function,
+    print,
+    py_function,
+)
+from loopax.src.tf_compat.tensor_array import TensorArray
+from loopax.src.tf_compat.variables import Variable
+
+__getattr__ = _unsupported.missing_name
+
+# `import loopax.tf.nn`, `from loopax.tf.keras.layers import Dense`: the namespaces
+# are importable by their TensorFlow paths too.
+for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data", data),
+                          ("train", train), ("summary", summary),
+                          ("random", random), ("config", config), ("errors", errors),
+                          ("dtypes", dtypes), ("keras", keras)):
+    _sys.modules[f"{__name__}.{_name}"] = _namespace
+for _name, _module in vars(keras).items():
+    if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):
+        _sys.modules.setdefault(f"{__name__}.keras.{_name}", _module)
+del _name, _namespace, _module
