@@ -193,11 +193,10 @@ def _nested_jaxprs(param):
     return []
 
 
-def make_unfused_device_loop(step, finalize=_identity_finalize, donate=True):
-    """`make_device_loop`'s signature, run as `n` calls of `make_device_single`
-    (the logs are None when `n` is 0)."""
-    one = make_device_single(step, finalize, donate)
-
+def make_unfused_device_loop(one):
+    """`make_device_loop`'s signature, run as `n` calls of `one` (the model's
+    `make_device_single` program: the loop compiles nothing of its own); the
+    logs are None when `n` is 0."""
     def loop(state, data, order, row0, n, batch_size):
         logs = None
         for i in range(n):
@@ -253,11 +252,10 @@ def make_device_predict_single(predict):
     return jax.jit(one, static_argnames=("batch_size",))
 
 
-def make_unfused_device_predict(predict):
-    """`make_device_predict`'s signature, run as `n` one-step calls; the
-    outputs come back stacked on a leading axis of `n` (None when `n` is 0)."""
-    one = make_device_predict_single(predict)
-
+def make_unfused_device_predict(one):
+    """`make_device_predict`'s signature, run as `n` calls of `one` (the
+    model's `make_device_predict_single` program); the outputs come back
+    stacked on a leading axis of `n` (None when `n` is 0)."""
     def loop(state, data, order, row0, n, batch_size, capacity):
         outs = []
         for i in range(n):
