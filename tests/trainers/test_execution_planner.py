@@ -187,4 +187,4 @@ def test_a_short_fit_compiles_no_fused_loop():
     functions = model._fns.functions
     for kind in ("train", "test"):
         assert functions[kind, "device", False]._cache_size() == 0, kind
-        assert functions[kind, "device_single", False]._cache_size() == 1, kind
+        assert functions[kind, "single", False]._cache_size() == 1, kind

@@ -193,9 +193,10 @@ def compiled_function(model, kind, mode):
             fn = step_loops.make_single_predict(step, jit=False)
         else:
             fn = step_loops.make_single_step(step, finalize, jit=False)
+    elif mode == "device_single":   # the batch-shaped step, fed from device data
+        fn = step_loops.on_device_data(compiled_function(model, kind, "single"))
     elif kind == "predict":
         fn = {"device": step_loops.make_device_predict,
-              "device_single": step_loops.make_device_predict_single,
               "single": step_loops.make_single_predict}[mode](step)
         if mode == "device":
             fn = step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_predict(
@@ -203,7 +204,6 @@ def compiled_function(model, kind, mode):
     else:
         fn = {"device": step_loops.make_device_loop,
               "device_static": step_loops.make_device_scan,
-              "device_single": step_loops.make_device_single,
               "stacked": step_loops.make_stacked_loop,
               "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
         if mode in ("device", "device_static"):
