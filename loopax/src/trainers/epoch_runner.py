@@ -95,10 +95,11 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
 
 
 def _record(planner, kind, how, n, seconds):
-    """Reports a timed execution to the planner; logs its choice once made."""
-    chosen = planner.mode is not None
+    """Reports a timed execution to the planner; logs its choice when made (a
+    short run's single steps, and the loop-or-single choice of a longer one)."""
+    before = (planner.mode, planner.loop.done)
     planner.record(how, n, seconds)
-    if not chosen and planner.mode is not None:
+    if planner.mode is not None and (planner.mode, planner.loop.done) != before:
         what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
         _logger.debug("%s runs %s", what, planner.describe())
 
