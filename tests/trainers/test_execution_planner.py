@@ -8,30 +8,67 @@ import pytest
 from trainer_testlib import counted_mlp, mlp, regression_data
 
 import loopax
-from loopax.src.trainers import step_functions
+from loopax.src.trainers import execution_planner, step_functions
 from loopax.src.trainers.execution_planner import MAX_STATIC_SIZES, ExecutionPlanner
 
 
-def measure(planner, loop_seconds, single_seconds, remaining=10_000):
+def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_seconds=None):
     """Drives an "auto" planner until its mode is chosen, answering every timed
-    execution with the given per-step times. Returns the executions it asked for."""
+    execution with the given per-step times (the first single call, which
+    compiles, with `compile_seconds`). Returns the executions it asked for."""
     asked = []
     while planner.mode is None:
         how, n, timed = planner.next(remaining)
         asked.append((how, n))
         per_step = {"loop": loop_seconds, "single": single_seconds}.get(how)
+        if how == "single" and len(asked) == 1 and compile_seconds is not None:
+            per_step = compile_seconds
         planner.record(how, n, per_step * n if timed and per_step is not None else None)
     return asked
 
 
-def test_a_dispatch_bound_step_is_fused_without_timing_single_steps():
+def test_a_dispatch_bound_step_over_a_long_run_is_fused():
     planner = ExecutionPlanner("auto")
-    asked = measure(planner, loop_seconds=2e-4, single_seconds=None)
+    asked = measure(planner, loop_seconds=2e-4, single_seconds=5e-4, compile_seconds=0.5)
+    assert asked[0] == ("single", 1) and ("warm", 0) in asked   # 10,000 * 0.5 ms > 0.5 s
     assert planner.mode == "loop"
-    assert ("single", 1) not in asked and planner.single_seconds is None
     assert planner.k == int(0.05 / 2e-4)          # one call lasts about 50 ms
     assert "250 steps per call" in planner.describe()
-    assert "single steps not timed" in planner.describe()
+    assert "single steps 0.500 ms/step" in planner.describe()
+
+
+@pytest.mark.parametrize("compile_s, horizon, fused", [
+    (0.6, 225, False),     # bench/first_result.py's MLP epoch: 225 * 0.5 ms < 0.6 s
+    (0.6, 1199, False),    # 1199 * 0.5 ms = 0.5995 s: just short of the compile
+    (0.6, 1201, True),
+    (3.0, 28, False),      # the convnet: 28 steps of 50 ms < a 3 s compile
+], ids=["mlp-one-epoch", "just-short", "just-long-enough", "convnet-two-epochs"])
+def test_a_loop_is_compiled_only_if_it_can_repay_its_compile(compile_s, horizon, fused):
+    planner = ExecutionPlanner("auto")
+    single = 0.05 if compile_s == 3.0 else 5e-4
+    asked = measure(planner, loop_seconds=single / 2, single_seconds=single,
+                    remaining=horizon, compile_seconds=compile_s)
+    assert (("warm", 0) in asked) == fused
+    assert planner.mode == ("loop" if fused else "single")
+    if not fused:
+        assert not planner.settled   # a longer run may still compile the loop
+        assert f"would not pay off over {horizon} steps" in planner.describe()
+        how, n, timed = planner.next(horizon, horizon=horizon)
+        assert how == "single" and not timed
+
+
+def test_a_longer_run_later_compiles_the_loop_a_short_one_declined():
+    planner = ExecutionPlanner("auto")
+    measure(planner, loop_seconds=1e-4, single_seconds=5e-4, remaining=100,
+            compile_seconds=0.6)
+    assert planner.mode == "single" and not planner.warmed
+    assert planner.next(100, horizon=100_000) == ("warm", 0, False)
+    planner.record("warm", 0, None)
+    while planner.loop.done is False:
+        how, n, timed = planner.next(100_000)
+        assert how == "loop" and timed
+        planner.record(how, n, 1e-4 * n)
+    assert planner.mode == "loop" and "fused loop 0.100 ms/step" in planner.describe()
 
 
 @pytest.mark.parametrize("loop_ms, single_ms, chosen", [
@@ -41,7 +78,8 @@ def test_a_dispatch_bound_step_is_fused_without_timing_single_steps():
 ], ids=["single-6pct-faster", "loop-faster", "single-4x-faster"])
 def test_a_compute_bound_step_takes_whichever_is_faster(loop_ms, single_ms, chosen):
     planner = ExecutionPlanner("auto")
-    measure(planner, loop_seconds=loop_ms / 1e3, single_seconds=single_ms / 1e3)
+    measure(planner, loop_seconds=loop_ms / 1e3, single_seconds=single_ms / 1e3,
+            compile_seconds=1.0)
     assert planner.mode == chosen
     assert f"{single_ms:.3f} ms/step" in planner.describe()
     assert planner.settled == (chosen == "single")   # a loop is refined by 2 more calls
@@ -64,7 +102,7 @@ def test_a_bad_steps_per_execution_is_named(bad):
 
 def test_static_sizes_wait_for_the_settled_plan_and_stay_bounded():
     planner = ExecutionPlanner("auto", static_loops=True)
-    measure(planner, loop_seconds=2e-4, single_seconds=None)
+    measure(planner, loop_seconds=2e-4, single_seconds=5e-4, compile_seconds=0.5)
     assert not planner.static_size(250)              # still refining k
     for _ in range(2):
         how, n, timed = planner.next(10_000)
@@ -126,11 +164,27 @@ def test_on_cpu_loops_keep_the_runtime_trip_count(monkeypatch):
     assert default_traces == dynamic_traces
 
 
-def test_the_auto_choice_is_logged_at_debug_level(caplog):
+def test_the_auto_choice_is_logged_at_debug_level(caplog, monkeypatch):
+    monkeypatch.setattr(execution_planner, "LOOP_COMPILE_FACTOR", 0.0)   # a loop always pays
     loopax.utils.set_random_seed(0)
     x, y = regression_data(n=4096)
     model = mlp()
     model.compile(optimizer="sgd", loss="mse")
     with caplog.at_level(logging.DEBUG, logger="loopax"):
-        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        model.fit(x, y, batch_size=8, epochs=3, verbose=0)
     assert "fit() runs " in caplog.text and "steps per call: fused loop" in caplog.text
+
+
+def test_a_short_fit_compiles_no_fused_loop():
+    """Keras compiles one train step and one test step for a short run; so does
+    loopax: 8 steps cannot repay a loop's compile (before: the loop was always
+    compiled first, and timed)."""
+    loopax.utils.set_random_seed(0)
+    x, y = regression_data(n=64)
+    model = mlp()
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, validation_data=(x, y))
+    functions = model._fns.functions
+    for kind in ("train", "test"):
+        assert functions[kind, "device", False]._cache_size() == 0, kind
+        assert functions[kind, "single", False]._cache_size() == 1, kind

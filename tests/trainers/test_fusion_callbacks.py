@@ -3,6 +3,7 @@ callback sees and what the model learns are those of steps_per_execution=1
 (and of Keras, which runs one step per call); an explicit integer keeps
 Keras's chunked hooks."""
 
+import contextlib
 import logging
 import os
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from trainer_testlib import Snapshot, mlp, regression_data
 
 import loopax
+from loopax.src.trainers import execution_planner
 
 BATCH = 8
 
@@ -39,6 +41,18 @@ class Hooks:
 
     def ends(self, hook="on_train_batch_end"):
         return [index for name, index in self.calls if name == hook]
+
+
+@contextlib.contextmanager
+def loop_compile_factor(factor):
+    """The planner's loop-compile estimate scaled by `factor` (0: a fused loop
+    always pays; huge: never), restored after."""
+    saved = execution_planner.LOOP_COMPILE_FACTOR
+    execution_planner.LOOP_COMPILE_FACTOR = factor
+    try:
+        yield
+    finally:
+        execution_planner.LOOP_COMPILE_FACTOR = saved
 
 
 def keras_or_skip():
@@ -220,15 +234,18 @@ def test_the_callback_that_reduces_fusion_is_named(setup, caplog, capsys):
 @given(modes=st.lists(st.tuples(st.sampled_from(["every", "chunked", "async"]),
                                 st.one_of(st.none(), st.integers(2, 7))),
                       min_size=1, max_size=3),
-       epochs=st.integers(1, 2))
-def test_fused_runs_learn_and_show_what_single_steps_do(setup, modes, epochs):
-    """For random callback sets: the same weights as steps_per_execution=1;
-    callbacks that need every batch see the same hooks; those with a
-    `batch_hooks_freq` see every one of its multiples."""
+       epochs=st.integers(1, 2), loop_pays=st.booleans())
+def test_fused_runs_learn_and_show_what_single_steps_do(setup, modes, epochs, loop_pays):
+    """For random callback sets, whether or not the planner finds a fused loop
+    worth compiling: the same weights as steps_per_execution=1; callbacks that
+    need every batch see the same hooks; those with a `batch_hooks_freq` see
+    every one of its multiples."""
     runs = {}
     for spe in ("auto", 1):
         recorders = [Hooks(loopax.callbacks.Callback, mode, freq) for mode, freq in modes]
-        runs[spe] = (run(setup, spe, [r.callback for r in recorders], epochs=epochs), recorders)
+        with loop_compile_factor(0.0 if loop_pays else 1e9):
+            weights = run(setup, spe, [r.callback for r in recorders], epochs=epochs)
+        runs[spe] = (weights, recorders)
     for a, b in zip(runs["auto"][0], runs[1][0]):
         np.testing.assert_allclose(a, b, atol=1e-6)
     for (mode, freq), fused, single in zip(modes, runs["auto"][1], runs[1][1]):

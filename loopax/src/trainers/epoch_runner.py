@@ -47,10 +47,13 @@ def step_bounds(model, callbacks, kind, say=False):
 
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0):
+def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
+             later_passes=0):
     """Runs `kind` ("train"/"test") steps over one epoch of `adapter`, in
     executions within `bounds`, from batch `start_step` on (a resumed epoch).
-    Returns the last logs (device arrays), or None when no batch came."""
+    `later_passes`: the passes of this kind the run makes after this one (the
+    planner weighs a loop's compile against the steps left). Returns the last
+    logs (device arrays), or None when no batch came."""
     if kind == "train":
         begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
     else:
@@ -61,7 +64,7 @@ def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, sta
     adapter.on_epoch_begin()
     if on_device:
         logs, steps = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
-                                      max_steps, bounds, start_step)
+                                      max_steps, bounds, start_step, later_passes)
     else:
         logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step)
@@ -92,10 +95,11 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
 
 
 def _record(planner, kind, how, n, seconds):
-    """Reports a timed execution to the planner; logs its choice once made."""
-    chosen = planner.mode is not None
+    """Reports a timed execution to the planner; logs its choice when made (a
+    short run's single steps, and the loop-or-single choice of a longer one)."""
+    before = (planner.mode, planner.loop.done)
     planner.record(how, n, seconds)
-    if not chosen and planner.mode is not None:
+    if planner.mode is not None and (planner.mode, planner.loop.done) != before:
         what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
         _logger.debug("%s runs %s", what, planner.describe())
 
@@ -107,7 +111,7 @@ def _stop_requested(model, kind):
 
 
 def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
-                    start_step=0):
+                    start_step=0, later_passes=0):
     loop = model._function(kind, "device")
     static_loop = model._function(kind, "device_static") if planner.static_loops else None
     single = model._function(kind, "device_single")
@@ -118,11 +122,13 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
     size = adapter.batch_size
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
+    later_steps = later_passes * full
     step, logs = start_step, None
     while step < steps:
         planned = step < full and not bounds.every_batch
         if planned:
-            how, n, timed = planner.next(bounds.limit(step, full - step))
+            how, n, timed = planner.next(bounds.limit(step, full - step),
+                                         horizon=full - step + later_steps)
         else:   # every batch alone, or the last, partial batch (its own shape)
             how, n, timed = "single", 1, False
         if step < full:

@@ -5,20 +5,25 @@ compiled loop) or "single" (one step, no loop). With an integer
 `steps_per_execution` k it is k-step loops (k > 1) or single steps (k = 1).
 With "auto" it measures:
 
-1. the loop is compiled by a call running 0 steps, timed on 1 step, then
-   (unless that took over 50 ms) on enough steps to last about 20 ms, so the
-   per-step time is neither a first call's cost nor the call's fixed cost;
-2. a step under `SINGLE_WORTH_SECONDS` is dispatch-bound: the loop wins and
-   `k` is chosen so one call lasts about `TARGET_CALL_SECONDS` (long enough
-   that the per-call cost disappears, short enough for a lively progress
-   bar), refined by the next two calls, which are timed too;
-3. a longer step is compute-bound: the single step is compiled and timed
-   the same way (one-step calls back to back), and whichever is faster is
-   kept, so "auto" is never slower than single steps by more than the
-   timing noise. On an H100 a ResNet step ran 6% slower in a loop; with
-   steps this long, asynchronous dispatch hides the per-step cost of single
-   steps. (On CPU a step with convolutions is never fused: its "loop" is
-   one-step calls, see `step_loops.unless_slow_in_loops`.)
+1. single steps first: the first call compiles the one-step program and is
+   timed (its compile time, an estimate of the loop's: `LOOP_COMPILE_FACTOR`),
+   then bursts of steps sized to last about 20 ms give the per-step time;
+2. the fused loop is compiled only if it can repay its compile over the
+   steps that remain (this pass and the passes to come, the `horizon`): it
+   could at best save a single step's whole time per step, so a run with
+   `single per step * horizon <= estimated loop compile` keeps single steps
+   (a later, longer run asks again). A short script never pays for a loop;
+3. otherwise the loop is compiled by a call running 0 steps, timed like the
+   single steps, and whichever is faster is kept ("auto" is never slower
+   than single steps by more than the timing noise; on an H100 a ResNet step
+   ran 6% slower in a loop). A kept loop gets `k` steps per call so one call
+   lasts about `TARGET_CALL_SECONDS` (long enough that the per-call cost
+   disappears, short enough for a lively progress bar), refined by the next
+   two calls, which are timed too. (On CPU a step with convolutions is never
+   fused: its "loop" is one-step calls, see `step_loops.unless_slow_in_loops`.)
+
+Every program computes the same step, so the results are bit-identical
+whichever ran a given step (tests/trainers/test_fusion_callbacks.py).
 
 Once the loop is chosen and refined, and `static_loops` is on (accelerators),
 loops run as static-length scans (`step_loops.make_device_scan`): one program
@@ -51,6 +56,10 @@ TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
 MAX_HOST_CAPACITY = 64
 MAX_STATIC_SIZES = 4
+# A fused loop's compile time over its one-step program's (first call, trace
+# included). Measured on the 2-core CPU with JAX_LOG_COMPILES=1: the MLP of
+# bench/first_result.py 0.61 s (loop) vs 0.85 s (step, under more load).
+LOOP_COMPILE_FACTOR = 1.0
 
 
 class ExecutionPlanner:
@@ -76,6 +85,8 @@ class ExecutionPlanner:
         self.loop = _Timing()
         self.single = _Timing()
         self.single_compiled = False
+        self.single_compile_seconds = None
+        self.horizon = 0
         self.refinements = 0
         self.static_loops = static_loops
         self.static_sizes: set[int] = set()
@@ -88,23 +99,36 @@ class ExecutionPlanner:
     def single_seconds(self):
         return self.single.per_step
 
-    def next(self, remaining: int):
+    def next(self, remaining: int, horizon: int | None = None):
         """`(how, n, timed)` for the next execution: how is "warm" (compile the
         loop, 0 steps), "loop" (n steps in one call) or "single" (n one-step
         calls back to back); `timed` asks the caller to wait for the execution
-        and report its duration to `record`."""
+        and report its duration to `record`. `horizon`: the steps left in this
+        run, this pass's and the passes' to come (default `remaining`)."""
         if self.fixed is not None:
             return (self.mode, min(self.fixed, remaining) if self.mode == "loop" else 1, False)
-        if not self.warmed and self.mode is None:
+        self.horizon = remaining if horizon is None else horizon
+        if not self.single_compiled:
+            return "single", 1, True     # times the compile
+        if not self.single.done:
+            return "single", min(remaining, self.single.next_burst()), True
+        if not self.warmed:
+            if not self.loop_pays(self.horizon):
+                return "single", max(1, min(remaining, self.k)), False
             return "warm", 0, False
-        if self.mode is None:
-            if not self.loop.done:
-                return "loop", min(remaining, self.loop.next_burst()), True
-            if not self.single_compiled:
-                return "single", 1, False
-            return "single", min(remaining, self.single.next_burst(self.loop.per_step)), True
+        if not self.loop.done:
+            return "loop", min(remaining, self.loop.next_burst(self.single.per_step)), True
         n = max(1, min(remaining, self.k))
         return self.mode, n, self.mode == "loop" and self.refinements < 2
+
+    def loop_pays(self, horizon: int) -> bool:
+        """Whether a fused loop could repay its estimated compile time over
+        `horizon` steps, saving at most a single step's time on each."""
+        return self.single.per_step * horizon > self.loop_compile_estimate
+
+    @property
+    def loop_compile_estimate(self) -> float:
+        return LOOP_COMPILE_FACTOR * (self.single_compile_seconds or 0.0)
 
     @property
     def k(self) -> int:
@@ -115,26 +139,30 @@ class ExecutionPlanner:
         if how == "warm":
             self.warmed = True
         elif how == "loop" and seconds is not None:
-            if self.mode is None:
+            if not self.loop.done:
                 self.loop.add(n, seconds)
-                if self.loop.done and self.loop.per_step < SINGLE_WORTH_SECONDS:
-                    self.mode = "loop"
+                if self.loop.done:
+                    self.mode = "loop" if self.loop.per_step < self.single.per_step else "single"
             else:
                 self.refinements += 1
                 self.loop.per_step = min(self.loop.per_step, seconds / n)
+        elif how == "single" and seconds is not None:
+            if not self.single_compiled:
+                self.single_compiled = True
+                self.single_compile_seconds = seconds
+            elif not self.single.done:
+                self.single.add(n, seconds)
+                if self.single.done and not self.loop_pays(self.horizon):
+                    self.mode = "single"   # for now: a longer run may compile the loop
         elif how == "single":
             self.single_compiled = True
-            if seconds is not None:
-                self.single.add(n, seconds)
-                if self.single.done:
-                    self.mode = ("single" if self.single.per_step < self.loop.per_step
-                                 else "loop")
 
     @property
     def settled(self) -> bool:
         """Whether the mode and the chunk size will not change any more."""
         return self.fixed is not None or (
-            self.mode == "single" or (self.mode == "loop" and self.refinements >= 2))
+            (self.mode == "single" and self.warmed)
+            or (self.mode == "loop" and self.refinements >= 2))
 
     def static_size(self, n: int) -> bool:
         """Whether an `n`-step loop runs as a static-length scan (see the module
@@ -156,11 +184,12 @@ class ExecutionPlanner:
             return how
         if self.mode is None:
             return "still measuring"
+        single = f"single steps {ms(self.single.per_step)}"
+        if not self.warmed:
+            return (f"one step per call: {single}; a fused loop (compile about "
+                    f"{self.loop_compile_estimate:.2f} s) would not pay off over "
+                    f"{self.horizon} steps")
         loop = f"fused loop {ms(self.loop.per_step)}"
-        if self.single.per_step is None:
-            single = "single steps not timed (a step this short is dispatch-bound)"
-        else:
-            single = f"single steps {ms(self.single.per_step)}"
         chosen = (f"{self.k} steps per call" + (" (static-length scans)"
                                                   if self.static_loops else "")
                   if self.mode == "loop" else "one step per call")

@@ -193,24 +193,25 @@ def compiled_function(model, kind, mode):
             fn = step_loops.make_single_predict(step, jit=False)
         else:
             fn = step_loops.make_single_step(step, finalize, jit=False)
+    elif mode == "device_single":   # the batch-shaped step, fed from device data
+        fn = step_loops.on_device_data(compiled_function(model, kind, "single"))
     elif kind == "predict":
         fn = {"device": step_loops.make_device_predict,
-              "device_single": step_loops.make_device_predict_single,
               "single": step_loops.make_single_predict}[mode](step)
         if mode == "device":
-            fn = step_loops.unless_slow_in_loops(
-                fn, step_loops.make_unfused_device_predict(step))
+            fn = step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_predict(
+                compiled_function(model, kind, "device_single")))
     else:
         fn = {"device": step_loops.make_device_loop,
               "device_static": step_loops.make_device_scan,
-              "device_single": step_loops.make_device_single,
               "stacked": step_loops.make_stacked_loop,
               "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
-        unfused = {"device": step_loops.make_unfused_device_loop,
-                   "device_static": step_loops.make_unfused_device_loop,
-                   "stacked": step_loops.make_unfused_stacked_loop}.get(mode)
-        if unfused is not None:
-            fn = step_loops.unless_slow_in_loops(fn, unfused(step, finalize, donate=donate))
+        if mode in ("device", "device_static"):
+            fn = step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
+                compiled_function(model, kind, "device_single")))
+        elif mode == "stacked":
+            fn = step_loops.unless_slow_in_loops(
+                fn, step_loops.make_unfused_stacked_loop(step, finalize, donate=donate))
     fn = placement.one_call_at_a_time(fn)   # fn itself unless on simulated CPU devices
     model._fns.functions[key] = fn
     return fn

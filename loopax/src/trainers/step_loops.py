@@ -14,9 +14,10 @@ return the final state and the last step's logs:
   the two cost the same, and one program serves every `n`;
 - `stacked_loop`: `n` host batches stacked on a leading axis and transferred
   together;
-- `single_step` / `device_single`: one step, no loop (some XLA backends run
-  a loop body slower than the same ops at top level, so the planner measures
-  both).
+- `single_step`: one step, no loop, on a batch (some XLA backends run a loop
+  body slower than the same ops at top level, so the planner measures both);
+  on device data its batch is gathered by `take_batch` first
+  (`on_device_data`), so one program per batch shape serves every dataset.
 
 On CPU a loop whose step holds a convolution XLA cannot hand to Eigen as it
 is (any gradient of a convolution, or NCHW data) runs as repeated one-step
@@ -113,11 +114,23 @@ def make_stacked_loop(step, finalize=_identity_finalize, donate=True):
     return jax.jit(loop, donate_argnums=(0,) if donate else ())
 
 
-def make_device_single(step, finalize=_identity_finalize, donate=True):
+@jax.jit(static_argnames=("batch_size",))
+def take_batch(data, order, row0, batch_size):
+    """The batch at `row0` of a device-resident dataset, as its own small
+    program (one per dataset shape)."""
+    return device_batch(data, order, row0, 0, batch_size)
+
+
+def on_device_data(one_step):
+    """`one_step(state, batch)` (a `make_single_step` / `make_single_predict`
+    program) with the device loops' signature `(state, data, order, row0,
+    batch_size)`: `take_batch` gathers the batch first, so the step's program
+    depends on the batch's shape only, and fit()'s validation, evaluate() on
+    other data, host data and `test_on_batch` share it (Keras's one
+    `test_step` per batch shape)."""
     def one(state, data, order, row0, batch_size):
-        logs, state = step(state, device_batch(data, order, row0, 0, batch_size))
-        return state, finalize(logs, state)
-    return jax.jit(one, static_argnames=("batch_size",), donate_argnums=(0,) if donate else ())
+        return one_step(state, take_batch(data, order, row0, batch_size=batch_size))
+    return one
 
 
 def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
@@ -193,11 +206,10 @@ def _nested_jaxprs(param):
     return []
 
 
-def make_unfused_device_loop(step, finalize=_identity_finalize, donate=True):
-    """`make_device_loop`'s signature, run as `n` calls of `make_device_single`
-    (the logs are None when `n` is 0)."""
-    one = make_device_single(step, finalize, donate)
-
+def make_unfused_device_loop(one):
+    """`make_device_loop`'s signature, run as `n` calls of `one` (the model's
+    one-step program on device data, `on_device_data`: the loop compiles
+    nothing of its own); the logs are None when `n` is 0."""
     def loop(state, data, order, row0, n, batch_size):
         logs = None
         for i in range(n):
@@ -246,18 +258,10 @@ def make_device_predict(predict):
     return jax.jit(loop, static_argnames=("batch_size", "capacity"))
 
 
-def make_device_predict_single(predict):
-    def one(state, data, order, row0, batch_size):
-        out, state = predict(state, device_batch(data, order, row0, 0, batch_size))
-        return state, out
-    return jax.jit(one, static_argnames=("batch_size",))
-
-
-def make_unfused_device_predict(predict):
-    """`make_device_predict`'s signature, run as `n` one-step calls; the
-    outputs come back stacked on a leading axis of `n` (None when `n` is 0)."""
-    one = make_device_predict_single(predict)
-
+def make_unfused_device_predict(one):
+    """`make_device_predict`'s signature, run as `n` calls of `one` (the
+    model's one-step predict program on device data); the outputs come back
+    stacked on a leading axis of `n` (None when `n` is 0)."""
     def loop(state, data, order, row0, n, batch_size, capacity):
         outs = []
         for i in range(n):

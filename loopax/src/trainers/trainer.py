@@ -601,7 +601,8 @@ class Trainer:
                     resume = None
                 live.refresh()
                 logs = epoch_runner.run_pass(self, "train", adapter, live, callbacks,
-                                             (seed, epoch), steps_per_epoch, bounds, start_step)
+                                             (seed, epoch), steps_per_epoch, bounds, start_step,
+                                             later_passes=epochs - epoch - 1)
                 live.write_back()
                 if logs is None:
                     warnings.warn(
@@ -611,8 +612,10 @@ class Trainer:
                     break
                 epoch_logs = dict(logs)
                 if val_adapter is not None and _should_validate(epoch, validation_freq):
+                    later = sum(_should_validate(e, validation_freq)
+                                for e in range(epoch + 1, epochs))
                     val_logs = self._evaluate_pass(val_adapter, callbacks, validation_steps,
-                                                   allow_empty=True)
+                                                   allow_empty=True, later_passes=later)
                     epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
                 callbacks.on_epoch_end(epoch, epoch_logs)
                 training_logs = epoch_logs
@@ -699,7 +702,9 @@ class Trainer:
             return logs
         return self._flatten_in_order(logs)
 
-    def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False):
+    def _evaluate_pass(self, adapter, callbacks, steps, allow_empty=False, later_passes=0):
+        """One test pass; `later_passes`: how many more this run makes (fit's
+        validation), for the planner's horizon."""
         self.reset_metrics()
         callbacks.on_test_begin()   # first: it may assign weights (SwapEMAWeights)
         live = LiveState(self._value_step("test")[1])
@@ -709,7 +714,8 @@ class Trainer:
             self, callbacks, "test", say=outer is None and callbacks.params.get("verbose") == 2)
         self.stop_evaluating = False
         try:
-            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, bounds)
+            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, bounds,
+                                         later_passes=later_passes)
         finally:
             live.write_back()
             self._trainer_state = outer
