@@ -71,6 +71,27 @@ def test_a_longer_run_later_compiles_the_loop_a_short_one_declined():
     assert planner.mode == "loop" and "fused loop 0.100 ms/step" in planner.describe()
 
 
+def test_many_short_runs_compile_the_loop_once_their_single_steps_cost_its_compile():
+    """Ski rental: a model trained by repeated short fit() calls (a notebook's cells, a
+    benchmark's rounds) gets its loop once the single steps run for want of it, plus the
+    run's own steps, would have repaid the estimated compile (0.6 s = 1200 steps of
+    0.5 ms) - not never, as when each run is judged alone."""
+    planner = ExecutionPlanner("auto")
+    measure(planner, loop_seconds=1e-4, single_seconds=5e-4, remaining=225,
+            compile_seconds=0.6)
+    untimed_singles = 0
+    for _ in range(1000):
+        how, n, timed = planner.next(225, horizon=225)   # a new 225-step fit() each time
+        if how == "warm":
+            break
+        assert how == "single" and not timed
+        planner.record(how, n, None)
+        untimed_singles += n
+    else:
+        pytest.fail(f"no loop compiled after {untimed_singles} single steps")
+    assert 1200 - 225 < untimed_singles <= 1200 - 225 + 225
+
+
 @pytest.mark.parametrize("loop_ms, single_ms, chosen", [
     (7.5, 7.1, "single"),   # the H100 ResNet case: the loop body is 6% slower
     (7.1, 7.5, "loop"),
