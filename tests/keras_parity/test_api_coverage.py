@@ -124,9 +124,6 @@ NOT_BUILT_YET = {
     "applications.vgg19": {"VGG19"},
     "applications.xception": {"Xception"},
     # Activations, initializers, random, ops (issue #22 part 2).
-    "activations": {"celu", "glu", "hard_shrink", "hard_tanh", "log_sigmoid", "soft_shrink",
-                    "sparse_plus", "sparse_sigmoid", "sparsemax", "squareplus", "tanh_shrink",
-                    "threshold"},
     "initializers": {"OrthogonalInitializer", "STFT", "STFTInitializer", "stft"},
     "random": {"beta", "binomial", "categorical", "gamma"},
     "ops.image": {"elastic_transform", "extract_patches", "extract_patches_3d", "gaussian_blur",
