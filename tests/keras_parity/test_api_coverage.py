@@ -123,8 +123,7 @@ NOT_BUILT_YET = {
     "applications.resnet_v2": {"ResNet101V2", "ResNet152V2", "ResNet50V2"},
     "applications.vgg19": {"VGG19"},
     "applications.xception": {"Xception"},
-    # Random and ops (issue #22 part 2).
-    "random": {"beta", "binomial", "categorical", "gamma"},
+    # ops (issue #22 part 2).
     "ops.image": {"elastic_transform", "extract_patches", "extract_patches_3d", "gaussian_blur",
                   "hsv_to_rgb", "pad_images", "perspective_transform", "rgb_to_grayscale",
                   "rgb_to_hsv", "scale_and_translate", "sobel_edges", "ssim"},
