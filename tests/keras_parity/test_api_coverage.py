@@ -124,7 +124,7 @@ NOT_BUILT_YET = {
     "applications.vgg19": {"VGG19"},
     "applications.xception": {"Xception"},
     # ops (issue #22 part 2).
-    "ops.image": {"elastic_transform", "perspective_transform"},
+    "ops.image": {"elastic_transform"},
     "ops.linalg": {"cholesky_inverse", "eig", "jvp", "lu_factor"},
     "ops.nn": {"fold", "polar", "unfold"},
     "ops.numpy": {"slogdet", "vectorize", "view"},

@@ -16,6 +16,8 @@ VOLUMES = rng.uniform(size=(2, 6, 7, 8, 2)).astype("float32")
 NOISY = np.clip(IMAGES + rng.normal(0, 0.1, IMAGES.shape), 0, 1).astype("float32")
 BIG = rng.uniform(size=(2, 16, 18, 3)).astype("float32")  # ssim's 11x11 window fits
 BIG_NOISY = np.clip(BIG + rng.normal(0, 0.1, BIG.shape), 0, 1).astype("float32")
+START = np.array([[0, 0], [11, 0], [0, 9], [11, 9]], "float32")  # corners (x, y)
+END = np.array([[1.5, 0.5], [10, 1], [0, 8.5], [11, 9]], "float32")
 GRAYS = np.repeat(IMAGES[..., :1], 3, axis=-1)  # saturation 0: hue defined as 0
 
 CASES = {
@@ -65,10 +67,18 @@ CASES = {
                                                           np.array([0.5, 0.5]),
                                                           np.array([0.0, 0.0]), (1, 2), "cubic"),
                                   {"antialias": False}),
+    "perspective_transform": ("perspective_transform", (IMAGES, START[None].repeat(2, 0),
+                                                        END[None].repeat(2, 0)), {}),
+    "perspective_transform-nearest-unbatched": (
+        "perspective_transform", (IMAGES[0], START, END),
+        {"interpolation": "nearest", "fill_value": 0.5}),
+    "perspective_transform-channels_first": (
+        "perspective_transform", (FIRST, np.stack([START, END]), np.stack([END, START])),
+        {"data_format": "channels_first"}),
 }
 DIFFERENTIABLE = ["extract_patches-3x5-strides", "extract_patches_3d", "rgb_to_grayscale",
                   "rgb_to_hsv", "hsv_to_rgb", "gaussian_blur", "sobel_edges", "ssim",
-                  "scale_and_translate"]
+                  "scale_and_translate", "perspective_transform"]
 
 
 @pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
@@ -106,8 +116,11 @@ def test_image_op_gradient_matches_keras(case):
     (lambda: loopax.ops.image.ssim(IMAGES, NOISY), r"\(10, 12\).*filter_size=11"),
     (lambda: loopax.ops.image.scale_and_translate(IMAGES, (2, 5, 6, 3), [1, 1], [0, 0],
                                                   (1, 2), "area"), "method"),
+    (lambda: loopax.ops.image.perspective_transform(IMAGES, START[:3], END[:3]),
+     r"start_points.*\(3, 2\)"),
 ], ids=["patches-rank", "patches-padding", "pad-two-of", "pad-negative", "hsv-dtype",
-        "gray-channels", "ssim-shapes", "ssim-too-small", "scale-method"])
+        "gray-channels", "ssim-shapes", "ssim-too-small", "scale-method",
+        "perspective-points"])
 def test_bad_input_names_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()

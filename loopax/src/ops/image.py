@@ -187,6 +187,38 @@ def affine_transform(images: ArrayLike, transform: ArrayLike, interpolation: str
 
 
 
+@op
+def perspective_transform(images: ArrayLike, start_points: ArrayLike, end_points: ArrayLike,
+                          interpolation: str = "bilinear", fill_value: ArrayLike = 0,
+                          data_format: str | None = None) -> Array:
+    """Warps images so that the four `start_points` `(x, y)` land on the four
+    `end_points` (shapes `(4, 2)`, or `(batch, 4, 2)` per image); what comes
+    from outside the input is `fill_value`."""
+    start, end = as_array(start_points), as_array(end_points)
+    for name, points in (("start_points", start), ("end_points", end)):
+        if points.ndim not in (2, 3) or points.shape[-2:] != (4, 2):
+            raise ValueError(f"perspective_transform: `{name}` must have shape (4, 2) or "
+                             f"(batch, 4, 2); got {tuple(points.shape)}.")
+    if start.shape != end.shape:
+        raise ValueError(f"perspective_transform: start_points {tuple(start.shape)} and "
+                         f"end_points {tuple(end.shape)} must have the same shape.")
+    transform = _homography(start.reshape(-1, 4, 2).astype(jnp.float32),
+                            end.reshape(-1, 4, 2).astype(jnp.float32))
+    return affine_transform(images, transform, interpolation, "constant", fill_value,
+                            data_format)
+
+
+def _homography(start, end):
+    """`(batch, 8)` projective transforms taking each end point to its start
+    point (the output-to-input map `affine_transform` reads)."""
+    (sx, sy), (ex, ey) = jnp.moveaxis(start, -1, 0), jnp.moveaxis(end, -1, 0)
+    zero, one = jnp.zeros_like(ex), jnp.ones_like(ex)
+    x_rows = jnp.stack([ex, ey, one, zero, zero, zero, -sx * ex, -sx * ey], axis=-1)
+    y_rows = jnp.stack([zero, zero, zero, ex, ey, one, -sy * ex, -sy * ey], axis=-1)
+    system = jnp.concatenate([x_rows, y_rows], axis=1)  # (batch, 8, 8)
+    targets = jnp.concatenate([sx, sy], axis=-1)[..., None]
+    return jnp.linalg.solve(system, targets)[..., 0]
+
 def _data_format(data_format, owner):
     data_format = (data_format or image_data_format()).lower()
     if data_format not in ("channels_last", "channels_first"):
