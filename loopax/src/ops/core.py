@@ -23,7 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from loopax.src import custom_gradient as _custom_gradient
 from loopax.src import dtypes
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.numpy import clip, moveaxis, stack, where
@@ -592,9 +591,6 @@ def associative_scan(f: Callable, elems: Any, reverse: bool = False, axis: Axis 
         out[i] = acc
     stacked = _stack_trees([out[i] for i in range(n)])
     return jax.tree_util.tree_map(lambda a: moveaxis(a, 0, axis), stacked, is_leaf=_is_wrapped)
-
-
-custom_gradient = _custom_gradient.custom_gradient  # keras.ops.custom_gradient
 
 
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))
