@@ -123,8 +123,6 @@ NOT_BUILT_YET = {
     "applications.resnet_v2": {"ResNet101V2", "ResNet152V2", "ResNet50V2"},
     "applications.vgg19": {"VGG19"},
     "applications.xception": {"Xception"},
-    # ops.image (issue #22 part 2): elastic_transform not built yet.
-    "ops.image": {"elastic_transform"},
     # Backend, config, dtype policies, saving.
     "backend": {"get_uid", "is_float_dtype", "is_int_dtype", "is_keras_tensor", "result_type",
                 "set_epsilon"},

@@ -130,3 +130,42 @@ def test_gaussian_blur_default_data_format_is_the_configured_one():
     default = loopax.ops.image.gaussian_blur(IMAGES)
     np.testing.assert_array_equal(
         default, keras.ops.image.gaussian_blur(IMAGES, data_format="channels_last"))
+
+
+RAMP_X = np.broadcast_to(np.arange(40, dtype="float32")[None, None, :, None],
+                         (16, 40, 40, 1)).copy()  # pixel value = its column
+RAMP_Y = np.swapaxes(RAMP_X, 1, 2).copy()  # pixel value = its row
+
+
+def displacements(module, **kwargs):
+    """The (dx, dy) fields elastic_transform read at, recovered from ramps
+    (bilinear sampling of a ramp is exact; borders cut off)."""
+    inner = (slice(None), slice(8, -8), slice(8, -8))
+    return [(np.asarray(module.ops.image.elastic_transform(ramp, **kwargs)) - ramp)[inner]
+            for ramp in (RAMP_X, RAMP_Y)]
+
+
+def test_elastic_transform_displacement_spread_matches_keras():
+    """Keras and loopax draw different numbers: the fields' spreads are compared.
+    Keras 3.15.1 draws dx and dy from one key (they are equal, docs/keras_differences.md);
+    loopax's are independent."""
+    kwargs = {"alpha": 2.0, "sigma": 2.0, "seed": 3}
+    (ours_x, ours_y), (theirs_x, _) = displacements(loopax, **kwargs), displacements(keras,
+                                                                                    **kwargs)
+    for field in (ours_x, ours_y):
+        assert abs(field.std() / theirs_x.std() - 1) < 0.2
+    assert abs(np.corrcoef(ours_x.ravel(), ours_y.ravel())[0, 1]) < 0.2
+
+
+def test_elastic_transform_seeding_and_identity():
+    same = [loopax.ops.image.elastic_transform(IMAGES, seed=5) for _ in range(2)]
+    np.testing.assert_array_equal(*same)
+    generator = loopax.random.SeedGenerator(1)
+    first, second = (loopax.ops.image.elastic_transform(IMAGES, seed=generator)
+                     for _ in range(2))
+    assert not np.array_equal(first, second)
+    for module in (loopax, keras):
+        still = module.ops.image.elastic_transform(IMAGES, alpha=0.0, seed=1)
+        np.testing.assert_allclose(still, IMAGES, atol=1e-6)
+    first = loopax.ops.image.elastic_transform(FIRST, seed=5, data_format="channels_first")
+    np.testing.assert_allclose(first, np.moveaxis(same[0], -1, 1), atol=1e-6)

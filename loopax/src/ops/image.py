@@ -13,6 +13,7 @@ from typing import Sequence
 import jax
 import jax.numpy as jnp
 
+from loopax.src import random as _random  # the seeding every random op shares
 from loopax.src.array_types import Array, ArrayLike
 from loopax.src.config import image_data_format
 from loopax.src.ops.utils import as_array
@@ -218,6 +219,48 @@ def _homography(start, end):
     system = jnp.concatenate([x_rows, y_rows], axis=1)  # (batch, 8, 8)
     targets = jnp.concatenate([sx, sy], axis=-1)[..., None]
     return jnp.linalg.solve(system, targets)[..., 0]
+
+@op
+def elastic_transform(images: ArrayLike, alpha=20.0, sigma=5.0, interpolation="bilinear",
+                      fill_mode="reflect", fill_value=0.0, seed=None,
+                      data_format: str | None = None) -> Array:
+    """Elastic distortion (Simard et al. 2003): every pixel reads the input
+    `alpha * (dx, dy)` away, where `dx`, `dy` are independent per-image normal
+    noise times `sigma`, Gaussian-blurred with `sigma` (kernel `int(6 sigma) | 1`).
+
+    `seed` is as for `loopax.random` functions; `fill_mode`/`fill_value` say what
+    is read outside the image, as in `affine_transform`.
+    """
+    images = as_array(images)
+    axes = _hw_axes(images, data_format, "elastic_transform")
+    if interpolation not in AFFINE_INTERPOLATIONS:
+        raise ValueError(f"elastic_transform: `interpolation` must be one of "
+                         f"{tuple(AFFINE_INTERPOLATIONS)}, got {interpolation!r}.")
+    if fill_mode not in FILL_MODES:
+        raise ValueError(f"elastic_transform: `fill_mode` must be one of {FILL_MODES}, "
+                         f"got {fill_mode!r}.")
+    single = images.ndim == 3
+    batch = images[None] if single else images
+    h_axis, w_axis = axes[0] + single, axes[1] + single
+    channel_axis = ({1, 2, 3} - {h_axis, w_axis}).pop()
+    batch = jnp.moveaxis(batch, (h_axis, w_axis, channel_axis), (1, 2, 3))  # (n, h, w, c)
+    n, height, width, _ = batch.shape
+    dtype = batch.dtype if jnp.issubdtype(batch.dtype, jnp.floating) else jnp.float32
+    noise = _random.normal((n, height, width, 2), stddev=sigma, dtype=dtype, seed=seed)
+    size = int(6 * sigma) | 1
+    shift = alpha * gaussian_blur(noise, (size, size), (sigma, sigma), "channels_last")
+    y, x = jnp.meshgrid(jnp.arange(height, dtype=dtype), jnp.arange(width, dtype=dtype),
+                        indexing="ij")
+
+    def warp_one(image, offsets):  # (h, w, c), (h, w, 2)
+        sample = lambda channel: jax.scipy.ndimage.map_coordinates(  # noqa: E731
+            channel, [y + offsets[..., 1], x + offsets[..., 0]],
+            order=AFFINE_INTERPOLATIONS[interpolation], mode=fill_mode, cval=fill_value)
+        return jax.vmap(sample, in_axes=2, out_axes=2)(image)
+
+    out = jax.vmap(warp_one)(batch.astype(dtype), shift).astype(batch.dtype)
+    out = jnp.moveaxis(out, (1, 2, 3), (h_axis, w_axis, channel_axis))
+    return out[0] if single else out
 
 def _data_format(data_format, owner):
     data_format = (data_format or image_data_format()).lower()
