@@ -187,7 +187,6 @@ def affine_transform(images: ArrayLike, transform: ArrayLike, interpolation: str
     return out[0] if single else out
 
 
-
 @op
 def perspective_transform(images: ArrayLike, start_points: ArrayLike, end_points: ArrayLike,
                           interpolation: str = "bilinear", fill_value: ArrayLike = 0,
@@ -219,6 +218,7 @@ def _homography(start, end):
     system = jnp.concatenate([x_rows, y_rows], axis=1)  # (batch, 8, 8)
     targets = jnp.concatenate([sx, sy], axis=-1)[..., None]
     return jnp.linalg.solve(system, targets)[..., 0]
+
 
 @op
 def elastic_transform(images: ArrayLike, alpha=20.0, sigma=5.0, interpolation="bilinear",
