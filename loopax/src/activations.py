@@ -11,18 +11,30 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src.ops.nn import (
+    celu,
     elu,
+    glu,
+    hard_shrink,
     hard_sigmoid,
     hard_silu,
+    hard_tanh,
     leaky_relu,
+    log_sigmoid,
     log_softmax,
     relu6,
     selu,
     sigmoid,
     silu,
+    soft_shrink,
     softmax,
     softplus,
     softsign,
+    sparse_plus,
+    sparse_sigmoid,
+    sparsemax,
+    squareplus,
+    tanh_shrink,
+    threshold,
 )
 from loopax.src.ops.numpy import tanh
 from loopax.src.tensor import op
@@ -114,7 +126,11 @@ _REGISTRY = Registry("activation", name_table(
     {"leaky_relu": leaky_relu, "relu6": relu6, "elu": elu, "selu": selu, "silu": silu,
      "hard_silu": hard_silu, "sigmoid": sigmoid, "hard_sigmoid": hard_sigmoid, "tanh": tanh,
      "softplus": softplus, "softsign": softsign, "softmax": softmax,
-     "log_softmax": log_softmax, "swish": silu, "hard_swish": hard_silu}))
+     "log_softmax": log_softmax, "swish": silu, "hard_swish": hard_silu,
+     "celu": celu, "glu": glu, "hard_shrink": hard_shrink, "hard_tanh": hard_tanh,
+     "log_sigmoid": log_sigmoid, "soft_shrink": soft_shrink, "sparse_plus": sparse_plus,
+     "sparse_sigmoid": sparse_sigmoid, "sparsemax": sparsemax, "squareplus": squareplus,
+     "tanh_shrink": tanh_shrink, "threshold": threshold}))
 
 
 def serialize(activation):

@@ -484,14 +484,95 @@ class Identity(Initializer):
 
 IdentityInitializer = Identity
 
+
+class STFT(Initializer):
+    """Conv kernels whose convolution computes one side (real or imaginary) of a
+    short-time Fourier transform, for spectrogram layers.
+
+    Called as `init((frame_length, 1, bins), dtype=None)`: entry `[t, 0, f]` is
+    `cos` (side "real") or `sin` (side "imag") of `-2 pi t f / fft_length`,
+    where `fft_length = 2 * (bins - 1)`, times the window divided by its
+    scaling.
+
+    Args:
+        side: `"real"` or `"imag"`.
+        window: A `scipy.signal.windows` name (`"hann"`, `"hamming"`, ...), a 1-D
+            array of `frame_length` values, or None (no window).
+        scaling: `"density"` (divide by the window's L2 norm), `"spectrum"` (its
+            L1 norm) or None.
+        periodic: Make the named window periodic (DFT-even) instead of symmetric.
+
+    Raises:
+        ValueError: an unknown `side`, `window` name or `scaling`; (when called) a
+            shape that is not `(frame_length, channels, bins)` or a window of
+            another length.
+    """
+
+    def __init__(self, side="real", window="hann", scaling="density", periodic=False):
+        if side not in ("real", "imag"):
+            raise ValueError(f"STFT(side={side!r}): use 'real' or 'imag'.")
+        if isinstance(window, str):
+            _named_window(window, 1, periodic)  # fails now on an unknown name
+        if scaling not in (None, "density", "spectrum"):
+            raise ValueError(f"STFT(scaling={scaling!r}): use 'density', 'spectrum' or None.")
+        self.side, self.window, self.scaling, self.periodic = side, window, scaling, periodic
+
+    def __call__(self, shape, dtype=None):
+        shape = tuple(shape)
+        if len(shape) != 3:
+            raise ValueError(f"STFT initializer needs a shape (frame_length, channels, bins), "
+                             f"got {shape}.")
+        frame_length, _, bins = shape
+        time = np.arange(frame_length)[:, None, None]
+        freq = np.arange(bins)[None, None, :] / (2 * (bins - 1))
+        angle = -2 * np.pi * time * freq
+        kernel = np.cos(angle) if self.side == "real" else np.sin(angle)
+        if self.window is not None:
+            kernel = kernel * self._scaled_window(frame_length)[:, None, None]
+        return jnp.asarray(np.broadcast_to(kernel, shape), _dtype(dtype))
+
+    def _scaled_window(self, frame_length):
+        window = (_named_window(self.window, frame_length, self.periodic)
+                  if isinstance(self.window, str) else np.asarray(self.window, "float64"))
+        if window.shape != (frame_length,):
+            raise ValueError(f"STFT initializer: the window has shape {window.shape}; it must "
+                             f"be ({frame_length},), the kernel's frame_length.")
+        if self.scaling == "density":
+            return window / np.sqrt(np.sum(window ** 2))
+        if self.scaling == "spectrum":
+            return window / np.sum(np.abs(window))
+        return window
+
+    def get_config(self):
+        window = self.window if self.window is None or isinstance(self.window, str) \
+            else np.asarray(self.window).tolist()
+        return {"side": self.side, "window": window, "periodic": self.periodic,
+                "scaling": self.scaling}
+
+
+def _named_window(name, length, periodic):
+    """`scipy.signal.get_window(name, length)`: symmetric unless `periodic`."""
+    import scipy.signal  # jax depends on SciPy; imported only when a window is named
+
+    try:
+        return scipy.signal.get_window(name, length, fftbins=periodic)
+    except ValueError as err:
+        raise ValueError(f"STFT(window={name!r}): not a scipy.signal.windows name ({err}).") \
+            from None
+
+
+STFTInitializer, OrthogonalInitializer = STFT, Orthogonal
+
 _CLASSES = [Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal,
             VarianceScaling, GlorotUniform, GlorotNormal, HeNormal, HeUniform,
-            LecunNormal, LecunUniform, Orthogonal, Identity]
+            LecunNormal, LecunUniform, Orthogonal, Identity, STFT]
 _REGISTRY = Registry(
     "initializer",
     name_table(_CLASSES, {"zero": Zeros, "one": Ones, "normal": RandomNormal,
-                          "uniform": RandomUniform, "IdentityInitializer": Identity}),
-    base=Initializer, unlisted=[cls.__name__ for cls in _CLASSES] + ["IdentityInitializer"],
+                          "uniform": RandomUniform, "IdentityInitializer": Identity,
+                          "OrthogonalInitializer": Orthogonal, "STFTInitializer": STFT}),
+    base=Initializer, unlisted=[cls.__name__ for cls in _CLASSES]
+    + ["IdentityInitializer", "OrthogonalInitializer", "STFTInitializer"],
     accepts="an Initializer or a callable")
 
 
@@ -545,7 +626,7 @@ def get(identifier):
 # Keras' lower-case function-style aliases.
 zeros, ones, constant = Zeros, Ones, Constant
 random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
-variance_scaling, orthogonal, identity = VarianceScaling, Orthogonal, Identity
+variance_scaling, orthogonal, identity, stft = VarianceScaling, Orthogonal, Identity, STFT
 glorot_uniform, glorot_normal = GlorotUniform, GlorotNormal
 he_normal, he_uniform, lecun_normal, lecun_uniform = HeNormal, HeUniform, LecunNormal, LecunUniform
 

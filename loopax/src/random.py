@@ -168,6 +168,49 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     return mean + stddev * sample
 
 
+def categorical(logits, num_samples, dtype="int32", seed=None):
+    """Class indices drawn from each row's softmax(logits).
+
+    Args:
+        logits: `(batch, classes)` unnormalized log-probabilities.
+        num_samples: Independent draws per row.
+        dtype: The integer dtype of the result.
+        seed: As for every loopax.random function.
+
+    Returns:
+        `(batch, num_samples)` indices in `[0, classes)`.
+    """
+    logits = jnp.asarray(unwrap(logits))
+    if logits.ndim != 2:
+        raise ValueError(f"categorical: `logits` must be 2-D (batch_size, num_classes), got "
+                         f"shape {logits.shape}; add a batch axis with logits[None].")
+    key = draw_key(seed)
+    shape = (logits.shape[0], int(num_samples))
+    return jax.random.categorical(key, logits[:, None, :], shape=shape).astype(
+        dtypes.standardize(dtype))
+
+
+def gamma(shape, alpha, dtype=None, seed=None):
+    """Samples of Gamma(alpha, 1) (shape `alpha`, scale 1), shape `shape`."""
+    key = draw_key(seed)
+    return jax.random.gamma(key, jnp.asarray(unwrap(alpha)), tuple(shape), _dtype(dtype))
+
+
+def binomial(shape, counts, probabilities, dtype=None, seed=None):
+    """Successes in `counts` trials of probability `probabilities` (broadcast
+    against each other and `shape`), as floats of `dtype`."""
+    key = draw_key(seed)
+    return jax.random.binomial(key, jnp.asarray(unwrap(counts)),
+                               jnp.asarray(unwrap(probabilities)), tuple(shape), _dtype(dtype))
+
+
+def beta(shape, alpha, beta, dtype=None, seed=None):
+    """Samples of Beta(alpha, beta) (broadcast against `shape`), in [0, 1]."""
+    key = draw_key(seed)
+    return jax.random.beta(key, jnp.asarray(unwrap(alpha)), jnp.asarray(unwrap(beta)),
+                           tuple(shape), _dtype(dtype))
+
+
 def shuffle(x, axis=0, seed=None):
     """`x` permuted along `axis`."""
     key = draw_key(seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import jax.scipy.linalg
 
@@ -179,6 +180,76 @@ def matrix_rank(x, tol=None):
     """
     _check_matrix(x, "matrix_rank")
     return jnp.linalg.matrix_rank(x, tol=tol).astype("int32")
+
+
+@op
+@compiled("upper")
+def cholesky_inverse(x: ArrayLike, upper: bool = False) -> Array:
+    """The inverse of `A` from its Cholesky factor `x` (`A = x x^H`, or `x^H x`
+    when `upper`).
+
+    Args:
+        x: Triangular factors, shape `(..., n, n)`.
+        upper: `x` is upper triangular (default: lower).
+
+    Returns:
+        `A^-1`, shape `(..., n, n)`.
+    """
+    x = as_array(x)
+    identity = jnp.broadcast_to(jnp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    inverse_factor = jax.scipy.linalg.solve_triangular(x, identity, lower=not upper)
+    conjugate_transpose = jnp.swapaxes(inverse_factor, -1, -2).conj()
+    if upper:
+        return inverse_factor @ conjugate_transpose
+    return conjugate_transpose @ inverse_factor
+
+
+@op
+def eig(x: ArrayLike) -> tuple[Array, Array]:
+    """Eigenvalues and right eigenvectors of square matrices (JAX: CPU only).
+
+    Args:
+        x: Matrices `(..., n, n)`.
+
+    Returns:
+        `(values (..., n), vectors (..., n, n))`, complex; column `i` of
+        `vectors` belongs to `values[..., i]`.
+    """
+    return jnp.linalg.eig(as_array(x))
+
+
+@op
+@compiled()
+def lu_factor(x: ArrayLike) -> tuple[Array, Array]:
+    """LU factorization with partial pivoting, as `scipy.linalg.lu_factor`.
+
+    Args:
+        x: Matrices `(..., n, n)`, batched over leading axes.
+
+    Returns:
+        `(lu, pivots)`: L below the diagonal (unit diagonal implied) and U on
+        and above it, `(..., n, n)`; the row swapped with each row, `(..., n)`.
+    """
+    x = as_array(x)
+    factor = jax.scipy.linalg.lu_factor
+    for _ in range(x.ndim - 2):
+        factor = jax.vmap(factor)
+    return factor(x)
+
+
+def jvp(fun, primals, tangents, has_aux: bool = False):
+    """Forward-mode derivative of `fun` at `primals` along `tangents`.
+
+    Args:
+        fun: A function of arrays.
+        primals: A tuple of `fun`'s arguments.
+        tangents: A tuple of directions, one per primal (same shapes).
+        has_aux: `fun` returns `(output, aux)`; aux is passed through.
+
+    Returns:
+        `(fun(*primals), J @ tangents)`, plus `aux` third with `has_aux`.
+    """
+    return jax.jvp(fun, tuple(primals), tuple(tangents), has_aux=has_aux)
 
 
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

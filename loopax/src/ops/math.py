@@ -541,4 +541,39 @@ def istft(x, sequence_length, sequence_stride, fft_length, length=None, window="
                   length, center=center)
 
 
+@op
+@compiled()
+def view_as_complex(x: ArrayLike) -> Array:
+    """Pairs of (real, imaginary) floats as complex numbers.
+
+    Args:
+        x: Floats `(..., 2)`.
+
+    Returns:
+        Complex numbers `(...)`.
+    """
+    x = as_array(x)
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise ValueError(f"view_as_complex: the last axis must have size 2 (real, imaginary); "
+                         f"got shape {tuple(x.shape)}.")
+    return lax.complex(x[..., 0], x[..., 1])
+
+
+@op
+@compiled()
+def view_as_real(x: ArrayLike) -> Array:
+    """Complex numbers as (real, imaginary) pairs.
+
+    Args:
+        x: Complex numbers `(...)`.
+
+    Returns:
+        Floats `(..., 2)`.
+    """
+    x = as_array(x)
+    if not jnp.issubdtype(x.dtype, jnp.complexfloating):
+        raise ValueError(f"view_as_real: `x` must be complex, got {x.dtype}.")
+    return jnp.stack([x.real, x.imag], axis=-1)
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

@@ -1368,4 +1368,92 @@ def _ctc_beam_search(log_probs, length, beam_width, top_paths, blank):
     return paths, scores
 
 
+@op
+@compiled()
+def polar(abs_: ArrayLike, angle: ArrayLike) -> Array:
+    """Complex numbers from magnitudes and angles.
+
+    Args:
+        abs_: Magnitudes.
+        angle: Angles in radians (broadcast against `abs_`).
+
+    Returns:
+        `abs_ * exp(i angle)`, complex.
+    """
+    abs_, angle = as_array(abs_), as_array(angle)
+    return lax.complex(abs_ * jnp.cos(angle), abs_ * jnp.sin(angle))
+
+
+def _pairs(owner, **values):
+    pairs = []
+    for name, value in values.items():
+        pair = (value, value) if isinstance(value, int) else tuple(value)
+        if len(pair) != 2 or not all(isinstance(v, int) and v >= 0 for v in pair):
+            raise ValueError(f"{owner}: `{name}` must be an int or two ints >= 0, got {value!r}.")
+        pairs.append(pair)
+    return pairs
+
+
+@op
+@compiled("kernel_size", "dilation", "padding", "stride")
+def unfold(x: ArrayLike, kernel_size, dilation=1, padding=0, stride=1) -> Array:
+    """Sliding blocks of channels-first images, as `torch.nn.Unfold`.
+
+    Args:
+        x: Images `(n, c, h, w)`.
+        kernel_size: Block size, an int or `(kh, kw)`.
+        dilation: Spacing of a block's entries, an int or a pair.
+        padding: Zeros added on each side, an int or a pair.
+        stride: Step between blocks, an int or a pair.
+
+    Returns:
+        `(n, c * kh * kw, blocks)`, entries ordered (channel, kernel row,
+        kernel column), blocks row by row.
+    """
+    x = as_array(x)
+    if x.ndim != 4:
+        raise ValueError(f"unfold: `x` must be (batch, channels, height, width), got shape "
+                         f"{tuple(x.shape)}.")
+    kernel, dilation, padding, stride = _pairs("unfold", kernel_size=kernel_size,
+                                               dilation=dilation, padding=padding,
+                                               stride=stride)
+    blocks = lax.conv_general_dilated_patches(
+        x, kernel, stride, [(p, p) for p in padding], rhs_dilation=dilation,
+        precision=lax.Precision.HIGHEST)
+    return blocks.reshape(blocks.shape[:2] + (-1,))
+
+
+@op
+@compiled("output_size", "kernel_size", "dilation", "padding", "stride")
+def fold(x: ArrayLike, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Array:
+    """Sums sliding blocks back into images, as `torch.nn.Fold` (the adjoint of
+    `unfold`: overlapping entries add up).
+
+    Args:
+        x: Blocks `(n, c * kh * kw, blocks)`, as `unfold` makes them.
+        output_size: The images' `(h, w)` (or an int).
+        kernel_size: Block size, an int or `(kh, kw)`.
+        dilation: Spacing of a block's entries, an int or a pair.
+        padding: Zeros `unfold` added on each side (cut off here).
+        stride: Step between blocks, an int or a pair.
+
+    Returns:
+        Images `(n, c, h, w)`.
+    """
+    x = as_array(x)
+    (kh, kw), (oh, ow) = _pairs("fold", kernel_size=kernel_size, output_size=output_size)
+    if x.ndim != 3 or x.shape[1] % (kh * kw):
+        raise ValueError(f"fold: `x` must be (batch, channels * {kh} * {kw}, blocks), got "
+                         f"shape {tuple(x.shape)}.")
+    images = jax.ShapeDtypeStruct((x.shape[0], x.shape[1] // (kh * kw), oh, ow), x.dtype)
+    unfold_images = lambda images: unfold(images, kernel_size, dilation, padding, stride)  # noqa: E731
+    expected = jax.eval_shape(unfold_images, images).shape
+    if expected != x.shape:
+        raise ValueError(f"fold: blocks of shape {tuple(x.shape)} do not match "
+                         f"output_size={output_size}, kernel_size={kernel_size}, which give "
+                         f"{expected}.")
+    _, transpose = jax.vjp(unfold_images, jnp.zeros(images.shape, images.dtype))
+    return transpose(x)[0]
+
+
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))

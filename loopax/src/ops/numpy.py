@@ -22,6 +22,7 @@ import numpy as np
 
 from loopax.src import dtypes
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
+from loopax.src.ops import linalg as _linalg
 from loopax.src.ops import operators
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.ops.utils import axis_arg as _axis
@@ -2339,6 +2340,39 @@ def size(x: ArrayLike) -> int:
         A Python int.
     """
     return int(np.prod(jnp.shape(unwrap(x))))
+
+
+def vectorize(pyfunc, *, excluded=None, signature=None):
+    """`pyfunc` mapped over its array arguments with broadcasting, as
+    `numpy.vectorize`.
+
+    Args:
+        pyfunc: A function of arrays.
+        excluded: Positions or names of arguments passed through unvectorized.
+        signature: Core dimensions, e.g. `"(n),(n)->()"` (default: scalars).
+
+    Returns:
+        The vectorized function.
+    """
+    return jnp.vectorize(pyfunc, excluded=excluded or frozenset(), signature=signature)
+
+
+@op
+def view(x: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """The bytes of `x` read as another dtype (NumPy's `ndarray.view`).
+
+    Args:
+        x: An array.
+        dtype: The dtype to read; None returns `x`.
+
+    Returns:
+        An array whose last axis scales by the ratio of item sizes.
+    """
+    x = as_array(x)
+    return x if dtype is None else x.view(dtypes.standardize(dtype))
+
+
+slogdet = _linalg.slogdet  # keras.ops.numpy.slogdet: the linalg op
 
 
 __all__ = sorted(n for n in globals() if n not in _IMPORTED and not n.startswith("_"))
