@@ -108,6 +108,17 @@ from loopax.src.layers.grouped_query_attention import (
                                     GroupedQueryAttention as GroupQueryAttention,
 )
 from loopax.src.layers.hashing import Hashing
+from loopax.src.layers.image_augmentation import (
+                                    AutoContrast,
+                                    CutMix,
+                                    Equalization,
+                                    MixUp,
+                                    RandomErasing,
+                                    RandomGrayscale,
+                                    RandomInvert,
+                                    RandomPosterization,
+                                    Solarization,
+)
 from loopax.src.layers.lambda_layer import Lambda
 from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (

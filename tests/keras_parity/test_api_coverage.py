@@ -70,6 +70,8 @@ COMPARED_ELSEWHERE = {
     "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
     "Pipeline",  # tests/layers/test_pipeline.py
     "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
+    "MixUp", "CutMix", "RandomGrayscale", "RandomInvert", "Solarization", "RandomPosterization",
+    "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/test_image_augmentation.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
