@@ -83,6 +83,14 @@ from loopax.src.layers.augmentation import (
                                     RandomZoom,
 )
 from loopax.src.layers.categorical import CategoryEncoding, Discretization
+from loopax.src.layers.color_augmentation import (
+                                    RandomColorDegeneration,
+                                    RandomColorJitter,
+                                    RandomGaussianBlur,
+                                    RandomHue,
+                                    RandomSaturation,
+                                    RandomSharpness,
+)
 from loopax.src.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (

@@ -72,6 +72,8 @@ COMPARED_ELSEWHERE = {
     "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
     "MixUp", "CutMix", "RandomGrayscale", "RandomInvert", "Solarization", "RandomPosterization",
     "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/test_image_augmentation.py
+    "RandomColorDegeneration", "RandomSaturation", "RandomHue", "RandomColorJitter",
+    "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
