@@ -112,6 +112,7 @@ from loopax.src.layers.convolutional_transpose import (
 from loopax.src.layers.dot import Dot, dot
 from loopax.src.layers.dot_attention import AdditiveAttention, Attention
 from loopax.src.layers.einsum_dense import EinsumDense
+from loopax.src.layers.geometric_augmentation import RandomPerspective, RandomShear
 from loopax.src.layers.grouped_query_attention import (
                                     GroupedQueryAttention as GroupQueryAttention,
 )

@@ -74,6 +74,7 @@ COMPARED_ELSEWHERE = {
     "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/test_image_augmentation.py
     "RandomColorDegeneration", "RandomSaturation", "RandomHue", "RandomColorJitter",
     "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
+    "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
