@@ -82,6 +82,7 @@ from loopax.src.layers.augmentation import (
                                     RandomTranslation,
                                     RandomZoom,
 )
+from loopax.src.layers.augmentation_policies import RandAugment
 from loopax.src.layers.categorical import CategoryEncoding, Discretization
 from loopax.src.layers.color_augmentation import (
                                     RandomColorDegeneration,

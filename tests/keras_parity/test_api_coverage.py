@@ -75,6 +75,7 @@ COMPARED_ELSEWHERE = {
     "RandomColorDegeneration", "RandomSaturation", "RandomHue", "RandomColorJitter",
     "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
     "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
+    "RandAugment",  # tests/layers/test_augmentation_policies.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -61,6 +61,16 @@ def test_deterministic_layers_match_keras(name, kwargs, x, training):
                                keras_layer(x[0], training=training), atol=1e-3)
 
 
+def test_auto_contrast_channels_first_stretches_each_channel_as_channels_last():
+    # Keras 3.15 takes the min/max over axes (1, 2) whatever the layout, i.e. over
+    # channels and rows for channels_first; loopax stretches each channel alike.
+    last = loopax.layers.AutoContrast()(IMAGES)
+    first = loopax.layers.AutoContrast(data_format="channels_first")(_channels_first(IMAGES))
+    np.testing.assert_allclose(first, _channels_first(np.asarray(last)), atol=1e-4)
+    assert np.allclose(np.asarray(last).min(axis=(1, 2)), 0) and \
+        np.allclose(np.asarray(last).max(axis=(1, 2)), 255)
+
+
 REPLAYED = [
     pytest.param("MixUp", {"alpha": 0.4}, id="MixUp"),
     pytest.param("CutMix", {"factor": 0.8}, id="CutMix"),
