@@ -83,7 +83,16 @@ from loopax.src.layers.augmentation import (
                                     RandomTranslation,
                                     RandomZoom,
 )
+from loopax.src.layers.augmentation_policies import RandAugment
 from loopax.src.layers.categorical import CategoryEncoding, Discretization
+from loopax.src.layers.color_augmentation import (
+                                    RandomColorDegeneration,
+                                    RandomColorJitter,
+                                    RandomGaussianBlur,
+                                    RandomHue,
+                                    RandomSaturation,
+                                    RandomSharpness,
+)
 from loopax.src.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
 from loopax.src.layers.convolutional import Convolution1D, Convolution2D, Convolution3D
 from loopax.src.layers.convolutional_depthwise import (
@@ -105,10 +114,22 @@ from loopax.src.layers.convolutional_transpose import (
 from loopax.src.layers.dot import Dot, dot
 from loopax.src.layers.dot_attention import AdditiveAttention, Attention
 from loopax.src.layers.einsum_dense import EinsumDense
+from loopax.src.layers.geometric_augmentation import RandomPerspective, RandomShear
 from loopax.src.layers.grouped_query_attention import (
                                     GroupedQueryAttention as GroupQueryAttention,
 )
 from loopax.src.layers.hashing import Hashing
+from loopax.src.layers.image_augmentation import (
+                                    AutoContrast,
+                                    CutMix,
+                                    Equalization,
+                                    MixUp,
+                                    RandomErasing,
+                                    RandomGrayscale,
+                                    RandomInvert,
+                                    RandomPosterization,
+                                    Solarization,
+)
 from loopax.src.layers.lambda_layer import Lambda
 from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.noise import (

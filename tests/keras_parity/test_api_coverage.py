@@ -72,6 +72,12 @@ COMPARED_ELSEWHERE = {
     "Pipeline",  # tests/layers/test_pipeline.py
     "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
     "JaxLayer", "FlaxLayer",  # tests/layers/test_jax_layer.py (same params, fit steps)
+    "MixUp", "CutMix", "RandomGrayscale", "RandomInvert", "Solarization", "RandomPosterization",
+    "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/test_image_augmentation.py
+    "RandomColorDegeneration", "RandomSaturation", "RandomHue", "RandomColorJitter",
+    "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
+    "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
+    "RandAugment",  # tests/layers/test_augmentation_policies.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
@@ -139,27 +145,14 @@ NOT_BUILT_YET = {
                        "QuantizedFloat8DTypePolicy", "deserialize", "serialize"},
     "saving": {"KerasFileEditor"},
     # Whole modules loopax does not have yet.
-    "datasets.boston_housing": {"load_data"},
-    "datasets.california_housing": {"load_data"},
-    "datasets.cifar10": {"load_data"},
-    "datasets.cifar100": {"load_data"},
-    "datasets.fashion_mnist": {"load_data"},
-    "datasets.imdb": {"get_word_index", "load_data"},
-    "datasets.reuters": {"get_label_names", "get_word_index", "load_data"},
     "distillation": {"DistillationLoss", "Distiller", "FeatureDistillation",
                      "LogitsDistillation"},
-    "export": {"ExportArchive"},
-    "preprocessing.image": {"array_to_img", "img_to_array", "load_img", "save_img",
-                            "smart_resize"},
     "quantizers": {"AWQConfig", "AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
                    "Int4QuantizationConfig", "Int8QuantizationConfig", "QuantizationConfig",
                    "Quantizer", "abs_max_quantize", "abs_max_quantize_grouped_with_zero_point",
                    "compute_float8_amax_history", "compute_float8_scale", "deserialize",
                    "fake_quant_with_min_max_vars", "get", "pack_int4", "quantize_and_dequantize",
                    "serialize", "unpack_int4"},
-    "tree": {"MAP_TO_NONE", "assert_same_paths", "assert_same_structure", "flatten",
-             "flatten_with_path", "is_nested", "lists_to_tuples", "map_shape_structure",
-             "map_structure", "map_structure_up_to", "pack_sequence_as", "traverse"},
     "utils.bounding_boxes": {"affine_transform", "clip_to_image_size", "compute_ciou",
                              "compute_iou", "convert_format", "crop", "decode_deltas_to_boxes",
                              "encode_box_to_deltas", "pad"},
