@@ -221,7 +221,8 @@ def planner(model, kind, source="device"):
     planners = model._fns.planners
     if (kind, source) not in planners:
         planners[kind, source] = ExecutionPlanner(model.steps_per_execution,
-                                                  static_loops=static_loops_wanted())
+                                                  static_loops=static_loops_wanted(),
+                                                  weigh_compile=jax.default_backend() == "cpu")
     return planners[kind, source]
 
 
