@@ -32,12 +32,15 @@ def _page_name(module):
 
 def pages():
     """{file name: page text} for every public module."""
-    by_module, foreign = {}, {}
+    by_module, foreign, constants = {}, {}, {}
     for line in NAMES.read_text().split():
         module, _, name = line.rpartition(".")
         obj = getattr(importlib.import_module(module), name, None)
         if inspect.ismodule(obj):
             continue   # a submodule has a page of its own
+        if obj is None or isinstance(obj, (bool, int, float, str)):
+            constants.setdefault(module, []).append((name, obj))   # nothing to inspect
+            continue
         origin = getattr(obj, "__module__", None) or ""
         if callable(obj) and not origin.startswith("loopax"):
             # JAX's own function under a Keras name: documented by JAX, linked here.
@@ -56,6 +59,9 @@ def pages():
             lines += ["JAX's functions, under Keras's names: "
                       + ", ".join(f"`{name}` (`{target.replace('._src', '')}`)"
                                   for name, target in foreign[module]), ""]
+        if module in constants:
+            lines += ["Constants: " + ", ".join(f"`{name}` = `{value!r}`"
+                                                for name, value in constants[module]), ""]
         for name in names:
             lines += [f"::: {module}.{name}", ""]
         out[_page_name(module) + ".md"] = "\n".join(lines)

@@ -208,6 +208,6 @@ def document_module(namespace):
         if (inspect.isfunction(value) and not name.startswith("_")
                 and value.__module__.startswith("loopax.src.tf_compat")
                 and value.__module__ != __name__):
-            if value.__name__.startswith("tf_"):
-                value.__name__ = value.__qualname__ = name
+            if value.__name__.startswith("tf_") or "<locals>" in value.__qualname__:
+                value.__name__ = value.__qualname__ = name   # where the docs can find it
             document(value)
