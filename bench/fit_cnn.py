@@ -113,10 +113,16 @@ def make_fit_epoch(x, y):
         model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, callbacks=[timer])
         return timer.seconds
     epoch()
-    planner = model._fns.planners.get(("train", "device"))
+    planner = _train_planner(model)
     if planner is not None:
         print(f"  (loopax chose: {planner.mode} steps, {planner.k} per execution)")
     return epoch
+
+
+def _train_planner(model):
+    """The planner of fit()'s device-data training passes (None before one ran)."""
+    from loopax.src.trainers.pass_kind import TRAIN
+    return model._compiled_steps.planners.get((TRAIN, True))
 
 
 def main():

@@ -168,7 +168,7 @@ def fit_us(keras, x, y, epochs, batch_callback=False, steps_per_execution="auto"
     if batch_callback:
         assert extra[0].batches == steps * (epochs + 1), (extra[0].batches, steps)
         return min(timer.times[1:]) / steps * 1e6, total
-    planner = model._fns.planners.get(("train", "device")) if hasattr(model, "_fns") else None
+    planner = _train_planner(model)
     if planner is not None:
         print(f"  (loopax chose: {planner.mode} steps, {planner.k if planner.mode == 'loop' else 1}"
               f" per call)")
@@ -191,6 +191,12 @@ def keras_us(epochs, samples):
             print(out.stderr[-2000:], file=sys.stderr)
         return None
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def _train_planner(model):
+    """The planner of fit()'s device-data training passes (None before one ran)."""
+    from loopax.src.trainers.pass_kind import TRAIN
+    return model._compiled_steps.planners.get((TRAIN, True))
 
 
 def main():

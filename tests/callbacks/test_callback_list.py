@@ -12,6 +12,7 @@ from loopax.callbacks import (
 )
 from loopax.src.callbacks import callback_list
 from loopax.src.callbacks.callback import HOOKS
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 
 real_logs_to_host = callback_list.logs_to_host
 
@@ -209,12 +210,12 @@ def test_batch_needs_say_which_callbacks_need_every_batch(fake_model):
     reader, lam = Reader(), LambdaCallback(on_test_batch_end=lambda batch, logs: None)
     callbacks = CallbackList([reader, lam, Chunked(), ProgbarLogger(),
                               ModelCheckpoint("x.weights.h5", save_freq=5)], model=fake_model)
-    train = callbacks.batch_needs("train")
+    train = callbacks.batch_needs(TRAIN)
     assert train.every_batch == ((reader, "on_train_batch_end"),)
     assert train.step_freqs == (3, 5) and train.sync
     assert "Reader.on_train_batch_end" in train.reason()
-    assert callbacks.batch_needs("test").every_batch == ((lam, "on_test_batch_end"),)
-    predict = callbacks.batch_needs("predict")
+    assert callbacks.batch_needs(TEST).every_batch == ((lam, "on_test_batch_end"),)
+    predict = callbacks.batch_needs(PREDICT)
     assert predict.every_batch == () and not predict.sync and predict.reason() is None
 
 
@@ -226,4 +227,4 @@ def test_a_wrong_batch_hooks_declaration_is_named(fake_model):
             pass
 
     with pytest.raises(ValueError, match=r"Typo.batch_hooks must be one of \['every', 'chunked'"):
-        CallbackList([Typo()], model=fake_model).batch_needs("train")
+        CallbackList([Typo()], model=fake_model).batch_needs(TRAIN)

@@ -8,8 +8,9 @@ import pytest
 from trainer_testlib import counted_mlp, mlp, regression_data
 
 import loopax
-from loopax.src.trainers import execution_planner, step_functions
+from loopax.src.trainers import compiled_steps, execution_planner
 from loopax.src.trainers.execution_planner import MAX_STATIC_SIZES, ExecutionPlanner
+from loopax.src.trainers.pass_kind import TEST, TRAIN, Mode
 
 
 def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_seconds=None):
@@ -155,7 +156,7 @@ class TracesPerEpoch(loopax.callbacks.Callback):
 def fitted(spe, static, monkeypatch, epochs=2):
     """(weights, losses, traces per epoch) of a 2-epoch fit on 83 rows in batches of 8:
     10 full batches (chunks 4 + 4 + 2 with spe=4) and a partial batch of 3."""
-    monkeypatch.setattr(step_functions, "STATIC_LOOPS", static)
+    monkeypatch.setattr(compiled_steps, "STATIC_LOOPS", static)
     loopax.utils.set_random_seed(3)
     x, y = regression_data(n=83)
     model, counter = counted_mlp()
@@ -179,7 +180,7 @@ def test_static_length_loops_train_like_one_step_per_call(monkeypatch):
 
 
 def test_on_cpu_loops_keep_the_runtime_trip_count(monkeypatch):
-    assert step_functions.static_loops_wanted() is False   # this suite runs on CPU
+    assert compiled_steps.static_loops_wanted() is False   # this suite runs on CPU
     _, _, default_traces = fitted(4, None, monkeypatch)
     _, _, dynamic_traces = fitted(4, False, monkeypatch)
     assert default_traces == dynamic_traces
@@ -205,10 +206,10 @@ def test_a_short_fit_compiles_no_fused_loop():
     model = mlp()
     model.compile(optimizer="sgd", loss="mse")
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, validation_data=(x, y))
-    functions = model._fns.functions
-    for kind in ("train", "test"):
-        assert functions[kind, "device", False]._cache_size() == 0, kind
-        assert functions[kind, "single", False]._cache_size() == 1, kind
+    functions = model._compiled_steps.functions
+    for kind in (TRAIN, TEST):
+        assert functions[kind, Mode.DEVICE, False]._cache_size() == 0, kind
+        assert functions[kind, Mode.SINGLE, False]._cache_size() == 1, kind
 
 
 def test_without_weighing_the_compile_a_short_run_still_compiles_and_times_the_loop():

@@ -28,11 +28,11 @@ def _layout(producer_pause, consumer_pause):
                         StepBounds(BatchNeeds(), "auto"), to_device=False)
     layout = []
     try:
-        for item in chunks:
-            if item[0] == "stacked":
-                layout.append(("stacked", item[1], item[2]))
+        for chunk in chunks:
+            if chunk.stacked:
+                layout.append(("stacked", chunk.first_step, chunk.steps))
             else:
-                layout.append(("single", item[1], 1))
+                layout.append(("single", chunk.first_step, chunk.steps))
                 timed = planner.host_next()[1]
                 time.sleep(consumer_pause)
                 planner.host_record(1, STEP_SECONDS if timed else None)

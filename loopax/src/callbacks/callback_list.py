@@ -14,13 +14,12 @@ from loopax.src.callbacks.logs import logs_to_host
 from loopax.src.callbacks.progbar_logger import ProgbarLogger
 
 _BATCH_HOOKS = TRAIN_BATCH_HOOKS + TEST_BATCH_HOOKS + PREDICT_BATCH_HOOKS
-_HOOKS_OF = {"train": TRAIN_BATCH_HOOKS, "test": TEST_BATCH_HOOKS, "predict": PREDICT_BATCH_HOOKS}
 _BATCH_HOOKS_MODES = ("every", "chunked", "async")
 
 
 class BatchNeeds(NamedTuple):
-    """What the callbacks need from the batches of one kind of pass
-    ("train", "test", "predict"); the execution planner obeys it.
+    """What the callbacks need from the batches of one kind of pass (a
+    trainer `PassKind`); the execution planner obeys it.
 
     every_batch: `(callback, hook)` pairs that need one call per batch;
     step_freqs: the `batch_hooks_freq` of the callbacks with batch hooks
@@ -153,10 +152,11 @@ class CallbackList(Callback):
         self._call_batch("on_predict_batch_end", batch, logs)
 
     def batch_needs(self, kind):
-        """The `BatchNeeds` of the batch hooks of `kind` ("train", "test", "predict")."""
+        """The `BatchNeeds` of the batch hooks of `kind` (a trainer `PassKind`: its
+        `batch_hooks` are the hooks that count)."""
         every, freqs, sync = [], [], False
         plan = self._plan()
-        for hook in _HOOKS_OF[kind]:
+        for hook in kind.batch_hooks:
             for callback in plan[hook]:
                 mode, freq = callback.batch_hooks, callback.batch_hooks_freq
                 if mode not in _BATCH_HOOKS_MODES:

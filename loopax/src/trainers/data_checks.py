@@ -172,7 +172,7 @@ def _check_sparse_labels(model, y, what):
     """Labels of outputs with a sparse categorical loss are integral and in
     `[0, classes)`, `ignore_class` allowed."""
     compile_loss = model._compile_loss
-    spec = model._fns.output_spec
+    spec = model._compiled_steps.output_spec
     if spec is None:
         return
     _, preds = flatten_outputs(spec, compile_loss.names)

@@ -1,6 +1,7 @@
-"""Running a model's compiled steps over one pass of the data.
+"""Running an engine's compiled steps over one pass of the data.
 
-`run_pass` drives one epoch of training or evaluation: it asks the
+The runner gets the `CompiledSteps` engine (compiled_steps.py), never the
+model. `run_pass` drives one epoch of training or evaluation: it asks the
 `ExecutionPlanner` how to cut the epoch into executions, calls the batch
 hooks around each, and keeps the state in the `LiveState`. Array data on the
 device is indexed there (`_pass_on_device`); anything else arrives as
@@ -24,6 +25,7 @@ from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
+from loopax.src.trainers.pass_kind import PREDICT, Mode
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
@@ -31,15 +33,14 @@ _MAX_PREDICT_CAPACITY = 128
 _logger = logging.getLogger("loopax")
 
 
-def step_bounds(model, callbacks, kind, say=False):
-    """The `StepBounds` of a `kind` pass ("train", "test", "predict") under
+def step_bounds(engine, callbacks, kind, say=False):
+    """The `StepBounds` of a `kind` pass (a `PassKind`) under
     `callbacks`. When a callback makes steps run one per call, says why in a
     debug log of the "loopax" logger, and on stdout too when `say`."""
     needs = callbacks.batch_needs(kind)
-    bounds = StepBounds(needs, model.steps_per_execution, kind)
+    bounds = StepBounds(needs, engine.steps_per_execution, kind)
     if bounds.every_batch:
-        what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
-        message = f"{what}: {needs.reason()}"
+        message = f"{kind.caller}: {needs.reason()}"
         _logger.debug(message)
         if say:
             progbar._write(message + "\n")
@@ -47,26 +48,23 @@ def step_bounds(model, callbacks, kind, say=False):
 
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def run_pass(model, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
+def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
              later_passes=0):
-    """Runs `kind` ("train"/"test") steps over one epoch of `adapter`, in
+    """Runs `kind` (TRAIN or TEST) steps over one epoch of `adapter`, in
     executions within `bounds`, from batch `start_step` on (a resumed epoch).
     `later_passes`: the passes of this kind the run makes after this one (the
     planner weighs a loop's compile against the steps left). Returns the last
     logs (device arrays), or None when no batch came."""
-    if kind == "train":
-        begin, end = callbacks.on_train_batch_begin, callbacks.on_train_batch_end
-    else:
-        begin, end = callbacks.on_test_batch_begin, callbacks.on_test_batch_end
-    on_device = (isinstance(adapter, ArrayDataAdapter) and not model.run_eagerly
+    begin, end = getattr(callbacks, kind.batch_begin), getattr(callbacks, kind.batch_end)
+    on_device = (isinstance(adapter, ArrayDataAdapter) and not engine.run_eagerly
                  and adapter.fits_on_device())
-    planner = model._planner(kind, "device" if on_device else "host")
+    planner = engine.planner(kind, on_device)
     adapter.on_epoch_begin()
     if on_device:
-        logs, steps = _pass_on_device(model, kind, adapter, live, planner, begin, end, seed,
+        logs, steps = _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step, later_passes)
     else:
-        logs, steps = _pass_from_host(model, kind, adapter, live, planner, begin, end, seed,
+        logs, steps = _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step)
     adapter.on_epoch_end()
     bounds.first_step += steps   # `steps`: the batch reached, counted from the epoch's start
@@ -100,21 +98,14 @@ def _record(planner, kind, how, n, seconds):
     before = (planner.mode, planner.loop.done)
     planner.record(how, n, seconds)
     if planner.mode is not None and (planner.mode, planner.loop.done) != before:
-        what = {"train": "fit()", "test": "evaluate()", "predict": "predict()"}[kind]
-        _logger.debug("%s runs %s", what, planner.describe())
+        _logger.debug("%s runs %s", kind.caller, planner.describe())
 
 
-def _stop_requested(model, kind):
-    """Keras's flags a batch hook sets to end the pass after that batch."""
-    flag = {"train": "stop_training", "test": "stop_evaluating", "predict": "stop_predicting"}
-    return bool(getattr(model, flag[kind], False))
-
-
-def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
+def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0, later_passes=0):
-    loop = model._function(kind, "device")
-    static_loop = model._function(kind, "device_static") if planner.static_loops else None
-    single = model._function(kind, "device_single")
+    loop = engine.function(kind, Mode.DEVICE)
+    static_loop = engine.function(kind, Mode.DEVICE_STATIC) if planner.static_loops else None
+    single = engine.function(kind, Mode.DEVICE_SINGLE)
     data = adapter.device_data()
     order = adapter.device_order(seed)
     if planner.mode is None:
@@ -158,16 +149,16 @@ def _pass_on_device(model, kind, adapter, live, planner, begin, end, seed, max_s
             live.write_back()
         end(step + n - 1, logs)
         step += n
-        if _stop_requested(model, kind):
+        if engine.stop_requested(kind):
             break
     return logs, step
 
 
-def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
+def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0):
-    eager = model.run_eagerly
-    single = model._function(kind, "single")
-    stacked_loop = None if eager else model._function(kind, "stacked")
+    eager = engine.run_eagerly
+    single = engine.function(kind, Mode.SINGLE)
+    stacked_loop = None if eager else engine.function(kind, Mode.STACKED)
     steps = max_steps if max_steps is not None else adapter.num_batches
     batches = (adapter.get_numpy_iterator(seed, start=start_step) if start_step
                else adapter.get_numpy_iterator(seed))
@@ -176,17 +167,12 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
                         first_step=start_step)
     logs, done = None, start_step
     try:
-        for item in chunks:
-            if item[0] == "stacked":
-                _, step, n, data = item
-            else:
-                _, step, data = item
-                n = 1
+        for step, n, data, stacked in chunks:
             if bounds.sync:
                 live.write_back()
             begin(step)
             live.refresh()
-            if item[0] == "stacked":
+            if stacked:
                 logs, _ = _call(stacked_loop, live, n, False, data, n)
             else:
                 timed = not eager and planner.host_next()[1]
@@ -196,7 +182,7 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
                 live.write_back()
             end(step + n - 1, logs)
             done = step + n
-            if _stop_requested(model, kind):
+            if engine.stop_requested(kind):
                 break
     finally:
         chunks.close()
@@ -204,15 +190,15 @@ def _pass_from_host(model, kind, adapter, live, planner, begin, end, seed, max_s
 
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds):
-    loop = model._function("predict", "device")
-    single = model._function("predict", "device_single")
-    planner = model._planner("predict")
+def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bounds):
+    loop = engine.function(PREDICT, Mode.DEVICE)
+    single = engine.function(PREDICT, Mode.DEVICE_SINGLE)
+    planner = engine.planner(PREDICT)
     data = adapter.device_data()
     size = adapter.batch_size
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
-    capacity = _predict_capacity(model, full, live, data, size)
+    capacity = _predict_capacity(engine, full, live, data, size)
     step = 0
     while step < steps:
         planned = step < full and not bounds.every_batch
@@ -245,21 +231,21 @@ def predict_on_device(model, adapter, live, callbacks, max_steps, pieces, bounds
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
         if planned:
-            _record(planner, "predict", how, n, time.perf_counter() - start if timed else None)
+            _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
         step += n
-        if _stop_requested(model, "predict"):
+        if engine.stop_requested(PREDICT):
             break
 
 
-def _predict_capacity(model, full, live, data, size):
-    spe = model.steps_per_execution
+def _predict_capacity(engine, full, live, data, size):
+    spe = engine.steps_per_execution
     if spe != "auto":
         return max(1, min(int(spe), full))
     if full == 0:
         return 1
-    step, _, _ = model._value_step("predict")
+    step, _, _ = engine.value_step(PREDICT)
     batch = jax.tree_util.tree_map(
         lambda a: jax.ShapeDtypeStruct((size,) + tuple(a.shape[1:]), a.dtype), data)
     spec, _ = jax.eval_shape(step, live.values, batch)
@@ -269,21 +255,21 @@ def _predict_capacity(model, full, live, data, size):
 
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds):
-    eager = model.run_eagerly
-    single = model._function("predict", "single")
+def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bounds):
+    eager = engine.run_eagerly
+    single = engine.function(PREDICT, Mode.SINGLE)
     steps = max_steps if max_steps is not None else adapter.num_batches
     chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
-                        model._planner("predict", "host"), bounds, stack=False,
+                        engine.planner(PREDICT, on_device=False), bounds, stack=False,
                         to_device=not eager)
     try:
-        for _, step, data in chunks:
+        for step, _, data, _ in chunks:
             callbacks.on_predict_batch_begin(step)
             out = live.call(single, to_jax(data) if eager else data)
             out = placement.to_host(out)
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
-            if _stop_requested(model, "predict"):
+            if engine.stop_requested(PREDICT):
                 break
     finally:
         chunks.close()

@@ -57,6 +57,8 @@ import math
 
 import numpy as np
 
+from loopax.src.trainers.pass_kind import TRAIN
+
 TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
 MAX_HOST_CAPACITY = 64
@@ -251,10 +253,10 @@ class StepBounds:
     first_step: global steps run before the current pass (epoch).
     """
 
-    def __init__(self, needs, steps_per_execution="auto", kind="train"):
+    def __init__(self, needs, steps_per_execution="auto", kind=TRAIN):
         chosen = steps_per_execution == "auto"
         self.every_batch = chosen and bool(needs.every_batch)
-        self.step_freqs = needs.step_freqs if chosen and kind == "train" else ()
+        self.step_freqs = needs.step_freqs if chosen and kind.trains else ()
         self.sync = needs.sync
         self.first_step = 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -24,10 +25,21 @@ from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 
 
+class Chunk(NamedTuple):
+    """What `HostChunks` yields: `steps` batches from step `first_step` on.
+
+    stacked: `data` holds the batches stacked on a leading axis, padded to
+    the chunk capacity (a `Mode.STACKED` loop runs `steps` of them);
+    otherwise `data` is one batch (`steps` is 1)."""
+    first_step: int
+    steps: int
+    data: Any
+    stacked: bool
+
+
 class HostChunks:
-    """Iterates `("stacked", first_step, n, data)` and `("single", step, batch)`
-    items built on a background thread from `batches` (steps numbered from
-    `first_step`, up to `max_steps`)."""
+    """Iterates the `Chunk`s built on a background thread from `batches`
+    (steps numbered from `first_step`, up to `max_steps`)."""
 
     def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
                  stack=True, depth=2, to_device=True, first_step=0):
@@ -112,18 +124,19 @@ class HostChunks:
                         break
                     group.append(nxt)
                 if capacity == 1:
-                    item = ("single", step, self._device(first))
+                    item = Chunk(step, 1, self._device(first), stacked=False)
                 else:
                     # Padded to `capacity` so every chunk has one shape (one compile).
                     padded = group + [group[-1]] * (capacity - len(group))
                     stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *padded)
-                    item = ("stacked", step, len(group), self._device(stacked, batch_axis=1))
+                    item = Chunk(step, len(group), self._device(stacked, batch_axis=1),
+                                 stacked=True)
                 if not self._put(item):
                     return
                 step += len(group)
-            self._put(("end", step, None))
+            self._put(_END)
         except BaseException as error:  # handed to the consumer, raised there
-            self._put(("error", None, error))
+            self._put(_Failed(error))
 
     def __iter__(self):
         first = True
@@ -132,11 +145,10 @@ class HostChunks:
                 self._hand_capacity()
             first = False
             item = self._queue.get()
-            kind = item[0]
-            if kind == "end":
+            if item is _END:
                 return
-            if kind == "error":
-                raise item[2]
+            if isinstance(item, _Failed):
+                raise item.error
             yield item
 
     def close(self):
@@ -146,6 +158,14 @@ class HostChunks:
                 self._queue.get_nowait()
         except queue.Empty:
             pass
+
+
+_END = object()   # the producer's last item: no more batches
+
+
+class _Failed(NamedTuple):
+    """The producer's last item when reading or placing a batch raised."""
+    error: BaseException
 
 
 def _signature(batch):

@@ -1,8 +1,10 @@
-"""A model's steps as functions of values, and their compiled forms.
+"""A model's steps as functions of values: `ModelSteps`, the `StepSource` of
+a model's `CompiledSteps` (compiled_steps.py compiles what it returns).
 
-`value_step(model, kind)` turns `train_step` / `test_step` / `predict_step`
-into `step(state, batch) -> (logs, state)` (predict: `-> (outputs, state)`),
-whose last state group is the global seed state (`_carrying_seed_state`):
+`ModelSteps.value_step(kind)` turns `train_step` / `test_step` /
+`predict_step` into `step(state, batch) -> (logs, state)` (predict:
+`-> (outputs, state)`), whose last state group is the global seed state
+(`_carrying_seed_state`):
 
 - the default step and stateless overrides (`(self, state, data)`) are
   called as they are, their output checked (a clear error names the
@@ -13,9 +15,6 @@ whose last state group is the global seed state (`_carrying_seed_state`):
   form, so it fuses and compiles like the others. Variables it touches beyond
   the model, optimizer, metrics and the global seed state are found by
   tracing it once and carried as one more group.
-
-`compiled_function(model, kind, mode)` wraps a value step in one of the
-`step_loops` (cached on the model until the next `compile`).
 """
 
 from __future__ import annotations
@@ -27,43 +26,85 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
-from loopax.src.distribution import distribution, placement
 from loopax.src.state import pure
-from loopax.src.trainers import step_loops
-from loopax.src.trainers.execution_planner import ExecutionPlanner
-
-TRAIN_GROUPS = ("trainable_variables", "non_trainable_variables", "optimizer_variables",
-                "metrics_variables")
-TEST_GROUPS = ("trainable_variables", "non_trainable_variables", "metrics_variables")
-PREDICT_GROUPS = ("trainable_variables", "non_trainable_variables")
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 
 
-# The Trainer's own train_step/test_step/predict_step, registered by trainer.py
-# (which imports this module, so this module cannot import it).
-_DEFAULT_STEPS: dict = {}
+class ModelSteps:
+    """A model's step methods as pure functions of values.
 
+    Args:
+        model: the model (a `Trainer`).
+        default_steps: the class whose `train_step` / `test_step` /
+            `predict_step` are the default ones (`Trainer`): an override of
+            one is called in the style its signature says (`step_style`).
+    """
 
-def register_default_steps(trainer_class) -> None:
-    """Notes `trainer_class`'s step methods as the default ones (`step_style`)."""
-    for name in ("train_step", "test_step", "predict_step"):
-        _DEFAULT_STEPS[name] = getattr(trainer_class, name)
+    def __init__(self, model, default_steps):
+        self._model = model
+        self._defaults = {kind.step_method: getattr(default_steps, kind.step_method)
+                          for kind in (TRAIN, TEST, PREDICT)}
 
+    def step_style(self, name):
+        """"default", "stateless" (`step(self, state, data)`) or "tf" (`step(self, data)`)."""
+        model = self._model
+        if getattr(type(model), name) is self._defaults[name]:
+            return "default"
+        params = [p for p in inspect.signature(getattr(model, name)).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
+            return "tf"
+        return "stateless"
 
-def step_style(model, name):
-    """"default", "stateless" (`step(self, state, data)`) or "tf" (`step(self, data)`)."""
-    if getattr(type(model), name) is _DEFAULT_STEPS[name]:
-        return "default"
-    params = [p for p in inspect.signature(getattr(model, name)).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-    if len(params) == 1 and params[0].kind is not inspect.Parameter.VAR_POSITIONAL:
-        return "tf"
-    return "stateless"
+    def value_step(self, kind, example_batch=None):
+        """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
+        `-> (outputs, state)`), with the user's output checked; plus the state
+        groups (the last one is the global seed state, see `_carrying_seed_state`)
+        and the step's style. `example_batch` (`ShapeDtypeStruct`s) is traced to
+        find the Variables a TF-style step touches."""
+        model = self._model
+        method_name = kind.step_method
+        style = self.step_style(method_name)
+        method = getattr(model, method_name)
+        seed_variables = [random.global_seed_state()]
+        if style == "tf":
+            extras = _discover_extra_variables(model, kind, method, seed_variables,
+                                               example_batch)
+            groups = state_groups(model, kind, extras)
+            flat_vars = [v for g in groups for v in g]
+            sizes = [len(g) for g in groups]
+
+            run = pure(method, flat_vars)
+
+            def model_step(state, data):
+                out, new_values = run([v for g in state for v in g], data)
+                return out, _regroup(new_values, sizes)
+        else:
+            groups = state_groups(model, kind)
+
+            def model_step(state, data):
+                out = method(state, data)
+                if kind is PREDICT:
+                    return _predict_outputs(out, state)
+                return _check_step_output(out, state, method_name, kind)
+
+        step = _carrying_seed_state(model_step, seed_variables)
+        return step, groups + [seed_variables], style
+
+    def finalize_logs(self, kind):
+        """(logs, state) -> the logs to report: the step's dict, or the metrics'
+        results when the step returned something else or only metric names."""
+        return finalize_logs(self._model, kind)
+
+    def stop_requested(self, kind):
+        """Keras's flag a batch hook sets to end the pass after that batch."""
+        return bool(getattr(self._model, kind.stop_flag, False))
 
 
 def state_groups(model, kind, extras=()):
-    names = {"train": TRAIN_GROUPS, "test": TEST_GROUPS, "predict": PREDICT_GROUPS}[kind]
+    """The Variables of `kind`'s state groups (`kind.state_groups` names them)."""
     groups = []
-    for name in names:
+    for name in kind.state_groups:
         if name == "optimizer_variables":
             groups.append(list(model.optimizer.variables))
         else:
@@ -71,43 +112,6 @@ def state_groups(model, kind, extras=()):
     if extras:
         groups.append(list(extras))
     return groups
-
-
-def value_step(model, kind):
-    """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
-    `-> (outputs, state)`), with the user's output checked; plus the state groups
-    (the last one is the global seed state, see `_carrying_seed_state`)."""
-    method_name = {"train": "train_step", "test": "test_step",
-                   "predict": "predict_step"}[kind]
-    cache = model._fns.value_steps
-    if kind in cache:
-        return cache[kind]
-    style = step_style(model, method_name)
-    method = getattr(model, method_name)
-    seed_variables = [random.global_seed_state()]
-    if style == "tf":
-        extras = _discover_extra_variables(model, kind, method, seed_variables)
-        groups = state_groups(model, kind, extras)
-        flat_vars = [v for g in groups for v in g]
-        sizes = [len(g) for g in groups]
-
-        run = pure(method, flat_vars)
-
-        def model_step(state, data):
-            out, new_values = run([v for g in state for v in g], data)
-            return out, _regroup(new_values, sizes)
-    else:
-        groups = state_groups(model, kind)
-
-        def model_step(state, data):
-            out = method(state, data)
-            if kind == "predict":
-                return _predict_outputs(out, state)
-            return _check_step_output(out, state, method_name, kind)
-
-    step = _carrying_seed_state(model_step, seed_variables)
-    cache[kind] = (step, groups + [seed_variables], style)
-    return cache[kind]
 
 
 def _carrying_seed_state(model_step, seed_variables):
@@ -126,7 +130,7 @@ def _carrying_seed_state(model_step, seed_variables):
     return step
 
 
-def _discover_extra_variables(model, kind, method, seed_variables):
+def _discover_extra_variables(model, kind, method, seed_variables, batch):
     """Variables a TF-style step touches beyond the model, optimizer, metrics and
     the global seed state: found by tracing it once."""
     groups = state_groups(model, kind) + [seed_variables]
@@ -138,7 +142,6 @@ def _discover_extra_variables(model, kind, method, seed_variables):
             known.add(id(variable))
             extras.append(variable)
 
-    batch = model._fns.example_batch
     if batch is None:
         return []
     flat_vars = [v for g in groups for v in g]
@@ -156,9 +159,9 @@ def _discover_extra_variables(model, kind, method, seed_variables):
 def finalize_logs(model, kind):
     """(logs, state) -> the logs to report: the step's dict, or the metrics'
     results when the step returned something else or only metric names."""
-    if kind == "predict":
+    if kind is PREDICT:
         return None
-    metrics_index = 3 if kind == "train" else 2
+    metrics_index = kind.metrics_index
 
     def finalize(logs, state):
         if isinstance(logs, dict):
@@ -168,76 +171,12 @@ def finalize_logs(model, kind):
             results = _flatten_dict(model._metrics_result_from(state[metrics_index]))
             return {**results, **logs}
         if logs is not None:  # e.g. `return loss`: the history would show untouched metrics
-            step_name = "train_step" if kind == "train" else "test_step"
             raise TypeError(
-                f"{step_name} returned logs that are {_describe_logs(logs)}; logs must be a "
+                f"{kind.step_method} returned logs that are {_describe_logs(logs)}; logs must be a "
                 "dict of metric values, e.g. `{m.name: m.result() for m in self.metrics}` "
                 "(or None to report the compiled metrics).")
         return _flatten_dict(model._metrics_result_from(state[metrics_index]))
     return finalize
-
-
-def compiled_function(model, kind, mode):
-    """The compiled (or eager) function for `kind` and `mode`:
-    "device" / "stacked" / "single" loops, or their predict versions."""
-    dist = distribution()
-    key = (kind, mode, model.run_eagerly) + ((dist,) if dist is not None else ())
-    if key in model._fns.functions:
-        return model._fns.functions[key]
-    step, groups, _ = value_step(model, kind)
-    step = placement.shard_step(step, groups)   # no-op without a distribution
-    finalize = finalize_logs(model, kind)
-    donate = kind == "train"
-    if model.run_eagerly:
-        if kind == "predict":
-            fn = step_loops.make_single_predict(step, jit=False)
-        else:
-            fn = step_loops.make_single_step(step, finalize, jit=False)
-    elif mode == "device_single":   # the batch-shaped step, fed from device data
-        fn = step_loops.on_device_data(compiled_function(model, kind, "single"))
-    elif kind == "predict":
-        fn = {"device": step_loops.make_device_predict,
-              "single": step_loops.make_single_predict}[mode](step)
-        if mode == "device":
-            fn = step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_predict(
-                compiled_function(model, kind, "device_single")))
-    else:
-        fn = {"device": step_loops.make_device_loop,
-              "device_static": step_loops.make_device_scan,
-              "stacked": step_loops.make_stacked_loop,
-              "single": step_loops.make_single_step}[mode](step, finalize, donate=donate)
-        if mode in ("device", "device_static"):
-            fn = step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
-                compiled_function(model, kind, "device_single")))
-        elif mode == "stacked":
-            fn = step_loops.unless_slow_in_loops(
-                fn, step_loops.make_unfused_stacked_loop(step, finalize, donate=donate))
-    fn = placement.one_call_at_a_time(fn)   # fn itself unless on simulated CPU devices
-    model._fns.functions[key] = fn
-    return fn
-
-
-def planner(model, kind, source="device"):
-    planners = model._fns.planners
-    if (kind, source) not in planners:
-        planners[kind, source] = ExecutionPlanner(model.steps_per_execution,
-                                                  static_loops=static_loops_wanted(),
-                                                  weigh_compile=jax.default_backend() == "cpu")
-    return planners[kind, source]
-
-
-# Whether settled loops run as static-length scans: None decides by backend
-# (tests set it to exercise both programs on one machine).
-STATIC_LOOPS: bool | None = None
-
-
-def static_loops_wanted() -> bool:
-    """Static-length scans pay off on accelerators (a runtime trip count cost
-    1.55x per MLP step on an H100); on CPU both forms run alike, measured with
-    bench/fit_mlp.py's step, so the one dynamic program is kept there."""
-    if STATIC_LOOPS is not None:
-        return STATIC_LOOPS
-    return jax.default_backend() != "cpu"
 
 
 def _regroup(flat, sizes):
@@ -268,7 +207,7 @@ def _describe_groups(groups):
 
 def _check_step_output(out, state, method_name, kind):
     """The user's `(logs, state)`, with the state's structure checked."""
-    names = TRAIN_GROUPS if kind == "train" else TEST_GROUPS
+    names = kind.state_groups
     expected = _describe_groups(list(zip(names, state)))
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
         raise ValueError(

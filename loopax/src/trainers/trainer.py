@@ -15,7 +15,8 @@ TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
 with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
 a `StateScope` mapping the Variables to the state values, which makes it a
 step of the same form, so both styles fuse and compile alike
-(`step_functions.py`).
+(`step_functions.py`); `compile()` creates the engine that compiles and
+plans them (`CompiledSteps`, compiled_steps.py).
 
 Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
 picks how from the timed first calls, see `execution_planner.py`). Array data
@@ -60,9 +61,9 @@ from loopax.src.distribution import placement
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
 from loopax.src.state import pure
-from loopax.src.trainers import data_checks, epoch_runner, step_functions
+from loopax.src.trainers import data_checks, epoch_runner
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
-from loopax.src.trainers.compiled_functions import CompiledFunctions
+from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import (
     ArrayDataAdapter,
     data_adapter_utils,
@@ -74,6 +75,8 @@ from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_siz
 from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers.step_functions import ModelSteps
 
 if TYPE_CHECKING:
     from loopax.src.callbacks.callback import Callback
@@ -109,13 +112,21 @@ class Trainer:
         self._trainer_state = None
 
     @property
-    def _fns(self):
-        """Compiled functions and planners, kept in an object Module does not walk
-        (they reference optimizer and metric Variables, which are not weights)."""
-        cache = self.__dict__.get("_loopax_cache")
-        if cache is None:
-            cache = self.__dict__["_loopax_cache"] = CompiledFunctions()
-        return cache
+    def _compiled_steps(self) -> CompiledSteps:
+        """The engine the passes run on (compiled_steps.py): made by `compile()`, or
+        on first use by an uncompiled model's `predict`. Kept in an object Module
+        does not walk (it references optimizer and metric Variables, which are not
+        weights)."""
+        engine = self.__dict__.get("_loopax_engine")
+        if engine is None:
+            engine = self._new_engine()
+        return engine
+
+    def _new_engine(self):
+        engine = self.__dict__["_loopax_engine"] = CompiledSteps(
+            ModelSteps(self, default_steps=Trainer), self.steps_per_execution,
+            self.run_eagerly)
+        return engine
 
     # ======================================================================
     # compile
@@ -171,7 +182,7 @@ class Trainer:
                                     run_eagerly=run_eagerly,
                                     steps_per_execution=steps_per_execution,
                                     jit_compile=jit_compile)
-        self.__dict__["_loopax_cache"] = CompiledFunctions()
+        self._new_engine()
         self.compiled = True
 
     def get_compile_config(self) -> dict | None:
@@ -202,6 +213,7 @@ class Trainer:
     @run_eagerly.setter
     def run_eagerly(self, value):
         self._run_eagerly = bool(value)
+        self._compiled_steps.run_eagerly = self.run_eagerly
 
     @property
     def steps_per_execution(self):
@@ -212,7 +224,7 @@ class Trainer:
     def steps_per_execution(self, value):
         ExecutionPlanner(value)  # validates
         self._steps_per_execution = value
-        self._fns.planners.clear()
+        self._compiled_steps.steps_per_execution = value   # new planners
 
     @property
     def jit_compile(self):
@@ -438,18 +450,6 @@ class Trainer:
         return self.stateless_call(trainable, non_trainable, x, training=False)
 
     # ======================================================================
-    # steps as functions of values (see step_functions.py)
-    # ======================================================================
-    def _value_step(self, kind):
-        return step_functions.value_step(self, kind)
-
-    def _function(self, kind, mode):
-        return step_functions.compiled_function(self, kind, mode)
-
-    def _planner(self, kind, source="device"):
-        return step_functions.planner(self, kind, source)
-
-    # ======================================================================
     # building
     # ======================================================================
     def _build_for_batch(self, batch, training=True):
@@ -460,14 +460,15 @@ class Trainer:
         if not self.built or not self.variables and _has_sublayers(self):
             self(epoch_runner.to_jax(x), training=False)
         placement.prepare_model(self, batch, training)
-        self._fns.example_batch = jax.tree_util.tree_map(
+        engine = self._compiled_steps
+        engine.example_batch = jax.tree_util.tree_map(
             lambda a: jax.ShapeDtypeStruct(np.shape(a), a.dtype), batch)
         if not self.compiled:
             return
-        checked = self._fns.checked_batches
+        checked = engine.checked_batches
         signature = _shapes_signature(batch)
         if y is not None and signature not in checked:
-            y_pred = self._fns.output_spec = self._output_spec(x)
+            y_pred = engine.output_spec = self._output_spec(x)
             if self._compile_loss is not None:
                 if self._compile_loss.built:
                     self._compile_loss.check_targets(y, y_pred)
@@ -576,11 +577,12 @@ class Trainer:
         verbose = 1 if verbose == "auto" else verbose
         callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
                                  model=self, verbose=verbose, epochs=epochs, steps=steps)
-        bounds = epoch_runner.step_bounds(self, callbacks, "train", say=verbose == 2)
+        engine = self._compiled_steps
+        bounds = epoch_runner.step_bounds(engine, callbacks, TRAIN, say=verbose == 2)
         seed = random.randint(0, 2 ** 31 - 1)   # loopax.utils.set_random_seed fixes it
         self.stop_training = False
         self.reset_metrics()
-        live = LiveState(self._value_step("train")[1])
+        live = LiveState(engine.state_groups(TRAIN))
         live.data_seed, live.bounds = seed, bounds   # read by BackupAndRestore
         self._trainer_state = live
         callbacks.on_train_begin()
@@ -600,7 +602,7 @@ class Trainer:
                     start_step = resume.enter_epoch(live)
                     resume = None
                 live.refresh()
-                logs = epoch_runner.run_pass(self, "train", adapter, live, callbacks,
+                logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
                                              (seed, epoch), steps_per_epoch, bounds, start_step,
                                              later_passes=epochs - epoch - 1)
                 live.write_back()
@@ -707,14 +709,15 @@ class Trainer:
         validation), for the planner's horizon."""
         self.reset_metrics()
         callbacks.on_test_begin()   # first: it may assign weights (SwapEMAWeights)
-        live = LiveState(self._value_step("test")[1])
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(TEST))
         outer = self._trainer_state
         self._trainer_state = live
         bounds = epoch_runner.step_bounds(
-            self, callbacks, "test", say=outer is None and callbacks.params.get("verbose") == 2)
+            engine, callbacks, TEST, say=outer is None and callbacks.params.get("verbose") == 2)
         self.stop_evaluating = False
         try:
-            logs = epoch_runner.run_pass(self, "test", adapter, live, callbacks, None, steps, bounds,
+            logs = epoch_runner.run_pass(engine, TEST, adapter, live, callbacks, None, steps, bounds,
                                          later_passes=later_passes)
         finally:
             live.write_back()
@@ -770,17 +773,18 @@ class Trainer:
         callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                  verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
         callbacks.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
-        live = LiveState(self._value_step("predict")[1])
-        bounds = epoch_runner.step_bounds(self, callbacks, "predict", say=verbose == 2)
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(PREDICT))
+        bounds = epoch_runner.step_bounds(engine, callbacks, PREDICT, say=verbose == 2)
         self.stop_predicting = False
         pieces = []
         try:
             if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
                     and adapter.fits_on_device():
-                epoch_runner.predict_on_device(self, adapter, live, callbacks, steps, pieces,
+                epoch_runner.predict_on_device(engine, adapter, live, callbacks, steps, pieces,
                                                bounds)
             else:
-                epoch_runner.predict_from_host(self, adapter, live, callbacks, steps, pieces,
+                epoch_runner.predict_from_host(engine, adapter, live, callbacks, steps, pieces,
                                                bounds)
         finally:
             live.write_back()   # advanced seed generators
@@ -814,7 +818,7 @@ class Trainer:
             ValueError: the model is not compiled.
         """
         self._assert_compiled("train_on_batch")
-        return self._on_batch("train", x, y, sample_weight, class_weight, return_dict)
+        return self._on_batch(TRAIN, x, y, sample_weight, class_weight, return_dict)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       return_dict: bool = False) -> float | list[float] | dict[str, float]:
@@ -835,7 +839,7 @@ class Trainer:
             ValueError: the model is not compiled.
         """
         self._assert_compiled("test_on_batch")
-        return self._on_batch("test", x, y, sample_weight, None, return_dict)
+        return self._on_batch(TEST, x, y, sample_weight, None, return_dict)
 
     def predict_on_batch(self, x: Any) -> Any:
         """The model's outputs for one batch, as NumPy arrays.
@@ -848,8 +852,9 @@ class Trainer:
         """
         batch = epoch_runner.to_jax(pack_x_y_sample_weight(data_adapter_utils.to_arrays(x)))
         self._build_for_batch(batch, training=False)
-        live = LiveState(self._value_step("predict")[1])
-        out = live.call(self._function("predict", "single"), batch)
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(PREDICT))
+        out = live.call(engine.function(PREDICT, Mode.SINGLE), batch)
         live.write_back()
         return jax.tree_util.tree_map(np.asarray, out)
 
@@ -857,10 +862,11 @@ class Trainer:
         adapter = ArrayDataAdapter(x, y, sample_weight, class_weight=class_weight,
                                    batch_size=None, steps=1)
         batch = epoch_runner.to_jax(adapter.data)
-        self._build_for_batch(batch, training=kind == "train")
+        self._build_for_batch(batch, training=kind.trains)
         self.reset_metrics()
-        live = LiveState(self._value_step(kind)[1])
-        fn = self._function(kind, "single")
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(kind))
+        fn = engine.function(kind, Mode.SINGLE)
         try:
             logs = live.call(fn, batch)
         finally:
@@ -932,5 +938,3 @@ def _map_nested(fn, spec):
         return [_map_nested(fn, value) for value in spec]
     return fn(spec)
 
-
-step_functions.register_default_steps(Trainer)

@@ -1,0 +1,158 @@
+"""`CompiledSteps`: the engine `fit`, `evaluate` and `predict` run on.
+
+`compile()` creates one per model. It owns what the passes call:
+
+- the steps as pure functions of values, `step(state, batch) -> (logs,
+  state)` (predict: `-> (outputs, state)`), asked once per `PassKind` from
+  its `StepSource` (for a Model, `step_functions.ModelSteps`);
+- their compiled programs, one per `(PassKind, Mode)` (`step_loops.py`
+  builds them), cached until the next `compile()`;
+- the `ExecutionPlanner`s deciding how many steps each call runs;
+- the first-batch facts the trainer checks batches against.
+
+The epoch runner gets the engine, never the model: the data flows trainer ->
+runner -> engine -> step. A `StepSource` is anything with `value_step(kind,
+example_batch) -> (step, state groups, style)`, `finalize_logs(kind)` and
+`stop_requested(kind)`, so the engine runs a hand-written step over arrays
+as well as a model's (tests/trainers/test_compiled_steps.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import jax
+
+from loopax.src.distribution import distribution, placement
+from loopax.src.trainers import step_loops
+from loopax.src.trainers.execution_planner import ExecutionPlanner
+from loopax.src.trainers.pass_kind import PREDICT, Mode, PassKind
+
+# Whether settled loops run as static-length scans: None decides by backend
+# (tests set it to exercise both programs on one machine).
+STATIC_LOOPS: bool | None = None
+
+
+def static_loops_wanted() -> bool:
+    """Static-length scans pay off on accelerators (a runtime trip count cost
+    1.55x per MLP step on an H100); on CPU both forms run alike, measured with
+    bench/fit_mlp.py's step, so the one dynamic program is kept there."""
+    if STATIC_LOOPS is not None:
+        return STATIC_LOOPS
+    return jax.default_backend() != "cpu"
+
+
+class StepSource(Protocol):
+    """Where an engine's steps come from (a Model: `step_functions.ModelSteps`)."""
+
+    def value_step(self, kind: PassKind, example_batch: Any) -> tuple[Callable, list, str]:
+        """`(step, state groups of Variables, style)` for `kind`."""
+
+    def finalize_logs(self, kind: PassKind) -> Callable | None:
+        """`(logs, state) -> logs to report`, applied inside the compiled call."""
+
+    def stop_requested(self, kind: PassKind) -> bool:
+        """Whether a batch hook asked the pass to end (Keras's `stop_training`)."""
+
+
+class CompiledSteps:
+    """A model's steps, their compiled programs and planners (see the module docstring).
+
+    Attributes:
+        source: the `StepSource`.
+        run_eagerly: run the steps as plain Python (the model's setting).
+        functions: `(kind, mode, run_eagerly[, distribution])` -> the compiled
+            (or eager) function.
+        planners: `(kind, on_device)` -> the `ExecutionPlanner` of those passes.
+        example_batch: `jax.ShapeDtypeStruct`s of the latest first batch.
+        output_spec: the model's output spec for a batch checked against the
+            compiled loss.
+        checked_batches: shape signatures of batches already checked.
+    """
+
+    def __init__(self, source: StepSource, steps_per_execution="auto", run_eagerly=False):
+        self.source = source
+        self.run_eagerly = bool(run_eagerly)
+        self.steps_per_execution = steps_per_execution
+        self._value_steps: dict[PassKind, tuple] = {}
+        self.functions: dict[tuple, Callable] = {}
+        self.example_batch: Any = None
+        self.output_spec: Any = None
+        self.checked_batches: set = set()
+
+    @property
+    def steps_per_execution(self):
+        """Steps fused into one compiled call: an int, or "auto"."""
+        return self._steps_per_execution
+
+    @steps_per_execution.setter
+    def steps_per_execution(self, value):
+        ExecutionPlanner(value)   # validates
+        self._steps_per_execution = value
+        self.planners: dict[tuple[PassKind, bool], ExecutionPlanner] = {}
+
+    def value_step(self, kind: PassKind):
+        """`(step, state groups, style)` of `kind`; the last group is the global
+        seed state for a model's steps."""
+        if kind not in self._value_steps:
+            self._value_steps[kind] = self.source.value_step(kind, self.example_batch)
+        return self._value_steps[kind]
+
+    def state_groups(self, kind: PassKind) -> list:
+        """The groups of Variables `kind`'s step carries (what a `LiveState` holds)."""
+        return self.value_step(kind)[1]
+
+    def stop_requested(self, kind: PassKind) -> bool:
+        return bool(self.source.stop_requested(kind))
+
+    def planner(self, kind: PassKind, on_device: bool = True) -> ExecutionPlanner:
+        """The planner of `kind`'s passes over device-resident (or host) data."""
+        if (kind, on_device) not in self.planners:
+            self.planners[kind, on_device] = ExecutionPlanner(
+                self.steps_per_execution, static_loops=static_loops_wanted(),
+                weigh_compile=jax.default_backend() == "cpu")
+        return self.planners[kind, on_device]
+
+    def function(self, kind: PassKind, mode: Mode):
+        """The compiled (or eager) function of `kind` and `mode`, built once."""
+        dist = distribution()
+        key = (kind, mode, self.run_eagerly) + ((dist,) if dist is not None else ())
+        if key not in self.functions:
+            fn = self._build(kind, mode)
+            self.functions[key] = placement.one_call_at_a_time(fn)   # fn unless simulated CPUs
+        return self.functions[key]
+
+    def _build(self, kind, mode):
+        step, groups, _ = self.value_step(kind)
+        step = placement.shard_step(step, groups)   # no-op without a distribution
+        if kind is PREDICT:
+            return self._build_predict(step, mode)
+        finalize = self.source.finalize_logs(kind)
+        donate = kind.trains
+        if self.run_eagerly:
+            return step_loops.make_single_step(step, finalize, jit=False)
+        if mode is Mode.DEVICE_SINGLE:   # the batch-shaped step, fed from device data
+            return step_loops.on_device_data(self.function(kind, Mode.SINGLE))
+        fn = {Mode.DEVICE: step_loops.make_device_loop,
+              Mode.DEVICE_STATIC: step_loops.make_device_scan,
+              Mode.STACKED: step_loops.make_stacked_loop,
+              Mode.SINGLE: step_loops.make_single_step}[mode](step, finalize, donate=donate)
+        if mode in (Mode.DEVICE, Mode.DEVICE_STATIC):
+            return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
+                self.function(kind, Mode.DEVICE_SINGLE)))
+        if mode is Mode.STACKED:
+            return step_loops.unless_slow_in_loops(
+                fn, step_loops.make_unfused_stacked_loop(step, finalize, donate=donate))
+        return fn
+
+    def _build_predict(self, step, mode):
+        if self.run_eagerly:
+            return step_loops.make_single_predict(step, jit=False)
+        if mode is Mode.DEVICE_SINGLE:
+            return step_loops.on_device_data(self.function(PREDICT, Mode.SINGLE))
+        fn = {Mode.DEVICE: step_loops.make_device_predict,
+              Mode.SINGLE: step_loops.make_single_predict}[mode](step)
+        if mode is Mode.DEVICE:
+            return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_predict(
+                self.function(PREDICT, Mode.DEVICE_SINGLE)))
+        return fn
