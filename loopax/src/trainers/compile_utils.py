@@ -18,6 +18,7 @@ from loopax.src import metrics as metrics_module
 from loopax.src.metrics import Mean, Metric
 from loopax.src.state import _state
 from loopax.src.tensor import unwrap
+from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
 
 # --------------------------------------------------------------------------
 # Outputs and targets as aligned flat lists
@@ -189,13 +190,6 @@ def _scoped_or_eager(metric, value) -> bool:
     return all(any(s.get_current_value(v) is not None for s in _state.scopes) for v in variables)
 
 
-def _batch_size(tree):
-    for leaf in jax.tree_util.tree_leaves(tree, is_leaf=lambda a: hasattr(a, "shape")):
-        if getattr(leaf, "ndim", 0):
-            return leaf.shape[0]
-    return 1
-
-
 # --------------------------------------------------------------------------
 # CompileLoss
 # --------------------------------------------------------------------------
@@ -280,7 +274,7 @@ class CompileLoss:
             total = total + weight * value if weight != 1.0 else total + value
         self.last_losses = values
         if self.metrics:
-            n = _batch_size(preds)
+            n = batch_size_of(preds)
             for tracker, value in zip(self.metrics, values):
                 if _scoped_or_eager(tracker, value):
                     tracker.update_state(value, sample_weight=n)

@@ -32,7 +32,7 @@ from loopax.src import losses as losses_module
 from loopax.src.layers.core import Embedding
 from loopax.src.trainers import epoch_runner
 from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
-from loopax.src.trainers.data_adapters import ArrayDataAdapter, unpack_x_y_sample_weight
+from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight
 
 CHECK_DATA_MODES = ("warn", "raise", "off")
 
@@ -83,7 +83,7 @@ def check_steps_fit_arrays(adapter, steps, what):
     """Warns (Keras's "ran out of data") when `steps` asks an array adapter
     for more batches than one pass over the arrays has; each epoch then runs
     the `adapter.num_batches` batches there are."""
-    if isinstance(adapter, ArrayDataAdapter) and steps is not None \
+    if adapter.in_memory and steps is not None \
             and steps > adapter.num_batches:
         name = "steps_per_epoch" if what == "fit" else "steps"
         warnings.warn(
@@ -129,8 +129,8 @@ def check_model_has_a_loss(model, base, batch):
 # --------------------------------------------------------------------------
 
 def check_array_data(model, adapter, check_data, what):
-    """Checks the arrays of an `ArrayDataAdapter` once (see the module doc)."""
-    if check_data == "off" or not isinstance(adapter, ArrayDataAdapter):
+    """Checks the arrays of an in-memory adapter once (see the module doc)."""
+    if check_data == "off" or not adapter.in_memory:
         return
     x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
     if y is not None and model._compile_loss is not None and model._compile_loss.built:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +23,6 @@ import numpy as np
 
 from loopax.src.callbacks import progbar
 from loopax.src.distribution import placement
-from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
 from loopax.src.trainers.pass_kind import PREDICT, Mode
@@ -56,11 +56,10 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     planner weighs a loop's compile against the steps left). Returns the last
     logs (device arrays), or None when no batch came."""
     begin, end = getattr(callbacks, kind.batch_begin), getattr(callbacks, kind.batch_end)
-    on_device = (isinstance(adapter, ArrayDataAdapter) and not engine.run_eagerly
-                 and adapter.fits_on_device())
-    planner = engine.planner(kind, on_device)
+    device = on_device(engine, adapter)
+    planner = engine.planner(kind, device)
     adapter.on_epoch_begin()
-    if on_device:
+    if device:
         logs, steps = _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step, later_passes)
     else:
@@ -69,6 +68,12 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     adapter.on_epoch_end()
     bounds.first_step += steps   # `steps`: the batch reached, counted from the epoch's start
     return logs
+
+
+def on_device(engine, adapter):
+    """Whether a pass reads `adapter`'s data from the device (compiled steps,
+    data that fits) rather than from host batches."""
+    return not engine.run_eagerly and adapter.fits_on_device()
 
 
 def _call(fn, live, n, timed, *args, **kwargs):
@@ -101,6 +106,60 @@ def _record(planner, kind, how, n, seconds):
         _logger.debug("%s runs %s", kind.caller, planner.describe())
 
 
+class Execution(NamedTuple):
+    """One compiled call (or a burst of one-step calls) of a device-data pass.
+
+    how: "warm" (compile the loop, run no step), "loop" (`steps` steps in one
+        call) or "single" (`steps` one-step calls);
+    first_step: the epoch's batch it starts at;
+    row0, batch_size: where its first batch starts in the device data, and
+        the rows per batch (the last, partial batch has its own size);
+    timed: the planner asked for its time; planned: the planner chose it
+        (report its time back with `planner.record`).
+    """
+    how: str
+    first_step: int
+    steps: int
+    row0: int
+    batch_size: int
+    timed: bool
+    planned: bool
+
+
+def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_passes=None,
+               capacity=None):
+    """Cuts one epoch of device-resident `adapter` data into `Execution`s, for
+    training, evaluation and prediction alike, from batch `start_step` on.
+
+    The planner sizes the executions over the full batches, within `bounds`;
+    the last, partial batch (and every batch, when `bounds.every_batch`) runs
+    alone. `later_passes`: passes of this kind after this one (the planner
+    weighs a loop's compile against the steps left; None: not weighed).
+    `capacity`: the most steps one call may run (predict's output buffer).
+    The consumer runs each execution before asking for the next, and may stop
+    early."""
+    size = adapter.batch_size
+    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    full = min(adapter.num_full_batches, steps)
+    step = start_step
+    while step < steps:
+        planned = step < full and not bounds.every_batch
+        if planned:
+            horizon = None if later_passes is None else full - step + later_passes * full
+            how, n, timed = planner.next(bounds.limit(step, full - step), horizon=horizon)
+            if capacity is not None:
+                n = min(n, capacity)
+        else:   # every batch alone, or the last, partial batch (its own shape)
+            how, n, timed = "single", 1, False
+        if step < full:
+            batch_size, row0 = size, step * size
+        else:   # the last, partial batch: compiled once
+            batch_size, row0 = adapter.partial_batch_size, full * size
+        yield Execution(how, step, n, row0, batch_size, timed, planned)
+        if how != "warm":
+            step += n
+
+
 def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0, later_passes=0):
     loop = engine.function(kind, Mode.DEVICE)
@@ -110,22 +169,9 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
     order = adapter.device_order(seed)
     if planner.mode is None:
         jax.block_until_ready((data, order))   # the transfer must not be timed as steps
-    size = adapter.batch_size
-    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
-    full = min(adapter.num_full_batches, steps)
-    later_steps = later_passes * full
     step, logs = start_step, None
-    while step < steps:
-        planned = step < full and not bounds.every_batch
-        if planned:
-            how, n, timed = planner.next(bounds.limit(step, full - step),
-                                         horizon=full - step + later_steps)
-        else:   # every batch alone, or the last, partial batch (its own shape)
-            how, n, timed = "single", 1, False
-        if step < full:
-            batch_size, row0 = size, step * size
-        else:   # the last, partial batch: compiled once
-            batch_size, row0 = adapter.partial_batch_size, full * size
+    for how, step, n, row0, batch_size, timed, planned in executions(
+            adapter, planner, bounds, max_steps, start_step, later_passes):
         if how == "warm":   # compiles the loop, runs no step
             live.refresh()
             _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
@@ -160,8 +206,7 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
     single = engine.function(kind, Mode.SINGLE)
     stacked_loop = None if eager else engine.function(kind, Mode.STACKED)
     steps = max_steps if max_steps is not None else adapter.num_batches
-    batches = (adapter.get_numpy_iterator(seed, start=start_step) if start_step
-               else adapter.get_numpy_iterator(seed))
+    batches = adapter.get_numpy_iterator(seed, start=start_step)
     chunks = HostChunks(batches, steps, planner, bounds,
                         stack=not eager and not bounds.every_batch, to_device=not eager,
                         first_step=start_step)
@@ -195,22 +240,11 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
     single = engine.function(PREDICT, Mode.DEVICE_SINGLE)
     planner = engine.planner(PREDICT)
     data = adapter.device_data()
-    size = adapter.batch_size
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
-    capacity = _predict_capacity(engine, full, live, data, size)
-    step = 0
-    while step < steps:
-        planned = step < full and not bounds.every_batch
-        if planned:
-            how, n, timed = planner.next(full - step)
-            n = min(n, capacity)
-        else:   # every batch alone, or the last, partial batch
-            how, n, timed = "single", 1, False
-        if step < full:
-            batch_size, row0 = size, step * size
-        else:
-            batch_size, row0 = adapter.partial_batch_size, full * size
+    capacity = _predict_capacity(engine, full, live, data, adapter.batch_size)
+    for how, step, n, row0, batch_size, timed, planned in executions(
+            adapter, planner, bounds, max_steps, capacity=capacity):
         if how == "warm":
             live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
             planner.record("warm", 0, None)
@@ -234,7 +268,6 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
             _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
-        step += n
         if engine.stop_requested(PREDICT):
             break
 

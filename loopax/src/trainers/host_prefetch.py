@@ -22,6 +22,7 @@ import jax
 import numpy as np
 
 from loopax.src.distribution import placement
+from loopax.src.trainers.data_adapters.data_adapter_utils import shape_signature
 from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 
 
@@ -110,7 +111,7 @@ class HostChunks:
                 limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
                     capacity, self._max_steps - step))
                 group = [first]
-                signature = _signature(first)
+                signature = shape_signature(first)
                 if main_signature is None:
                     main_signature = signature
                 if signature != main_signature:
@@ -119,7 +120,7 @@ class HostChunks:
                     nxt = next(iterator, None)
                     if nxt is None:
                         break
-                    if _signature(nxt) != signature:
+                    if shape_signature(nxt) != signature:
                         pending = nxt
                         break
                     group.append(nxt)
@@ -167,7 +168,3 @@ class _Failed(NamedTuple):
     """The producer's last item when reading or placing a batch raised."""
     error: BaseException
 
-
-def _signature(batch):
-    leaves, treedef = jax.tree_util.tree_flatten(batch)
-    return treedef, tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a)))) for a in leaves)

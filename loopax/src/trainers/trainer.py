@@ -72,7 +72,11 @@ from loopax.src.trainers.data_adapters import (
     pack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
-from loopax.src.trainers.data_adapters.data_adapter_utils import unpack_x_y_sample_weight
+from loopax.src.trainers.data_adapters.data_adapter_utils import (
+    batch_size_of,
+    shape_signature,
+    unpack_x_y_sample_weight,
+)
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
@@ -298,7 +302,7 @@ class Trainer:
         for extra in regularization_losses or ():
             total = total + extra
         check_scalar(total, "loss")
-        self._loss_tracker.update_state(total, sample_weight=_batch_size(y_pred))
+        self._loss_tracker.update_state(total, sample_weight=batch_size_of(y_pred))
         return total
 
     def reset_metrics(self):
@@ -415,7 +419,7 @@ class Trainer:
                 optimizer_values, grads, trainable)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+            self._loss_tracker.update_state(loss, sample_weight=batch_size_of(x))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -435,7 +439,7 @@ class Trainer:
             training=False)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+            self._loss_tracker.update_state(loss, sample_weight=batch_size_of(x))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -466,7 +470,7 @@ class Trainer:
         if not self.compiled:
             return
         checked = engine.checked_batches
-        signature = _shapes_signature(batch)
+        signature = shape_signature(batch)
         if y is not None and signature not in checked:
             y_pred = engine.output_spec = self._output_spec(x)
             if self._compile_loss is not None:
@@ -779,8 +783,7 @@ class Trainer:
         self.stop_predicting = False
         pieces = []
         try:
-            if isinstance(adapter, ArrayDataAdapter) and not self.run_eagerly \
-                    and adapter.fits_on_device():
+            if epoch_runner.on_device(engine, adapter):
                 epoch_runner.predict_on_device(engine, adapter, live, callbacks, steps, pieces,
                                                bounds)
             else:
@@ -878,25 +881,6 @@ class Trainer:
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-def _has_shape(x):
-    return hasattr(x, "shape")
-
-
-def _batch_size(tree):
-    # Arrays, Variables and tape Tensors are leaves (a followed Tensor must
-    # not be flattened).
-    for leaf in jax.tree_util.tree_leaves(tree, is_leaf=_has_shape):
-        shape = getattr(leaf, "shape", None)
-        if shape:
-            return shape[0]
-    return 1
-
-
-def _shapes_signature(tree):
-    leaves, treedef = jax.tree_util.tree_flatten(tree)
-    return treedef, tuple((tuple(np.shape(a)), str(a.dtype)) for a in leaves)
-
 
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))

@@ -39,6 +39,9 @@ class ArrayDataAdapter(DataAdapter):
         class_weight: `{class: weight}`, turned into per-sample weights.
     """
 
+    in_memory = True
+    resumable = True
+
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
                  shuffle=False, class_weight=None):
         x = utils.to_arrays(x, "x")

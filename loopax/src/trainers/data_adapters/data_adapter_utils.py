@@ -132,6 +132,24 @@ def leaves(tree):
     return jax.tree_util.tree_leaves(tree)
 
 
+def batch_size_of(tree, default=1):
+    """The first dimension of the first leaf of `tree` that has one (`default`
+    when none has). Arrays, Variables and tape Tensors are leaves (a followed
+    Tensor must not be flattened)."""
+    for leaf in jax.tree_util.tree_leaves(tree, is_leaf=lambda a: hasattr(a, "shape")):
+        shape = getattr(leaf, "shape", None)
+        if shape:
+            return shape[0]
+    return default
+
+
+def shape_signature(tree):
+    """`(tree structure, ((shape, dtype), ...))` of a batch: equal for batches that
+    one compiled program (and one check) serves."""
+    flat, treedef = jax.tree_util.tree_flatten(tree)
+    return treedef, tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a)))) for a in flat)
+
+
 def num_samples(x, y=None, sample_weight=None) -> int:
     """The shared first dimension of every array, or a clear error."""
     sizes = []

@@ -27,7 +27,7 @@ class GeneratorDataAdapter(DataAdapter):
         self.exhausted = False
         self.num_batches = steps if steps is not None else _length(source)
         first = self.peek()
-        self.batch_size = _batch_size_of(first)
+        self.batch_size = utils.batch_size_of(first, default=None)
         self.partial_batch_size = None
 
     def _fresh_iterator(self):
@@ -61,10 +61,10 @@ class GeneratorDataAdapter(DataAdapter):
         utils.num_samples(x, y, sample_weight)
         return utils.pack_x_y_sample_weight(x, y, sample_weight)
 
-    def get_numpy_iterator(self, key=None, start=0):
-        """The epoch's batches; with `start`, the first `start` are drawn and
-        dropped (a generator cannot skip: exact only if it yields the same
-        batches again)."""
+    def get_numpy_iterator(self, seed=None, start=0):
+        """The epoch's batches (`seed` is unused: a generator has its own order);
+        with `start`, the first `start` are drawn and dropped (a generator cannot
+        skip: exact only if it yields the same batches again)."""
         iterator = self._fresh_iterator()
         for _ in range(start):
             if next(iterator, None) is None:
@@ -91,8 +91,3 @@ def _length(source):
     except TypeError:
         return None
     return n if n > 0 else None
-
-
-def _batch_size_of(batch):
-    leaves = utils.leaves(batch)
-    return int(leaves[0].shape[0]) if leaves and getattr(leaves[0], "ndim", 0) else None

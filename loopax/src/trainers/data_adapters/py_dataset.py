@@ -69,6 +69,8 @@ class PyDatasetAdapter(GeneratorDataAdapter):
     order is drawn from the epoch's seed (`fit`'s seed and the epoch number),
     so a resumed `fit` reads the same order and can start at any batch."""
 
+    resumable = True
+
     def __init__(self, dataset: PyDataset, shuffle=False, steps=None, class_weight=None):
         self._dataset = dataset
         self._shuffle = shuffle
@@ -91,11 +93,11 @@ class PyDatasetAdapter(GeneratorDataAdapter):
             np.random.default_rng(self._epoch if seed is None else seed).shuffle(order)
         yield from order[start:].tolist()
 
-    def get_numpy_iterator(self, key=None, start=0):
-        """The epoch's batches, in the order `key` draws, from batch `start` on
+    def get_numpy_iterator(self, seed=None, start=0):
+        """The epoch's batches, in the order `seed` draws, from batch `start` on
         (the skipped batches are not loaded)."""
         limit = None if self.num_batches is None else self.num_batches - start
-        return self._standardized(self._batches(key, start), limit)
+        return self._standardized(self._batches(seed, start), limit)
 
     def _batches(self, seed=None, start=0):
         dataset = self._dataset
