@@ -22,6 +22,7 @@ import pytest
 
 import loopax as keras
 from loopax.src.trainers import epoch_runner, host_prefetch, live_state, trainer
+from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.utils import interrupts
 
 LEARNING_RATE = 0.1
@@ -142,7 +143,7 @@ _INTERRUPTER_CODE = {f.__code__ for f in vars(_Interrupter).values() if callable
 
 def _points_after_compiled_calls(model, interrupter, monkeypatch):
     """Makes the return of each compiled call a point of `interrupter`."""
-    compiled = trainer.Trainer._function
+    compiled = CompiledSteps.function
 
     def function(self, kind, mode):
         fn = compiled(self, kind, mode)
@@ -153,7 +154,7 @@ def _points_after_compiled_calls(model, interrupter, monkeypatch):
             return out
         return call
 
-    monkeypatch.setattr(trainer.Trainer, "_function", function)
+    monkeypatch.setattr(CompiledSteps, "function", function)
 
 
 def _model(steps_per_execution):
