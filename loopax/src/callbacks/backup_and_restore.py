@@ -30,8 +30,6 @@ import numpy as np
 
 from loopax.src.callbacks.callback import Callback, keeps_backup_state
 from loopax.src.saving.checkpoint import CheckpointStore
-from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
-from loopax.src.trainers.data_adapters.py_dataset import PyDatasetAdapter
 
 FORMAT = "loopax.backup"
 
@@ -112,10 +110,10 @@ class BackupAndRestore(Callback):
         epoch = meta["epoch"]
         if meta.get("stop_training"):
             epoch = max(epoch, (self.params or {}).get("epochs") or epoch)
-        self._model.__dict__["_resume_point"] = ResumePoint(
+        self.run.resume_from(ResumePoint(
             epoch, meta["step"], meta["global_step"], meta["data_seed"], values,
             meta["layout"], self.backup_dir,
-            lambda: self._restore_callbacks(meta["callbacks"], arrays, quiet=True))
+            lambda: self._restore_callbacks(meta["callbacks"], arrays, quiet=True)))
         self._restore_callbacks(meta["callbacks"], arrays)
         self._epoch = meta["epoch"]
         self._last_saved = meta["global_step"]
@@ -167,7 +165,7 @@ class BackupAndRestore(Callback):
         self._epoch = epoch
 
     def _on_train_batch_end(self, batch, logs=None):
-        done = self._model._trainer_state.bounds.first_step + batch + 1
+        done = self.run.global_step(batch)
         if done // self.save_freq == self._last_saved // self.save_freq:
             return   # no multiple of save_freq reached (executions may be longer)
         if (self.params or {}).get("steps") == batch + 1:
@@ -178,15 +176,13 @@ class BackupAndRestore(Callback):
     def on_epoch_end(self, epoch, logs=None):
         if self.save_freq == "epoch" or self._pending:
             self._pending = False
-            live = self._model._trainer_state
-            self._save(epoch + 1, 0, live.bounds.first_step,
+            self._save(epoch + 1, 0, self.run.steps_done,
                        stop=bool(getattr(self._model, "stop_training", False)))
 
     def _save(self, epoch, step, global_step, stop=False):
-        model = self.model   # writes the current values back to the Variables
-        live = model._trainer_state
+        self.model   # reading it writes the current values back to the Variables
         arrays, layout = {}, []
-        for g, group in enumerate(live.groups):
+        for g, group in enumerate(self.run.state_variables):
             for i, variable in enumerate(group):
                 arrays[f"state_{g}_{i}"] = np.array(variable.value)   # a host copy
             layout.append([[v.path, list(v.shape), str(v.dtype)] for v in group])
@@ -195,12 +191,12 @@ class BackupAndRestore(Callback):
             state = _split_arrays(callback.get_backup_state(), arrays, f"callback_{j}")
             states.append({"class": type(callback).__name__, "state": state})
         meta = {"format": FORMAT, "version": 1, "epoch": epoch, "step": step,
-                "global_step": int(global_step), "data_seed": int(live.data_seed),
+                "global_step": int(global_step), "data_seed": int(self.run.data_seed),
                 "stop_training": stop, "layout": layout, "callbacks": states}
         self.store.save(int(global_step), arrays, meta)
         self._last_saved = global_step
 
-    def _on_fit_interrupted(self):
+    def on_fit_interrupted(self):
         """`fit` raised: the backup in flight is completed (not left half-written
         for the next run in this process), so the rerun resumes from it; the
         folder is released."""
@@ -214,7 +210,7 @@ class BackupAndRestore(Callback):
 
 
 class ResumePoint:
-    """Where a backed-up `fit` stopped; `fit` consumes it (see the trainer)."""
+    """Where a backed-up `fit` stopped; `fit` consumes it (`TrainingRun.resume_from`)."""
 
     def __init__(self, epoch, step, global_step, data_seed, values, layout, where,
                  restore_callbacks):
@@ -225,28 +221,27 @@ class ResumePoint:
         self.layout = layout
         self.where = where
 
-    def begin(self, adapter, live):
+    def begin(self, adapter, run):
         """Prepares `fit`: returns `(initial_epoch, data_seed)`; an epoch-boundary
         backup's state is assigned now, before the epoch's hooks run."""
-        if isinstance(adapter, GeneratorDataAdapter) and not isinstance(adapter,
-                                                                         PyDatasetAdapter):
+        if not adapter.resumable:
             warnings.warn(
                 "BackupAndRestore: the training data is a generator or iterator, whose "
                 "position cannot be restored; the resumed fit() reads what it yields now "
                 f"(skipping {self.step} batch(es) of a resumed epoch), so it is not exactly "
                 "the interrupted run. Arrays and PyDatasets resume exactly.", stacklevel=4)
-        live.bounds.first_step = self.global_step - self.step
-        self._check(live.groups)
+        run.steps_done = self.global_step - self.step
+        self._check(run.state_variables)
         if not self.step:
-            self._assign(live.groups)
+            self._assign(run.state_variables)
         return self.epoch, self.data_seed
 
-    def enter_epoch(self, live):
+    def enter_epoch(self, run):
         """After the resumed epoch's `on_epoch_begin`: a mid-epoch backup's
         values and callback states are put back (as they were at that step,
         whatever the hooks did); returns the step to start at."""
         if self.step:
-            self._assign(live.groups)
+            self._assign(run.state_variables)
             self._restore_callbacks()
         return self.step
 

@@ -29,6 +29,17 @@ class Callback:
     multiples of N. An explicit integer `steps_per_execution=k` calls every
     callback once per execution of k steps (Keras's rule). See
     docs/design.md, "How fit() decides what to fuse".
+
+    The rest of the contract (loopax; Keras has no equivalent):
+
+    - `self.run`: during `fit`, the `TrainingRun` (epoch, global steps, the
+      data seed, the training state's Variables); None otherwise;
+    - `get_backup_state()` / `set_backup_state(state)`: what BackupAndRestore
+      saves of this callback and gives back in a resumed `fit`;
+    - `runs_last = True`: this callback sees every hook after the others (a
+      callback that saves their state);
+    - `on_fit_interrupted()`: an exception is ending `fit` (no
+      `on_train_end` follows): finish work in flight (a file being written).
     """
 
     # How the trainer may call this callback's batch hooks:
@@ -44,6 +55,11 @@ class Callback:
     # of N (ModelCheckpoint(save_freq=N)); executions end there, so it sees
     # those steps even when its hooks are chunked.
     batch_hooks_freq = None
+    # True: every hook reaches this callback after the callbacks without it (in
+    # the order given otherwise), e.g. BackupAndRestore, which saves their state.
+    runs_last = False
+    # The running `fit()` (a `TrainingRun`), set by `fit` while it runs.
+    run = None
 
     def __init__(self):
         self.params = None
@@ -212,6 +228,11 @@ class Callback:
             logs: Unused (None).
         """
 
+    def on_fit_interrupted(self):
+        """Called when an exception (an error, Ctrl-C) ends `fit`; no `on_train_end`
+        follows. Finish or release what is in flight (a backup being written, a
+        locked folder) so that the process, or a rerun, finds it usable."""
+
     # ---- resuming after a crash (BackupAndRestore) ----------------------------
     def get_backup_state(self):
         """What `BackupAndRestore` saves of this callback with each backup, so that a
@@ -227,6 +248,50 @@ class Callback:
         Args:
             state: The structure `get_backup_state` returned, arrays as NumPy arrays.
         """
+
+
+class TrainingRun:
+    """A running `fit()`, as its callbacks see it (`callback.run`).
+
+    Attributes:
+        epoch: the current epoch (0-based; the first to run before the first
+            `on_epoch_begin`).
+        data_seed: the seed `fit` draws each epoch's shuffle from (with the epoch
+            number): the same seed reads the data in the same order.
+        state_variables: the groups of Variables the training step carries
+            (trainable, non-trainable, optimizer, metrics, seed state, ...);
+            read them through `callback.model`'s sync (they hold the current
+            values once `self.model` has been read).
+        resume_point: what a callback asked `fit` to resume from
+            (`resume_from`), or None.
+    """
+
+    def __init__(self, state_variables, steps_counter, data_seed, epoch=0):
+        self.state_variables = state_variables
+        self._counter = steps_counter   # has `first_step`: the trainer's StepBounds
+        self.data_seed = data_seed
+        self.epoch = epoch
+        self.resume_point = None
+
+    @property
+    def steps_done(self) -> int:
+        """Training steps run in the epochs before the current one (in
+        `on_epoch_end`: including it)."""
+        return self._counter.first_step
+
+    @steps_done.setter
+    def steps_done(self, value):
+        self._counter.first_step = int(value)
+
+    def global_step(self, batch: int) -> int:
+        """The training steps run once batch `batch` of the current epoch is done."""
+        return self._counter.first_step + batch + 1
+
+    def resume_from(self, point):
+        """Asks `fit` to continue from `point` (called in `on_train_begin`): an
+        object with `begin(adapter, run) -> (initial_epoch, data_seed)` and
+        `enter_epoch(run) -> first batch` (BackupAndRestore's `ResumePoint`)."""
+        self.resume_point = point
 
 
 def keeps_backup_state(callback):

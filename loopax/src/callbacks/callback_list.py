@@ -70,7 +70,7 @@ class CallbackList(Callback):
             self.callbacks.append(self._progbar)
         # A callback that saves the others' state (BackupAndRestore) sees every hook
         # after them, and is handed the list.
-        self.callbacks.sort(key=lambda cb: bool(getattr(cb, "runs_last", False)))
+        self.callbacks.sort(key=lambda cb: bool(cb.runs_last))
         for callback in self.callbacks:
             if hasattr(callback, "set_callback_list"):
                 callback.set_callback_list(self)
@@ -105,13 +105,18 @@ class CallbackList(Callback):
     def on_train_end(self, logs=None):
         self._call("on_train_end", None, logs)
 
-    def on_fit_interrupted(self):
-        """An exception is ending `fit` (no `on_train_end` follows): callbacks with
-        work in flight (`_on_fit_interrupted`, e.g. a backup being written) finish it."""
+    def set_run(self, run):
+        """Hands the running `fit()` (a `TrainingRun`, or None once it ended) to
+        every callback as `callback.run`."""
+        self.run = run
         for callback in self.callbacks:
-            finish = getattr(callback, "_on_fit_interrupted", None)
-            if finish is not None:
-                finish()
+            callback.run = run
+
+    def on_fit_interrupted(self):
+        """An exception is ending `fit` (no `on_train_end` follows): each callback
+        finishes its work in flight (e.g. a backup being written)."""
+        for callback in self.callbacks:
+            callback.on_fit_interrupted()
 
     def on_test_begin(self, logs=None):
         self._call("on_test_begin", None, logs)

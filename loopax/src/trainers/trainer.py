@@ -56,6 +56,7 @@ from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
 from loopax.src import optimizers
 from loopax.src import random as loopax_random
+from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.distribution import placement
 from loopax.src.metrics import Mean, Metric
@@ -587,23 +588,25 @@ class Trainer:
         self.stop_training = False
         self.reset_metrics()
         live = LiveState(engine.state_groups(TRAIN))
-        live.data_seed, live.bounds = seed, bounds   # read by BackupAndRestore
         self._trainer_state = live
+        run = TrainingRun(live.groups, bounds, seed, initial_epoch)
+        callbacks.set_run(run)
         callbacks.on_train_begin()
-        # Set by BackupAndRestore.on_train_begin when a backup exists.
-        resume = self.__dict__.pop("_resume_point", None)
+        # Asked for by BackupAndRestore.on_train_begin when a backup exists.
+        resume = run.resume_point
         if resume is not None:
-            initial_epoch, seed = resume.begin(adapter, live)
-            live.data_seed = seed
+            initial_epoch, seed = resume.begin(adapter, run)
+            run.data_seed = seed
         training_logs = None
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
                 live.in_variables = True
+                run.epoch = epoch
                 callbacks.on_epoch_begin(epoch)
                 start_step = 0
                 if resume is not None:   # the state as saved, after the hooks
-                    start_step = resume.enter_epoch(live)
+                    start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
@@ -629,6 +632,7 @@ class Trainer:
                     break
         except BaseException:
             callbacks.on_fit_interrupted()
+            callbacks.set_run(None)
             raise
         finally:
             live.write_back()
@@ -638,6 +642,7 @@ class Trainer:
                 # With use_ema, the averages become the weights (as Keras's fit).
                 self.optimizer.finalize_variable_values(self.trainable_weights)
         callbacks.on_train_end(logs=training_logs)
+        callbacks.set_run(None)
         return self.history
 
     def _validation_adapter(self, validation_data, batch_size, steps):
