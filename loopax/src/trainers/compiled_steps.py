@@ -73,6 +73,7 @@ class CompiledSteps:
     def __init__(self, source: StepSource, steps_per_execution="auto", run_eagerly=False):
         self.source = source
         self.run_eagerly = bool(run_eagerly)
+        self.planners: dict[tuple[PassKind, bool], ExecutionPlanner] = {}
         self.steps_per_execution = steps_per_execution
         self._value_steps: dict[PassKind, tuple] = {}
         self.functions: dict[tuple, Callable] = {}
@@ -89,7 +90,7 @@ class CompiledSteps:
     def steps_per_execution(self, value):
         ExecutionPlanner(value)   # validates
         self._steps_per_execution = value
-        self.planners: dict[tuple[PassKind, bool], ExecutionPlanner] = {}
+        self.planners.clear()   # planned for the old value
 
     def value_step(self, kind: PassKind):
         """`(step, state groups, style)` of `kind`; the last group is the global
