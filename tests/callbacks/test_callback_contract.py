@@ -1,5 +1,5 @@
 """The contract between `fit()` and its callbacks, declared on `Callback`: the
-run object (`callback.run`), ordering (`runs_last`), the interruption hook and
+run object (`callback.training_run`), ordering (`runs_last`), the interruption hook and
 the backup pair; BackupAndRestore uses only that contract."""
 
 import ast
@@ -27,19 +27,19 @@ def _data():
 
 
 class RunWatcher(Callback):
-    """Records what `self.run` says at each batch and epoch end."""
+    """Records what `self.training_run` says at each batch and epoch end."""
 
     def __init__(self):
         super().__init__()
         self.batches, self.epoch_ends, self.seeds = [], [], set()
 
     def on_train_batch_end(self, batch, logs=None):
-        self.batches.append((self.run.epoch, batch, self.run.global_step(batch)))
-        self.seeds.add(self.run.data_seed)
+        self.batches.append((self.training_run.epoch, batch, self.training_run.global_step(batch)))
+        self.seeds.add(self.training_run.data_seed)
 
     def on_epoch_end(self, epoch, logs=None):
-        self.epoch_ends.append((epoch, self.run.steps_done))
-        groups = self.run.state_variables
+        self.epoch_ends.append((epoch, self.training_run.steps_done))
+        groups = self.training_run.state_variables
         assert groups[0] == list(self.model.trainable_variables)
 
 
@@ -52,7 +52,7 @@ def test_callbacks_read_epoch_global_step_and_seed_from_the_run():
                                for e in range(EPOCHS) for b in range(steps)]
     assert watcher.epoch_ends == [(0, steps), (1, 2 * steps)]
     assert len(watcher.seeds) == 1 and isinstance(watcher.seeds.pop(), int)
-    assert watcher.run is None   # only while fit() runs
+    assert watcher.training_run is None   # only while fit() runs
 
 
 class Order(Callback):
@@ -97,7 +97,7 @@ def test_an_exception_ending_fit_calls_on_fit_interrupted_not_on_train_end():
         _model().fit(x, y, batch_size=BATCH, epochs=EPOCHS, verbose=0,
                      callbacks=[watcher, Fails()])
     assert watcher.calls == ["interrupted"]
-    assert watcher.run is None
+    assert watcher.training_run is None
 
 
 def test_backup_and_restore_uses_only_the_callback_contract():

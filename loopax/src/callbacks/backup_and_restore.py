@@ -110,7 +110,7 @@ class BackupAndRestore(Callback):
         epoch = meta["epoch"]
         if meta.get("stop_training"):
             epoch = max(epoch, (self.params or {}).get("epochs") or epoch)
-        self.run.resume_from(ResumePoint(
+        self.training_run.resume_from(ResumePoint(
             epoch, meta["step"], meta["global_step"], meta["data_seed"], values,
             meta["layout"], self.backup_dir,
             lambda: self._restore_callbacks(meta["callbacks"], arrays, quiet=True)))
@@ -165,7 +165,7 @@ class BackupAndRestore(Callback):
         self._epoch = epoch
 
     def _on_train_batch_end(self, batch, logs=None):
-        done = self.run.global_step(batch)
+        done = self.training_run.global_step(batch)
         if done // self.save_freq == self._last_saved // self.save_freq:
             return   # no multiple of save_freq reached (executions may be longer)
         if (self.params or {}).get("steps") == batch + 1:
@@ -176,13 +176,13 @@ class BackupAndRestore(Callback):
     def on_epoch_end(self, epoch, logs=None):
         if self.save_freq == "epoch" or self._pending:
             self._pending = False
-            self._save(epoch + 1, 0, self.run.steps_done,
+            self._save(epoch + 1, 0, self.training_run.steps_done,
                        stop=bool(getattr(self._model, "stop_training", False)))
 
     def _save(self, epoch, step, global_step, stop=False):
         self.model   # reading it writes the current values back to the Variables
         arrays, layout = {}, []
-        for g, group in enumerate(self.run.state_variables):
+        for g, group in enumerate(self.training_run.state_variables):
             for i, variable in enumerate(group):
                 arrays[f"state_{g}_{i}"] = np.array(variable.value)   # a host copy
             layout.append([[v.path, list(v.shape), str(v.dtype)] for v in group])
@@ -191,7 +191,7 @@ class BackupAndRestore(Callback):
             state = _split_arrays(callback.get_backup_state(), arrays, f"callback_{j}")
             states.append({"class": type(callback).__name__, "state": state})
         meta = {"format": FORMAT, "version": 1, "epoch": epoch, "step": step,
-                "global_step": int(global_step), "data_seed": int(self.run.data_seed),
+                "global_step": int(global_step), "data_seed": int(self.training_run.data_seed),
                 "stop_training": stop, "layout": layout, "callbacks": states}
         self.store.save(int(global_step), arrays, meta)
         self._last_saved = global_step

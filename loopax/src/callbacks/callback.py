@@ -32,7 +32,7 @@ class Callback:
 
     The rest of the contract (loopax; Keras has no equivalent):
 
-    - `self.run`: during `fit`, the `TrainingRun` (epoch, global steps, the
+    - `self.training_run`: during `fit`, the `TrainingRun` (epoch, global steps, the
       data seed, the training state's Variables); None otherwise;
     - `get_backup_state()` / `set_backup_state(state)`: what BackupAndRestore
       saves of this callback and gives back in a resumed `fit`;
@@ -59,7 +59,7 @@ class Callback:
     # the order given otherwise), e.g. BackupAndRestore, which saves their state.
     runs_last = False
     # The running `fit()` (a `TrainingRun`), set by `fit` while it runs.
-    run = None
+    training_run = None
 
     def __init__(self):
         self.params = None
@@ -251,7 +251,7 @@ class Callback:
 
 
 class TrainingRun:
-    """A running `fit()`, as its callbacks see it (`callback.run`).
+    """A running `fit()`, as its callbacks see it (`callback.training_run`).
 
     Attributes:
         epoch: the current epoch (0-based; the first to run before the first

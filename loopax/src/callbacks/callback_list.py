@@ -107,10 +107,10 @@ class CallbackList(Callback):
 
     def set_run(self, run):
         """Hands the running `fit()` (a `TrainingRun`, or None once it ended) to
-        every callback as `callback.run`."""
-        self.run = run
+        every callback as `callback.training_run`."""
+        self.training_run = run
         for callback in self.callbacks:
-            callback.run = run
+            callback.training_run = run
 
     def on_fit_interrupted(self):
         """An exception is ending `fit` (no `on_train_end` follows): each callback
