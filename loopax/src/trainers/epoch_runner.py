@@ -16,7 +16,6 @@ import logging
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.callbacks import progbar
@@ -292,4 +291,4 @@ def predict_from_host(model, adapter, live, callbacks, max_steps, pieces, bounds
 def to_jax(tree):
     """NumPy leaves as JAX arrays (for eager steps and model building)."""
     return jax.tree_util.tree_map(
-        lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, tree)
+        lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, tree)
