@@ -9,8 +9,10 @@ reproducible). Names follow Keras: `get("glorot_uniform")`,
 
 from __future__ import annotations
 
+import functools
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -67,7 +69,20 @@ def _sample(draw, shape):
     if size > _BUCKETED_SIZE:
         return draw(shape)
     bucket = 1 << max(size - 1, 0).bit_length()
-    return draw((bucket,))[:size].reshape(shape)
+    values = draw((bucket,))
+    if state.is_tracer(values):
+        return values[:size].reshape(shape)
+    # Eagerly, cut on the host: a device slice would compile once per shape.
+    return jax.device_put(np.asarray(values)[:size].reshape(shape))
+
+
+def _filled(shape, value, dtype):
+    """An array of `shape` filled with `value`. Eagerly, small ones are made on
+    the host: `jnp.full` would compile one program per shape."""
+    shape, dtype = tuple(shape), _dtype(dtype)
+    if math.prod(shape) > _BUCKETED_SIZE or state.tracing():
+        return jnp.full(shape, value, dtype)
+    return jax.device_put(np.full(shape, value, jnp.dtype(dtype)))
 
 
 class Initializer:
@@ -96,7 +111,7 @@ class Zeros(Initializer):
     (default `loopax.config.floatx()`)."""
 
     def __call__(self, shape, dtype=None):
-        return jnp.zeros(tuple(shape), _dtype(dtype))
+        return _filled(shape, 0, dtype)
 
 
 class Ones(Initializer):
@@ -104,7 +119,7 @@ class Ones(Initializer):
     (default `loopax.config.floatx()`)."""
 
     def __call__(self, shape, dtype=None):
-        return jnp.ones(tuple(shape), _dtype(dtype))
+        return _filled(shape, 1, dtype)
 
 
 class Constant(Initializer):
@@ -121,7 +136,7 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None):
-        return jnp.full(tuple(shape), self.value, _dtype(dtype))
+        return _filled(shape, self.value, dtype)
 
     def get_config(self):
         return {"value": self.value}
@@ -445,14 +460,23 @@ class Orthogonal(RandomInitializer):
             raise ValueError(f"Orthogonal initializer needs a shape of rank >= 2, got {shape}.")
         rows, cols = math.prod(shape[:-1]), shape[-1]
         a = random.normal((max(rows, cols), min(rows, cols)), dtype="float32", seed=self.seed)
-        q, r = jnp.linalg.qr(a)
-        q = q * jnp.sign(jnp.diagonal(r))  # makes the distribution uniform
-        if rows < cols:
-            q = q.T
-        return (self.gain * q).reshape(shape).astype(_dtype(dtype))
+        return _orthogonalize(a, self.gain, transpose=rows < cols, shape=shape,
+                              dtype=_dtype(dtype))
 
     def get_config(self):
         return {"gain": self.gain, **super().get_config()}
+
+
+@functools.partial(jax.jit, static_argnames=("transpose", "shape", "dtype"))
+def _orthogonalize(a, gain, transpose, shape, dtype):
+    """`gain` times the Q of `a`'s QR decomposition with the signs of R's diagonal
+    (which makes the distribution uniform), as `shape`. One compiled program:
+    eagerly, the dozen ops it takes would compile one by one."""
+    q, r = jnp.linalg.qr(a)
+    q = q * jnp.sign(jnp.diagonal(r))
+    if transpose:
+        q = q.T
+    return (gain * q).reshape(shape).astype(dtype)
 
 
 class Identity(Initializer):

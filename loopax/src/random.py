@@ -12,6 +12,7 @@ raises (use a SeedGenerator there).
 
 from __future__ import annotations
 
+import functools
 import random as _py_random
 
 import jax
@@ -54,10 +55,17 @@ class SeedGenerator:
         return [self.state]
 
     def next(self):
-        key = jax.random.wrap_key_data(self.state.value)
-        key, sub = jax.random.split(key)
-        self.state.assign(jax.random.key_data(key))
-        return sub
+        state, sub = _advance(self.state.value)
+        self.state.assign(state)
+        return jax.random.wrap_key_data(sub)
+
+
+@jax.jit
+def _advance(state):
+    """(next state, a fresh key's data) from a generator state: one compiled
+    program for every generator, instead of a handful of eager ops each."""
+    key, sub = jax.random.split(jax.random.wrap_key_data(state))
+    return jax.random.key_data(key), jax.random.key_data(sub)
 
 
 _global_generator: SeedGenerator | None = None
@@ -143,10 +151,22 @@ def _dtype(dtype):
     return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 
 
+# Each sampler is one compiled program per (shape, dtype): eagerly (building a
+# model's weights) that is one compile per weight shape instead of one per op.
+@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
+def _normal(key, mean, stddev, shape, dtype):
+    return mean + stddev * jax.random.normal(key, shape, dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("shape", "dtype"))
+def _truncated_normal(key, mean, stddev, shape, dtype):
+    return mean + stddev * jax.random.truncated_normal(key, -2.0, 2.0, shape, dtype)
+
+
 def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Samples of N(mean, stddev²), shape `shape`."""
     key = draw_key(seed)
-    return mean + stddev * jax.random.normal(key, tuple(shape), _dtype(dtype))
+    return _normal(key, mean, stddev, tuple(shape), _dtype(dtype))
 
 
 def uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
@@ -164,8 +184,7 @@ def randint(shape, minval, maxval, dtype="int32", seed=None):
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """N(mean, stddev²) cut at two standard deviations."""
     key = draw_key(seed)
-    sample = jax.random.truncated_normal(key, -2.0, 2.0, tuple(shape), _dtype(dtype))
-    return mean + stddev * sample
+    return _truncated_normal(key, mean, stddev, tuple(shape), _dtype(dtype))
 
 
 def categorical(logits, num_samples, dtype="int32", seed=None):

@@ -118,6 +118,18 @@ def is_tracer(x: Any) -> bool:
     return isinstance(x, jax.core.Tracer)
 
 
+def tracing() -> bool:
+    """Whether JAX is tracing a function here (a new array would be a tracer)."""
+    return isinstance(jnp.zeros(()), jax.core.Tracer)
+
+
+def _concrete():
+    """A context in which ops give concrete arrays even while a function is traced
+    (`jax.ensure_compile_time_eval`). Only entered when tracing: there it also runs
+    the inside of every `jax.jit` op by op, each op a compile of its own."""
+    return jax.ensure_compile_time_eval() if tracing() else contextlib.nullcontext()
+
+
 # --------------------------------------------------------------------------
 # The array protocol Variables and Tensors share
 # --------------------------------------------------------------------------
@@ -270,13 +282,13 @@ class Variable(ArrayValue):
                     f"Variable {self.path!r}: an initializer "
                     f"({initializer!r}) needs `shape=`.")
             init = _initializer_lookup(initializer)   # names and classes, as Keras's
-            with jax.ensure_compile_time_eval():   # dtype by keyword, as Keras: an op
-                value = init(tuple(shape), dtype=dtype or dtypes.floatx())  # works too
+            with _concrete():   # dtype by keyword, as Keras: an op works too
+                value = init(tuple(shape), dtype=dtype or dtypes.floatx())
         else:
             value = initializer
             if isinstance(value, Variable):
                 value = value.value
-        with jax.ensure_compile_time_eval():  # concrete even while a function is traced
+        with _concrete():  # concrete even while a function is traced
             self._write(_to_value(value, dtype, self.path))
         if shape is not None and tuple(shape) != self._value.shape:
             raise ValueError(

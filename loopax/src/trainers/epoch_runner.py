@@ -18,7 +18,6 @@ import time
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.callbacks import progbar
@@ -311,4 +310,4 @@ def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bound
 def to_jax(tree):
     """NumPy leaves as JAX arrays (for eager steps and model building)."""
     return jax.tree_util.tree_map(
-        lambda a: jnp.asarray(a) if isinstance(a, np.ndarray) else a, tree)
+        lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, tree)

@@ -20,7 +20,6 @@ never between, and the interrupted `fit` writes back a consistent state.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 
 from loopax.src.distribution import placement
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
@@ -46,7 +45,7 @@ class LiveState:
                 if id(value) not in self._owned:
                     # An array someone else may hold too (an initial value, a
                     # callback's assignment): donate a copy, never the original.
-                    value = jnp.array(value, copy=True)
+                    value = jax.device_put(value, may_alias=False)
                 out.append(placement.state_value(variable, value))
             values.append(out)
         self.stored(tuple(values))
