@@ -57,8 +57,6 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
-LossScaleOptimizer._deserialize_inner = staticmethod(deserialize)
-
 
 def get(identifier):
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an

@@ -17,10 +17,10 @@ a skipped step runs no inner update.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
-from loopax.src.optimizers.optimizer import Optimizer, _as_pure
+from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.state_cond import assign_cond
 from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
 
@@ -145,19 +145,12 @@ class LossScaleOptimizer(Optimizer):
             counter.assign(jnp.zeros((), jnp.int32))
             scale.assign(scale.value * 0.5)
 
-        new_values = jax.lax.cond(finite, _as_pure(apply_finite, touched), _as_pure(skip, touched),
-                                  [v.value for v in touched])
-        for v, value in zip(touched, new_values):
-            v.assign(value)
+        assign_cond(finite, apply_finite, skip, touched)
 
     def finalize_variable_values(self, var_list):
         self.inner_optimizer.finalize_variable_values(var_list)
 
     # ---- config -------------------------------------------------------------------
-    # Set by loopax.src.optimizers (which holds the table of optimizer names):
-    # turns the inner optimizer's config back into an optimizer.
-    _deserialize_inner = None
-
     def get_config(self):
         return {"name": self.name,
                 "inner_optimizer": serialization.serialize(self.inner_optimizer),
@@ -169,7 +162,7 @@ class LossScaleOptimizer(Optimizer):
         config = dict(config)
         inner = config.pop("inner_optimizer")
         if not isinstance(inner, Optimizer):
-            inner = cls._deserialize_inner(inner, custom_objects)
+            inner = serialization.deserialize(inner, custom_objects)
         return cls(inner, **config)
 
     def __repr__(self):

@@ -167,13 +167,11 @@ class Muon(Optimizer):
             self.adam_lr_ratio, self.momentum, self.nesterov, self.ns_steps,
             (self.muon_a, self.muon_b, self.muon_c), self.rms_rate)
 
-    def _apply_weight_decay(self, variables, learning_rate):
-        for v in variables:
-            if not self._use_weight_decay(v):
-                continue
-            rate = self.adam_weight_decay if self._should_use_adamw(v) else self.weight_decay
-            if rate is not None:
-                v.assign(v.value - v.value * jnp.asarray(rate * learning_rate, v.dtype))
+    def _weight_decay_rate(self, variable):
+        """`adam_weight_decay` for the AdamW-stepped variables, `weight_decay` for the rest."""
+        if not self._use_weight_decay(variable):
+            return None
+        return self.adam_weight_decay if self._should_use_adamw(variable) else self.weight_decay
 
     def get_config(self):
         return {**super().get_config(),
