@@ -20,8 +20,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import OPTIMIZERS, register_optimizer
 from loopax.src.optimizers.state_cond import assign_cond
-from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
 
 _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clipvalue=None,
@@ -29,6 +29,7 @@ _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clip
                     loss_scale_factor=None, gradient_accumulation_steps=None)
 
 
+@register_optimizer
 class LossScaleOptimizer(Optimizer):
     """Wraps `inner_optimizer` with dynamic loss scaling.
 
@@ -153,7 +154,7 @@ class LossScaleOptimizer(Optimizer):
     # ---- config -------------------------------------------------------------------
     def get_config(self):
         return {"name": self.name,
-                "inner_optimizer": serialization.serialize(self.inner_optimizer),
+                "inner_optimizer": OPTIMIZERS.serialize(self.inner_optimizer),
                 "initial_scale": self.initial_scale,
                 "dynamic_growth_steps": self.dynamic_growth_steps}
 
@@ -162,7 +163,7 @@ class LossScaleOptimizer(Optimizer):
         config = dict(config)
         inner = config.pop("inner_optimizer")
         if not isinstance(inner, Optimizer):
-            inner = serialization.deserialize(inner, custom_objects)
+            inner = OPTIMIZERS.deserialize(inner, custom_objects)
         return cls(inner, **config)
 
     def __repr__(self):

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import register_optimizer
 
 
 class MuonState(NamedTuple):
@@ -98,6 +99,7 @@ def scale_by_keras_muon(adam_keys, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Muon(Optimizer):
     """Muon: momentum orthogonalised by Newton-Schulz for 2-D weights, Keras's
     AdamW for the rest (see the module doc for the equations).
