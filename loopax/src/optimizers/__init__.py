@@ -53,7 +53,6 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
-
 def get(identifier):
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an
     `optax.GradientTransformation` (wrapped in `Optax`).
