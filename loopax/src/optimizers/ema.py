@@ -1,11 +1,13 @@
 """Exponential moving average of the weights (Keras's `use_ema`).
 
-After each full update `t` (0-based), with momentum `m`:
+After every call (the micro-steps of gradient accumulation too), with `t`
+the number of full updates before it and momentum `m`:
 
-    avg <- m_t * avg + (1 - m_t) * w,     m_0 = 0 (the first average is w), m_t = m after
+    avg <- m_t * avg + (1 - m_t) * w,     m_t = 0 while t == 0 (the average starts at w),
+                                          m_t = m after
 
-and, with `ema_overwrite_frequency=f`, the weights take their averages after
-every f-th update: `w <- avg` when `(t + 1) % f == 0`.
+and, with `ema_overwrite_frequency=f`, the weights take their averages when
+`(t + 1) % f == 0`: `w <- avg`.
 """
 
 from __future__ import annotations
