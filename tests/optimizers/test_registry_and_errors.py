@@ -89,3 +89,43 @@ def test_weights_round_trip_between_optimizers():
         np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="saved state has 6 variables but the optimizer has 2"):
         optimizers.Adam().load_own_variables(store)
+
+
+def test_every_optimizer_class_registers_its_name_where_it_is_defined():
+    # `get` / `deserialize` resolve names from the table each class fills with
+    # `@register_optimizer`; the wrappers are there too, the base classes are not.
+    from loopax.src.optimizers.registry import OPTIMIZERS
+
+    wrappers = {"LossScaleOptimizer": optimizers.LossScaleOptimizer,
+                "MultiOptimizer": optimizers.MultiOptimizer}
+    assert OPTIMIZERS.objects == {**optimizers.ALL_OPTIMIZERS, **wrappers}
+
+
+def test_optimizer_modules_do_not_patch_classes_from_outside():
+    # A class's behaviour is declared in its own body: no module-level
+    # `SomeClass.attribute = ...` anywhere in loopax/src/optimizers.
+    import ast
+    from pathlib import Path
+
+    import loopax.src.optimizers as package
+
+    patches = []
+    for path in Path(package.__file__).parent.glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            patches += [f"{path.name}:{node.lineno}" for t in targets
+                        if isinstance(t, ast.Attribute)]
+    assert patches == []
+
+
+@pytest.mark.parametrize("inner", [
+    "adam", {"class_name": "Adam", "config": {"learning_rate": 0.5}},
+    {"class_name": "adam", "config": {"learning_rate": 0.5}}],
+    ids=["bare-name", "config", "lowercase-class-name"])
+def test_loss_scale_optimizer_recreates_its_inner_optimizer_from_a_name_or_config(inner):
+    restored = optimizers.LossScaleOptimizer.from_config(
+        {"inner_optimizer": inner, "initial_scale": 8.0})
+    assert type(restored.inner_optimizer) is optimizers.Adam
+    assert restored.initial_scale == 8.0
+    expected_rate = 0.001 if inner == "adam" else 0.5
+    assert float(restored.inner_optimizer.learning_rate.numpy()) == pytest.approx(expected_rate)

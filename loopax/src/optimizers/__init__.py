@@ -12,20 +12,16 @@ from loopax.src.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from loopax.src.optimizers.muon import Muon
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import OPTIMIZERS as _REGISTRY
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
 from loopax.src.optimizers.schedule_free import ScheduleFreeAdamW
 from loopax.src.optimizers.sgd import SGD
-from loopax.src.utils.registry import Registry
 
+# The optimizers proper (the wrappers LossScaleOptimizer and MultiOptimizer left out); the
+# names `get` / `deserialize` know are registered at each class (`registry.py`).
 ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
     SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor, Ftrl, Muon,
     ScheduleFreeAdamW)}
-
-
-_REGISTRY = Registry(
-    "optimizer", {**ALL_OPTIMIZERS, "LossScaleOptimizer": LossScaleOptimizer,
-                  "MultiOptimizer": MultiOptimizer}, base=Optimizer, ignore_case=True,
-    accepts="an Optimizer instance, a config dict, or an optax.GradientTransformation")
 
 
 def serialize(optimizer):
@@ -55,9 +51,6 @@ def deserialize(config, custom_objects=None):
         ValueError: the dict has no `class_name`, or it names an unknown class.
     """
     return _REGISTRY.deserialize(config, custom_objects)
-
-
-LossScaleOptimizer._deserialize_inner = staticmethod(deserialize)
 
 
 def get(identifier):

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import register_optimizer
 
 
 class KerasAdafactorState(NamedTuple):
@@ -74,6 +75,7 @@ def keras_adafactor(beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Adafactor(Optimizer):
     """Adafactor: memory-light adaptive steps with factored second moments.
 

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
+from loopax.src.optimizers.registry import register_optimizer
 
 
 def _step_count(step):
@@ -71,6 +72,7 @@ def scale_by_keras_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Adam(_MomentsOptimizer):
     """Adam (Kingma & Ba, 2014) with Keras's defaults and epsilon placement.
 
@@ -96,6 +98,7 @@ class Adam(_MomentsOptimizer):
         return {**super().get_config(), "amsgrad": self.amsgrad}
 
 
+@register_optimizer
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter, 2019).
 
@@ -148,6 +151,7 @@ def scale_by_keras_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Adamax(_MomentsOptimizer):
     """Adamax, Adam's infinity-norm variant (Kingma & Ba, 2014, section 7).
 
@@ -202,6 +206,7 @@ def scale_by_keras_nadam(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Nadam(_MomentsOptimizer):
     """Nadam: Adam with Nesterov momentum (Dozat, 2015), Keras's form.
 
@@ -247,6 +252,7 @@ def scale_by_keras_lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Lamb(_MomentsOptimizer):
     """LAMB (You et al., 2019): Adam's step rescaled per variable by the trust
     ratio `||var|| / ||step||` (1 when either norm is 0), Keras's form:

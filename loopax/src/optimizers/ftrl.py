@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import register_optimizer
 
 
 class FtrlState(NamedTuple):
@@ -58,6 +59,7 @@ def scale_by_keras_ftrl(learning_rate_power=-0.5, initial_accumulator_value=0.1,
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Ftrl(Optimizer):
     """FTRL-Proximal ("Follow The Regularized Leader"), Keras's variant with
     L2 shrinkage and `beta`: sparse, per-coordinate rates for wide linear

@@ -4,8 +4,10 @@
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
+from loopax.src.optimizers.registry import register_optimizer
 
 
+@register_optimizer
 class Lion(Optimizer):
     """Lion: sign of an interpolated momentum.
 

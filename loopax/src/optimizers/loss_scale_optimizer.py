@@ -17,11 +17,11 @@ a skipped step runs no inner update.
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
-from loopax.src.optimizers.optimizer import Optimizer, _as_pure
-from loopax.src.saving import serialization
+from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import OPTIMIZERS, register_optimizer
+from loopax.src.optimizers.state_cond import assign_cond
 from loopax.src.state import Variable, name_scope
 
 _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clipvalue=None,
@@ -29,6 +29,7 @@ _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clip
                     loss_scale_factor=None, gradient_accumulation_steps=None)
 
 
+@register_optimizer
 class LossScaleOptimizer(Optimizer):
     """Wraps `inner_optimizer` with dynamic loss scaling.
 
@@ -145,22 +146,15 @@ class LossScaleOptimizer(Optimizer):
             counter.assign(jnp.zeros((), jnp.int32))
             scale.assign(scale.value * 0.5)
 
-        new_values = jax.lax.cond(finite, _as_pure(apply_finite, touched), _as_pure(skip, touched),
-                                  [v.value for v in touched])
-        for v, value in zip(touched, new_values):
-            v.assign(value)
+        assign_cond(finite, apply_finite, skip, touched)
 
     def finalize_variable_values(self, var_list):
         self.inner_optimizer.finalize_variable_values(var_list)
 
     # ---- config -------------------------------------------------------------------
-    # Set by loopax.src.optimizers (which holds the table of optimizer names):
-    # turns the inner optimizer's config back into an optimizer.
-    _deserialize_inner = None
-
     def get_config(self):
         return {"name": self.name,
-                "inner_optimizer": serialization.serialize(self.inner_optimizer),
+                "inner_optimizer": OPTIMIZERS.serialize(self.inner_optimizer),
                 "initial_scale": self.initial_scale,
                 "dynamic_growth_steps": self.dynamic_growth_steps}
 
@@ -169,7 +163,7 @@ class LossScaleOptimizer(Optimizer):
         config = dict(config)
         inner = config.pop("inner_optimizer")
         if not isinstance(inner, Optimizer):
-            inner = cls._deserialize_inner(inner, custom_objects)
+            inner = OPTIMIZERS.deserialize(inner, custom_objects)
         return cls(inner, **config)
 
     def __repr__(self):

@@ -16,6 +16,7 @@ from collections.abc import MutableMapping
 
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import register_optimizer
 from loopax.src.saving import serialization
 from loopax.src.state import unique_name
 
@@ -105,6 +106,7 @@ class OptimizerMap(MutableMapping):
                    {key: load(entry) for key, entry in config["optimizer_map"].items()})
 
 
+@register_optimizer
 class MultiOptimizer(Optimizer):
     """Updates each group of variables with its own optimizer.
 

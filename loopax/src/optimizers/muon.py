@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import register_optimizer
 
 
 class MuonState(NamedTuple):
@@ -98,6 +99,7 @@ def scale_by_keras_muon(adam_keys, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@register_optimizer
 class Muon(Optimizer):
     """Muon: momentum orthogonalised by Newton-Schulz for 2-D weights, Keras's
     AdamW for the rest (see the module doc for the equations).
@@ -167,13 +169,11 @@ class Muon(Optimizer):
             self.adam_lr_ratio, self.momentum, self.nesterov, self.ns_steps,
             (self.muon_a, self.muon_b, self.muon_c), self.rms_rate)
 
-    def _apply_weight_decay(self, variables, learning_rate):
-        for v in variables:
-            if not self._use_weight_decay(v):
-                continue
-            rate = self.adam_weight_decay if self._should_use_adamw(v) else self.weight_decay
-            if rate is not None:
-                v.assign(v.value - v.value * jnp.asarray(rate * learning_rate, v.dtype))
+    def _weight_decay_rate(self, variable):
+        """`adam_weight_decay` for the AdamW-stepped variables, `weight_decay` for the rest."""
+        if not self._use_weight_decay(variable):
+            return None
+        return self.adam_weight_decay if self._should_use_adamw(variable) else self.weight_decay
 
     def get_config(self):
         return {**super().get_config(),

@@ -25,13 +25,18 @@ The math of a subclass is an optax `GradientTransformation` (its
 `_transform()`); its `update` receives the extra keyword arguments
 `learning_rate` (the current rate) and `step` (`iterations` before this
 update), which plain optax transforms ignore (`optax.chain` drops them).
+
+Around that math, one call runs Keras's order of operations, each concern
+in its own module: unscale (`loss_scale_factor`) -> accumulate
+(`accumulation.py`) -> clip (`clipping.py`) -> decay the weights
+(`weight_decay.py`) -> update -> moving average (`ema.py`) -> count ->
+constraints.
 """
 
 from __future__ import annotations
 
 import collections
 import inspect
-import re
 import warnings
 from typing import Any, Callable, Iterable, MutableMapping, Sequence
 
@@ -45,8 +50,10 @@ from loopax.src import dtypes, initializers
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import CREATED_VARIABLES, created_variables, owned, track_created
-from loopax.src.optimizers import schedules
+from loopax.src.optimizers import accumulation, clipping, ema, schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
+from loopax.src.optimizers.state_cond import assign_cond
+from loopax.src.optimizers.weight_decay import DecayExclusions, decayed
 from loopax.src.state import (
     Variable,
     active_scope,
@@ -133,20 +140,11 @@ class Optimizer:
             raise ValueError(
                 f"{type(self).__name__}: unknown argument(s) {sorted(kwargs)}. "
                 f"Valid arguments: {sorted(set(own) | set(_BASE_ARGS))}.")
-        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
-            raise ValueError(
-                f"{type(self).__name__}: set only one of `clipnorm`, `clipvalue` and "
-                f"`global_clipnorm`; got clipnorm={clipnorm}, clipvalue={clipvalue}, "
-                f"global_clipnorm={global_clipnorm}.")
-        if gradient_accumulation_steps is not None and (
-                not isinstance(gradient_accumulation_steps, int)
-                or gradient_accumulation_steps < 2):
-            raise ValueError(
-                f"{type(self).__name__}: `gradient_accumulation_steps` must be an "
-                f"int >= 2, got {gradient_accumulation_steps!r}.")
-        if use_ema and not 0 <= ema_momentum <= 1:
-            raise ValueError(f"{type(self).__name__}: `ema_momentum` must be in "
-                             f"[0, 1], got {ema_momentum!r}.")
+        owner = type(self).__name__
+        clipping.check_one_clipping(owner, clipnorm, clipvalue, global_clipnorm)
+        accumulation.check_steps(owner, gradient_accumulation_steps)
+        if use_ema:
+            ema.check_momentum(owner, ema_momentum)
         self.name = name or unique_name(type(self).__name__.lower())
         self.weight_decay = weight_decay
         self.clipnorm = clipnorm
@@ -163,8 +161,7 @@ class Optimizer:
         self._trainable_variables: list[Variable] = []
         self._compiled = {}
         self._warned_missing = set()
-        self._exclude_ids = set()
-        self._exclude_pattern = None
+        self._decay_exclusions = DecayExclusions()
         with name_scope(self.name):
             self._iterations = self._track(Variable(0, dtype="int32", trainable=False,
                                                     name="iteration"))
@@ -660,7 +657,7 @@ class Optimizer:
 
     # ---- the update (stateful, scope-aware) -----------------------------------------
     def _update(self, grads, variables):
-        """One optimizer step: reads and assigns Variables."""
+        """One optimizer call, in Keras's order (module doc); reads and assigns Variables."""
         for g, v in zip(grads, variables):  # (runs once per trace when compiled)
             if tuple(g.shape) != v.shape:
                 raise ValueError(
@@ -683,9 +680,10 @@ class Optimizer:
                 v.assign(unwrap(constraint(v.value)))
 
     def _step(self, grads, variables):
-        """Clip, decay weights, then let the transform (or update_step) update."""
+        """One update: clip, decay the weights, then the transform (or update_step)."""
         learning_rate = self._current_learning_rate()
-        grads = self._clip_gradients(grads)
+        grads = clipping.keras_clipping(self.clipnorm, self.clipvalue, self.global_clipnorm
+                                        ).update(grads, optax.EmptyState())[0]
         self._apply_weight_decay(variables, learning_rate)
         if self._overrides_update_step():
             for g, v in zip(grads, variables):
@@ -707,17 +705,6 @@ class Optimizer:
     def _transform_update(self, grads, state, params, learning_rate, step):
         return self._tx.update(grads, state, params, learning_rate=learning_rate, step=step)
 
-    def _clip_gradients(self, grads):
-        if self.clipnorm:
-            clip = optax.clip_by_global_norm(self.clipnorm)
-            return [clip.update(g, optax.EmptyState())[0] for g in grads]
-        if self.global_clipnorm:
-            return optax.clip_by_global_norm(self.global_clipnorm).update(
-                grads, optax.EmptyState())[0]
-        if self.clipvalue:
-            return optax.clip(self.clipvalue).update(grads, optax.EmptyState())[0]
-        return grads
-
     def exclude_from_weight_decay(self, var_list: Sequence[Variable] | None = None,
                                   var_names: Sequence[str] | None = None) -> None:
         """Exempts variables from `weight_decay`.
@@ -735,22 +722,22 @@ class Optimizer:
             raise ValueError(
                 f"{self.name}.exclude_from_weight_decay must be called before the "
                 "optimizer is built (before its first apply or build).")
-        self._exclude_ids = {id(v) for v in var_list or ()}
-        self._exclude_pattern = re.compile("|".join(set(var_names))) if var_names else None
+        self._decay_exclusions = DecayExclusions(var_list, var_names)
 
     def _use_weight_decay(self, variable):
-        if id(variable) in self._exclude_ids:
-            return False
-        return not (self._exclude_pattern is not None
-                    and self._exclude_pattern.search(variable.name))
+        return variable not in self._decay_exclusions
+
+    def _weight_decay_rate(self, variable):
+        """The decay rate of `variable` (None: not decayed); a subclass may vary it."""
+        if self.weight_decay and self._use_weight_decay(variable):
+            return self.weight_decay
+        return None
 
     def _apply_weight_decay(self, variables, learning_rate):
-        if not self.weight_decay:
-            return
         for v in variables:
-            if self._use_weight_decay(v):
-                decay = jnp.asarray(self.weight_decay * learning_rate, v.dtype)
-                v.assign(v.value - v.value * decay)
+            rate = self._weight_decay_rate(v)
+            if rate is not None:
+                v.assign(decayed(v.value, rate, learning_rate))
 
     def _accumulate_or_step(self, grads, variables):
         """Every N-th call: update with the mean gradient and reset the
@@ -760,32 +747,28 @@ class Optimizer:
         touched = list(variables) + [v for v in self._variables[1:]
                                      if v is not self._learning_rate]
 
-        def update_step():
-            mean = [(g + a.value) / steps for g, a in zip(grads, accumulators)]
-            self._step(mean, variables)
+        def update():
+            sums = [a.value for a in accumulators]
+            self._step(accumulation.mean_gradients(grads, sums, steps), variables)
             for a in accumulators:
                 a.assign(jnp.zeros_like(a.value))
 
         def accumulate():
-            for g, a in zip(grads, accumulators):
-                a.assign(a.value + g)
+            sums = [a.value for a in accumulators]
+            for a, total in zip(accumulators, accumulation.accumulated(grads, sums)):
+                a.assign(total)
 
-        is_update_step = (self._iterations.value + 1) % steps == 0
-        new_values = jax.lax.cond(is_update_step, _as_pure(update_step, touched),
-                                  _as_pure(accumulate, touched),
-                                  [v.value for v in touched])
-        for v, value in zip(touched, new_values):
-            v.assign(value)
+        assign_cond(accumulation.is_update_call(self._iterations.value, steps),
+                    update, accumulate, touched)
 
     def _update_averages(self):
-        first_step = self._update_count() == 0
+        count = self._update_count()
         for v, avg in zip(self._trainable_variables, self._averages):
-            momentum = jnp.where(first_step, 0.0, self.ema_momentum).astype(v.dtype)
-            avg.assign(momentum * avg.value + (1 - momentum) * v.value)
+            avg.assign(ema.averaged(avg.value, v.value, self.ema_momentum, count == 0))
         if self.ema_overwrite_frequency:
-            overwrite = (self._update_count() + 1) % self.ema_overwrite_frequency == 0
+            overwrite = ema.overwrite_due(count, self.ema_overwrite_frequency)
             for v, avg in zip(self._trainable_variables, self._averages):
-                v.assign(jnp.where(overwrite, avg.value, v.value))
+                v.assign(ema.overwritten(v.value, avg.value, overwrite))
 
     # ---- config ----------------------------------------------------------------------
     def get_config(self) -> dict:
@@ -872,8 +855,3 @@ class Optimizer:
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name} built={self.built}>"
 
-
-def _as_pure(fn, variables):
-    """`fn` (which assigns `variables`) as `values -> new values`, for `lax.cond`."""
-    run = pure(fn, variables)
-    return lambda values: run(values)[1]

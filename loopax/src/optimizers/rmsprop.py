@@ -8,8 +8,10 @@ RMSprop's momentum, as in Keras, accumulates the learning-rate-scaled step:
 import optax
 
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
+from loopax.src.optimizers.registry import register_optimizer
 
 
+@register_optimizer
 class RMSprop(Optimizer):
     """RMSprop (Hinton, 2012): `var -= lr * g / sqrt(v + eps)`, `v` the moving
     average of `g^2`.
@@ -46,6 +48,7 @@ class RMSprop(Optimizer):
                 "epsilon": self.epsilon, "centered": self.centered}
 
 
+@register_optimizer
 class Adagrad(Optimizer):
     """Adagrad (Duchi et al., 2011): `acc += g^2`, `var -= lr * g / sqrt(acc + eps)`.
 
@@ -75,6 +78,7 @@ class Adagrad(Optimizer):
                 "epsilon": self.epsilon}
 
 
+@register_optimizer
 class Adadelta(Optimizer):
     """Adadelta (Zeiler, 2012): `delta = sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g`,
     `var -= lr * delta` (optax's `scale_by_adadelta`, which is Keras's form).
