@@ -60,6 +60,7 @@ from loopax.src.state import (
     check_values_match,
     name_scope,
     pure,
+    tracing,
     unique_name,
 )
 from loopax.src.tensor import unwrap
@@ -318,8 +319,11 @@ class Optimizer:
     def _build_transform_state(self, var_list):
         params = collections.OrderedDict(
             (k, v._value) for k, v in zip(self._keys, var_list))
-        with jax.ensure_compile_time_eval():
-            state = self._tx.init(params)
+        if tracing():   # built inside a traced function: concrete slots all the same
+            with jax.ensure_compile_time_eval():
+                state = self._tx.init(params)
+        else:   # one program, not one zeros_like per shape
+            state = jax.jit(self._tx.init)(params)
         leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
         keypaths = [path for path, _ in leaves]
         names = slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
