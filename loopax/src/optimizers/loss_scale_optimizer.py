@@ -20,8 +20,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src import serialization
 from loopax.src.optimizers.optimizer import Optimizer, _as_pure
-from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
 
 _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clipvalue=None,

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import MutableMapping
 
+from loopax.src import serialization
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optimizer import Optimizer
-from loopax.src.saving import serialization
 from loopax.src.state import unique_name
 
 
@@ -103,6 +103,9 @@ class OptimizerMap(MutableMapping):
         load = lambda entry: serialization.deserialize(entry, custom_objects)
         return cls(load(config["default_optimizer"]),
                    {key: load(entry) for key, entry in config["optimizer_map"].items()})
+
+
+serialization.register_builtins("optimizer", [OptimizerMap])   # MultiOptimizer's config names it
 
 
 class MultiOptimizer(Optimizer):
