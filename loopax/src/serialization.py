@@ -6,9 +6,13 @@
 
 A name resolves, in order, to: `custom_objects` passed in (or an active
 `custom_object_scope`), classes registered with `@register_serializable()`,
-then loopax's own public classes. Nothing else: a config is data, and loading
+then loopax's own classes and functions (each registered where it is defined,
+`register_builtins`). Nothing else: a config is data, and loading
 one never imports a module, unpickles or evaluates anything, so a model file
 cannot run code.
+
+A base module: layers and optimizers serialize their nested objects with it.
+The file formats that use it are `loopax/src/saving/` (see its README.md).
 """
 
 from __future__ import annotations
@@ -139,6 +143,7 @@ def in_safe_mode() -> bool | None:
     """True or False inside a `safe_mode_scope` (a `load_model`, `deserialize`...),
     None outside any (a layer built by your own code)."""
     return _scopes.safe_mode[-1] if _scopes.safe_mode else None
+
 
 # loopax's own classes and functions that configs may name, by kind. Each kind
 # fills its tables where its objects are defined: a package's name `Registry`

@@ -4,8 +4,9 @@ Everything stateful in loopax (model weights, optimizer slots, metric
 accumulators, RNG seeds) is a `Variable`. A Variable is a registered JAX
 pytree with one leaf, its current value, so lists of Variables pass straight
 into `jax.jit`, `jax.grad` and `jax.tree_util`. The rest of it (name, path,
-trainable, constraint, autocast, layout, seed-state flag) rides in the pytree's
-aux data, so a round trip keeps it, and its key path is the Variable's `path`.
+trainable, aggregation, constraint, autocast, layout, seed-state flag) rides in
+the pytree's aux data, so a round trip keeps it, and its key path is the
+Variable's `path` (see STATE.md next to this file).
 
 A `StateScope` substitutes values for Variables while it is active and
 collects assignments instead of applying them. It is the single mechanism

@@ -47,7 +47,8 @@ class Registry:
         self.unlisted, self.accepts, self.ignore_case = set(unlisted), accepts, ignore_case
         # Nameable in any config too (`serialization.deserialize`).
         serialization.register_builtins(kind, objects)
-        serialization.register_builtins(kind, [base] if base is not None else [])
+        if base is not None:
+            serialization.register_builtins(kind, [base])
 
     def lookup(self, name, custom_objects=None):
         """The class or function `name` stands for; ValueError if none."""
