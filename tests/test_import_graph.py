@@ -238,15 +238,6 @@ def test_graph_sees_known_edges():
     assert "loopax.src.layers" in edges["loopax.src.layers.core"]   # parent package loads
 
 
-def test_every_saving_module_is_in_one_layer():
-    """`saving/` is the file formats, above the layers it reads; the config registry
-    the layers themselves use lives below them (`loopax.src.serialization`)."""
-    modules = _parse_modules()
-    saving = sorted(m for m in modules if m == "loopax.src.saving"
-                    or m.startswith("loopax.src.saving."))
-    assert {m: LAYERS[layer_of(m)][0] for m in saving} == {m: "saving" for m in saving}
-
-
 def test_graph_sees_where_builtin_classes_are_registered():
     """The classes a config may name register where they are defined, so the graph sees
     the edge (an `importlib` scan of the public packages hid it)."""
