@@ -5,7 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from loopax.src.state import StateScope, Variable, check_values_match, name_scope
+import loopax
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    autocast_scope,
+    check_values_match,
+    name_scope,
+)
 
 
 def test_variable_basics_and_assign():
@@ -159,7 +166,6 @@ ROUND_TRIPS = ["tree_map", "flatten_unflatten"]
 
 @pytest.mark.parametrize("how", ROUND_TRIPS)
 def test_round_trip_keeps_the_constraint(how):
-    import loopax
     layer = loopax.layers.Dense(2, kernel_constraint=loopax.constraints.NonNeg())
     layer.build((None, 3))
     copy = _round_trip(layer.kernel, how)
@@ -170,7 +176,6 @@ def test_round_trip_keeps_the_constraint(how):
 
 @pytest.mark.parametrize("how", ROUND_TRIPS)
 def test_round_trip_keeps_autocast_off(how):
-    from loopax.src.state import autocast_scope
     v = Variable(np.ones(2, np.float32), name="moving_mean", autocast=False)
     copy = _round_trip(v, how)
     assert copy.autocast is False
@@ -180,14 +185,12 @@ def test_round_trip_keeps_autocast_off(how):
 
 @pytest.mark.parametrize("how", ROUND_TRIPS)
 def test_round_trip_keeps_the_seed_state_flag(how):
-    import loopax
     generator = loopax.random.SeedGenerator(1)
     assert _round_trip(generator.state, how).is_seed_state is True
 
 
 @pytest.mark.parametrize("how", ROUND_TRIPS)
 def test_round_trip_keeps_the_layout(how):
-    import loopax
     data_parallel = loopax.distribution.DataParallel()
     with data_parallel.scope():
         v = Variable(np.zeros((2, 3), np.float32), name="w")
@@ -221,7 +224,6 @@ def test_key_paths_name_the_weights():
 
 
 def test_jit_over_variables_traces_once_also_for_round_tripped_copies():
-    import loopax
     traces = []
 
     @jax.jit
