@@ -379,6 +379,7 @@ GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
 MaxPool3D, AvgPool3D = MaxPooling3D, AveragePooling3D
 GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D
+# Configs may name them by these aliases too (Keras's layer names).
 serialization.register_builtins("layer", {
     "MaxPool1D": MaxPooling1D, "MaxPool2D": MaxPooling2D, "MaxPool3D": MaxPooling3D,
     "AvgPool1D": AveragePooling1D, "AvgPool2D": AveragePooling2D, "AvgPool3D": AveragePooling3D,
