@@ -5,7 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from loopax.src.state import StateScope, Variable, check_values_match, name_scope
+import loopax
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    autocast_scope,
+    check_values_match,
+    name_scope,
+)
 
 
 def test_variable_basics_and_assign():
@@ -143,3 +150,104 @@ def test_variable_created_from_tracer_is_refused():
 
     with pytest.raises(RuntimeError, match="created from a traced value"):
         f(jnp.ones(()))
+
+
+# ---- pytree round trips keep a Variable's metadata -------------------------
+
+def _round_trip(variable, how):
+    if how == "tree_map":
+        return jax.tree.map(lambda a: a, variable)
+    leaves, treedef = jax.tree_util.tree_flatten([variable])
+    return jax.tree_util.tree_unflatten(treedef, leaves)[0]
+
+
+ROUND_TRIPS = ["tree_map", "flatten_unflatten"]
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_the_constraint(how):
+    layer = loopax.layers.Dense(2, kernel_constraint=loopax.constraints.NonNeg())
+    layer.build((None, 3))
+    copy = _round_trip(layer.kernel, how)
+    assert copy.constraint is layer.kernel.constraint
+    # The constraint still does its job on the copy: negatives become 0 (NonNeg's rule).
+    np.testing.assert_array_equal(np.asarray(copy.constraint(jnp.array([-1.0, 2.0]))), [0.0, 2.0])
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_autocast_off(how):
+    v = Variable(np.ones(2, np.float32), name="moving_mean", autocast=False)
+    copy = _round_trip(v, how)
+    assert copy.autocast is False
+    with autocast_scope("float16"):   # a mixed-precision call: this one stays float32
+        assert copy.value.dtype == jnp.float32
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_the_seed_state_flag(how):
+    generator = loopax.random.SeedGenerator(1)
+    assert _round_trip(generator.state, how).is_seed_state is True
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_the_layout(how):
+    data_parallel = loopax.distribution.DataParallel()
+    with data_parallel.scope():
+        v = Variable(np.zeros((2, 3), np.float32), name="w")
+    assert v._layout is not None
+    copy = _round_trip(v, how)
+    assert copy._layout is v._layout and copy._layout.axes == (None, None)
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_the_aggregation(how):
+    v = Variable(0.0, name="total", aggregation="sum")
+    assert _round_trip(v, how).aggregation == "sum"
+
+
+@pytest.mark.parametrize("how", ROUND_TRIPS)
+def test_round_trip_keeps_name_path_and_trainable(how):
+    with name_scope("dense"):
+        v = Variable(0.0, name="count", trainable=False)
+    copy = _round_trip(v, how)
+    assert (copy.name, copy.path, copy.trainable) == ("count", "dense/count", False)
+
+
+def test_key_paths_name_the_weights():
+    with name_scope("dense"):
+        kernel, bias = Variable(np.zeros((3, 2)), name="kernel"), Variable(np.zeros(2), name="bias")
+    paths = [jax.tree_util.keystr(path, simple=True, separator="/")
+             for path, _ in jax.tree_util.tree_flatten_with_path([kernel, bias])[0]]
+    assert paths == ["0/dense/kernel", "1/dense/bias"]
+    assert jax.tree_util.keystr(jax.tree_util.tree_flatten_with_path([kernel])[0][0][0]) == \
+        "[0]['dense/kernel']"
+
+
+def test_jit_over_variables_traces_once_also_for_round_tripped_copies():
+    traces = []
+
+    @jax.jit
+    def total(variables):
+        traces.append(1)
+        return sum(jnp.sum(v.value) for v in variables)
+
+    layer = loopax.layers.Dense(2, kernel_constraint=loopax.constraints.NonNeg())
+    layer.build((None, 3))
+    weights = list(layer.weights)
+    for _ in range(3):
+        total(weights)
+    total(jax.tree.map(lambda a: a + 1.0, weights))   # new Variables, same metadata
+    assert len(traces) == 1
+
+
+def test_an_unhashable_constraint_still_compiles():
+    class EqualityConstraint:   # defines __eq__ only: Python makes it unhashable
+        def __call__(self, w):
+            return w
+
+        def __eq__(self, other):
+            return isinstance(other, EqualityConstraint)
+
+    v = Variable(np.ones(2, np.float32), name="w")
+    v.constraint = EqualityConstraint()
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda x: x.value * 2)(v)), [2.0, 2.0])

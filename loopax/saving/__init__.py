@@ -9,7 +9,7 @@ found only among loopax's own, `custom_objects=` and those registered with
 """
 
 from loopax.src.saving.saving_api import load_model, load_weights, save_model, save_weights
-from loopax.src.saving.serialization import (
+from loopax.src.serialization import (
     CustomObjectScope,
     custom_object_scope,
     deserialize,

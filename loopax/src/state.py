@@ -3,7 +3,10 @@
 Everything stateful in loopax (model weights, optimizer slots, metric
 accumulators, RNG seeds) is a `Variable`. A Variable is a registered JAX
 pytree with one leaf, its current value, so lists of Variables pass straight
-into `jax.jit`, `jax.grad` and `jax.tree_util`.
+into `jax.jit`, `jax.grad` and `jax.tree_util`. The rest of it (name, path,
+trainable, aggregation, constraint, autocast, layout, seed-state flag) rides in
+the pytree's aux data, so a round trip keeps it, and its key path is the
+Variable's `path` (see STATE.md next to this file).
 
 A `StateScope` substitutes values for Variables while it is active and
 collects assignments instead of applying them. It is the single mechanism
@@ -427,26 +430,64 @@ class Variable(ArrayValue):
 
     # ---- pytree ----------------------------------------------------------
     @classmethod
-    def _from_leaf(cls, value, path, trainable):
-        """A detached Variable holding `value` (what jax.tree unflattens to)."""
+    def _from_leaf(cls, value, metadata):
+        """A detached Variable holding `value` and the metadata `_metadata_of`
+        took from the flattened one (what jax.tree unflattens to)."""
         v = object.__new__(cls)
-        v.name = path.rsplit("/", 1)[-1]
-        v.path = path
-        v.trainable = trainable
-        v.aggregation = None
-        v._value = value
+        fields = v.__dict__   # filled directly: unflattening is on every step's path
+        (fields["name"], fields["path"], fields["trainable"], fields["aggregation"],
+         fields["autocast"], fields["is_seed_state"], constraint, layout) = metadata
+        fields["constraint"] = None if constraint is None else constraint.obj
+        fields["_layout"] = None if layout is None else layout.obj
+        fields["_value"] = value
         return v
 
 
+class _ByIdentity:
+    """An object in a pytree's aux data, compared by identity: always hashable
+    (a constraint may define `__eq__` without `__hash__`) and cheap to compare,
+    so a jit cache keyed on the treedef hits for the same Variables."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _ByIdentity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __repr__(self):
+        return repr(self.obj)
+
+
+def _metadata_of(v) -> tuple:
+    """The aux data: everything a Variable is besides its value, so that a pytree
+    round trip (`jax.tree.map`, `jax.grad`, a stateless loop's flatten/unflatten)
+    keeps it all; objects wrapped in `_ByIdentity`."""
+    constraint, layout = v.constraint, v._layout
+    return (v.name, v.path, v.trainable, v.aggregation, v.autocast, v.is_seed_state,
+            None if constraint is None else _ByIdentity(constraint),
+            None if layout is None else _ByIdentity(layout))
+
+
 def _flatten_variable(v):
-    return (v.value,), (v.path, v.trainable)
+    return (v.value,), _metadata_of(v)
 
 
-def _unflatten_variable(aux, children):
-    return Variable._from_leaf(children[0], *aux)
+def _flatten_variable_with_keys(v):
+    # The key names the weight: keystr gives "[0]['dense/kernel']".
+    return ((jax.tree_util.DictKey(v.path), v.value),), _metadata_of(v)
 
 
-jax.tree_util.register_pytree_node(Variable, _flatten_variable, _unflatten_variable)
+def _unflatten_variable(metadata, children):
+    return Variable._from_leaf(children[0], metadata)
+
+
+jax.tree_util.register_pytree_with_keys(
+    Variable, _flatten_variable_with_keys, _unflatten_variable, _flatten_variable)
 
 
 def _to_value(value, dtype, where):

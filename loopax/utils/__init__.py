@@ -7,7 +7,7 @@ from loopax.src.callbacks.progbar import Progbar
 from loopax.src.layers.symbolic import get_source_inputs, is_keras_tensor
 from loopax.src.models.plotting import model_to_dot, plot_model
 from loopax.src.random import set_random_seed
-from loopax.src.saving.serialization import (
+from loopax.src.serialization import (
     CustomObjectScope,
     custom_object_scope,
     deserialize_keras_object,

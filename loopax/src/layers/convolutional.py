@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from jax import lax
 
-from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src import activations, constraints, initializers, regularizers, serialization
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     dimension_numbers,
@@ -280,3 +280,5 @@ class Conv3D(BaseConv):
 
 # Keras' long aliases.
 Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
+serialization.register_builtins(
+    "layer", {"Convolution1D": Conv1D, "Convolution2D": Conv2D, "Convolution3D": Conv3D})

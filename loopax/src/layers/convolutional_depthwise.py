@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from jax import lax
 
-from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src import activations, constraints, initializers, regularizers, serialization
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     dimension_numbers,
@@ -384,3 +384,5 @@ class SeparableConv2D(BaseSeparableConv):
 
 # Keras' long aliases.
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
+serialization.register_builtins("layer", {"SeparableConvolution1D": SeparableConv1D,
+                                         "SeparableConvolution2D": SeparableConv2D})

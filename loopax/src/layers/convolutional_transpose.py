@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from jax import lax
 
-from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src import activations, constraints, initializers, regularizers, serialization
 from loopax.src.layers.argument_checks import (
     dimension_numbers,
     positive_int,
@@ -285,3 +285,6 @@ class Conv3DTranspose(BaseConvTranspose):
 # Keras' long aliases.
 Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspose
 Convolution3DTranspose = Conv3DTranspose
+serialization.register_builtins("layer", {"Convolution1DTranspose": Conv1DTranspose,
+                                         "Convolution2DTranspose": Conv2DTranspose,
+                                         "Convolution3DTranspose": Conv3DTranspose})

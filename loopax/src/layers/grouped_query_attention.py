@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src import serialization
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.attention import (
     _allowed_positions,
@@ -152,3 +153,7 @@ class GroupedQueryAttention(_QueryValueAttention):
                 "num_key_value_heads": self.num_key_value_heads,
                 "sliding_window": self.sliding_window, "flash_attention": self.flash_attention,
                 "use_gate": self.use_gate}
+
+
+# Keras's other name for it (`keras.layers.GroupQueryAttention`).
+serialization.register_builtins("layer", {"GroupQueryAttention": GroupedQueryAttention})

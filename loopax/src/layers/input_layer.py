@@ -3,7 +3,7 @@
 from loopax.src.layers import op_layer  # noqa: F401  (installs ops' symbolic fallback)
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Node, SymbolicTensor
-from loopax.src.saving.serialization import register_core_class
+from loopax.src.serialization import register_core_class
 from loopax.src.state import unique_name
 
 

@@ -19,10 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import random
+from loopax.src import random, serialization
 from loopax.src.layers.lambda_layer import function_config, load_function
 from loopax.src.layers.layer import Layer
-from loopax.src.saving import serialization
 from loopax.src.state import Variable, is_tracer, name_scope
 from loopax.src.tensor import Tensor, unwrap
 

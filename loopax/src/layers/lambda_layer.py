@@ -1,6 +1,6 @@
 """`Lambda`: a Python function used as a layer.
 
-A model file never holds code (see `loopax.src.saving.serialization`), so a
+A model file never holds code (see `loopax.src.serialization`), so a
 Lambda's config names its function instead of storing its bytecode:
 
 - a function registered with `@register_keras_serializable()`: its
@@ -20,12 +20,11 @@ import inspect
 import jax
 import numpy as np
 
-from loopax.src import activations
+from loopax.src import activations, serialization
 from loopax.src.layers import symbolic
 from loopax.src.layers.layer import Layer, retyped
 from loopax.src.ops import core, image, linalg, math, nn
 from loopax.src.ops import numpy as ops_numpy
-from loopax.src.saving import serialization
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,7 +25,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import constraints, dtypes, initializers, random, regularizers, tape
+from loopax.src import (
+    constraints,
+    dtypes,
+    initializers,
+    random,
+    regularizers,
+    serialization,
+    tape,
+)
 from loopax.src.array_types import ArrayLike, DTypeLike, Shape
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
@@ -184,6 +192,13 @@ class Layer(Module):
     # Whether `__call__` casts float inputs to the compute dtype (a functional
     # model casts each input to its Input's dtype instead).
     _convert_input_args = True
+
+    def __init_subclass__(cls, **kwargs):
+        # loopax's own layer classes are nameable in configs from their definition
+        # on (`serialization.register_builtins`); a user's class must be registered.
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("loopax.src.") and not cls.__name__.startswith("_"):
+            serialization.register_builtins("layer", [cls])
 
     def __init__(self, *, name: str | None = None, trainable: bool = True,
                  dtype: str | dtype_policies.DTypePolicy | None = None,
@@ -807,6 +822,10 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# `Layer.__init_subclass__` registers the subclasses; these two are named too.
+serialization.register_builtins("layer", [Layer, InputSpec])
 
 
 def _activity_loss(regularizer, output):

@@ -16,11 +16,11 @@ import collections
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import serialization
 from loopax.src.layers.categorical import OUTPUT_MODES, check_output_mode, encode_categorical
 from loopax.src.layers.hashing import hash_to_bins
 from loopax.src.layers.layer import Layer
-from loopax.src.saving import serialization
-from loopax.src.saving.archive import quoted
+from loopax.src.serialization import quoted
 from loopax.src.tensor import unwrap
 
 

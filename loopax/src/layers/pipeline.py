@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from loopax.src import serialization
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.masking import masks_of
-from loopax.src.saving import serialization
 
 
 class Pipeline(Layer):

@@ -11,6 +11,7 @@ import math
 import jax.numpy as jnp
 from jax import lax
 
+from loopax.src import serialization
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     standardize_data_format,
@@ -378,3 +379,10 @@ GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2
 GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
 MaxPool3D, AvgPool3D = MaxPooling3D, AveragePooling3D
 GlobalAvgPool3D, GlobalMaxPool3D = GlobalAveragePooling3D, GlobalMaxPooling3D
+# Configs may name them by these aliases too (Keras's layer names).
+serialization.register_builtins("layer", {
+    "MaxPool1D": MaxPooling1D, "MaxPool2D": MaxPooling2D, "MaxPool3D": MaxPooling3D,
+    "AvgPool1D": AveragePooling1D, "AvgPool2D": AveragePooling2D, "AvgPool3D": AveragePooling3D,
+    "GlobalAvgPool1D": GlobalAveragePooling1D, "GlobalAvgPool2D": GlobalAveragePooling2D,
+    "GlobalAvgPool3D": GlobalAveragePooling3D, "GlobalMaxPool1D": GlobalMaxPooling1D,
+    "GlobalMaxPool2D": GlobalMaxPooling2D, "GlobalMaxPool3D": GlobalMaxPooling3D})

@@ -25,12 +25,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from loopax.src import activations, constraints, initializers, random, regularizers
+from loopax.src import activations, constraints, initializers, random, regularizers, serialization
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.wrapper import Wrapper
 from loopax.src.module import _snake_case
-from loopax.src.saving import serialization
 from loopax.src.state import Variable, name_scope
 from loopax.src.tensor import unwrap
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from loopax.src import serialization
 from loopax.src.layers.layer import Layer
-from loopax.src.saving import serialization
 from loopax.src.state import name_scope
 
 

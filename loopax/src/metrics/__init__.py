@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 
+from loopax.src import serialization
 from loopax.src.losses import is_binary_or_sparse_categorical, loss_kind
 from loopax.src.metrics.accuracy_metrics import (
     Accuracy,
@@ -80,6 +81,14 @@ METRIC_CLASSES = (
     F1Score, FBetaScore, R2Score, PearsonCorrelation, ConcordanceCorrelation,
     IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU,
 )
+
+# The metric functions configs may name (a function serializes by its name).
+METRIC_FUNCTIONS = (
+    accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
+    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, cosine_similarity,
+    pearson_correlation, concordance_correlation,
+)
+serialization.register_builtins("metric", METRIC_FUNCTIONS)
 
 ALL_OBJECTS = name_table(METRIC_CLASSES, {
     "mse": MeanSquaredError, "MSE": MeanSquaredError,

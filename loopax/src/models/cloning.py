@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from loopax.src.saving import model_file, serialization
+from loopax.src import serialization
+from loopax.src.saving import model_file
 
 
 def model_from_config(config, custom_objects=None):

@@ -17,12 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import serialization
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.masking import set_keras_mask
 from loopax.src.layers.symbolic import SymbolicTensor, is_symbolic
 from loopax.src.models.model import Model
-from loopax.src.saving import serialization
 
 
 @serialization.register_core_class

@@ -22,11 +22,11 @@ from typing import Any, Callable, Sequence
 
 import jax.numpy as jnp
 
-from loopax.src import dtypes
+from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer, _shape_of
 from loopax.src.layers.symbolic import any_symbolic
 from loopax.src.models import summary
-from loopax.src.saving import model_file, serialization, weights_file
+from loopax.src.saving import model_file, weights_file
 from loopax.src.trainers import data_checks
 from loopax.src.trainers.trainer import Trainer
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from loopax.src import dtypes
+from loopax.src import dtypes, serialization
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import SymbolicTensor
 from loopax.src.models.functional import Functional
 from loopax.src.models.model import Model
-from loopax.src.saving import serialization
 
 
 @serialization.register_core_class

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import MutableMapping
 
+from loopax.src import serialization
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
-from loopax.src.saving import serialization
 from loopax.src.state import unique_name
 
 
@@ -104,6 +104,9 @@ class OptimizerMap(MutableMapping):
         load = lambda entry: serialization.deserialize(entry, custom_objects)
         return cls(load(config["default_optimizer"]),
                    {key: load(entry) for key, entry in config["optimizer_map"].items()})
+
+
+serialization.register_builtins("optimizer", [OptimizerMap])   # MultiOptimizer's config names it
 
 
 @register_optimizer

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from loopax.src import serialization
 from loopax.src.optimizers.optimizer import Optimizer
 
 
@@ -104,3 +105,6 @@ class Optax(Optimizer):
             "An Optax optimizer cannot be re-created from its config: the optax "
             "transformation is code. Create it again with "
             "loopax.optimizers.Optax(transformation) and restore its variables.")
+
+
+serialization.register_builtins("optimizer", [Optax])   # its config names it

@@ -5,6 +5,7 @@ importing the package `__init__` that lists them."""
 
 from __future__ import annotations
 
+from loopax.src import serialization
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.utils.registry import Registry
 
@@ -16,6 +17,8 @@ OPTIMIZERS = Registry(
 
 
 def register_optimizer(cls: type[Optimizer]) -> type[Optimizer]:
-    """Class decorator: makes `cls` resolvable by its name (any letter case)."""
+    """Class decorator: makes `cls` resolvable by its name (any letter case), in
+    `optimizers.get` and in any config (`serialization.deserialize`)."""
     _BY_NAME[cls.__name__] = cls
+    serialization.register_builtins("optimizer", [cls])
     return cls

@@ -18,6 +18,8 @@ import struct
 import zipfile
 import zlib
 
+from loopax.src.serialization import quoted
+
 # The largest config.json (or Keras config) read: a model's description, with a
 # StringLookup vocabulary of a million tokens in it, fits many times over.
 MAX_CONFIG_BYTES = 64 * 2**20
@@ -26,25 +28,9 @@ MAX_CONFIG_BYTES = 64 * 2**20
 MAX_CONFIG_DEPTH = 200
 # Read in chunks of this size, so a bounded entry never needs a second copy.
 CHUNK_BYTES = 2**20
-# Names and values quoted in error messages are cut to this many characters.
-MAX_QUOTED = 120
-
 # What zipfile and its decompressors raise on damaged data (bz2: OSError).
 DAMAGE = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, struct.error,
            NotImplementedError, OSError, UnicodeDecodeError)
-
-
-def quoted(value, limit=MAX_QUOTED) -> str:
-    """`repr(value)` cut to `limit` characters (a 10 MB class name in a file
-    must not become a 10 MB error message)."""
-    return cut(repr(value), limit)
-
-
-def cut(text: str, limit=MAX_QUOTED) -> str:
-    """`text`, or its first `limit` characters and how long it was."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text)} characters)"
 
 
 def corrupt(filepath, entry, error) -> ValueError:

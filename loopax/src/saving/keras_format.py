@@ -34,10 +34,11 @@ import zipfile
 
 import jax.numpy as jnp
 
+from loopax.src import serialization
 from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
-from loopax.src.saving import archive, serialization
-from loopax.src.saving.archive import quoted
+from loopax.src.saving import archive
+from loopax.src.serialization import quoted
 from loopax.src.state import Variable
 
 CONFIG = "config.json"
@@ -155,7 +156,7 @@ class _Translator:
             return inner.get("name")
         if user is None:
             foreign = not _is_keras_module(module) or registered not in (None, class_name)
-            cls = serialization._builtins().get(class_name)
+            cls = serialization.builtin(class_name)
             if foreign or cls is None or not inspect.isclass(cls):
                 name = registered if registered not in (None, class_name) else class_name
                 why = ("is not a Keras built-in: if it is your class, pass "
@@ -199,7 +200,7 @@ class _Translator:
                                  self.custom_objects)
         if user is not None:
             return {"class_name": "function", "config": key}
-        builtin = serialization._builtins().get(name) if isinstance(name, str) else None
+        builtin = serialization.builtin(name) if isinstance(name, str) else None
         if inspect.isfunction(builtin):
             return name
         what = f"function {quoted(name)}" + (f" (module {quoted(module)})" if module else "")
@@ -258,7 +259,7 @@ class _Translator:
             elif key in _KERAS_ONLY_DEFAULTS and value == _KERAS_ONLY_DEFAULTS[key]:
                 continue
             else:
-                self.refuse(label, f"option {archive.cut(str(key))}={quoted(value)}", "is not supported by "
+                self.refuse(label, f"option {serialization.cut(str(key))}={quoted(value)}", "is not supported by "
                             f"loopax's {cls.__name__}.")
         return out
 
@@ -527,7 +528,7 @@ def _other_datasets(h5file, wanted, limit=20) -> tuple[list[str], int]:
         if path not in wanted and not path.startswith("optimizer/"):
             count += 1
             if len(names) < limit:
-                names.append(archive.cut(path))
+                names.append(serialization.cut(path))
         return None
 
     h5py.h5o.visit(h5file.id, visit, info=True)

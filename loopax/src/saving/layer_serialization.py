@@ -5,13 +5,14 @@ Keras's functions of the same names: `serialize(layer)` is
 `deserialize` re-creates a layer (or model) from it, or from the same dict
 written by Keras (with its "module" keys: translated as `load_model` reads
 Keras files). Only loopax's layers, `custom_objects` and registered classes
-are built (see `loopax.src.saving.serialization`).
+are built (see `loopax.src.serialization`).
 """
 
 from __future__ import annotations
 
+from loopax.src import serialization
 from loopax.src.layers.layer import Layer
-from loopax.src.saving import keras_format, serialization
+from loopax.src.saving import keras_format
 
 
 def serialize(layer) -> dict:

@@ -8,7 +8,7 @@ The archive holds
                                   (`include_optimizer=True`, the default; see
                                   `training_state.py`)
 
-`config.json` is resolved through `loopax.saving.serialization`: only
+`config.json` is resolved through `loopax.src.serialization`: only
 loopax's classes, `custom_objects` and registered classes can be named, so
 loading a file never runs code from it. Any file name works (`.keras` or
 `.loopax` read well).
@@ -24,7 +24,8 @@ import tempfile
 import warnings
 import zipfile
 
-from loopax.src.saving import archive, keras_format, serialization, training_state, weights_file
+from loopax.src import serialization
+from loopax.src.saving import archive, keras_format, training_state, weights_file
 from loopax.src.version import __version__
 
 CONFIG = "config.json"
@@ -187,10 +188,10 @@ def _check_entry_names(names, filepath):
     repeated = sorted(n for n, count in collections.Counter(names).items() if count > 1)
     if repeated:
         raise ValueError(f"{filepath}: the archive holds entries more than once "
-                         f"{archive.quoted(repeated)}; refused (a damaged or edited file).")
+                         f"{serialization.quoted(repeated)}; refused (a damaged or edited file).")
     unknown = [n for n in names if n not in KNOWN_ENTRIES and not n.startswith(ASSETS)]
     if unknown:
-        raise ValueError(f"{filepath}: entry {archive.quoted(unknown[0])} is not part of a "
+        raise ValueError(f"{filepath}: entry {serialization.quoted(unknown[0])} is not part of a "
                          "loopax model file" + (f" ({len(unknown)} such entries)"
                                                 if len(unknown) > 1 else "") + "; refused.")
 
@@ -293,13 +294,13 @@ def _claimed_assets(model, names, zf, filepath):
         for name in mine:
             parts = name[len(start):].split("/")
             if "\\" in name or ":" in name or ".." in parts or "" in parts:
-                raise ValueError(f"{filepath}: asset entry {archive.quoted(name)} points "
+                raise ValueError(f"{filepath}: asset entry {serialization.quoted(name)} points "
                                  "outside its folder; refusing to read the file.")
         claimed.update(mine)
         out.append((layer, start, mine))
     unclaimed = [n for n in asset_names if n not in claimed]
     if unclaimed:
-        raise ValueError(f"{filepath}: entry {archive.quoted(unclaimed[0])} belongs to no layer "
+        raise ValueError(f"{filepath}: entry {serialization.quoted(unclaimed[0])} belongs to no layer "
                          "that loads assets" + (f" ({len(unclaimed)} such entries)"
                                                 if len(unclaimed) > 1 else "") + "; refused.")
     total = sum(zf.getinfo(n).file_size for n in claimed)

@@ -40,6 +40,7 @@ try:
 except ImportError:   # Windows: no advisory locks, so no cleanup of leftovers
     fcntl = None
 
+from loopax.src import serialization
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
 from loopax.src.saving import archive, keras_format
@@ -212,7 +213,7 @@ def read_header(stream, where, max_header_bytes) -> dict[str, tuple]:
     for key, dtype, shape, begin, end in entries:
         if begin != offset:
             raise ValueError(f"{where} is not a valid safetensors file: the data of "
-                             f"{archive.quoted(key)} starts at byte {begin}, not {offset}.")
+                             f"{serialization.quoted(key)} starts at byte {begin}, not {offset}.")
         out[key] = (dtype, shape, end - begin)
         offset = end
     return out
@@ -220,16 +221,16 @@ def read_header(stream, where, max_header_bytes) -> dict[str, tuple]:
 
 def _header_entry(key, value, where):
     """(key, dtype, shape, begin, end) of one header entry, or a ValueError."""
-    label = f"{where}: weight {archive.quoted(key)}"
+    label = f"{where}: weight {serialization.quoted(key)}"
     if not isinstance(value, dict):
         raise ValueError(f"{label} has no description in the header.")
     dtype, shape, offsets = value.get("dtype"), value.get("shape"), value.get("data_offsets")
     if dtype not in _DTYPES:
-        raise ValueError(f"{label} has unsupported dtype {archive.quoted(dtype)}.")
+        raise ValueError(f"{label} has unsupported dtype {serialization.quoted(dtype)}.")
     if not (isinstance(shape, list) and all(_is_count(d) for d in shape)):
-        raise ValueError(f"{label} has an invalid shape {archive.quoted(shape)}.")
+        raise ValueError(f"{label} has an invalid shape {serialization.quoted(shape)}.")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_is_count, offsets))):
-        raise ValueError(f"{label} has invalid data offsets {archive.quoted(offsets)}.")
+        raise ValueError(f"{label} has invalid data offsets {serialization.quoted(offsets)}.")
     begin, end = offsets
     nbytes = math.prod(shape) * np.dtype(_DTYPES[dtype]).itemsize
     if end - begin != nbytes:
@@ -407,7 +408,7 @@ _MAX_LISTED = 20
 
 def _listed(items) -> str:
     """The first `_MAX_LISTED` of `items`, each cut, and how many more there are."""
-    shown = [archive.quoted(item) if isinstance(item, str) else str(item)
+    shown = [serialization.quoted(item) if isinstance(item, str) else str(item)
              for item in items[:_MAX_LISTED]]
     more = f" and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
     return "[" + ", ".join(shown) + "]" + more
@@ -419,7 +420,7 @@ def check_match(model, expected, declared, where, skip_mismatch=False, hint=None
     `hint` ends the error (the default: how `skip_mismatch` helps)."""
     missing = [k for k in expected if k not in declared]
     unexpected = [k for k in declared if k not in expected]
-    mis_shaped = [f"{archive.cut(k)}: file {declared[k]}, model {expected[k]}"
+    mis_shaped = [f"{serialization.cut(k)}: file {declared[k]}, model {expected[k]}"
                   for k in expected if k in declared and declared[k] != expected[k]]
     problems = []
     if missing:

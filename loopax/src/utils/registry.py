@@ -2,7 +2,7 @@
 activations, initializers, regularizers, constraints, losses, metrics,
 optimizers and learning-rate schedules (Keras's rules, written once).
 
-A name resolves through `saving.serialization.get_registered_object`:
+A name resolves through `serialization.get_registered_object`:
 `custom_objects`, an active `custom_object_scope` and
 `@register_serializable` names first, then the module's own table. An
 unknown name is a ValueError listing the valid names and the closest ones.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import difflib
 import inspect
 
+from loopax.src import serialization
 from loopax.src.module import _snake_case
-from loopax.src.saving import serialization
 
 
 def name_table(objects, aliases=None) -> dict:
@@ -45,6 +45,10 @@ class Registry:
                  ignore_case=False):
         self.kind, self.objects, self.base = kind, objects, base
         self.unlisted, self.accepts, self.ignore_case = set(unlisted), accepts, ignore_case
+        # Nameable in any config too (`serialization.deserialize`).
+        serialization.register_builtins(kind, objects)
+        if base is not None:
+            serialization.register_builtins(kind, [base])
 
     def lookup(self, name, custom_objects=None):
         """The class or function `name` stands for; ValueError if none."""

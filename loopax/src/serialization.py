@@ -6,20 +6,37 @@
 
 A name resolves, in order, to: `custom_objects` passed in (or an active
 `custom_object_scope`), classes registered with `@register_serializable()`,
-then loopax's own public classes. Nothing else: a config is data, and loading
+then loopax's own classes and functions (each registered where it is defined,
+`register_builtins`). Nothing else: a config is data, and loading
 one never imports a module, unpickles or evaluates anything, so a model file
 cannot run code.
+
+A base module: layers and optimizers serialize their nested objects with it.
+The file formats that use it are `loopax/src/saving/` (see its README.md).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib
 import inspect
 import threading
 
-from loopax.src.saving.archive import quoted
+# Names and values quoted in error messages are cut to this many characters.
+MAX_QUOTED = 120
+
+
+def quoted(value, limit=MAX_QUOTED) -> str:
+    """`repr(value)` cut to `limit` characters (a 10 MB class name in a file
+    must not become a 10 MB error message)."""
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit=MAX_QUOTED) -> str:
+    """`text`, or its first `limit` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text)} characters)"
+
 
 _REGISTERED: dict[str, object] = {}      # "package>Name" -> class or function
 _NAME_OF: dict[int, str] = {}            # id(object) -> "package>Name"
@@ -127,53 +144,63 @@ def in_safe_mode() -> bool | None:
     None outside any (a layer built by your own code)."""
     return _scopes.safe_mode[-1] if _scopes.safe_mode else None
 
-# Classes configs name that the public modules may not export under that name
-# (InputLayer, Model, Functional, Sequential): each registers itself here.
+
+# loopax's own classes and functions that configs may name, by kind. Each kind
+# fills its tables where its objects are defined: a package's name `Registry`
+# (losses, metrics, optimizers, initializers, ...), `Layer.__init_subclass__`
+# (every layer class in loopax.src), `register_builtins` next to an alias or a
+# class no registry lists. An object's own name (`__name__`) wins over another
+# object's alias ("accuracy": the function, not the Accuracy class); a name
+# several kinds have resolves in this order ("Identity": the layer, "Hinge":
+# the loss), as the scan of the public modules this replaces did.
+_BUILTIN_KIND_ORDER = ("layer", "model", "initializer", "regularizer", "constraint",
+                       "activation", "loss", "metric", "optimizer")
+_BUILTINS: dict[str, dict[str, object]] = {kind: {} for kind in _BUILTIN_KIND_ORDER}
+_BUILTIN_ALIASES: dict[str, dict[str, object]] = {kind: {} for kind in _BUILTIN_KIND_ORDER}
+
+
+def register_builtins(kind: str, objects) -> None:
+    """Makes loopax's own classes or functions nameable in configs.
+
+    Args:
+        kind: "layer", "loss", "metric", ... (`_BUILTIN_KIND_ORDER`; another word adds
+            a kind resolved after those).
+        objects: `{name: class_or_function}` (a name other than the object's own is an
+            alias, such as "Convolution2D"), or an iterable of objects, named by
+            `__name__`. A name already taken keeps its object.
+    """
+    items = objects.items() if isinstance(objects, dict) else (
+        (obj.__name__, obj) for obj in objects)
+    for name, obj in items:
+        tables = _BUILTINS if name == getattr(obj, "__name__", None) else _BUILTIN_ALIASES
+        tables.setdefault(kind, {}).setdefault(name, obj)
+
+
+def builtin(name: str):
+    """loopax's own class or function a config names `name`, or None."""
+    for tables in (_BUILTINS, _BUILTIN_ALIASES):
+        for table in tables.values():
+            obj = table.get(name)
+            if obj is not None:
+                return obj
+    return None
+
+
+# Classes the loaders of other formats need by name (InputLayer, Model,
+# Functional, Sequential): each registers itself here.
 _CORE_CLASSES: dict[str, type] = {}
 
 
 def register_core_class(cls):
     """Makes a loopax class resolvable by its name in configs (a class decorator)."""
     _CORE_CLASSES[cls.__name__] = cls
-    _builtins.cache_clear()
+    register_builtins("model", [cls])
     return cls
 
 
 def core_class(name: str) -> type:
     """A class registered with `register_core_class` (e.g. "Sequential")."""
     return _CORE_CLASSES[name]
-
-
-# Public loopax modules whose classes (and functions) configs may name.
-_BUILTIN_MODULES = (
-    "loopax.layers", "loopax.models", "loopax.initializers", "loopax.regularizers",
-    "loopax.constraints", "loopax.activations", "loopax.losses", "loopax.metrics",
-    "loopax.optimizers",
-)
-
-
-# Of those, the ones whose plain functions may be named (activations, losses...).
-_FUNCTION_MODULES = ("loopax.activations", "loopax.losses", "loopax.metrics")
-
-
-@functools.lru_cache(maxsize=1)
-def _builtins() -> dict:
-    table = {}
-    for module_name in _BUILTIN_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        for attr, value in vars(module).items():
-            if attr.startswith("_"):
-                continue
-            nameable = inspect.isclass(value) or (
-                inspect.isfunction(value) and module_name in _FUNCTION_MODULES)
-            if nameable and getattr(value, "__module__", "").startswith("loopax."):
-                table.setdefault(value.__name__, value)
-                table.setdefault(attr, value)
-    table.update(_CORE_CLASSES)
-    return table
 
 
 def get_registered_object(name, custom_objects=None, module_objects=None):
@@ -211,7 +238,7 @@ def _resolve(class_name, registered_name, custom_objects):
     for key, obj in _REGISTERED.items():
         if key.split(">", 1)[-1] == class_name:
             return obj
-    return _builtins().get(class_name)
+    return builtin(class_name)
 
 
 def serialize(obj):
