@@ -186,7 +186,8 @@ def test_result_type_as_keras(dtypes):
 
 @pytest.mark.parametrize("dtype", [None, int, float, bool, complex, "int", "float16",
                                    np.float16, "bfloat16", jnp.int8, "uint8"],
-                         ids=lambda d: getattr(d, "__name__", str(d)))
+                         ids=["None", "py-int", "py-float", "py-bool", "py-complex", "str-int",
+                              "str-float16", "np-float16", "bfloat16", "jnp-int8", "uint8"])
 def test_standardize_dtype_and_dtype_kinds_as_keras(dtype):
     for module in ("backend", "utils"):
         expected = keras.backend.standardize_dtype(dtype)
