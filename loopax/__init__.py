@@ -17,6 +17,7 @@ from loopax import (
     export,
     initializers,
     layers,
+    legacy,
     losses,
     metrics,
     mixed_precision,

@@ -154,10 +154,6 @@ NOT_BUILT_YET = {
                       "plot_bounding_box_gallery", "plot_image_gallery",
                       "plot_segmentation_mask_gallery"},
     "wrappers": {"SKLearnClassifier", "SKLearnRegressor", "SKLearnTransformer"},
-    # Keras 2 compatibility modules.
-    "legacy.saving": {"deserialize_keras_object", "serialize_keras_object"},
-    "optimizers.legacy": {"Adagrad", "Adam", "Ftrl", "Optimizer", "RMSprop", "SGD"},
-    "utils.legacy": {"deserialize_keras_object", "serialize_keras_object"},
 }
 
 
