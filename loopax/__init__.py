@@ -12,6 +12,7 @@ from loopax import (
     config,
     constraints,
     datasets,
+    distillation,
     distribution,
     dtype_policies,
     export,

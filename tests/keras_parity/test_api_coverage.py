@@ -139,8 +139,6 @@ NOT_BUILT_YET = {
                        "QuantizedFloat8DTypePolicy", "deserialize", "serialize"},
     "saving": {"KerasFileEditor"},
     # Whole modules loopax does not have yet.
-    "distillation": {"DistillationLoss", "Distiller", "FeatureDistillation",
-                     "LogitsDistillation"},
     "quantizers": {"AWQConfig", "AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
                    "Int4QuantizationConfig", "Int8QuantizationConfig", "QuantizationConfig",
                    "Quantizer", "abs_max_quantize", "abs_max_quantize_grouped_with_zero_point",
