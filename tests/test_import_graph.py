@@ -55,7 +55,9 @@ LAYERS = [
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers",
                   # data utilities: datasets are PyDatasets, images resized with ops.image
                   "loopax.src.utils.dataset_utils", "loopax.src.utils.directory_datasets",
-                  "loopax.src.utils.image_utils"]),
+                  "loopax.src.utils.image_utils",
+                  # built from preprocessing layers
+                  "loopax.src.utils.feature_space"]),
     ("saving", ["loopax.src.saving.keras_format", "loopax.src.saving.weights_file",
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.layer_serialization",

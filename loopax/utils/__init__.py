@@ -32,6 +32,7 @@ from loopax.src.utils.directory_datasets import (
     image_dataset_from_directory,
     text_dataset_from_directory,
 )
+from loopax.src.utils.feature_space import FeatureSpace
 from loopax.src.utils.file_utils import get_file
 from loopax.src.utils.image_utils import array_to_img, img_to_array, load_img, save_img
 from loopax.src.utils.io_utils import (
