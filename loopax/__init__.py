@@ -30,6 +30,7 @@ from loopax import (
     saving,
     tree,
     utils,
+    wrappers,
 )
 from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random

@@ -62,7 +62,7 @@ LAYERS = [
                 "loopax.src.saving.model_file", "loopax.src.saving.training_state",
                 "loopax.src.saving.layer_serialization",
                 "loopax.src.saving.saving_api", "loopax.src.export"]),
-    ("models", ["loopax.src.models", "loopax.src.distillation"]),
+    ("models", ["loopax.src.models", "loopax.src.distillation", "loopax.src.wrappers"]),
     ("applications", ["loopax.src.applications"]),
     ("demo", ["loopax.src.demo"]),
     ("tf", ["loopax.src.tf_compat"]),

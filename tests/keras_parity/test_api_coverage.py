@@ -151,7 +151,6 @@ NOT_BUILT_YET = {
     "visualization": {"draw_bounding_boxes", "draw_segmentation_masks",
                       "plot_bounding_box_gallery", "plot_image_gallery",
                       "plot_segmentation_mask_gallery"},
-    "wrappers": {"SKLearnClassifier", "SKLearnRegressor", "SKLearnTransformer"},
 }
 
 
