@@ -30,7 +30,6 @@ from loopax import (
     saving,
     tree,
     utils,
-    wrappers,
 )
 from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random
@@ -72,4 +71,17 @@ __all__ = [
     "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "name_scope",
     "ops", "optimizers", "preprocessing", "random",
     "regularizers", "remat", "saving", "tree", "utils", "version",
+    "distillation", "legacy",
 ]
+
+
+def __getattr__(name):
+    """`loopax.wrappers` is imported on first use: it imports scikit-learn (seconds)."""
+    if name == "wrappers":
+        import importlib
+        return importlib.import_module("loopax.wrappers")
+    raise AttributeError(f"module 'loopax' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"wrappers"})

@@ -1,8 +1,9 @@
 """Utilities: `to_categorical`, `normalize`, `pad_sequences`, `set_random_seed`,
 `get_file`, `clear_session`, the serialization helpers Keras keeps here, and the
 data utilities (`timeseries_dataset_from_array`, `image_/text_/audio_dataset_from_directory`,
-`split_dataset`, `load_img`/`img_to_array`/`array_to_img`/`save_img`), `Config`,
-`standardize_dtype` and the interactive-logging switches."""
+`split_dataset`, `load_img`/`img_to_array`/`array_to_img`/`save_img`), `FeatureSpace`,
+`Config`, `standardize_dtype`, the interactive-logging switches and `legacy` (Keras 2's
+serialization format)."""
 
 from loopax.src.callbacks.progbar import Progbar
 from loopax.src.config import standardize_dtype
