@@ -12,11 +12,13 @@ from loopax import (
     config,
     constraints,
     datasets,
+    distillation,
     distribution,
     dtype_policies,
     export,
     initializers,
     layers,
+    legacy,
     losses,
     metrics,
     mixed_precision,
@@ -32,10 +34,13 @@ from loopax import (
 from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random
 from loopax.src.custom_gradient import custom_gradient
+from loopax.src.device import device
 from loopax.src.function import Function, function, print
 from loopax.src.initializers import Initializer
 from loopax.src.layers.input_layer import Input
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.layer import Layer as Operation  # Keras's base of layers
+from loopax.src.layers.symbolic import SymbolicTensor as KerasTensor
 from loopax.src.losses.loss import Loss
 from loopax.src.metrics.metric import Metric
 from loopax.src.mixed_precision import DTypePolicy
@@ -44,7 +49,9 @@ from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.regularizers import Regularizer
+from loopax.src.remat import remat
 from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
+from loopax.src.symbolic_scope import SymbolicScope
 from loopax.src.tape import GradientTape, UnconnectedGradients
 from loopax.src.tensor import Tensor, constant
 from loopax.src.version import __version__, version
@@ -54,13 +61,27 @@ _compilation_cache.configure_from_environment()
 # `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
 # left out so the star import does not replace the builtin `print`.
 __all__ = [
-    "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
-    "Loss", "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential",
-    "StateScope", "StatelessScope", "Tensor", "UnconnectedGradients", "Variable",
+    "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec",
+    "KerasTensor", "Layer", "Loss", "Metric", "Model", "Module", "Operation", "Optimizer",
+    "Regularizer", "Sequential", "StateScope", "StatelessScope", "SymbolicScope", "Tensor",
+    "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
-    "datasets", "distribution", "dtype_policies", "export", "function", "initializers", "layers",
-    "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
-    "preprocessing", "random",
-    "regularizers", "saving", "tree", "utils", "version",
+    "datasets", "device", "distribution", "dtype_policies", "export", "function",
+    "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "name_scope",
+    "ops", "optimizers", "preprocessing", "random",
+    "regularizers", "remat", "saving", "tree", "utils", "version",
+    "distillation", "legacy",
 ]
+
+
+def __getattr__(name):
+    """`loopax.wrappers` is imported on first use: it imports scikit-learn (seconds)."""
+    if name == "wrappers":
+        import importlib
+        return importlib.import_module("loopax.wrappers")
+    raise AttributeError(f"module 'loopax' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"wrappers"})

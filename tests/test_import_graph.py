@@ -56,8 +56,10 @@ LAYERS = [
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers",
                   # data utilities: datasets are PyDatasets, images resized with ops.image
                   "loopax.src.utils.dataset_utils", "loopax.src.utils.directory_datasets",
-                  "loopax.src.utils.image_utils"]),
-    ("models", ["loopax.src.models"]),
+                  "loopax.src.utils.image_utils",
+                  # built from preprocessing layers
+                  "loopax.src.utils.feature_space"]),
+    ("models", ["loopax.src.models", "loopax.src.distillation", "loopax.src.wrappers"]),
     ("applications", ["loopax.src.applications"]),
     ("demo", ["loopax.src.demo"]),
     ("tf", ["loopax.src.tf_compat"]),

@@ -1,6 +1,6 @@
 """Public optimizers API (Keras names): `loopax.optimizers.Adam`, `get`, `schedules`."""
 
-from loopax.optimizers import schedules
+from loopax.optimizers import legacy, schedules
 from loopax.src.optimizers import (
                                    ALL_OPTIMIZERS,
                                    SGD,

@@ -721,6 +721,20 @@ def unique_name(prefix: str) -> str:
     return prefix if n == 0 else f"{prefix}_{n}"
 
 
+def get_uid(prefix: str = "") -> int:
+    """Counts the names handed out for `prefix`: 1 the first call, then 2, ... (shared
+    with automatic layer names, as Keras's `backend.get_uid`; reset by `clear_session`).
+
+    Args:
+        prefix: The name's base, such as `"dense"`.
+
+    Returns:
+        The new count, an int.
+    """
+    _name_counts[prefix] = _name_counts.get(prefix, 0) + 1
+    return _name_counts[prefix]
+
+
 def clear_session() -> None:
     """Resets automatic layer names (`dense`, `dense_1`, ... start again)."""
     _name_counts.clear()

@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 
+from loopax.src.utils import io_utils
+
 _clock = time.monotonic  # tests substitute a fake clock here
 
 
@@ -51,6 +53,8 @@ def format_eta(seconds):
 
 
 def _is_live_display():
+    if not io_utils.is_interactive_logging_enabled():
+        return False   # finished lines only, to the logger
     isatty = getattr(_output(), "isatty", None)
     return bool(isatty and isatty()) or "ipykernel" in sys.modules
 
@@ -210,6 +214,9 @@ def _is_number(value):
 
 
 def _write(text):
+    if not io_utils.is_interactive_logging_enabled():
+        io_utils.print_msg(text)   # the `loopax` logger (config.disable_interactive_logging)
+        return
     stream = _output()
     stream.write(text)
     stream.flush()

@@ -22,6 +22,14 @@ class SymbolicTensor:
     Python operators on it (`a * b`, `x @ w`, `x[:, 0]`, `-x`, `x > 0`, ...) are
     recorded as ops of the functional graph, as on Keras's KerasTensor (they are
     installed by `loopax.src.layers.op_layer`). `==` compares identity.
+
+    Args:
+        shape: The shape, None for an unknown size.
+        dtype: The dtype (default `floatx()`).
+        name: An optional name.
+        node: The graph node that produced it (None for an `Input`).
+        index: Which of the node's outputs it is.
+        sparse: Accepted for Keras compatibility.
     """
 
     # NumPy arrays on the left of an operator defer to our reflected methods.

@@ -194,8 +194,10 @@ def result_type(*dtypes_or_values: Any) -> str:
         *dtypes_or_values: Dtypes, dtype names or arrays.
 
     Returns:
-        The promoted dtype's name.
+        The promoted dtype's name; `floatx()` when none is given (as Keras).
     """
+    if not dtypes_or_values:
+        return dtypes.floatx()
     return dtypes.standardize(jnp.result_type(*(
         unwrap(d) if isinstance(d, (Variable, Tensor)) else d for d in dtypes_or_values)))
 

@@ -52,6 +52,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import config as loopax_config
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
 from loopax.src import optimizers
@@ -565,11 +566,14 @@ class Trainer:
             x, y, sample_weight = unpack_x_y_sample_weight(train)
         adapter = get_data_adapter(x, y, sample_weight, batch_size, steps_per_epoch, shuffle,
                                    class_weight, what="fit")
+        epochs = loopax_config.capped_epochs(epochs)   # loopax.config's debugging caps
+        steps_per_epoch = loopax_config.capped_steps(steps_per_epoch, adapter.num_batches)
         val_adapter = None
         if validation_data is not None:
             val_adapter = self._validation_adapter(validation_data,
                                                    validation_batch_size or batch_size,
                                                    validation_steps)
+            validation_steps = loopax_config.capped_steps(validation_steps, val_adapter.num_batches)
         self._build_for_batch(adapter.peek())
         if val_adapter is not None:
             self._build_for_batch(val_adapter.peek(), training=False)
@@ -702,6 +706,7 @@ class Trainer:
         data_checks.check_data_mode(check_data)
         adapter = get_data_adapter(x, y, sample_weight, batch_size, steps, False, None,
                                    what="evaluate")
+        steps = loopax_config.capped_steps(steps, adapter.num_batches)
         self._build_for_batch(adapter.peek(), training=False)
         data_checks.check_steps_fit_arrays(adapter, steps, "evaluate")
         data_checks.check_array_data(self, adapter, check_data, "evaluate()")
@@ -776,6 +781,7 @@ class Trainer:
         data_checks.check_steps(steps, "steps", "predict")
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
+        steps = loopax_config.capped_steps(steps, adapter.num_batches)
         first = adapter.peek()
         self._build_for_batch(first if is_batch_source(x) else first, training=False)
         verbose = 1 if verbose == "auto" else verbose
