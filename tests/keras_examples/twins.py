@@ -88,6 +88,10 @@ def assert_same_results(ours, theirs, rtol=1e-4, atol=1e-6, where="results"):
         assert sorted(ours) == sorted(theirs), f"{where}: keys {sorted(ours)} vs {sorted(theirs)}"
         for key in ours:
             assert_same_results(ours[key], theirs[key], rtol, atol, f"{where}[{key!r}]")
+    elif isinstance(ours, (list, tuple)) and any(isinstance(o, (str, dict)) for o in ours):
+        assert len(ours) == len(theirs), f"{where}: {len(ours)} items vs Keras {len(theirs)}"
+        for i, (o, t) in enumerate(zip(ours, theirs)):
+            assert_same_results(o, t, rtol, atol, f"{where}[{i}]")
     elif isinstance(ours, str):
         assert ours == theirs, f"{where}: {ours!r} vs Keras {theirs!r}"
     else:
