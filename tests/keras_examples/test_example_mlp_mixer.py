@@ -60,7 +60,7 @@ def mlp_mixer_script(keras, same_weights):
     inputs = keras.Input(shape=(IMAGE, IMAGE, 3))
     patches = Patches(PATCH)(inputs)
     x = layers.Dense(units=embedding_dim)(patches)
-    x = keras.Sequential([MLPMixerLayer(num_patches, embedding_dim, 0.0) for _ in range(2)])(x)
+    x = keras.Sequential([MLPMixerLayer(num_patches, embedding_dim, 0.0) for _ in range(1)])(x)
     representation = layers.GlobalAveragePooling1D()(x)
     logits = layers.Dense(CLASSES)(representation)
     model = same_weights(keras.Model(inputs=inputs, outputs=logits))

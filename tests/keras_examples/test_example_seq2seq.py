@@ -46,7 +46,7 @@ def seq2seq_script(keras, same_weights):
     model.compile(optimizer=keras.optimizers.RMSprop(0.01), loss="categorical_crossentropy",
                   metrics=["accuracy"])
     history = model.fit([encoder_data, decoder_data], target_data, batch_size=16, epochs=3,
-                        shuffle=False, verbose=0, validation_split=0.25)
+                        shuffle=False, verbose=0)
 
     # Inference: the same layers, rewired.
     encoder_model = keras.Model(encoder_inputs, encoder_states)

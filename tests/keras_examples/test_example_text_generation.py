@@ -43,7 +43,7 @@ def text_generation_script(keras, same_weights):
         rng = np.random.default_rng(5)
         sentence = TEXT[:maxlen]
         text = ""
-        for _ in range(12):
+        for _ in range(8):
             x_pred = np.zeros((1, maxlen, len(chars)))
             for t, char in enumerate(sentence):
                 x_pred[0, t, char_indices[char]] = 1.0

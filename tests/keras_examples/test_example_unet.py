@@ -32,7 +32,7 @@ def unet_script(keras, same_weights):
     x = layers.BatchNormalization()(x)
     x = layers.Activation("relu")(x)
     previous_block_activation = x
-    for filters in [8, 16]:
+    for filters in [16]:
         x = layers.Activation("relu")(x)
         x = layers.SeparableConv2D(filters, 3, padding="same", use_bias=False)(x)
         x = layers.BatchNormalization()(x)
@@ -41,7 +41,7 @@ def unet_script(keras, same_weights):
             previous_block_activation)
         x = layers.add([x, residual])
         previous_block_activation = x
-    for filters in [16, 8, 8]:
+    for filters in [16, 8]:
         x = layers.Activation("relu")(x)
         x = layers.Conv2DTranspose(filters, 3, padding="same", use_bias=False)(x)
         x = layers.BatchNormalization()(x)
@@ -55,8 +55,7 @@ def unet_script(keras, same_weights):
 
     model.compile(optimizer=keras.optimizers.Adam(1e-2),
                   loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-    history = model.fit(images, masks, batch_size=8, epochs=3, shuffle=False, verbose=0,
-                        validation_data=(images[:8], masks[:8]))
+    history = model.fit(images, masks, batch_size=8, epochs=3, shuffle=False, verbose=0)
     predicted = model.predict(images[:2], verbose=0)
     return {"history": history.history, "probabilities": predicted,
             "segmentation": np.argmax(predicted, axis=-1)}
@@ -65,11 +64,10 @@ def unet_script(keras, same_weights):
 def test_unet_segmentation_matches_keras():
     ours, theirs = run_twins(unet_script)
     # Pixel accuracy counts argmaxes: a near-tie may round the other way in
-    # one of the 8 * 256 validation pixels, so it agrees to one pixel.
-    one_pixel = 1 / (8 * 16 * 16)
-    for key in ("accuracy", "val_accuracy"):
-        np.testing.assert_allclose(ours["history"].pop(key), theirs["history"].pop(key),
-                                   atol=1.01 * one_pixel, err_msg=key)
+    # one of the 32 * 256 pixels, so it agrees to one pixel.
+    one_pixel = 1 / (32 * 16 * 16)
+    np.testing.assert_allclose(ours["history"].pop("accuracy"),
+                               theirs["history"].pop("accuracy"), atol=1.01 * one_pixel)
     assert (ours.pop("segmentation") == theirs.pop("segmentation")).mean() > 0.99
     assert_same_results(ours, theirs)
     assert falls(ours["history"])

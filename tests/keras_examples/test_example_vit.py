@@ -67,7 +67,7 @@ def vit_script(keras, same_weights):
     inputs = keras.Input(shape=(IMAGE, IMAGE, 3))
     patches = Patches(PATCH)(inputs)
     encoded_patches = PatchEncoder(num_patches, projection_dim)(patches)
-    for _ in range(2):
+    for _ in range(1):
         x1 = layers.LayerNormalization(epsilon=1e-6)(encoded_patches)
         attention_output = layers.MultiHeadAttention(
             num_heads=num_heads, key_dim=projection_dim, dropout=0.0)(x1, x1)

@@ -4,9 +4,9 @@ and to Keras 3.15.1 (KERAS_BACKEND=jax), from the same initial weights.
 A script is a function `script(keras, same_weights)` that builds its models,
 passes each to `same_weights(model)` once it is built, trains and returns its
 results (histories, predictions, sampled text: nested dicts/lists of numbers
-or strings). loopax's run goes first and records each model's weights; Keras's
-run receives them by `set_weights`, so both train from the same point and the
-results can be compared to float32 rounding.
+or strings). Initial weights are drawn with NumPy in loopax's run and given to
+Keras's by `set_weights`, so both train from the same point and the results
+can be compared to float32 rounding.
 
 Randomness the two libraries draw differently (an int seed becomes different
 JAX keys in each) stays out of the scripts' training: noise is drawn on the
@@ -34,17 +34,27 @@ if keras.backend.backend() != "jax":
 
 
 class SameWeights:
-    """Hands the weights each model had in loopax's run to the same model in
-    Keras's run (models matched by the order the script passes them)."""
+    """Gives each model the same initial weights in both runs (models matched
+    by the order the script passes them): in loopax's run, the weights a
+    random initializer would have filled are drawn with NumPy (Glorot-uniform
+    scale) and recorded; Keras's run receives the recorded weights."""
 
     def __init__(self):
+        self.randomly_initialized = set()  # ids of weights built as zeros, to draw
+        self.rng = np.random.default_rng(0)
         self.recorded = []
         self.replayed = 0
         self.replaying = False
 
     def __call__(self, model):
         if not self.replaying:
-            self.recorded.append(model.get_weights())
+            weights = [np.asarray(w) for w in model.weights]
+            weights = [glorot_uniform(value.shape, self.rng)
+                       if id(w) in self.randomly_initialized
+                       and np.issubdtype(value.dtype, np.floating) else value
+                       for w, value in zip(model.weights, weights)]
+            model.set_weights(weights)
+            self.recorded.append(weights)
             return model
         weights = self.recorded[self.replayed]
         shapes = [tuple(w.shape) for w in model.weights]
@@ -56,26 +66,48 @@ class SameWeights:
         return model
 
 
-def zero_initialized_keras_weights():
-    """Keras weights created as zeros: they are replaced by loopax's anyway,
-    and Keras's random initializers compile a kernel per new shape (seconds)."""
-    add_weight = keras.Layer.add_weight
+def glorot_uniform(shape, rng):
+    """A float32 array drawn as Keras's default glorot_uniform draws (fans from
+    the shape), from NumPy's generator."""
+    receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    fan_in = shape[-2] * receptive if len(shape) > 1 else (shape[0] if shape else 1)
+    fan_out = shape[-1] * receptive if shape else 1
+    limit = np.sqrt(6 / (fan_in + fan_out))
+    return rng.uniform(-limit, limit, shape).astype("float32")
 
-    def zeros_weight(self, *args, **kwargs):
+
+def random_initializers_as_zeros(library, same_weights):
+    """Weights of `library` with a random initializer are built as zeros (and
+    their ids noted in `same_weights`, which fills them): each random
+    initializer compiles a kernel per new shape, seconds a script for values
+    that are replaced anyway. Constant initializers (zeros, ones) are kept."""
+    add_weight = library.Layer.add_weight
+    constant = (library.initializers.Zeros, library.initializers.Ones,
+                library.initializers.Constant)
+
+    def add_weight_without_random_draw(self, *args, **kwargs):
         weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        initializer = weight.arguments.get("initializer")
+        if isinstance(initializer, str):
+            initializer = library.initializers.get(initializer)
+        if isinstance(initializer, constant):
+            return add_weight(*weight.args, **weight.kwargs)
         weight.arguments["initializer"] = "zeros"
-        return add_weight(*weight.args, **weight.kwargs)
+        variable = add_weight(*weight.args, **weight.kwargs)
+        same_weights.randomly_initialized.add(id(variable))
+        return variable
 
-    return mock.patch.object(keras.Layer, "add_weight", zeros_weight)
+    return mock.patch.object(library.Layer, "add_weight", add_weight_without_random_draw)
 
 
 def run_twins(script):
     """`(loopax_results, keras_results)` of `script` run with each library."""
     same_weights = SameWeights()
     loopax.utils.set_random_seed(0)
-    ours = script(loopax, same_weights)
+    with random_initializers_as_zeros(loopax, same_weights):
+        ours = script(loopax, same_weights)
     same_weights.replaying = True
-    with zero_initialized_keras_weights():
+    with random_initializers_as_zeros(keras, same_weights):
         theirs = script(keras, same_weights)
     assert same_weights.replayed == len(same_weights.recorded), "a model was not built twice"
     return ours, theirs
