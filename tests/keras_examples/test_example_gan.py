@@ -103,11 +103,13 @@ def gan_script(keras, same_weights):
                       shuffle=False, verbose=0)
     samples = gan.generator.predict(noise[:4], verbose=0)
     return {"history": history.history, "samples": samples,
-            "real_logits": discriminator.predict(real_images[:4], verbose=0)}
+            "real_logits": discriminator.predict(real_images[:4], verbose=0),
+            "steps_per_optimizer": [int(ops.convert_to_numpy(o.iterations))
+                                    for o in gan.optimizer.optimizers]}
 
 
 def test_gan_custom_train_step_two_optimizers_matches_keras():
     ours, theirs = run_twins(gan_script)
     assert_same_results(ours, theirs)
-    # The discriminator learned something: its loss moved off log(2) * 2 at start.
-    assert ours["history"]["d_loss"][-1] != ours["history"]["d_loss"][0]
+    # Each of the two optimizers took one step per batch (3 epochs of 4 batches).
+    assert ours["steps_per_optimizer"] == [12, 12]

@@ -4,15 +4,10 @@ across patches (`ops.transpose`) and across channels with
 LayerNormalization and GELU, GlobalAveragePooling1D; compared with Keras."""
 
 import numpy as np
-import pytest
 from test_example_vit import bars
 from twins import assert_same_results, falls, run_twins
 
 IMAGE, PATCH, CLASSES = 8, 2, 3
-
-# Keras's own ReduceLROnPlateau reads its learning-rate Variable through
-# `__array__(copy=False)`, which NumPy 2 deprecates (Keras's warning, not loopax's).
-pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
 
 
 def mlp_mixer_script(keras, same_weights):
