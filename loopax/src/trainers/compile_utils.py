@@ -124,12 +124,14 @@ def _broadcast_together(t, p) -> bool:
 
 
 def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model",
-                       keras_requires_same_shape=False):
+                       keras_requires_same_shape=False, user_loss=False):
     """A clear error when `y_true` cannot be compared with output `name`.
 
     Returns a warning text (None when the shapes agree) where the target only
     broadcasts against the output: Keras computes such a loss by broadcasting, so
-    loopax does too, but it is most likely a mistake.
+    loopax does too, but it is most likely a mistake. A `user_loss` (the user's
+    own function or Loss subclass) gets any other shapes as Keras passes them:
+    its own code decides (e.g. labels `(batch,)` against embeddings `(batch, d)`).
     """
     t, p = _shape(y_true), _shape(y_pred)
     if t == p:
@@ -148,6 +150,8 @@ def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model",
             a in (1, b) for a, b in zip(tt[::-1], pp[::-1]))
         if _broadcast_together(tt, pp) and (target_fits_output or not keras_requires_same_shape):
             return _broadcast_warning(name, model_name, t, p)
+    if user_loss:
+        return None
     hint = ""
     if loss_kind == "categorical" and len(t) == len(p) - 1:
         hint = (" The targets look like class indices: use "
@@ -246,7 +250,8 @@ class CompileLoss:
                 continue
             warning = check_target_shape(
                 self.names[i], targets[i], preds[i], losses_module.loss_kind(loss),
-                self._model_name, keras_requires_same_shape=_keras_requires_same_shape(loss))
+                self._model_name, keras_requires_same_shape=_keras_requires_same_shape(loss),
+                user_loss=_is_user_loss(loss))
             key = (i, _shape(targets[i])[1:], _shape(preds[i])[1:])   # any batch size
             if warning is not None and key not in self._warned:
                 self._warned.add(key)
@@ -286,6 +291,14 @@ def _keras_requires_same_shape(loss) -> bool:
     names = {getattr(fn, "__name__", ""), getattr(loss, "name", ""),
              _snake(type(loss).__name__)}
     return any(n in _SAME_SHAPE_LOSSES for n in names)
+
+
+def _is_user_loss(loss) -> bool:
+    """Whether `loss` is the user's own code (a function or Loss subclass from
+    outside loopax), not one of loopax's losses."""
+    fn = getattr(loss, "fn", None)
+    module = getattr(fn, "__module__", None) if fn is not None else type(loss).__module__
+    return not (module or "").startswith("loopax.")
 
 
 def _snake(class_name: str) -> str:

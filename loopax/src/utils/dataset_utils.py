@@ -40,6 +40,10 @@ class BatchDataset(PyDataset):
     batches as NumPy arrays, like iterating a `tf.data.Dataset`.
     """
 
+    # Like a tf.data.Dataset (which Keras's utilities return), the dataset orders
+    # its samples itself: fit(shuffle=True) does not reorder its batches.
+    _orders_itself = True
+
     def __init__(self, num_samples, load_batch, labels=None, batch_size=32, shuffle=False,
                  seed=None, class_names=None, file_paths=None):
         super().__init__()

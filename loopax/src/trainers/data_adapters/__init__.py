@@ -48,6 +48,9 @@ def get_data_adapter(x, y=None, sample_weight=None, batch_size=None, steps_per_e
                     f"{what}(): `{name}` must not be given when `x` is a "
                     f"{type(x).__name__}: it yields (x, y[, sample_weight]) batches itself.")
         if isinstance(x, PyDataset):
+            # The data utilities' datasets stand for Keras's tf.data.Dataset, whose order
+            # is its own (its `shuffle` argument): fit's `shuffle` leaves it alone there.
+            shuffle = shuffle and not getattr(x, "_orders_itself", False)
             return PyDatasetAdapter(x, shuffle=shuffle, steps=steps_per_epoch,
                                     class_weight=class_weight)
         if is_tf_dataset(x):
