@@ -231,6 +231,10 @@ class CompilesAhead:
         lowered = self._jitted.lower(state, batch_spec)
         self._ahead[key] = _background_compiler().submit(_timed_compile, lowered)
 
+    def programs(self) -> int:
+        """Programs compiled so far (by calls and ahead)."""
+        return self._jitted._cache_size() + len(self._ahead)
+
     def ahead_seconds(self, batch_spec) -> float:
         future = self._ahead.get(_batch_signature(batch_spec))
         return 0.0 if future is None else future.result()[1]
