@@ -96,6 +96,23 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size):
     return logs, time.perf_counter() - start
 
 
+def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=False):
+    """Starts compiling, in the background, the one-step programs of `kind` a
+    pass over device-resident `adapter` data will call and no call has compiled
+    yet: the last, partial batch's when the pass reaches it, and with
+    `full_batches` the full batches' too (fit() asks for its validation pass's
+    before training starts). `values`: the state the programs take."""
+    single = engine.function(kind, Mode.DEVICE_SINGLE)
+    if engine.run_eagerly or not hasattr(single, "compile_ahead"):
+        return
+    data = adapter.device_data()
+    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    if full_batches and adapter.num_full_batches and (engine.steps_per_execution in ("auto", 1)):
+        single.compile_ahead(values, data, adapter.batch_size)
+    if adapter.partial_batch_size and steps == adapter.num_batches:
+        single.compile_ahead(values, data, adapter.partial_batch_size)
+
+
 def _record(planner, kind, how, n, seconds):
     """Reports a timed execution to the planner; logs its choice when made (a
     short run's single steps, and the loop-or-single choice of a longer one)."""
@@ -168,6 +185,8 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
     order = adapter.device_order(seed)
     if planner.mode is None:
         jax.block_until_ready((data, order))   # the transfer must not be timed as steps
+    live.refresh()
+    compile_ahead(engine, kind, adapter, live.values, max_steps)
     step, logs = start_step, None
     for how, step, n, row0, batch_size, timed, planned in executions(
             adapter, planner, bounds, max_steps, start_step, later_passes):
@@ -189,6 +208,8 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
         else:
             logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
         if planned:
+            if how == "single" and seconds is not None and not planner.single_compiled:
+                seconds += single.ahead_seconds(data, batch_size)   # the compile it times
             _record(planner, kind, how, n, seconds)
         if bounds.sync:
             live.write_back()
@@ -242,6 +263,7 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
     capacity = _predict_capacity(engine, full, live, data, adapter.batch_size)
+    compile_ahead(engine, PREDICT, adapter, live.values, max_steps)
     for how, step, n, row0, batch_size, timed, planned in executions(
             adapter, planner, bounds, max_steps, capacity=capacity):
         if how == "warm":

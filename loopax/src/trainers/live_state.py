@@ -33,6 +33,12 @@ class LiveState:
         self._owned = set()
         self.refresh()
 
+    @staticmethod
+    def current_values(groups):
+        """The Variables' values, placed as a compiled call takes them (not copied:
+        for lowering a program, not for donating)."""
+        return tuple([placement.state_value(v, v.value) for v in group] for group in groups)
+
     def refresh(self):
         """Reads the values from the Variables if they hold the current ones."""
         if not self.in_variables and self.values is not None:

@@ -33,6 +33,9 @@ optimizer slots in place, and the caller must not reuse the arrays it passed.
 
 from __future__ import annotations
 
+import concurrent.futures
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -139,18 +142,116 @@ def on_device_data(one_step):
     `take_batch_on_host`), so the step's program depends on the batch's shape
     only, and fit()'s validation, evaluate() on other data, host data and
     `test_on_batch` share it (Keras's one `test_step` per batch shape)."""
-    gather = take_batch_on_host if jax.default_backend() == "cpu" else take_batch
+    return _OnDeviceData(one_step)
 
-    def one(state, data, order, row0, batch_size):
-        return one_step(state, gather(data, order, row0, batch_size=batch_size))
-    return one
+
+def _batch_spec(data, batch_size):
+    return jax.tree_util.tree_map(
+        lambda a: jax.ShapeDtypeStruct((batch_size,) + tuple(a.shape[1:]), a.dtype), data)
+
+
+class _OnDeviceData:
+    """See `on_device_data`. `compile_ahead(state, data, batch_size)` compiles
+    the program for batches of `batch_size` rows of `data` in the background
+    (when `one_step` is a `CompilesAhead`)."""
+
+    def __init__(self, one_step):
+        self.one_step = one_step
+        self._gather = take_batch_on_host if jax.default_backend() == "cpu" else take_batch
+
+    def __call__(self, state, data, order, row0, batch_size):
+        return self.one_step(state, self._gather(data, order, row0, batch_size=batch_size))
+
+    def compile_ahead(self, state, data, batch_size):
+        if isinstance(self.one_step, CompilesAhead):
+            self.one_step.compile_ahead(state, _batch_spec(data, batch_size))
+
+    def ahead_seconds(self, data, batch_size) -> float:
+        """How long the background compile for `batch_size`-row batches took
+        (0.0 when a call compiled the program)."""
+        if not isinstance(self.one_step, CompilesAhead):
+            return 0.0
+        return self.one_step.ahead_seconds(_batch_spec(data, batch_size))
 
 
 def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
     def one(state, batch):
         logs, state = step(state, batch)
         return state, finalize(logs, state)
-    return jax.jit(one, donate_argnums=(0,) if donate else ()) if jit else one
+    return CompilesAhead(jax.jit(one, donate_argnums=(0,) if donate else ())) if jit else one
+
+
+# ---- one-step programs compiled ahead, off the critical path --------------
+
+# Whether passes compile the programs of batch shapes still to come in the
+# background (tests switch it off to compare).
+COMPILE_AHEAD = True
+_compiler = None
+
+
+def _background_compiler():
+    global _compiler
+    if _compiler is None:
+        _compiler = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="loopax-compile")
+    return _compiler
+
+
+def _batch_signature(batch):
+    return tuple((tuple(a.shape), str(a.dtype)) for a in jax.tree_util.tree_leaves(batch))
+
+
+def _timed_compile(lowered):
+    start = time.perf_counter()
+    compiled = lowered.compile()
+    return compiled, time.perf_counter() - start
+
+
+class CompilesAhead:
+    """A jitted one-step program `fn(state, batch)` that can compile its
+    program for a batch shape still to come in a background thread
+    (`compile_ahead`) while the steps before it run: the last, partial batch
+    of a pass and fit()'s validation batches then cost no compile on the
+    critical path (XLA compiles with the GIL released). It is the program a
+    call would compile (the same lowering), so the results are the same.
+    Other attributes are the jitted function's."""
+
+    def __init__(self, jitted):
+        self._jitted = jitted
+        self._ahead = {}      # batch signature -> Future of (compiled, seconds)
+        self._called = set()  # batch signatures compiled by a call
+
+    def compile_ahead(self, state, batch_spec):
+        """Lowers the step for `state` and batches like `batch_spec`
+        (ShapeDtypeStructs) here, and compiles it in the background, unless
+        that program exists already."""
+        key = _batch_signature(batch_spec)
+        if not COMPILE_AHEAD or key in self._ahead or key in self._called:
+            return
+        lowered = self._jitted.lower(state, batch_spec)
+        self._ahead[key] = _background_compiler().submit(_timed_compile, lowered)
+
+    def programs(self) -> int:
+        """Programs compiled so far (by calls and ahead)."""
+        return self._jitted._cache_size() + len(self._ahead)
+
+    def ahead_seconds(self, batch_spec) -> float:
+        future = self._ahead.get(_batch_signature(batch_spec))
+        return 0.0 if future is None else future.result()[1]
+
+    def __call__(self, state, batch):
+        key = _batch_signature(batch)
+        future = self._ahead.get(key)
+        if future is not None:
+            try:
+                return future.result()[0](state, batch)
+            except TypeError:   # the state's types changed since: a call compiles it
+                del self._ahead[key]
+        self._called.add(key)
+        return self._jitted(state, batch)
+
+    def __getattr__(self, name):
+        return getattr(self._jitted, name)
 
 
 # ---- loops that run as one-step calls where a fused loop is slow ----------
@@ -290,5 +391,5 @@ def make_single_predict(predict, jit=True):
     def one(state, batch):
         out, state = predict(state, batch)
         return state, out
-    return jax.jit(one) if jit else one
+    return CompilesAhead(jax.jit(one)) if jit else one
 

@@ -601,6 +601,11 @@ class Trainer:
         if resume is not None:
             initial_epoch, seed = resume.begin(adapter, run)
             run.data_seed = seed
+        if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
+            # Compiled in the background while the first epoch trains.
+            epoch_runner.compile_ahead(engine, TEST, val_adapter,
+                                       LiveState.current_values(engine.state_groups(TEST)),
+                                       validation_steps, full_batches=True)
         training_logs = None
         try:
             for epoch in range(initial_epoch, epochs):
