@@ -349,9 +349,10 @@ class GradientTape:
             watched = self._watched
             self._clear()
             self._watched = watched   # watched_variables() still answers
-        # Eager results are Tensors (`.numpy()`, watchable), as TensorFlow's; traced ones
-        # (fit's step, a loopax.function) stay tracers.
-        return as_tensors(jax.tree_util.tree_unflatten(tree, results))
+        results = jax.tree_util.tree_unflatten(tree, results)
+        # Eager results are Tensors (`.numpy()`, watchable), as TensorFlow's; inside a
+        # state scope (fit's step, a stateless call) they stay arrays (or tracers).
+        return results if _state.scopes else as_tensors(results)
 
     def _call(self, fn, program, extra):
         """Runs the compiled function `fn(sources, consts, extra)`; an outer
