@@ -67,7 +67,7 @@ import numpy as np
 from loopax.src import random
 from loopax.src.state import StateScope, Variable, _state
 from loopax.src.tape import static_key
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import Tensor, as_tensors
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 RETRACE_WARNING_AFTER = 5
@@ -139,7 +139,13 @@ class Function:
         return self._tracing_count
 
     def __call__(self, *args, **kwargs):
-        if not self.jit_compile or _state.tapes or _state.scopes:
+        if _state.scopes:   # inside a stateless call or fit's step: arrays as they are
+            return self.python_function(*args, **kwargs)
+        # Eager results are Tensors (`.numpy()`, watchable), as TensorFlow's.
+        return as_tensors(self._call(args, kwargs))
+
+    def _call(self, args, kwargs):
+        if not self.jit_compile or _state.tapes:
             return self.python_function(*args, **kwargs)
         leaves, treedef = jax.tree_util.tree_flatten(
             (args, kwargs), is_leaf=lambda x: isinstance(x, (Variable, Tensor)))

@@ -52,9 +52,18 @@ class _ThreadState(threading.local):
         # Called with each new Variable (`loopax.function` checks that Variables
         # are created on its first call only).
         self.variable_creation_hooks: list[Callable] = []
+        # Called with each Layer or optimizer just built, its Variables created
+        # (a deferred `tf.train.Checkpoint` restore fills them in).
+        self.build_hooks: list[Callable] = []
 
 
 _state = _ThreadState()
+
+
+def notify_built(obj: Any) -> None:
+    """Runs the build hooks on `obj`, a Layer or optimizer whose build just ended."""
+    for hook in list(_state.build_hooks):
+        hook(obj)
 
 
 def active_scope() -> "StateScope | None":

@@ -112,6 +112,23 @@ def register_symbolic_fallback(call_on_symbolic) -> None:
     _hooks["call_on_symbolic"] = call_on_symbolic
 
 
+def as_tensor(x):
+    """`x` as a Tensor when it is a concrete JAX or NumPy array; anything else
+    (tracers, Tensors, Variables, Python values) unchanged."""
+    if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+        return Tensor(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Tensor(jnp.asarray(x))
+    return x
+
+
+def as_tensors(tree):
+    """`as_tensor` on every leaf of a pytree (Tensors and Variables are leaves):
+    what TensorFlow-style results (gradients, `loopax.function` outputs) return
+    eagerly, so that `.numpy()` works and a tape can watch them."""
+    return jax.tree_util.tree_map(as_tensor, tree, is_leaf=lambda x: isinstance(x, _WRAPPED))
+
+
 def unwrap(x):
     """The array behind a Variable or Tensor (one level into lists/tuples)."""
     if isinstance(x, Tensor):

@@ -24,6 +24,11 @@ def test_checkpoint_round_trip_and_manager(run_guide, tmp_path):
     assert printed["restored_iterations"][0].tolist() == [49]   # 49 steps before step 50
     # the restored model and optimizer (Adam moments included) continue identically
     assert printed["continued"][0].tolist() == [0.0, 0.0, 0.0]
+    # restored before they were built: the values wait for the first call / apply
+    assert printed["deferred_before_build"][0].tolist() == [2]   # kernel and bias
+    assert printed["deferred_step"][0].tolist() == [50]
+    assert printed["continued_deferred"][0].tolist() == [0.0, 0.0, 0.0]
+    assert printed["deferred_consumed"][0].tolist() == [0]
 
 
 def _events(logdir):
@@ -79,6 +84,19 @@ def test_restore_refuses_other_shapes_and_names_missing_paths(tmp_path):
     status = tf.train.Checkpoint(v=tf.Variable([0.0, 0.0]), w=tf.Variable(1.0)).restore(path)
     with pytest.raises(AssertionError, match="'w'"):
         status.assert_consumed()
+
+
+def test_deferred_restore_of_another_shape_raises_at_build(tmp_path):
+    import loopax.tf as tf
+
+    saved = tf.keras.layers.Dense(3)
+    saved(np.ones((1, 2), np.float32))
+    path = tf.train.Checkpoint(layer=saved).save(str(tmp_path / "c"))
+    other = tf.keras.layers.Dense(4)
+    status = tf.train.Checkpoint(layer=other).restore(path)
+    assert status.unused_keys == ["layer/bias", "layer/kernel"]
+    with pytest.raises(ValueError, match=r"'layer/bias' was saved with shape \(3,\)"):
+        other(np.ones((1, 2), np.float32))
 
 
 def test_summary_without_tensorboardx_names_the_install(monkeypatch):

@@ -13,17 +13,15 @@ Output size per spatial axis (k' = (k - 1) · dilation + 1):
 
 from __future__ import annotations
 
-from jax import lax
-
 from loopax.src import activations, constraints, initializers, regularizers, serialization
 from loopax.src.layers.argument_checks import (
-    dimension_numbers,
     positive_int,
     standardize_data_format,
     standardize_padding,
     standardize_tuple,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.ops.transposed_conv import transposed_conv
 from loopax.src.tensor import unwrap
 
 
@@ -121,10 +119,8 @@ class BaseConvTranspose(Layer):
         output_padding = self.output_padding or (None,) * self.rank
         padding = [transpose_padding(k, s, d, self.padding, p) for k, s, d, p in zip(
             self.kernel_size, self.strides, self.dilation_rate, output_padding)]
-        y = lax.conv_transpose(x, kernel, self.strides, padding,
-                               rhs_dilation=self.dilation_rate,
-                               dimension_numbers=dimension_numbers(self.rank, self.data_format),
-                               transpose_kernel=True)
+        y = transposed_conv(x, kernel, self.strides, padding, self.dilation_rate,
+                            self.data_format == "channels_last")
         if self.use_bias:
             bias = self.bias.value
             if self.data_format == "channels_first":

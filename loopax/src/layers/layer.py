@@ -43,6 +43,7 @@ from loopax.src.state import (
     _state,
     check_values_match,
     name_scope,
+    notify_built,
     pure,
     unique_name,
 )
@@ -475,6 +476,7 @@ class Layer(Module):
         self._build_input_shape = _shape_of(first_arg)
         self.build(self._build_input_shape)
         self.built = True
+        notify_built(self)
 
     def __call__(self, *args, **kwargs):
         if args and symbolic.any_symbolic(args[0]) or symbolic.any_symbolic((args, kwargs)):

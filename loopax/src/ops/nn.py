@@ -20,6 +20,7 @@ from jax import lax
 from loopax.src import dtypes
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.config import image_data_format
+from loopax.src.ops.transposed_conv import transposed_conv
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
 
@@ -506,9 +507,7 @@ def conv_transpose(inputs: ArrayLike, kernel: ArrayLike, strides: int | Sequence
         padding = [
             _transpose_padding(k, s, d, padding.lower(), p)
             for k, s, d, p in zip(kernel.shape[:n], strides, dilation, out_pad)]
-    return lax.conv_transpose(
-        inputs, kernel, strides, padding, rhs_dilation=dilation,
-        dimension_numbers=_dimension_numbers(n, channels_last), transpose_kernel=True)
+    return transposed_conv(inputs, kernel, strides, padding, dilation, channels_last)
 
 
 def _transpose_padding(kernel_size, stride, dilation, padding, output_padding):

@@ -59,6 +59,7 @@ from loopax.src.state import (
     active_scope,
     check_values_match,
     name_scope,
+    notify_built,
     pure,
     tracing,
     unique_name,
@@ -315,6 +316,7 @@ class Optimizer:
             # Zeros are fine: the first update sets each average to its variable.
             self._averages = self.add_optimizer_variables(var_list, "average")
         self.built = True
+        notify_built(self)
 
     def _build_transform_state(self, var_list):
         params = collections.OrderedDict(
@@ -589,6 +591,7 @@ class Optimizer:
             variables = list(trainable_variables)
             if not self.built:
                 self.build(variables)
+                notify_built(self)   # again after a subclass's build added its slots
         if len(grads) != len(variables):
             raise ValueError(
                 f"{self.name}.{caller}: got {len(grads)} gradients for "

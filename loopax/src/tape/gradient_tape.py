@@ -14,7 +14,7 @@ import numpy as np
 from loopax.src.state import Variable, _state
 from loopax.src.tape.program import _compiled, _Program
 from loopax.src.tape.recording import _ARRAYS, _WRAPPED, _is_wrapped, record
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import Tensor, as_tensors
 
 
 class UnconnectedGradients(str, enum.Enum):
@@ -349,7 +349,10 @@ class GradientTape:
             watched = self._watched
             self._clear()
             self._watched = watched   # watched_variables() still answers
-        return jax.tree_util.tree_unflatten(tree, results)
+        results = jax.tree_util.tree_unflatten(tree, results)
+        # Eager results are Tensors (`.numpy()`, watchable), as TensorFlow's; inside a
+        # state scope (fit's step, a stateless call) they stay arrays (or tracers).
+        return results if _state.scopes else as_tensors(results)
 
     def _call(self, fn, program, extra):
         """Runs the compiled function `fn(sources, consts, extra)`; an outer

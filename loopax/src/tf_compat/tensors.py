@@ -10,23 +10,7 @@ import jax
 import numpy as np
 
 from loopax.src.state import Variable
-from loopax.src.tensor import Tensor, op
-
-
-def as_tensor(x):
-    """`x` as a Tensor when it is a concrete JAX or NumPy array; anything else
-    (tracers, Tensors, Variables, Python values) unchanged."""
-    if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
-        return Tensor(x)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return Tensor(jax.numpy.asarray(x))
-    return x
-
-
-def as_tensors(tree):
-    """`as_tensor` on every leaf of a pytree (Tensors and Variables are leaves)."""
-    return jax.tree_util.tree_map(
-        as_tensor, tree, is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
+from loopax.src.tensor import Tensor, as_tensor, as_tensors, op  # noqa: F401 (re-exported)
 
 
 def returns_tensors(fn):

@@ -10,25 +10,31 @@ learning rate, slots), as `model.save` stores optimizer state. `save` writes
 `checkpoint` file in its directory naming the latest, which
 `tf.train.latest_checkpoint` reads, in TensorFlow's text format.
 
-Restore assigns every Variable that exists now. Optimizer slots and layer
-weights that do not exist yet (an unbuilt model or optimizer) stay pending,
-as TensorFlow defers them; unlike TensorFlow they are not filled in when
-created later: `status.assert_consumed()` names them, so build the model
-(call it once) and the optimizer (`optimizer.build(model.trainable_variables)`)
-before restoring.
+Restore assigns every Variable that exists now. Saved values whose Variables
+do not exist yet (the weights of a layer not called yet, the slots of an
+optimizer not built yet) are deferred, as TensorFlow defers them: each is
+assigned as soon as its Variable exists, when its layer is built (its first
+call) or its optimizer is built (`build`, or the first `apply_gradients`),
+before any value is read. `status.assert_consumed()` names what is still
+pending. A later `restore`/`read` of the same Checkpoint replaces what is pending.
+The objects a Checkpoint holds keep it alive while values are pending, so
+`Checkpoint(model=model).restore(path)` works without keeping the Checkpoint.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import weakref
 
+import jax.numpy as jnp
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
+from loopax.src.distribution import placement
 from loopax.src.module import Module
 from loopax.src.saving import weights_file
-from loopax.src.state import Variable
+from loopax.src.state import Variable, _state
 
 FORMAT = "loopax.tf.checkpoint"
 SUFFIX = ".safetensors"
@@ -71,13 +77,19 @@ class CheckpointLoadStatus:
     TensorFlow's do.
 
     Args:
-        unused_keys: Keys in the file that no current Variable took (pending).
+        pending: The restore's deferred values (`{key: array}`, emptied as their
+            Variables are created).
         missing_keys: Current Variables the file did not hold.
     """
 
-    def __init__(self, unused_keys, missing_keys):
-        self.unused_keys = sorted(unused_keys)
+    def __init__(self, pending, missing_keys):
+        self._pending = pending
         self.missing_keys = sorted(missing_keys)
+
+    @property
+    def unused_keys(self):
+        """Keys in the file whose Variables do not exist yet (still deferred)."""
+        return sorted(self._pending)
 
     def assert_consumed(self):
         """Raises unless every saved value was restored and every Variable got one.
@@ -89,8 +101,9 @@ class CheckpointLoadStatus:
             raise AssertionError(
                 f"Checkpoint restore did not match: saved values with no Variable (yet) "
                 f"{self.unused_keys}; Variables not in the checkpoint {self.missing_keys}. "
-                "Build the model and optimizer (call the model once, "
-                "optimizer.build(model.trainable_variables)) before restoring.")
+                "A deferred value is assigned when its Variable is created: call the "
+                "model once and build the optimizer (optimizer.build(...) or a first "
+                "apply_gradients) before asserting.")
         return self
 
     def assert_existing_objects_matched(self):
@@ -136,6 +149,7 @@ class Checkpoint:
         self.__dict__["_objects"] = objects
         self.__dict__["save_counter"] = Variable(0, dtype="int32", trainable=False,
                                                  name="save_counter")
+        self.__dict__["_deferred"] = {}   # key -> saved array whose Variable is not built
 
     def __getattr__(self, name):
         try:
@@ -217,7 +231,7 @@ class Checkpoint:
 
     def _load(self, save_path, skip=()):
         if save_path is None:
-            return CheckpointLoadStatus((), ())
+            return CheckpointLoadStatus({}, ())
         filename = _file_of(os.fspath(save_path))
         if not os.path.exists(filename):
             raise FileNotFoundError(
@@ -226,17 +240,72 @@ class Checkpoint:
         with open(filename, "rb") as f:
             arrays = weights_file.read_safetensors(f.read(), filename)
         variables = {k: v for k, v in self._variables().items() if k not in skip}
-        for key in sorted(set(arrays) & set(variables)):
-            variable, value = variables[key], arrays[key]
+        self._deferred.clear()
+        self._deferred.update({k: arrays[k] for k in set(arrays) - set(skip)})
+        self._assign_deferred(variables, filename)
+        if self._deferred:
+            _watch_builds(self, filename)
+        return CheckpointLoadStatus(self._deferred, set(variables) - set(arrays))
+
+    def _assign_deferred(self, variables, filename, at_build=False):
+        """Assigns the deferred values whose Variables are in `variables`
+        (`{key: Variable}`), all shapes checked first. `at_build`: the Variables were
+        just created; the value becomes their initial one, even inside a state scope
+        (a layer built in a tape's first call)."""
+        keys = sorted(set(self._deferred) & set(variables))
+        for key in keys:
+            variable, value = variables[key], self._deferred[key]
             if tuple(value.shape) != tuple(variable.shape):
                 raise ValueError(
                     f"Checkpoint {filename}: {key!r} was saved with shape {value.shape} "
                     f"but the Variable has shape {tuple(variable.shape)}: the model or "
                     "optimizer is built differently from the one that was saved.")
-        for key in sorted(set(arrays) & set(variables)):
-            variables[key].assign(arrays[key].astype(variables[key].dtype))
-        unused = set(arrays) - set(variables) - set(skip)
-        return CheckpointLoadStatus(unused, set(variables) - set(arrays))
+        for key in keys:
+            variable = variables[key]
+            value = self._deferred.pop(key).astype(variable.dtype)
+            if at_build:
+                _initialize(variable, value)
+            else:
+                variable.assign(value)
+
+
+def _initialize(variable, value):
+    """Sets a just-built Variable's value outside any state scope (no assignment is
+    recorded: to the program it was created with this value, as in TensorFlow)."""
+    value = jnp.asarray(value)
+    if variable._layout is not None:
+        value = placement.place_assigned(value, variable._layout)
+    variable._write(value)
+
+
+def _watch_builds(checkpoint, filename):
+    """Assigns `checkpoint`'s deferred values after each build that creates their
+    Variables, until none is left. Meanwhile the objects it holds keep it alive and
+    nothing else does: it goes with them."""
+    checkpoint_ref = weakref.ref(checkpoint)
+    _keep_alive_by_objects(checkpoint, checkpoint)
+
+    def after_build(_built):
+        live = checkpoint_ref()
+        if live is not None and live._deferred:
+            live._assign_deferred(live._variables(), filename, at_build=True)
+        if live is None or not live._deferred:
+            _state.build_hooks.remove(after_build)
+            if live is not None:
+                _keep_alive_by_objects(live, None)
+
+    _state.build_hooks.append(after_build)
+
+
+def _keep_alive_by_objects(checkpoint, value):
+    """Sets (or clears, `value=None`) a reference to `value` on each object
+    `checkpoint` holds that can carry one (Modules, optimizers)."""
+    for obj in checkpoint._objects.values():
+        if hasattr(obj, "__dict__") and not isinstance(obj, Variable):
+            if value is None:
+                obj.__dict__.pop("_loopax_deferred_restore", None)
+            else:
+                obj.__dict__["_loopax_deferred_restore"] = value
 
 
 # ---- the `checkpoint` state file (TensorFlow's text format) ----------------------------

@@ -70,5 +70,21 @@ print("restored_step:", int(ckpt2.step), saved_step)
 print("restored_kernel_diff:", float(np.max(np.abs(net2.l1.kernel.numpy() - saved_kernel))))
 print("restored_iterations:", int(optimizer2.iterations))
 ckpt.restore(manager.latest_checkpoint)
-print("continued:", [float(train_step(net, optimizer)) - float(train_step(net2, optimizer2))
-                     for _ in range(3)])
+
+# Delayed restoration: a model never called and an optimizer never built take
+# the saved values when their variables are created (first call, first apply).
+net3 = Net()
+optimizer3 = tf.keras.optimizers.Adam(0.1)
+ckpt3 = tf.train.Checkpoint(step=tf.Variable(1), optimizer=optimizer3, net=net3)
+status3 = ckpt3.restore(tf.train.latest_checkpoint(manager.directory))
+print("deferred_before_build:", len([k for k in status3.unused_keys if k.startswith("net/")]))
+print("deferred_step:", int(ckpt3.step))
+continued, deferred = [], []
+for _ in range(3):
+    reference = float(train_step(net2, optimizer2))
+    continued.append(float(train_step(net, optimizer)) - reference)
+    deferred.append(float(train_step(net3, optimizer3)) - reference)
+print("continued:", continued)
+print("continued_deferred:", deferred)
+status3.assert_consumed()
+print("deferred_consumed:", len(status3.unused_keys))
