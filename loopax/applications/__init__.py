@@ -24,7 +24,15 @@ from loopax.applications import (
     vgg19,
     xception,
 )
+from loopax.src.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from loopax.src.applications.efficientnet import EfficientNetB0
 from loopax.src.applications.mobilenet_v2 import MobileNetV2
-from loopax.src.applications.resnet import ResNet50
-from loopax.src.applications.vgg16 import VGG16
+from loopax.src.applications.resnet import (
+    ResNet50,
+    ResNet50V2,
+    ResNet101,
+    ResNet101V2,
+    ResNet152,
+    ResNet152V2,
+)
+from loopax.src.applications.vgg16 import VGG16, VGG19

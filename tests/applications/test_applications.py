@@ -29,37 +29,46 @@ legacy_h5 = pytest.importorskip("keras.src.legacy.saving.legacy_h5_format")
 h5py = pytest.importorskip("h5py")
 
 import loopax  # noqa: E402
-import loopax.src.random as loopax_random  # noqa: E402
-
-keras_random = pytest.importorskip("keras.src.backend.jax.random")
 
 
-def _zeros(shape, *args, **kwargs):
-    return np.zeros(shape, "float32")
+def _zeros(shape, dtype=None, *args, **kwargs):
+    return np.zeros(shape, dtype or "float32")
+
+
+def _keras_zero_variable(variable, initializer):
+    variable._initialize(np.zeros(variable._shape, variable._dtype))
 
 
 @contextlib.contextmanager
-def zero_initializers(module):
-    with mock.patch.object(module, "uniform", _zeros), \
-            mock.patch.object(module, "normal", _zeros), \
-            mock.patch.object(module, "truncated_normal", _zeros):
+def zero_initializers():
+    """Every new Keras and loopax variable starts as NumPy zeros: evaluating each
+    initializer compiles one XLA program per weight shape, which would dominate the
+    test time (the weights are assigned or loaded afterwards anyway)."""
+    from keras.src.backend.jax.core import JaxVariable
+
+    from loopax.src import state
+
+    with mock.patch.object(JaxVariable, "_initialize_with_initializer",
+                           _keras_zero_variable), \
+            mock.patch.object(state, "_initializer_lookup", lambda initializer: _zeros):
         yield
 
 
-def keras_model(name, **kwargs):
-    with zero_initializers(keras_random):
+def keras_model(name, randomize=True, **kwargs):
+    with zero_initializers():
         model = getattr(keras.applications, name)(weights=None, **kwargs)
-    rng = np.random.default_rng(0)
-    for w in model.weights:
-        value = rng.standard_normal(tuple(w.shape)).astype("float32") * 0.1
-        if "variance" in w.path:
-            value = np.abs(value) + 0.5
-        w.assign(value)
+    if randomize:
+        rng = np.random.default_rng(0)
+        for w in model.weights:
+            value = rng.standard_normal(tuple(w.shape)).astype("float32") * 0.1
+            if "variance" in w.path:
+                value = np.abs(value) + 0.5
+            w.assign(value)
     return model
 
 
 def loopax_model(name, **kwargs):
-    with zero_initializers(loopax_random):
+    with zero_initializers():
         return getattr(loopax.applications, name)(**kwargs)
 
 
@@ -102,7 +111,7 @@ def described(model):
 ], ids=["ResNet50-no_top-avg_pool", "EfficientNetB0-3_classes", "VGG16-no_top-max_pool",
         "MobileNetV2-no_top-alpha_1.4"])
 def test_architecture_matches_keras(name, kwargs):
-    reference = keras_model(name, **kwargs)
+    reference = keras_model(name, randomize=False, **kwargs)
     model = loopax_model(name, weights=None, **kwargs)
     assert model.name == reference.name
     assert described(model) == described(reference)
@@ -223,3 +232,73 @@ def test_resnet50_by_default_downloads_before_building(downloads):
     with pytest.raises(OSError, match="resnet50_weights_tf_dim_ordering_tf_kernels.h5"):
         loopax.applications.ResNet50()   # weights="imagenet", as in Keras
     assert len(asked) == 1
+
+
+# ---- every family Keras ships ----------------------------------------------------
+# One representative per family predicts as Keras on Keras's saved weights; every
+# other variant is compared by architecture (cheap: nothing is compiled).
+
+def count_params(model):
+    return sum(int(np.prod(w.shape)) for w in model.weights)
+
+
+def assert_same_architecture(model, reference):
+    assert model.name == reference.name
+    assert described(model) == described(reference)
+    assert [tuple(w.shape) for w in model.weights] == [tuple(w.shape) for w in reference.weights]
+    assert count_params(model) == count_params(reference)
+    assert tuple(model.outputs[0].shape) == tuple(reference.outputs[0].shape)
+
+
+def assert_predicts_as_keras(name, module, kwargs, tmp_path, size):
+    """Keras's model (random weights) saved by Keras, loaded through loopax's
+    `weights=path`; both predict the same numbers on the same preprocessed images."""
+    reference = keras_model(name, **kwargs)
+    path = tmp_path / f"{name}.weights.h5"
+    reference.save_weights(path)
+    images = np.random.default_rng(1).random((2, size, size, 3)).astype("float32") * 255
+    x = getattr(keras.applications, module).preprocess_input(images.copy())
+    np.testing.assert_allclose(
+        np.asarray(getattr(loopax.applications, module).preprocess_input(images.copy())),
+        np.asarray(x), rtol=1e-6)
+    expected = np.asarray(reference(x, training=False))
+    model = loopax_model(name, weights=str(path), **kwargs)
+    assert_same_architecture(model, reference)
+    got = np.asarray(model(x, training=False))
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * max(scale, 1.0))
+
+
+def case(name, module, **kwargs):
+    return pytest.param(name, module, kwargs, id=name)
+
+
+FAMILY_REPRESENTATIVES = [
+    case("ResNet50V2", "resnet_v2", input_shape=(32, 32, 3), classes=7),
+    case("VGG19", "vgg19", input_shape=(32, 32, 3), include_top=False, pooling="avg"),
+    case("DenseNet121", "densenet", input_shape=(32, 32, 3), classes=4),
+]
+
+OTHER_VARIANTS = [
+    case("ResNet101", "resnet", include_top=False),
+    case("ResNet152", "resnet", input_shape=(64, 64, 3), classes=10),
+    case("ResNet101V2", "resnet_v2", include_top=False, pooling="max"),
+    case("ResNet152V2", "resnet_v2", include_top=False),
+    case("ResNet50", "resnet", input_shape=(32, 32, 3), classes=3),
+    case("DenseNet169", "densenet", include_top=False, pooling="avg"),
+    case("DenseNet201", "densenet", include_top=False),
+]
+
+
+@pytest.mark.parametrize("name, module, kwargs", FAMILY_REPRESENTATIVES)
+def test_family_representative_predicts_as_keras_on_keras_weights(name, module, kwargs,
+                                                                  tmp_path):
+    assert_predicts_as_keras(name, module, kwargs, tmp_path, kwargs["input_shape"][0])
+
+
+@pytest.mark.parametrize("name, module, kwargs", OTHER_VARIANTS)
+def test_variant_architecture_matches_keras(name, module, kwargs):
+    assert getattr(getattr(loopax.applications, module), name) is \
+        getattr(loopax.applications, name)
+    reference = keras_model(name, randomize=False, **kwargs)
+    assert_same_architecture(loopax_model(name, weights=None, **kwargs), reference)
