@@ -41,8 +41,10 @@ def transition_block(x, name):
     return AveragePooling2D(2, strides=2, name=f"{name}_pool")(x)
 
 
-def build_densenet(depth, include_top, weights, input_tensor, input_shape, pooling, classes,
+def build_densenet(blocks, include_top, weights, input_tensor, input_shape, pooling, classes,
                    classifier_activation, name, owner):
+    """A DenseNet with `blocks[i]` conv blocks in dense block i (Keras's
+    `densenet.DenseNet`)."""
     inputs, _, weights = building.prepare(owner, weights, include_top, classes, pooling,
                                           input_tensor, input_shape)
     x = ZeroPadding2D(((3, 3), (3, 3)))(inputs)
@@ -51,8 +53,8 @@ def build_densenet(depth, include_top, weights, input_tensor, input_shape, pooli
     x = Activation("relu", name="conv1_relu")(x)
     x = ZeroPadding2D(((1, 1), (1, 1)))(x)
     x = MaxPooling2D(3, strides=2, name="pool1")(x)
-    for index, blocks in enumerate(BLOCKS[depth]):
-        for i in range(blocks):
+    for index, count in enumerate(blocks):
+        for i in range(count):
             x = conv_block(x, name=f"conv{index + 2}_block{i + 1}")
         if index < 3:
             x = transition_block(x, name=f"pool{index + 2}")
@@ -66,8 +68,8 @@ def build_densenet(depth, include_top, weights, input_tensor, input_shape, pooli
 _DOC = ("{owner} on `(batch, height, width, 3)` images preprocessed with "
         "`loopax.applications.densenet.preprocess_input` (\"torch\" mode; default size 224).")
 DenseNet121 = building.named_variant(build_densenet, "DenseNet121", "densenet", _DOC,
-                                     depth=121)
+                                     blocks=BLOCKS[121])
 DenseNet169 = building.named_variant(build_densenet, "DenseNet169", "densenet", _DOC,
-                                     depth=169)
+                                     blocks=BLOCKS[169])
 DenseNet201 = building.named_variant(build_densenet, "DenseNet201", "densenet", _DOC,
-                                     depth=201)
+                                     blocks=BLOCKS[201])

@@ -81,10 +81,10 @@ def preact_stage(x, filters, blocks, stride=2, name=None):
     return preact_bottleneck_block(x, filters, stride=stride, name=f"{name}_block{blocks}")
 
 
-def build_resnet(depth, preact, include_top, weights, input_tensor, input_shape, pooling,
+def build_resnet(blocks, preact, include_top, weights, input_tensor, input_shape, pooling,
                  classes, classifier_activation, name, owner):
-    """ResNet`depth` (V2 when `preact`) as Keras builds it: the 7x7 stem, four
-    stages, then the head."""
+    """A ResNet (V2 when `preact`) as Keras builds it: the 7x7 stem, four stages
+    of `blocks[i]` bottleneck blocks, then the head."""
     inputs, _, weights = building.prepare(owner, weights, include_top, classes, pooling,
                                           input_tensor, input_shape)
     x = ZeroPadding2D(((3, 3), (3, 3)), name="conv1_pad")(inputs)
@@ -94,7 +94,7 @@ def build_resnet(depth, preact, include_top, weights, input_tensor, input_shape,
         x = Activation("relu", name="conv1_relu")(x)
     x = ZeroPadding2D(((1, 1), (1, 1)), name="pool1_pad")(x)
     x = MaxPooling2D(3, strides=2, name="pool1_pool")(x)
-    for index, (filters, blocks) in enumerate(zip(_FILTERS, DEPTHS[depth])):
+    for index, (filters, blocks) in enumerate(zip(_FILTERS, blocks)):
         stage_name = f"conv{index + 2}"
         if preact:   # V2 strides at the end of conv2..conv4
             x = preact_stage(x, filters, blocks, stride=1 if index == 3 else 2,
@@ -111,18 +111,18 @@ def build_resnet(depth, preact, include_top, weights, input_tensor, input_shape,
 
 _DOC = ("{owner} on `(batch, height, width, 3)` images preprocessed with "
         "`loopax.applications.{module}.preprocess_input` (default size 224).")
-ResNet50 = building.named_variant(build_resnet, "ResNet50", "resnet", _DOC, depth=50,
+ResNet50 = building.named_variant(build_resnet, "ResNet50", "resnet", _DOC, blocks=DEPTHS[50],
                                   preact=False)
-ResNet101 = building.named_variant(build_resnet, "ResNet101", "resnet", _DOC, depth=101,
+ResNet101 = building.named_variant(build_resnet, "ResNet101", "resnet", _DOC, blocks=DEPTHS[101],
                                    preact=False)
-ResNet152 = building.named_variant(build_resnet, "ResNet152", "resnet", _DOC, depth=152,
+ResNet152 = building.named_variant(build_resnet, "ResNet152", "resnet", _DOC, blocks=DEPTHS[152],
                                    preact=False)
-ResNet50V2 = building.named_variant(build_resnet, "ResNet50V2", "resnet_v2", _DOC, depth=50,
+ResNet50V2 = building.named_variant(build_resnet, "ResNet50V2", "resnet_v2", _DOC, blocks=DEPTHS[50],
                                     preact=True)
 ResNet101V2 = building.named_variant(build_resnet, "ResNet101V2", "resnet_v2", _DOC,
-                                     depth=101, preact=True)
+                                     blocks=DEPTHS[101], preact=True)
 ResNet152V2 = building.named_variant(build_resnet, "ResNet152V2", "resnet_v2", _DOC,
-                                     depth=152, preact=True)
+                                     blocks=DEPTHS[152], preact=True)
 
 
 def preprocess_input(x, data_format=None):
