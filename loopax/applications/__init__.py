@@ -25,7 +25,16 @@ from loopax.applications import (
     xception,
 )
 from loopax.src.applications.densenet import DenseNet121, DenseNet169, DenseNet201
-from loopax.src.applications.efficientnet import EfficientNetB0
+from loopax.src.applications.efficientnet import (
+    EfficientNetB0,
+    EfficientNetB1,
+    EfficientNetB2,
+    EfficientNetB3,
+    EfficientNetB4,
+    EfficientNetB5,
+    EfficientNetB6,
+    EfficientNetB7,
+)
 from loopax.src.applications.mobilenet_v2 import MobileNetV2
 from loopax.src.applications.resnet import (
     ResNet50,

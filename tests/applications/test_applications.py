@@ -327,11 +327,25 @@ def vgg19_pair():
         lambda weights: loopax.applications.VGG19(weights=weights, **kwargs), "vgg19"
 
 
+def efficientnet_pair():
+    from keras.src.applications import efficientnet as keras_efficientnet
+
+    from loopax.src.applications import efficientnet
+
+    kwargs = {"width_coefficient": 0.5, "depth_coefficient": 0.1, "default_size": 224,
+              "dropout_rate": 0.2, "input_shape": (32, 32, 3), "classes": 3,
+              "name": "efficientnet"}
+    reference = keras_reduced(keras_efficientnet.EfficientNet, **kwargs)
+    return reference, loopax_reduced(efficientnet.build_efficientnet, "EfficientNetB0",
+                                     **kwargs), "efficientnet"
+
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
     pytest.param(vgg19_pair, id="VGG19-no_top-avg"),
     pytest.param(densenet_pair, id="DenseNet-1_2_1_1_blocks-no_top-max"),
+    pytest.param(efficientnet_pair, id="EfficientNet-width_0.5-depth_0.1"),
 ]
 
 
@@ -358,6 +372,7 @@ VARIANTS = [
     case("ResNet50", "resnet", input_shape=(32, 32, 3), classes=3),
     case("DenseNet169", "densenet", include_top=False, pooling="avg"),
     case("DenseNet201", "densenet", include_top=False),
+    *[case(f"EfficientNetB{i}", "efficientnet", include_top=False) for i in range(1, 8)],
 ]
 
 
