@@ -347,12 +347,19 @@ def efficientnet_pair():
                                      **kwargs), "efficientnet"
 
 
+def mobilenet_pair():
+    kwargs = {"input_shape": (32, 32, 3), "alpha": 0.25, "classes": 6}
+    return keras_reduced(keras.applications.MobileNet, **kwargs), \
+        lambda weights: loopax.applications.MobileNet(weights=weights, **kwargs), "mobilenet"
+
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
     pytest.param(vgg19_pair, id="VGG19-no_top-avg"),
     pytest.param(densenet_pair, id="DenseNet-1_2_1_1_blocks-no_top-max"),
     pytest.param(efficientnet_pair, id="EfficientNet-width_0.5-depth_0.1"),
+    pytest.param(mobilenet_pair, id="MobileNet-alpha_0.25"),
 ]
 
 
@@ -380,6 +387,7 @@ VARIANTS = [
     case("DenseNet169", "densenet", include_top=False, pooling="avg"),
     case("DenseNet201", "densenet", include_top=False),
     *[case(f"EfficientNetB{i}", "efficientnet", include_top=False) for i in range(1, 8)],
+    case("MobileNet", "mobilenet", include_top=False, depth_multiplier=2),
 ]
 
 
