@@ -46,3 +46,4 @@ from loopax.src.applications.resnet import (
     ResNet152V2,
 )
 from loopax.src.applications.vgg16 import VGG16, VGG19
+from loopax.src.applications.xception import Xception

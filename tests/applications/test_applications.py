@@ -353,6 +353,15 @@ def mobilenet_pair():
         lambda weights: loopax.applications.MobileNet(weights=weights, **kwargs), "mobilenet"
 
 
+def named_pair(name, module, **kwargs):
+    """Keras's and loopax's `name` application, built with the same arguments."""
+    def make_pair():
+        reference = keras_reduced(getattr(keras.applications, name), **kwargs)
+        return reference, lambda weights: getattr(loopax.applications, name)(
+            weights=weights, **kwargs), module
+    return make_pair
+
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
@@ -360,6 +369,8 @@ FAMILY_REPRESENTATIVES = [
     pytest.param(densenet_pair, id="DenseNet-1_2_1_1_blocks-no_top-max"),
     pytest.param(efficientnet_pair, id="EfficientNet-width_0.5-depth_0.1"),
     pytest.param(mobilenet_pair, id="MobileNet-alpha_0.25"),
+    pytest.param(named_pair("Xception", "xception", input_shape=(71, 71, 3), classes=5),
+                 id="Xception-71x71"),
 ]
 
 
