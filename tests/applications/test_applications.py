@@ -371,6 +371,8 @@ FAMILY_REPRESENTATIVES = [
     pytest.param(mobilenet_pair, id="MobileNet-alpha_0.25"),
     pytest.param(named_pair("Xception", "xception", input_shape=(71, 71, 3), classes=5),
                  id="Xception-71x71"),
+    pytest.param(named_pair("InceptionV3", "inception_v3", input_shape=(75, 75, 3),
+                            include_top=False, pooling="avg"), id="InceptionV3-75x75-no_top"),
 ]
 
 
@@ -399,6 +401,7 @@ VARIANTS = [
     case("DenseNet201", "densenet", include_top=False),
     *[case(f"EfficientNetB{i}", "efficientnet", include_top=False) for i in range(1, 8)],
     case("MobileNet", "mobilenet", include_top=False, depth_multiplier=2),
+    case("InceptionV3", "inception_v3", input_shape=(75, 75, 3), classes=3),
 ]
 
 
