@@ -35,6 +35,7 @@ from loopax.src.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from loopax.src.applications.inception_resnet_v2 import InceptionResNetV2
 from loopax.src.applications.inception_v3 import InceptionV3
 from loopax.src.applications.mobilenet import MobileNet
 from loopax.src.applications.mobilenet_v2 import MobileNetV2

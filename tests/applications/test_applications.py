@@ -257,8 +257,8 @@ def assert_predicts_as_keras(reference, build, module, tmp_path):
     loopax's equal)."""
     path = tmp_path / "reference.weights.h5"
     reference.save_weights(path)
-    size = reference.inputs[0].shape[1]
-    images = np.random.default_rng(1).random((2, size, size, 3)).astype("float32") * 255
+    shape = (2, *reference.inputs[0].shape[1:])
+    images = np.random.default_rng(1).random(shape).astype("float32") * 255
     x = getattr(keras.applications, module).preprocess_input(images.copy())
     np.testing.assert_allclose(
         np.asarray(getattr(loopax.applications, module).preprocess_input(images.copy())),
@@ -362,6 +362,30 @@ def named_pair(name, module, **kwargs):
     return make_pair
 
 
+def inception_resnet_blocks_pair():
+    """Keras has no smaller InceptionResNetV2: its three residual block types in a
+    row (the whole model's architecture is compared in `VARIANTS`)."""
+    from keras.src.applications import inception_resnet_v2 as keras_irv2
+
+    from loopax.src.applications import inception_resnet_v2
+
+    def blocks(framework, module):
+        inputs = framework.Input((9, 9, 3))
+        x = module.inception_resnet_block(inputs, 0.17, "block35", 1)
+        x = module.inception_resnet_block(x, 0.1, "block17", 1)
+        x = module.inception_resnet_block(x, 1.0, "block8", 10, activation=None)
+        return framework.Model(inputs, x, name="blocks")
+
+    with zero_initializers():
+        reference = randomized(blocks(keras, keras_irv2))
+
+    def build(weights):
+        model = blocks(loopax, inception_resnet_v2)
+        model.load_weights(weights)
+        return model
+    return reference, build, "inception_resnet_v2"
+
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
@@ -373,6 +397,7 @@ FAMILY_REPRESENTATIVES = [
                  id="Xception-71x71"),
     pytest.param(named_pair("InceptionV3", "inception_v3", input_shape=(75, 75, 3),
                             include_top=False, pooling="avg"), id="InceptionV3-75x75-no_top"),
+    pytest.param(inception_resnet_blocks_pair, id="InceptionResNetV2-blocks_35_17_8"),
 ]
 
 
@@ -402,6 +427,7 @@ VARIANTS = [
     *[case(f"EfficientNetB{i}", "efficientnet", include_top=False) for i in range(1, 8)],
     case("MobileNet", "mobilenet", include_top=False, depth_multiplier=2),
     case("InceptionV3", "inception_v3", input_shape=(75, 75, 3), classes=3),
+    case("InceptionResNetV2", "inception_resnet_v2", include_top=False, pooling="max"),
 ]
 
 

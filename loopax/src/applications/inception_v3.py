@@ -88,12 +88,8 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
                      MaxPooling2D(3, strides=2)(x)], axis=3, name="mixed8")
     for index in range(2):
         x = module_8(x, index)
-    if include_top:
-        x = building.classifier_head(x, True, None, classes, classifier_activation,
-                                     ("avg_pool", None))
-    else:
-        x = building.classifier_head(x, False, pooling, classes, classifier_activation,
-                                     (None, None))
+    x = building.classifier_head(x, include_top, pooling, classes, classifier_activation,
+                                 ("avg_pool", None) if include_top else (None, None))
     return building.finish(inputs, x, name, weights)
 
 
