@@ -24,6 +24,13 @@ from loopax.applications import (
     vgg19,
     xception,
 )
+from loopax.src.applications.convnext import (
+    ConvNeXtBase,
+    ConvNeXtLarge,
+    ConvNeXtSmall,
+    ConvNeXtTiny,
+    ConvNeXtXLarge,
+)
 from loopax.src.applications.densenet import DenseNet121, DenseNet169, DenseNet201
 from loopax.src.applications.efficientnet import (
     EfficientNetB0,
