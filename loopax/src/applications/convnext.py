@@ -4,9 +4,10 @@ builder; layer and sub-model names as Keras's."""
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import ops, random
+from loopax.src import random
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation, Dense
@@ -41,8 +42,8 @@ class StochasticDepth(Layer):
         if not training:
             return x
         keep = 1.0 - self.drop_path_rate
-        shape = (ops.shape(x)[0],) + (1,) * (len(x.shape) - 1)
-        mask = ops.floor(keep + random.uniform(shape, 0, 1, seed=self.seed_generator))
+        shape = (x.shape[0],) + (1,) * (len(x.shape) - 1)
+        mask = jnp.floor(keep + random.uniform(shape, 0, 1, seed=self.seed_generator))
         return x / keep * mask
 
     def get_config(self):
