@@ -46,6 +46,7 @@ from loopax.src.applications.inception_resnet_v2 import InceptionResNetV2
 from loopax.src.applications.inception_v3 import InceptionV3
 from loopax.src.applications.mobilenet import MobileNet
 from loopax.src.applications.mobilenet_v2 import MobileNetV2
+from loopax.src.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
 from loopax.src.applications.resnet import (
     ResNet50,
     ResNet50V2,

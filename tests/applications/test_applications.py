@@ -413,6 +413,8 @@ FAMILY_REPRESENTATIVES = [
                             include_top=False, pooling="avg"), id="InceptionV3-75x75-no_top"),
     pytest.param(inception_resnet_blocks_pair, id="InceptionResNetV2-blocks_35_17_8"),
     pytest.param(convnext_pair, id="ConvNeXt-1_2_1_1_blocks-8_to_32_channels"),
+    pytest.param(named_pair("MobileNetV3Small", "mobilenet_v3", input_shape=(32, 32, 3),
+                            alpha=0.75, classes=3), id="MobileNetV3Small-alpha_0.75"),
 ]
 
 
@@ -446,6 +448,8 @@ VARIANTS = [
     case("ConvNeXtTiny", "convnext", input_shape=(32, 32, 3), classes=3),
     *[case(f"ConvNeXt{size}", "convnext", include_top=False)
       for size in ("Small", "Base", "Large", "XLarge")],
+    case("MobileNetV3Large", "mobilenet_v3", include_top=False, pooling="avg"),
+    case("MobileNetV3Small", "mobilenet_v3", minimalistic=True, alpha=1.5),
 ]
 
 
