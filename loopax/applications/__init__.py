@@ -42,6 +42,15 @@ from loopax.src.applications.efficientnet import (
     EfficientNetB6,
     EfficientNetB7,
 )
+from loopax.src.applications.efficientnet_v2 import (
+    EfficientNetV2B0,
+    EfficientNetV2B1,
+    EfficientNetV2B2,
+    EfficientNetV2B3,
+    EfficientNetV2L,
+    EfficientNetV2M,
+    EfficientNetV2S,
+)
 from loopax.src.applications.inception_resnet_v2 import InceptionResNetV2
 from loopax.src.applications.inception_v3 import InceptionV3
 from loopax.src.applications.mobilenet import MobileNet

@@ -400,6 +400,32 @@ def convnext_pair():
         "convnext"
 
 
+def efficientnet_v2_pair(name, stages):
+    """Keras's `EfficientNetV2` on a few blocks of each kind (fused without and with
+    expansion, MBConv with squeeze-excite, residuals): `stages` in loopax's table
+    form, the same blocks in Keras's dicts."""
+    from keras.src.applications import efficientnet_v2 as keras_v2
+
+    from loopax.src.applications import efficientnet_v2
+
+    keys = ("kernel_size", "num_repeat", "input_filters", "output_filters", "expand_ratio",
+            "se_ratio", "strides", "conv_type")
+
+    def make_pair():
+        blocks_args = [dict(zip(keys, (*stage[:7], int(stage[7])))) for stage in stages]
+        common = {"width_coefficient": 1.0, "depth_coefficient": 1.0, "default_size": 224,
+                  "input_shape": (32, 32, 3), "classes": 3, "name": name}
+        reference = keras_reduced(keras_v2.EfficientNetV2, blocks_args=blocks_args, **common)
+        build = loopax_reduced(efficientnet_v2.build_efficientnet_v2, "EfficientNetV2B0",
+                               stages=stages, normalize_imagenet=name.endswith("b0"),
+                               **common)
+        return reference, build, "efficientnet_v2"
+    return make_pair
+
+
+_V2_STAGES = ((3, 1, 8, 8, 1, 0, 1, True), (3, 2, 8, 16, 4, 0, 2, True),
+              (3, 2, 16, 16, 4, 0.25, 1, False))
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
@@ -415,6 +441,10 @@ FAMILY_REPRESENTATIVES = [
     pytest.param(convnext_pair, id="ConvNeXt-1_2_1_1_blocks-8_to_32_channels"),
     pytest.param(named_pair("MobileNetV3Small", "mobilenet_v3", input_shape=(32, 32, 3),
                             alpha=0.75, classes=3), id="MobileNetV3Small-alpha_0.75"),
+    pytest.param(efficientnet_v2_pair("efficientnetv2-b0", _V2_STAGES),
+                 id="EfficientNetV2-b_preprocessing-3_stages"),
+    pytest.param(efficientnet_v2_pair("efficientnetv2-s", _V2_STAGES),
+                 id="EfficientNetV2-s_preprocessing-3_stages"),
 ]
 
 
@@ -450,6 +480,8 @@ VARIANTS = [
       for size in ("Small", "Base", "Large", "XLarge")],
     case("MobileNetV3Large", "mobilenet_v3", include_top=False, pooling="avg"),
     case("MobileNetV3Small", "mobilenet_v3", minimalistic=True, alpha=1.5),
+    *[case(f"EfficientNetV2{size}", "efficientnet_v2", include_top=False)
+      for size in ("B0", "B1", "B2", "B3", "S", "M", "L")],
 ]
 
 
