@@ -56,6 +56,7 @@ from loopax.src.applications.inception_v3 import InceptionV3
 from loopax.src.applications.mobilenet import MobileNet
 from loopax.src.applications.mobilenet_v2 import MobileNetV2
 from loopax.src.applications.mobilenet_v3 import MobileNetV3Large, MobileNetV3Small
+from loopax.src.applications.nasnet import NASNetLarge, NASNetMobile
 from loopax.src.applications.resnet import (
     ResNet50,
     ResNet50V2,

@@ -426,6 +426,20 @@ def efficientnet_v2_pair(name, stages):
 _V2_STAGES = ((3, 1, 8, 8, 1, 0, 1, True), (3, 2, 8, 16, 4, 0, 2, True),
               (3, 2, 16, 16, 4, 0.25, 1, False))
 
+def nasnet_pair():
+    from keras.src.applications import nasnet as keras_nasnet
+
+    from loopax.src.applications import nasnet
+
+    common = {"penultimate_filters": 96, "num_blocks": 1, "stem_block_filters": 8,
+              "default_size": 224, "input_shape": (32, 32, 3), "classes": 3,
+              "name": "nasnet"}
+    reference = keras_reduced(keras_nasnet.NASNet, skip_reduction=False, **common)
+    build = loopax_reduced(nasnet.build_nasnet, "NASNetMobile", skip_reduction=False,
+                           **common)
+    return reference, build, "nasnet"
+
+
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
@@ -445,6 +459,7 @@ FAMILY_REPRESENTATIVES = [
                  id="EfficientNetV2-b_preprocessing-3_stages"),
     pytest.param(efficientnet_v2_pair("efficientnetv2-s", _V2_STAGES),
                  id="EfficientNetV2-s_preprocessing-3_stages"),
+    pytest.param(nasnet_pair, id="NASNet-1_block_per_group-96_filters"),
 ]
 
 
@@ -482,6 +497,8 @@ VARIANTS = [
     case("MobileNetV3Small", "mobilenet_v3", minimalistic=True, alpha=1.5),
     *[case(f"EfficientNetV2{size}", "efficientnet_v2", include_top=False)
       for size in ("B0", "B1", "B2", "B3", "S", "M", "L")],
+    case("NASNetMobile", "nasnet", include_top=False, pooling="avg"),
+    case("NASNetLarge", "nasnet", input_shape=(96, 96, 3), classes=3),
 ]
 
 
