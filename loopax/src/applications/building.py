@@ -55,7 +55,8 @@ def prepare(owner, weights, include_top, classes, pooling, input_tensor, input_s
 
 def named_variant(build, owner, module, doc, **fixed):
     """A public constructor `owner(include_top=True, weights="imagenet", ...)` of
-    `loopax.applications.<module>` that calls `build(**fixed, ...)`: one builder
+    `loopax.applications.<module>` (defined in `build`'s module) that calls
+    `build(**fixed, ...)`: one builder
     serves every size of a family (ResNet50/101/152, DenseNet121/169/201, ...)."""
     default_name = fixed.pop("default_name", owner.lower())
 
@@ -68,7 +69,6 @@ def named_variant(build, owner, module, doc, **fixed):
                      **fixed)
 
     constructor.__name__ = constructor.__qualname__ = owner
-    constructor.__module__ = f"loopax.applications.{module}"
     constructor.__doc__ = doc.format(owner=owner, module=module) + ARGS_DOC
     return constructor
 

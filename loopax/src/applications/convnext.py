@@ -148,7 +148,6 @@ def _variant(size):
                               include_preprocessing=include_preprocessing)
 
     constructor.__name__ = constructor.__qualname__ = owner
-    constructor.__module__ = "loopax.applications.convnext"
     constructor.__doc__ = (
         f"{owner} on raw `[0, 255]` RGB images (with `include_preprocessing`, the "
         "default, the model normalizes them itself; `preprocess_input` is the "

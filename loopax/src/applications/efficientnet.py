@@ -135,7 +135,6 @@ def _variant(size):
             name, owner, drop_connect_rate)
 
     constructor.__name__ = constructor.__qualname__ = owner
-    constructor.__module__ = "loopax.applications.efficientnet"
     constructor.__doc__ = (
         f"{owner} on raw `[0, 255]` RGB images (the model rescales and normalizes them "
         f"itself; `preprocess_input` is the identity); default size {default_size}."

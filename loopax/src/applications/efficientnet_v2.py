@@ -157,7 +157,6 @@ def _variant(size):
             classifier_activation, name, owner, include_preprocessing=include_preprocessing)
 
     constructor.__name__ = constructor.__qualname__ = owner
-    constructor.__module__ = "loopax.applications.efficientnet_v2"
     constructor.__doc__ = (
         f"{owner} on raw `[0, 255]` RGB images (with `include_preprocessing`, the default, "
         f"the model rescales them itself; `preprocess_input` is the identity); default "

@@ -175,7 +175,6 @@ def _variant(owner, blocks, last_point_ch, model_type):
                                   include_preprocessing, name, owner)
 
     constructor.__name__ = constructor.__qualname__ = owner
-    constructor.__module__ = "loopax.applications.mobilenet_v3"
     constructor.__doc__ = _DOC.format(owner=owner)
     return constructor
 
