@@ -108,7 +108,3 @@ def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3,
         x = GlobalMaxPooling2D()(x)
     return building.finish(inputs, x, name or f"mobilenet_{alpha:0.2f}_{rows}", weights)
 
-
-def preprocess_input(x, data_format=None):
-    """Scales images from [0, 255] to [-1, 1] ("tf" mode), as MobileNet expects."""
-    return imagenet_utils.preprocess_input(x, data_format=data_format, mode="tf")

@@ -52,11 +52,12 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
 
 def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
           pooling=None, classes=1000, classifier_activation="softmax", name="vgg19"):
-    """VGG19: VGG16 with four convolutions in blocks 3-5; the same arguments
-    (`loopax.applications.VGG16`), inputs preprocessed with
-    `loopax.applications.vgg19.preprocess_input`."""
     return build_vgg(19, include_top, weights, input_tensor, input_shape, pooling, classes,
                      classifier_activation, name)
+
+
+VGG19.__doc__ = ("VGG19: VGG16 with four convolutions in blocks 3-5, on images preprocessed "
+                 "with `loopax.applications.vgg19.preprocess_input`." + building.ARGS_DOC)
 
 
 def build_vgg(depth, include_top, weights, input_tensor, input_shape, pooling, classes,
