@@ -13,6 +13,7 @@ which would dominate the test time.
 """
 
 import contextlib
+import inspect
 import os
 import re
 from unittest import mock
@@ -84,6 +85,29 @@ def test_mobilenet_v2_loads_keras_weight_files_and_predicts_as_keras(tmp_path):
     from loopax.src.applications.imagenet_utils import load_application_weights
     load_application_weights(model, tmp_path / "m_legacy.h5")
     np.testing.assert_allclose(model.predict(x, verbose=0), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_published_layout_with_other_auto_names_loads_by_order(tmp_path):
+    """Keras's published files for InceptionV3, Xception, NASNet, ... name many layers
+    by Keras 2's counters (`conv2d_1`, ...): Keras loads them by order of the layers
+    with weights, and so does loopax when the names differ."""
+    reference, build, _ = inception_resnet_blocks_pair()
+    with h5py.File(tmp_path / "legacy.h5", "w") as f:
+        legacy_h5.save_weights_to_hdf5_group(f, reference)
+    path = tmp_path / "unused.weights.h5"
+    reference.save_weights(path)
+    with zero_initializers():
+        build(str(path))   # a first model takes the auto names the file has
+        model = build(str(path))
+    assert {layer.name for layer in model.layers if layer.weights} != \
+        {layer.name for layer in reference.layers if layer.weights}
+    for w in model.weights:
+        w.assign(np.zeros(w.shape, w.dtype))
+    from loopax.src.applications.imagenet_utils import load_application_weights
+    load_application_weights(model, tmp_path / "legacy.h5")
+    x = np.random.default_rng(4).random((2, 9, 9, 3)).astype("float32")
+    np.testing.assert_allclose(np.asarray(inference(model)(x)),
+                               np.asarray(inference(reference)(x)), rtol=1e-4, atol=1e-4)
 
 
 def described(model):
@@ -175,8 +199,21 @@ def downloads(monkeypatch, tmp_path):
     ("VGG16", "vgg16", True, {}), ("VGG16", "vgg16", False, {}),
     ("EfficientNetB0", "efficientnet", False, {}),
     ("MobileNetV2", "mobilenet_v2", True, {"alpha": 0.35, "rows": 96}),
+    ("ResNet152V2", "resnet", False, {}), ("VGG19", "vgg19", True, {}),
+    ("DenseNet169", "densenet", False, {}), ("Xception", "xception", True, {}),
+    ("InceptionV3", "inception_v3", False, {}),
+    ("InceptionResNetV2", "inception_resnet_v2", True, {}),
+    ("MobileNet", "mobilenet", False, {"alpha": "2_5", "rows": 128}),
+    ("EfficientNetB5", "efficientnet", True, {}),
+    ("EfficientNetV2S", "efficientnet_v2", False, {}),
+    ("ConvNeXtBase", "convnext", True, {}),
+    ("NASNetLarge", "nasnet", False, {}),
+    ("MobileNetV3/large_224_1.0_float", "mobilenet_v3", False, {}),
 ], ids=["resnet50-top", "resnet50-notop", "vgg16-top", "vgg16-notop", "efficientnetb0-notop",
-        "mobilenetv2-0.35-96"])
+        "mobilenetv2-0.35-96", "resnet152v2-notop", "vgg19-top", "densenet169-notop",
+        "xception-top", "inception_v3-notop", "inception_resnet_v2-top",
+        "mobilenet-0.25-128-notop", "efficientnetb5-top", "efficientnetv2s-notop",
+        "convnext_base-top", "nasnet_large-notop", "mobilenet_v3_large-notop"])
 def test_imagenet_weights_come_from_keras_published_urls(downloads, owner, module,
                                                          include_top, fields):
     from loopax.src.applications.imagenet_utils import PUBLISHED_WEIGHTS, resolve_weights
@@ -187,16 +224,21 @@ def test_imagenet_weights_come_from_keras_published_urls(downloads, owner, modul
         resolve_weights("imagenet", owner, include_top, **fields)
     url = asked[-1]
     keras_urls = [getattr(keras_module, name) for name in dir(keras_module)
-                  if "PATH" in name and isinstance(getattr(keras_module, name), str)]
+                  if ("PATH" in name or "URL" in name)
+                  and isinstance(getattr(keras_module, name), str)]
     assert any(url.startswith(base) or url == base for base in keras_urls), (url, keras_urls)
     file_name = url.rsplit("/", 1)[1]
-    assert (file_name in PUBLISHED_WEIGHTS[owner]) or owner == "MobileNetV2"
+    assert (file_name in PUBLISHED_WEIGHTS[owner]) or owner in ("MobileNetV2", "MobileNet")
     if owner == "MobileNetV2":   # Keras's naming: _{float(alpha)}_{rows}
         assert file_name == "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96.h5"
+    if owner == "MobileNet":
+        assert file_name == "mobilenet_2_5_128_tf_no_top.h5"
+    ours = PUBLISHED_WEIGHTS[owner][2 if include_top else 4]
     hashes = getattr(keras_module, "WEIGHTS_HASHES", None)
-    if hashes is not None:   # our md5s are Keras's
-        ours = PUBLISHED_WEIGHTS[owner][2 if include_top else 4]
+    if hashes is not None:   # our hashes are Keras's
         assert ours in {h for pair in hashes.values() for h in pair}
+    elif ours is not None:   # Keras passes them inline to get_file
+        assert f'file_hash="{ours}"' in inspect.getsource(keras_module)
 
 
 def test_a_download_with_the_wrong_hash_is_refused_and_deleted(downloads, tmp_path):

@@ -330,8 +330,12 @@ def _text(values):
 
 def load_legacy_h5(model, h5file, where):
     """Keras 2 / published-application HDF5 weights: one group per layer name
-    (with a `weight_names` attribute), the weights in the layer's order."""
-    by_name = {layer.name: layer for layer in model.layers if layer.weights}
+    (with a `weight_names` attribute), the weights in the layer's order. Matched
+    by layer name when the names agree; otherwise by order of the layers with
+    weights, as Keras loads them (the published files of InceptionV3, Xception,
+    NASNet, ... name many layers by Keras 2's counters, `conv2d_1`, ...)."""
+    weighted = [layer for layer in model.layers if layer.weights]
+    by_name = {layer.name: layer for layer in weighted}
     names = [n for n in _text(h5file.attrs["layer_names"]) if n in h5file]
     stored = {}
     for name in names:
@@ -341,22 +345,27 @@ def load_legacy_h5(model, h5file, where):
             stored[name] = [group[w] for w in weight_names]
     missing = sorted(set(by_name) - set(stored))
     unknown = sorted(set(stored) - set(by_name))
-    if missing or unknown:
+    if not missing and not unknown:
+        pairs = [(by_name[name], name, datasets) for name, datasets in stored.items()]
+    elif len(stored) == len(weighted):
+        pairs = [(layer, name, datasets)
+                 for layer, (name, datasets) in zip(weighted, stored.items())]
+    else:
         raise ValueError(f"{where}: the file's layers do not match model {model.name!r}: "
-                         f"without weights in the file {missing[:8]}, not in the model "
-                         f"{unknown[:8]} (was the model built with the same include_top/"
-                         "classes/input channels?).")
+                         f"{len(stored)} layers with weights in the file, {len(weighted)} in "
+                         f"the model; by name, without weights in the file {missing[:8]}, "
+                         f"not in the model {unknown[:8]} (was the model built with the "
+                         "same include_top/classes/input channels?).")
     assignments = []
-    for name, datasets in stored.items():
-        layer = by_name[name]
+    for layer, name, datasets in pairs:
         if len(datasets) != len(layer.weights):
             raise ValueError(f"{where}: layer {name!r} has {len(datasets)} weights in the "
-                             f"file but {len(layer.weights)} in the model.")
+                             f"file but layer {layer.name!r} has {len(layer.weights)}.")
         for ds, var in zip(datasets, layer.weights):
             keras_format._check_dataset(ds, ds.name, where)
             if tuple(ds.shape) != tuple(var.shape):
                 raise ValueError(f"{where}: weight {ds.name!r} has shape {ds.shape} in the "
-                                 f"file but {tuple(var.shape)} in layer {name!r}.")
+                                 f"file but {tuple(var.shape)} in layer {layer.name!r}.")
             assignments.append((var, ds[()]))
     for var, value in assignments:
         var.assign(np.asarray(value, dtype=var.dtype))
