@@ -1,9 +1,9 @@
-"""`keras.applications`: ResNet50, VGG16, MobileNetV2, EfficientNetB0 with
-`preprocess_input`/`decode_predictions` in their modules, and the modules of the
-other Keras families with their `preprocess_input`/`decode_predictions` (their
-models are not built yet). Weights: "imagenet" (Keras's published file, downloaded
-once into `$LOOPAX_HOME/models`), None, or a local path. `decode_predictions` reads
-the ImageNet class index from a local file (it downloads nothing)."""
+"""`keras.applications`: every family Keras 3 ships (ResNet V1/V2, VGG, Xception,
+Inception, DenseNet, MobileNet V1-V3, EfficientNet V1/V2, ConvNeXt, NASNet) with
+`preprocess_input`/`decode_predictions` in their modules. Weights: "imagenet"
+(Keras's published file, downloaded once into `$LOOPAX_HOME/models`), None, or a
+local path. `decode_predictions` reads the ImageNet class index from a local file
+(it downloads nothing)."""
 
 from loopax.applications import (
     convnext,
