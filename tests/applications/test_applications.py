@@ -546,7 +546,8 @@ VARIANTS = [
 
 @pytest.mark.parametrize("name, module, kwargs", VARIANTS)
 def test_variant_architecture_matches_keras(name, module, kwargs):
-    assert getattr(getattr(loopax.applications, module), name) is \
-        getattr(loopax.applications, name)
+    if hasattr(getattr(keras.applications, module), name):   # not MobileNetV3's module
+        assert getattr(getattr(loopax.applications, module), name) is \
+            getattr(loopax.applications, name)
     reference = keras_model(name, randomize=False, **kwargs)
     assert_same_architecture(loopax_model(name, weights=None, **kwargs), reference)
