@@ -446,14 +446,14 @@ def efficientnet_v2_pair(name, stages):
     """Keras's `EfficientNetV2` on a few blocks of each kind (fused without and with
     expansion, MBConv with squeeze-excite, residuals): `stages` in loopax's table
     form, the same blocks in Keras's dicts."""
-    from keras.src.applications import efficientnet_v2 as keras_v2
-
-    from loopax.src.applications import efficientnet_v2
-
     keys = ("kernel_size", "num_repeat", "input_filters", "output_filters", "expand_ratio",
             "se_ratio", "strides", "conv_type")
 
     def make_pair():
+        from keras.src.applications import efficientnet_v2 as keras_v2
+
+        from loopax.src.applications import efficientnet_v2
+
         blocks_args = [dict(zip(keys, (*stage[:7], int(stage[7])))) for stage in stages]
         common = {"width_coefficient": 1.0, "depth_coefficient": 1.0, "default_size": 224,
                   "input_shape": (32, 32, 3), "classes": 3, "name": name}
