@@ -551,3 +551,34 @@ def test_variant_architecture_matches_keras(name, module, kwargs):
             getattr(loopax.applications, name)
     reference = keras_model(name, randomize=False, **kwargs)
     assert_same_architecture(loopax_model(name, weights=None, **kwargs), reference)
+
+
+def test_input_tensor_builds_on_the_given_symbolic_input():
+    """`input_tensor=`: the model starts at the given tensor (its shape, not the
+    default), as Keras's does."""
+    kwargs = {"include_top": False, "pooling": "avg", "alpha": 0.25}
+    reference = keras_model("MobileNet", randomize=False,
+                            input_tensor=keras.Input((40, 48, 3)), **kwargs)
+    inputs = loopax.Input((40, 48, 3))
+    model = loopax_model("MobileNet", weights=None, input_tensor=inputs, **kwargs)
+    assert model.inputs[0] is inputs
+    assert_same_architecture(model, reference)
+
+
+def test_convnext_stochastic_depth_and_layer_scale_as_keras():
+    """Keras's ConvNeXt layers: StochasticDepth keeps or drops whole samples in
+    training (kept ones scaled by 1 / keep) and is the identity in inference;
+    LayerScale starts at `init_values`, as Keras's."""
+    from keras.src.applications import convnext as keras_convnext
+
+    from loopax.src.applications import convnext
+
+    x = np.ones((256, 2, 2, 3), "float32")
+    layer = convnext.StochasticDepth(0.25)
+    np.testing.assert_array_equal(np.asarray(layer(x)), x)
+    kept = np.asarray(layer(x, training=True))[:, 0, 0, 0]
+    np.testing.assert_allclose(kept[kept > 0], 1 / 0.75, rtol=1e-6)
+    assert 0.6 < np.mean(kept > 0) < 0.9
+    ours, theirs = convnext.LayerScale(1e-6, 3), keras_convnext.LayerScale(1e-6, 3)
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-6)
+    assert ours.get_config()["init_values"] == theirs.get_config()["init_values"]
