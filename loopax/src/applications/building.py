@@ -54,15 +54,14 @@ def prepare(owner, weights, include_top, classes, pooling, input_tensor, input_s
 
 
 def named_variant(build, owner, module, doc, **fixed):
-    """A public constructor `owner(include_top=True, weights="imagenet", ...)` of
-    `loopax.applications.<module>` (defined in `build`'s module) that calls
-    `build(**fixed, ...)`: one builder
-    serves every size of a family (ResNet50/101/152, DenseNet121/169/201, ...)."""
-    default_name = fixed.pop("default_name", owner.lower())
+    """The public constructor `owner(include_top=True, weights="imagenet", ...)`
+    (Keras's signature, default name `owner.lower()`) calling `build(**fixed, ...)`:
+    one builder serves every size of a family (ResNet50/101/152, DenseNet121/169/201).
+    `module` names the `loopax.applications` module in the docstring."""
 
     def constructor(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
                     pooling=None, classes=1000, classifier_activation="softmax",
-                    name=default_name):
+                    name=owner.lower()):
         return build(include_top=include_top, weights=weights, input_tensor=input_tensor,
                      input_shape=input_shape, pooling=pooling, classes=classes,
                      classifier_activation=classifier_activation, name=name, owner=owner,

@@ -135,14 +135,15 @@ def _variant(size):
             name, owner, drop_connect_rate)
 
     constructor.__name__ = constructor.__qualname__ = owner
+    extra_args = (
+        "        drop_connect_rate: The stochastic-depth rate; block i of n drops with\n"
+        "            rate `drop_connect_rate · i / n` (default 0.2).\n"
+        f"        dropout_rate: Dropout before the top's Dense layer (default {dropout_rate}).\n"
+        "\n    Returns:")
     constructor.__doc__ = (
         f"{owner} on raw `[0, 255]` RGB images (the model rescales and normalizes them "
         f"itself; `preprocess_input` is the identity); default size {default_size}."
-        + building.ARGS_DOC.replace("\n    Returns:", f"""        drop_connect_rate: The stochastic-depth rate; block i of n drops with rate
-            `drop_connect_rate · i / n` (default 0.2).
-        dropout_rate: Dropout before the top's Dense layer (default {dropout_rate}).
-
-    Returns:"""))
+        + building.ARGS_DOC.replace("\n    Returns:", extra_args))
     return constructor
 
 

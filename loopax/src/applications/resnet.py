@@ -111,18 +111,19 @@ def build_resnet(blocks, preact, include_top, weights, input_tensor, input_shape
 
 _DOC = ("{owner} on `(batch, height, width, 3)` images preprocessed with "
         "`loopax.applications.{module}.preprocess_input` (default size 224).")
-ResNet50 = building.named_variant(build_resnet, "ResNet50", "resnet", _DOC, blocks=DEPTHS[50],
-                                  preact=False)
-ResNet101 = building.named_variant(build_resnet, "ResNet101", "resnet", _DOC, blocks=DEPTHS[101],
-                                   preact=False)
-ResNet152 = building.named_variant(build_resnet, "ResNet152", "resnet", _DOC, blocks=DEPTHS[152],
-                                   preact=False)
-ResNet50V2 = building.named_variant(build_resnet, "ResNet50V2", "resnet_v2", _DOC, blocks=DEPTHS[50],
-                                    preact=True)
-ResNet101V2 = building.named_variant(build_resnet, "ResNet101V2", "resnet_v2", _DOC,
-                                     blocks=DEPTHS[101], preact=True)
-ResNet152V2 = building.named_variant(build_resnet, "ResNet152V2", "resnet_v2", _DOC,
-                                     blocks=DEPTHS[152], preact=True)
+
+
+def _variant(owner, depth, preact):
+    return building.named_variant(build_resnet, owner, "resnet_v2" if preact else "resnet",
+                                  _DOC, blocks=DEPTHS[depth], preact=preact)
+
+
+ResNet50 = _variant("ResNet50", 50, preact=False)
+ResNet101 = _variant("ResNet101", 101, preact=False)
+ResNet152 = _variant("ResNet152", 152, preact=False)
+ResNet50V2 = _variant("ResNet50V2", 50, preact=True)
+ResNet101V2 = _variant("ResNet101V2", 101, preact=True)
+ResNet152V2 = _variant("ResNet152V2", 152, preact=True)
 
 
 def preprocess_input(x, data_format=None):
