@@ -4,11 +4,14 @@ The weight mapping is checked as the issue asks: Keras builds the application
 (weights=None), its weights are randomized and saved by Keras (Keras 3's
 `.weights.h5`, and the legacy HDF5 layout of Keras's published ImageNet
 files), loopax's application loads them, and both predict the same numbers
-on the same images (rtol 1e-5 / atol 1e-5: float32, same XLA ops). The other
-architectures are compared by their weights' names, shapes and order.
+on the same images. One model per family is compared this way, reduced to few
+blocks through Keras's generic family builder where it has one (DenseNet(blocks),
+EfficientNet(width, depth), ConvNeXt(depths, dims), ...) so that compiling stays
+cheap; every named variant (ResNet152, EfficientNetB7, ...) is compared by its
+layers' classes and names, weight shapes, parameter count and output shape.
 
-Initializers are replaced by zeros while building (the weights are loaded
-afterwards anyway): sampling each weight shape compiles a random kernel,
+Variables start as NumPy zeros while building (the weights are assigned or
+loaded afterwards anyway): sampling each weight shape compiles a random kernel,
 which would dominate the test time.
 """
 
@@ -372,12 +375,6 @@ def densenet_pair():
         "densenet"
 
 
-def vgg19_pair():
-    kwargs = {"input_shape": (32, 32, 3), "include_top": False, "pooling": "avg"}
-    return keras_reduced(keras.applications.VGG19, **kwargs), \
-        lambda weights: loopax.applications.VGG19(weights=weights, **kwargs), "vgg19"
-
-
 def efficientnet_pair():
     from keras.src.applications import efficientnet as keras_efficientnet
 
@@ -485,7 +482,6 @@ def nasnet_pair():
 FAMILY_REPRESENTATIVES = [
     pytest.param(lambda: resnet_pair(preact=False), id="ResNet-v1-2_blocks_per_stage"),
     pytest.param(lambda: resnet_pair(preact=True), id="ResNet-v2-2_blocks_per_stage"),
-    pytest.param(vgg19_pair, id="VGG19-no_top-avg"),
     pytest.param(densenet_pair, id="DenseNet-1_2_1_1_blocks-no_top-max"),
     pytest.param(efficientnet_pair, id="EfficientNet-width_0.5-depth_0.1"),
     pytest.param(mobilenet_pair, id="MobileNet-alpha_0.25"),
@@ -520,12 +516,11 @@ def case(name, module, **kwargs):
 VARIANTS = [
     case("ResNet101", "resnet", include_top=False),
     case("ResNet50V2", "resnet_v2", input_shape=(32, 32, 3), classes=7),
-    case("VGG19", "vgg19", input_shape=(32, 32, 3), classes=2),
+    case("VGG19", "vgg19", input_shape=(32, 32, 3), classes=2),   # VGG16's builder
     case("DenseNet121", "densenet", input_shape=(32, 32, 3), classes=4),
     case("ResNet152", "resnet", input_shape=(64, 64, 3), classes=10),
     case("ResNet101V2", "resnet_v2", include_top=False, pooling="max"),
     case("ResNet152V2", "resnet_v2", include_top=False),
-    case("ResNet50", "resnet", input_shape=(32, 32, 3), classes=3),
     case("DenseNet169", "densenet", include_top=False, pooling="avg"),
     case("DenseNet201", "densenet", include_top=False),
     *[case(f"EfficientNetB{i}", "efficientnet", include_top=False) for i in range(1, 8)],
