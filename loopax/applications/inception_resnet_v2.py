@@ -1,6 +1,7 @@
-"""`keras.applications.inception_resnet_v2` (its models are not built in loopax yet)."""
+"""`keras.applications.inception_resnet_v2`."""
 
 from loopax.src.applications.imagenet_utils import decode_predictions
+from loopax.src.applications.inception_resnet_v2 import InceptionResNetV2
 from loopax.src.applications.input_modes import preprocess_tf as preprocess_input
 
-__all__ = ["decode_predictions", "preprocess_input"]
+__all__ = ["InceptionResNetV2", "decode_predictions", "preprocess_input"]

@@ -1,6 +1,7 @@
-"""`keras.applications.inception_v3` (its models are not built in loopax yet)."""
+"""`keras.applications.inception_v3`."""
 
 from loopax.src.applications.imagenet_utils import decode_predictions
+from loopax.src.applications.inception_v3 import InceptionV3
 from loopax.src.applications.input_modes import preprocess_tf as preprocess_input
 
-__all__ = ["decode_predictions", "preprocess_input"]
+__all__ = ["InceptionV3", "decode_predictions", "preprocess_input"]

@@ -1,5 +1,11 @@
-"""`keras.applications.resnet` (ResNet101/152 are not built in loopax yet)."""
+"""`keras.applications.resnet`."""
 
-from loopax.src.applications.resnet import ResNet50, decode_predictions, preprocess_input
+from loopax.src.applications.resnet import (
+    ResNet50,
+    ResNet101,
+    ResNet152,
+    decode_predictions,
+    preprocess_input,
+)
 
-__all__ = ["ResNet50", "decode_predictions", "preprocess_input"]
+__all__ = ["ResNet50", "ResNet101", "ResNet152", "decode_predictions", "preprocess_input"]

@@ -1,6 +1,5 @@
-"""`keras.applications.vgg19` (its models are not built in loopax yet)."""
+"""`keras.applications.vgg19`."""
 
-from loopax.src.applications.imagenet_utils import decode_predictions
-from loopax.src.applications.input_modes import preprocess_caffe as preprocess_input
+from loopax.src.applications.vgg16 import VGG19, decode_predictions, preprocess_input
 
-__all__ = ["decode_predictions", "preprocess_input"]
+__all__ = ["VGG19", "decode_predictions", "preprocess_input"]

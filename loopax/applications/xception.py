@@ -1,6 +1,7 @@
-"""`keras.applications.xception` (its models are not built in loopax yet)."""
+"""`keras.applications.xception`."""
 
 from loopax.src.applications.imagenet_utils import decode_predictions
 from loopax.src.applications.input_modes import preprocess_tf as preprocess_input
+from loopax.src.applications.xception import Xception
 
-__all__ = ["decode_predictions", "preprocess_input"]
+__all__ = ["Xception", "decode_predictions", "preprocess_input"]

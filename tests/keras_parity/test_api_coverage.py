@@ -105,34 +105,6 @@ NOT_BUILT_YET = {
          # needs a hook in Layer.__call__ (wrapping `call` in jax.checkpoint for the
          # layers made in the scope); loopax.remat is there for functions
          "RematScope"},
-    # Application families (issue #22).
-    "applications": {
-        "ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall", "ConvNeXtTiny", "ConvNeXtXLarge",
-        "DenseNet121", "DenseNet169", "DenseNet201", "EfficientNetB1", "EfficientNetB2",
-        "EfficientNetB3", "EfficientNetB4", "EfficientNetB5", "EfficientNetB6", "EfficientNetB7",
-        "EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2", "EfficientNetV2B3",
-        "EfficientNetV2L", "EfficientNetV2M", "EfficientNetV2S", "InceptionResNetV2",
-        "InceptionV3", "MobileNet", "MobileNetV3Large", "MobileNetV3Small", "NASNetLarge",
-        "NASNetMobile", "ResNet101", "ResNet101V2", "ResNet152", "ResNet152V2", "ResNet50V2",
-        "VGG19", "Xception"},
-    "applications.convnext": {"ConvNeXtBase", "ConvNeXtLarge", "ConvNeXtSmall",
-                              "ConvNeXtTiny", "ConvNeXtXLarge"},
-    "applications.densenet": {"DenseNet121", "DenseNet169", "DenseNet201"},
-    "applications.efficientnet": {"EfficientNetB1", "EfficientNetB2", "EfficientNetB3",
-                                  "EfficientNetB4", "EfficientNetB5", "EfficientNetB6",
-                                  "EfficientNetB7"},
-    "applications.efficientnet_v2": {"EfficientNetV2B0", "EfficientNetV2B1", "EfficientNetV2B2",
-                                     "EfficientNetV2B3", "EfficientNetV2L", "EfficientNetV2M",
-                                     "EfficientNetV2S"},
-    "applications.inception_resnet_v2": {"InceptionResNetV2"},
-    "applications.inception_v3": {"InceptionV3"},
-    "applications.mobilenet": {"MobileNet"},
-    "applications.nasnet": {"NASNetLarge", "NASNetMobile"},
-    "applications.resnet": {"ResNet101", "ResNet152"},
-    "applications.resnet_v2": {"ResNet101V2", "ResNet152V2", "ResNet50V2"},
-    "applications.vgg19": {"VGG19"},
-    "applications.xception": {"Xception"},
-    # Backend, config, dtype policies, saving.
     # Backend, config, dtype policies, saving.
     "dtype_policies": {"AWQDTypePolicy", "DTypePolicyMap", "FloatDTypePolicy",
                        "GPTQDTypePolicy", "Int4DTypePolicy", "QuantizedDTypePolicy",

@@ -1,11 +1,13 @@
-"""EfficientNetB0 (Tan & Le 2019): MBConv blocks with squeeze-and-excitation;
-the input rescaling/normalization is part of the model, as in Keras."""
+"""EfficientNetB0-B7 (Tan & Le 2019): MBConv blocks with squeeze-and-excitation,
+one builder scaled in width and depth; the input rescaling/normalization is part
+of the model, as in Keras."""
 
 from __future__ import annotations
 
 import math
 
 from loopax.src.applications import building, imagenet_utils
+from loopax.src.applications.mobilenet_v2 import make_divisible
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
 from loopax.src.layers.core import Activation, Dense, Dropout, Reshape
@@ -61,67 +63,49 @@ def mbconv_block(inputs, drop_rate, name, filters_in, filters_out, kernel_size, 
     return x
 
 
-def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
-                   pooling=None, classes=1000, classifier_activation="softmax",
-                   name="efficientnetb0", drop_connect_rate=0.2, dropout_rate=0.2):
-    """EfficientNetB0 on raw `[0, 255]` RGB images (the model rescales and
-    normalizes them itself; `preprocess_input` is the identity).
+# (width coefficient, depth coefficient, default size, dropout before the top)
+SCALING = {"B0": (1.0, 1.0, 224, 0.2), "B1": (1.0, 1.1, 240, 0.2), "B2": (1.1, 1.2, 260, 0.3),
+           "B3": (1.2, 1.4, 300, 0.3), "B4": (1.4, 1.8, 380, 0.4), "B5": (1.6, 2.2, 456, 0.4),
+           "B6": (1.8, 2.6, 528, 0.5), "B7": (2.0, 3.1, 600, 0.5)}
 
-    Args:
-        include_top: Whether to end with the ImageNet classifier (default True);
-            False ends at the last convolution block (see `pooling`).
-        weights: "imagenet" (the default, as in Keras): Keras's published ImageNet
-            file, downloaded once into `$LOOPAX_HOME/models` and hash-checked;
-            None: random initialization; or a local path (a published file,
-            a `.weights.h5` or a `.keras` file).
-        input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
-        input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
-            `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
-            channels with pretrained weights.
-        pooling: Without the top: None (4-D feature maps), `"avg"` or `"max"` (global
-            pooling to `(batch, channels)`).
-        classes: The number of classes of the top (default 1000).
-        classifier_activation: The top's activation (default `"softmax"`; None gives
-            logits).
-        name: The model's name (default "efficientnetb0").
-        drop_connect_rate: The stochastic-depth rate; block i of n drops with rate
-            `drop_connect_rate · i / n` (default 0.2).
-        dropout_rate: Dropout before the top's Dense layer (default 0.2).
 
-    Returns:
-        A functional `Model`: `(batch, height, width, 3)` float images ->
-        `(batch, classes)` with the top, else the features.
+def build_efficientnet(width_coefficient, depth_coefficient, default_size, dropout_rate,
+                       include_top, weights, input_tensor, input_shape, pooling, classes,
+                       classifier_activation, name, owner, drop_connect_rate=0.2,
+                       stages=_STAGES):
+    """An EfficientNet (Keras's `efficientnet.EfficientNet`): B0's `stages` with
+    channels scaled by `width_coefficient` (rounded to multiples of 8) and
+    repeats by `depth_coefficient` (rounded up)."""
+    imagenet = weights == "imagenet"
+    inputs, _, weights = building.prepare(owner, weights, include_top, classes, pooling,
+                                          input_tensor, input_shape, default_size)
 
-    Raises:
-        OSError: the ImageNet file could not be downloaded (pass a local path).
-        ValueError: a bad argument: a missing weights file, an unknown
-            `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
-    """
-    owner = "EfficientNetB0"
-    imagenet_utils.check_arguments(weights, include_top, classes, pooling, owner)
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
-                                                    weights, owner)
-    weights = imagenet_utils.resolve_weights(weights, owner, include_top)
-    inputs = building.image_input(input_tensor, input_shape)
+    def width(filters):
+        return make_divisible(filters * width_coefficient)
+
+    def repeats(count):
+        return int(math.ceil(depth_coefficient * count))
+
     x = Rescaling(1.0 / 255.0)(inputs)
     x = Normalization(axis=3)(x)
-    if weights is not None:  # as Keras for ImageNet weights: divide by the std
+    if imagenet:   # as Keras for its ImageNet weights only: divide by the std
         x = Rescaling([1.0 / math.sqrt(s) for s in IMAGENET_STDDEV_RGB])(x)
     x = ZeroPadding2D(imagenet_utils.correct_pad(tuple(x.shape[1:3]), 3),
                       name="stem_conv_pad")(x)
-    x = Conv2D(32, 3, strides=2, padding="valid", use_bias=False,
+    x = Conv2D(width(32), 3, strides=2, padding="valid", use_bias=False,
                kernel_initializer=CONV_INIT, name="stem_conv")(x)
     x = BatchNormalization(axis=3, name="stem_bn")(x)
     x = Activation("swish", name="stem_activation")(x)
-    total = float(sum(stage[1] for stage in _STAGES))
+    total = float(sum(repeats(stage[1]) for stage in stages))
     done = 0
-    for i, (kernel, repeats, f_in, f_out, expand, stride) in enumerate(_STAGES):
-        for j in range(repeats):
+    for i, (kernel, count, f_in, f_out, expand, stride) in enumerate(stages):
+        f_in, f_out = width(f_in), width(f_out)
+        for j in range(repeats(count)):
             x = mbconv_block(x, drop_connect_rate * done / total, f"block{i + 1}{chr(j + 97)}_",
                              f_in if j == 0 else f_out, f_out, kernel,
                              stride if j == 0 else 1, expand)
             done += 1
-    x = Conv2D(1280, 1, padding="same", use_bias=False, kernel_initializer=CONV_INIT,
+    x = Conv2D(width(1280), 1, padding="same", use_bias=False, kernel_initializer=CONV_INIT,
                name="top_conv")(x)
     x = BatchNormalization(axis=3, name="top_bn")(x)
     x = Activation("swish", name="top_activation")(x)
@@ -136,6 +120,41 @@ def EfficientNetB0(include_top=True, weights="imagenet", input_tensor=None, inpu
     elif pooling == "max":
         x = GlobalMaxPooling2D(name="max_pool")(x)
     return building.finish(inputs, x, name, weights)
+
+
+def _variant(size):
+    width_coefficient, depth_coefficient, default_size, dropout_rate = SCALING[size]
+    owner = f"EfficientNet{size}"
+
+    def constructor(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+                    pooling=None, classes=1000, classifier_activation="softmax",
+                    name=owner.lower(), drop_connect_rate=0.2, dropout_rate=dropout_rate):
+        return build_efficientnet(
+            width_coefficient, depth_coefficient, default_size, dropout_rate, include_top,
+            weights, input_tensor, input_shape, pooling, classes, classifier_activation,
+            name, owner, drop_connect_rate)
+
+    constructor.__name__ = constructor.__qualname__ = owner
+    extra_args = (
+        "        drop_connect_rate: The stochastic-depth rate; block i of n drops with\n"
+        "            rate `drop_connect_rate · i / n` (default 0.2).\n"
+        f"        dropout_rate: Dropout before the top's Dense layer (default {dropout_rate}).\n"
+        "\n    Returns:")
+    constructor.__doc__ = (
+        f"{owner} on raw `[0, 255]` RGB images (the model rescales and normalizes them "
+        f"itself; `preprocess_input` is the identity); default size {default_size}."
+        + building.ARGS_DOC.replace("\n    Returns:", extra_args))
+    return constructor
+
+
+EfficientNetB0 = _variant("B0")
+EfficientNetB1 = _variant("B1")
+EfficientNetB2 = _variant("B2")
+EfficientNetB3 = _variant("B3")
+EfficientNetB4 = _variant("B4")
+EfficientNetB5 = _variant("B5")
+EfficientNetB6 = _variant("B6")
+EfficientNetB7 = _variant("B7")
 
 
 def preprocess_input(x, data_format=None):

@@ -156,28 +156,127 @@ def obtain_input_shape(input_shape, default_size, min_size, require_flatten, wei
     return input_shape
 
 
-# Keras's published ImageNet weights: (URL folder, file with the top, without, and
-# their md5 as Keras checks them; MobileNetV2's files name alpha and rows, unhashed).
+# Keras's published ImageNet weights: (URL folder, file with the top, its md5/sha256
+# as Keras checks it, file without the top, its hash). Files whose names carry
+# fields ({alpha}, {rows}) are formatted by `resolve_weights`; None: Keras
+# publishes no hash for them.
 _GCS = "https://storage.googleapis.com/"
+_APPS = _GCS + "tensorflow/keras-applications/"
+_TF_KERNELS = "{0}_weights_tf_dim_ordering_tf_kernels.h5"
+_TF_KERNELS_NOTOP = "{0}_weights_tf_dim_ordering_tf_kernels_notop.h5"
+
+
+def _tf_kernels(folder, stem, top_hash, notop_hash):
+    return (_APPS + folder, _TF_KERNELS.format(stem), top_hash,
+            _TF_KERNELS_NOTOP.format(stem), notop_hash)
+
+
+def _named(folder, stem, top_hash, notop_hash):
+    return (folder, f"{stem}.h5", top_hash, f"{stem}_notop.h5", notop_hash)
+
+
 PUBLISHED_WEIGHTS = {
-    "ResNet50": (_GCS + "tensorflow/keras-applications/resnet/",
-                 "resnet50_weights_tf_dim_ordering_tf_kernels.h5",
-                 "2cb95161c43110f7111970584f804107",
-                 "resnet50_weights_tf_dim_ordering_tf_kernels_notop.h5",
-                 "4d473c1dd8becc155b73f8504c6f6626"),
-    "VGG16": (_GCS + "tensorflow/keras-applications/vgg16/",
-              "vgg16_weights_tf_dim_ordering_tf_kernels.h5",
-              "64373286793e3c8b2b4e3219cbf3544b",
-              "vgg16_weights_tf_dim_ordering_tf_kernels_notop.h5",
-              "6d6bbae143d832006294945121d1f1fc"),
-    "EfficientNetB0": (_GCS + "keras-applications/",
-                       "efficientnetb0.h5", "902e53a9f72be733fc0bcb005b3ebbac",
-                       "efficientnetb0_notop.h5", "50bc09e76180e00e4465e1a485ddc09d"),
-    "MobileNetV2": (_GCS + "tensorflow/keras-applications/mobilenet_v2/",
+    "ResNet50": _tf_kernels("resnet/", "resnet50", "2cb95161c43110f7111970584f804107",
+                            "4d473c1dd8becc155b73f8504c6f6626"),
+    "ResNet101": _tf_kernels("resnet/", "resnet101", "f1aeb4b969a6efcfb50fad2f0c20cfc5",
+                             "88cf7a10940856eca736dc7b7e228a21"),
+    "ResNet152": _tf_kernels("resnet/", "resnet152", "100835be76be38e30d865e96f2aaae62",
+                             "ee4c566cf9a93f14d82f913c2dc6dd0c"),
+    "ResNet50V2": _tf_kernels("resnet/", "resnet50v2", "3ef43a0b657b3be2300d5770ece849e0",
+                              "fac2f116257151a9d068a22e544a4917"),
+    "ResNet101V2": _tf_kernels("resnet/", "resnet101v2", "6343647c601c52e1368623803854d971",
+                               "c0ed64b8031c3730f411d2eb4eea35b5"),
+    "ResNet152V2": _tf_kernels("resnet/", "resnet152v2", "a49b44d1979771252814e80f8ec446f9",
+                               "ed17cf2e0169df9d443503ef94b23b33"),
+    "VGG16": _tf_kernels("vgg16/", "vgg16", "64373286793e3c8b2b4e3219cbf3544b",
+                         "6d6bbae143d832006294945121d1f1fc"),
+    "VGG19": _tf_kernels("vgg19/", "vgg19", "cbe5617147190e668d6c5d5026f83318",
+                         "253f8cb515780f3b799900260a226db6"),
+    "Xception": _tf_kernels("xception/", "xception", "0a58e3b7378bc2990ea3b43d5981f1f6",
+                            "b0042744bf5b25fce3cb969f33bebb97"),
+    "InceptionV3": _tf_kernels("inception_v3/", "inception_v3",
+                               "9a0d58056eeedaa3f26cb7ebd46da564",
+                               "bcbd6486424b2319ff4ef7d526e38f63"),
+    "InceptionResNetV2": _tf_kernels("inception_resnet_v2/", "inception_resnet_v2",
+                                     "e693bd0210a403b3192acc6073ad2e96",
+                                     "d19885ff4a710c122648d3b5c3b684e4"),
+    "DenseNet121": _tf_kernels("densenet/", "densenet121", "9d60b8095a5708f2dcce2bca79d332c7",
+                               "30ee3e1110167f948a6b9946edeeb738"),
+    "DenseNet169": _tf_kernels("densenet/", "densenet169", "d699b8f76981ab1b30698df4c175e90b",
+                               "b8c4d4c20dd625c148057b9ff1c1176b"),
+    "DenseNet201": _tf_kernels("densenet/", "densenet201", "1ceb130c1ea1b78c3bf6114dbdfd8807",
+                               "c13680b51ded0fb44dff2d8f86ac8bb1"),
+    "MobileNet": (_APPS + "mobilenet/", "mobilenet_{alpha}_{rows}_tf.h5", None,
+                  "mobilenet_{alpha}_{rows}_tf_no_top.h5", None),
+    "MobileNetV2": (_APPS + "mobilenet_v2/",
                     "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{alpha}_{rows}.h5", None,
                     "mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{alpha}_{rows}_no_top.h5",
                     None),
+    "NASNetMobile": (_APPS + "nasnet/", "NASNet-mobile.h5", "020fb642bf7360b370c678b08e0adf61",
+                     "NASNet-mobile-no-top.h5", "1ed92395b5b598bdda52abe5c0dbfd63"),
+    "NASNetLarge": (_APPS + "nasnet/", "NASNet-large.h5", "11577c9a518f0070763c2b964a382f17",
+                    "NASNet-large-no-top.h5", "d81d89dc07e6e56530c4e77faddd61b5"),
 }
+_EFFICIENTNET_HASHES = {
+    "B0": ("902e53a9f72be733fc0bcb005b3ebbac", "50bc09e76180e00e4465e1a485ddc09d"),
+    "B1": ("1d254153d4ab51201f1646940f018540", "74c4e6b3e1f6a1eea24c589628592432"),
+    "B2": ("b15cce36ff4dcbd00b6dd88e7857a6ad", "111f8e2ac8aa800a7a99e3239f7bfb39"),
+    "B3": ("ffd1fdc53d0ce67064dc6a9c7960ede0", "af6d107764bb5b1abb91932881670226"),
+    "B4": ("18c95ad55216b8f92d7e70b3a046e2fc", "ebc24e6d6c33eaebbd558eafbeedf1ba"),
+    "B5": ("ace28f2a6363774853a83a0b21b9421a", "38879255a25d3c92d5e44e04ae6cec6f"),
+    "B6": ("165f6e37dce68623721b423839de8be5", "9ecce42647a20130c1f39a5d4cb75743"),
+    "B7": ("8c03f828fec3ef71311cd463b6759d99", "cbcfe4450ddf6f3ad90b1b398090fe4a"),
+}
+_EFFICIENTNET_V2_HASHES = {
+    "B0": ("21ecbf6da12460d5c40bb2f29ceb2188", "893217f2bb855e2983157299931e43ff"),
+    "B1": ("069f0534ff22adf035c89e2d9547a9dc", "0e80663031ca32d657f9caa404b6ec37"),
+    "B2": ("424e49f28180edbde1e94797771950a7", "1dfe2e7a5d45b6632553a8961ea609eb"),
+    "B3": ("1f1fc43bd98a6e4fd8fdfd551e02c7a0", "f6abf7b5849ac99a89b50dd3fd532856"),
+    "S": ("e1d88a8495beba45748fedd0cecbe016", "af0682fb74e8c54910f2d4393339c070"),
+    "M": ("a3bf6aa3276309f4fc6a34aa114c95cd", "1b8dc055df72dde80d614482840fe342"),
+    "L": ("27e6d408b53c7ebc868fefa357689935", "b0b66b5c863aef5b46e8608fe1711615"),
+}
+_CONVNEXT_HASHES = {
+    "Tiny": ("8ae6e78ce2933352b1ef4008e6dd2f17bc40771563877d156bc6426c7cf503ff",
+             "d547c096cabd03329d7be5562c5e14798aa39ed24b474157cef5e85ab9e49ef1"),
+    "Small": ("ce1277d8f1ee5a0ef0e171469089c18f5233860ceaf9b168049cb9263fd7483c",
+              "6fc8009faa2f00c1c1dfce59feea9b0745eb260a7dd11bee65c8e20843da6eab"),
+    "Base": ("52cbb006d3dadd03f6e095a8ca1aca47aecdd75acb4bc74bce1f5c695d0086e6",
+             "40a20c5548a5e9202f69735ecc06c990e6b7c9d2de39f0361e27baeb24cb7c45"),
+    "Large": ("070c5ed9ed289581e477741d3b34beffa920db8cf590899d6d2c67fba2a198a6",
+              "96f02b6f0753d4f543261bc9d09bed650f24dd6bc02ddde3066135b63d23a1cd"),
+    "XLarge": ("c1f5ccab661354fc3a79a10fa99af82f0fbf10ec65cb894a3ae0815f17a889ee",
+               "de3f8a54174130e0cecdc71583354753d557fcf1f4487331558e2a16ba0cfe05"),
+}
+# MobileNetV3: the file names the model type, minimalism and alpha.
+_MOBILENET_V3_HASHES = {
+    "large_224_0.75_float": ("765b44a33ad4005b3ac83185abf1d0eb",
+                             "40af19a13ebea4e2ee0c676887f69a2e"),
+    "large_224_1.0_float": ("59e551e166be033d707958cf9e29a6a7",
+                            "07fb09a5933dd0c8eaafa16978110389"),
+    "large_minimalistic_224_1.0_float": ("675e7b876c45c57e9e63e6d90a36599c",
+                                         "ec5221f64a2f6d1ef965a614bdae7973"),
+    "small_224_0.75_float": ("cb65d4e5be93758266aa0a7f2c6708b7",
+                             "ebdb5cc8e0b497cd13a7c275d475c819"),
+    "small_224_1.0_float": ("8768d4c2e7dee89b9d02b2d03d65d862",
+                            "d3e8ec802a04aa4fc771ee12a9a9b836"),
+    "small_minimalistic_224_1.0_float": ("99cd97fb2fcdad2bf028eb838de69e37",
+                                         "cde8136e733e811080d9fcd8a252f7e4"),
+}
+for _size, (_top, _notop) in _EFFICIENTNET_HASHES.items():
+    PUBLISHED_WEIGHTS[f"EfficientNet{_size}"] = _named(
+        _GCS + "keras-applications/", f"efficientnet{_size.lower()}", _top, _notop)
+for _size, (_top, _notop) in _EFFICIENTNET_V2_HASHES.items():
+    _stem = "efficientnetv2-" + _size.lower()
+    PUBLISHED_WEIGHTS[f"EfficientNetV2{_size}"] = _named(_APPS + "efficientnet_v2/", _stem,
+                                                         _top, _notop)
+for _size, (_top, _notop) in _CONVNEXT_HASHES.items():
+    PUBLISHED_WEIGHTS[f"ConvNeXt{_size}"] = _named(_APPS + "convnext/",
+                                                   f"convnext_{_size.lower()}", _top, _notop)
+for _model, (_top, _notop) in _MOBILENET_V3_HASHES.items():
+    PUBLISHED_WEIGHTS[f"MobileNetV3/{_model}"] = (
+        _APPS + "mobilenet_v3/", f"weights_mobilenet_v3_{_model}.h5", _top,
+        f"weights_mobilenet_v3_{_model}_no_top_v2.h5", _notop)
 
 
 def resolve_weights(weights, owner, include_top, **name_fields):
@@ -231,8 +330,12 @@ def _text(values):
 
 def load_legacy_h5(model, h5file, where):
     """Keras 2 / published-application HDF5 weights: one group per layer name
-    (with a `weight_names` attribute), the weights in the layer's order."""
-    by_name = {layer.name: layer for layer in model.layers if layer.weights}
+    (with a `weight_names` attribute), the weights in the layer's order. Matched
+    by layer name when the names agree; otherwise by order of the layers with
+    weights, as Keras loads them (the published files of InceptionV3, Xception,
+    NASNet, ... name many layers by Keras 2's counters, `conv2d_1`, ...)."""
+    weighted = [layer for layer in model.layers if layer.weights]
+    by_name = {layer.name: layer for layer in weighted}
     names = [n for n in _text(h5file.attrs["layer_names"]) if n in h5file]
     stored = {}
     for name in names:
@@ -242,22 +345,27 @@ def load_legacy_h5(model, h5file, where):
             stored[name] = [group[w] for w in weight_names]
     missing = sorted(set(by_name) - set(stored))
     unknown = sorted(set(stored) - set(by_name))
-    if missing or unknown:
+    if not missing and not unknown:
+        pairs = [(by_name[name], name, datasets) for name, datasets in stored.items()]
+    elif len(stored) == len(weighted):
+        pairs = [(layer, name, datasets)
+                 for layer, (name, datasets) in zip(weighted, stored.items())]
+    else:
         raise ValueError(f"{where}: the file's layers do not match model {model.name!r}: "
-                         f"without weights in the file {missing[:8]}, not in the model "
-                         f"{unknown[:8]} (was the model built with the same include_top/"
-                         "classes/input channels?).")
+                         f"{len(stored)} layers with weights in the file, {len(weighted)} in "
+                         f"the model; by name, without weights in the file {missing[:8]}, "
+                         f"not in the model {unknown[:8]} (was the model built with the "
+                         "same include_top/classes/input channels?).")
     assignments = []
-    for name, datasets in stored.items():
-        layer = by_name[name]
+    for layer, name, datasets in pairs:
         if len(datasets) != len(layer.weights):
             raise ValueError(f"{where}: layer {name!r} has {len(datasets)} weights in the "
-                             f"file but {len(layer.weights)} in the model.")
+                             f"file but layer {layer.name!r} has {len(layer.weights)}.")
         for ds, var in zip(datasets, layer.weights):
             keras_format._check_dataset(ds, ds.name, where)
             if tuple(ds.shape) != tuple(var.shape):
                 raise ValueError(f"{where}: weight {ds.name!r} has shape {ds.shape} in the "
-                                 f"file but {tuple(var.shape)} in layer {name!r}.")
+                                 f"file but {tuple(var.shape)} in layer {layer.name!r}.")
             assignments.append((var, ds[()]))
     for var, value in assignments:
         var.assign(np.asarray(value, dtype=var.dtype))

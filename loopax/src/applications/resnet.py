@@ -1,5 +1,6 @@
-"""ResNet50 (He et al. 2015, "v1" with the stride in the first 1x1
-convolution), layer names as Keras's so its weight files load."""
+"""ResNet V1 (He et al. 2015, the stride in the first 1x1 convolution) and V2
+(He et al. 2016, pre-activation) at depths 50/101/152, one builder for all six;
+layer names as Keras's so its weight files load."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from loopax.src.layers.pooling import MaxPooling2D
 from loopax.src.layers.reshaping import ZeroPadding2D
 
 _EPSILON = 1.001e-5
+# blocks per stage conv2..conv5 (filters 64, 128, 256, 512), per depth
+DEPTHS = {50: (3, 4, 6, 3), 101: (3, 4, 23, 3), 152: (3, 8, 36, 3)}
+_FILTERS = (64, 128, 256, 512)
 
 
 def _bn(name):
@@ -19,7 +23,7 @@ def _bn(name):
 
 
 def bottleneck_block(x, filters, stride=1, project_shortcut=True, name=None):
-    """1x1 (`filters`, `stride`) -> 3x3 -> 1x1 (`4 * filters`) plus the
+    """V1: 1x1 (`filters`, `stride`) -> 3x3 -> 1x1 (`4 * filters`) plus the
     shortcut (a strided 1x1 projection when `project_shortcut`)."""
     if project_shortcut:
         shortcut = Conv2D(4 * filters, 1, strides=stride, name=f"{name}_0_conv")(x)
@@ -38,64 +42,88 @@ def bottleneck_block(x, filters, stride=1, project_shortcut=True, name=None):
     return Activation("relu", name=f"{name}_out")(x)
 
 
+def preact_bottleneck_block(x, filters, stride=1, project_shortcut=False, name=None):
+    """V2: BN-ReLU first, then 1x1 -> 3x3 (`stride`) -> 1x1 (`4 * filters`); the
+    shortcut is a 1x1 projection of the pre-activation, a strided 1x1 max pool,
+    or the input."""
+    preact = _bn(f"{name}_preact_bn")(x)
+    preact = Activation("relu", name=f"{name}_preact_relu")(preact)
+    if project_shortcut:
+        shortcut = Conv2D(4 * filters, 1, strides=stride, name=f"{name}_0_conv")(preact)
+    elif stride > 1:
+        shortcut = MaxPooling2D(1, strides=stride)(x)
+    else:
+        shortcut = x
+    x = Conv2D(filters, 1, use_bias=False, name=f"{name}_1_conv")(preact)
+    x = _bn(f"{name}_1_bn")(x)
+    x = Activation("relu", name=f"{name}_1_relu")(x)
+    x = ZeroPadding2D(((1, 1), (1, 1)), name=f"{name}_2_pad")(x)
+    x = Conv2D(filters, 3, strides=stride, use_bias=False, name=f"{name}_2_conv")(x)
+    x = _bn(f"{name}_2_bn")(x)
+    x = Activation("relu", name=f"{name}_2_relu")(x)
+    x = Conv2D(4 * filters, 1, name=f"{name}_3_conv")(x)
+    return Add(name=f"{name}_out")([shortcut, x])
+
+
 def stage(x, filters, blocks, stride=2, name=None):
+    """V1 stage: the first block projects (and strides), the others add the input."""
     x = bottleneck_block(x, filters, stride=stride, name=f"{name}_block1")
     for i in range(2, blocks + 1):
         x = bottleneck_block(x, filters, project_shortcut=False, name=f"{name}_block{i}")
     return x
 
 
-def ResNet50(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
-             pooling=None, classes=1000, classifier_activation="softmax", name="resnet50"):
-    """ResNet50 on `(batch, height, width, 3)` images preprocessed with
-    `loopax.applications.resnet50.preprocess_input` ("caffe" mode).
-    `weights`: None or the path of Keras's weight file (nothing is downloaded).
+def preact_stage(x, filters, blocks, stride=2, name=None):
+    """V2 stage: the first block projects, the last one strides."""
+    x = preact_bottleneck_block(x, filters, project_shortcut=True, name=f"{name}_block1")
+    for i in range(2, blocks):
+        x = preact_bottleneck_block(x, filters, name=f"{name}_block{i}")
+    return preact_bottleneck_block(x, filters, stride=stride, name=f"{name}_block{blocks}")
 
-    Args:
-        include_top: Whether to end with the ImageNet classifier (default True);
-            False ends at the last convolution block (see `pooling`).
-        weights: "imagenet" (the default, as in Keras): Keras's published ImageNet
-            file, downloaded once into `$LOOPAX_HOME/models` and hash-checked;
-            None: random initialization; or a local path (a published file,
-            a `.weights.h5` or a `.keras` file).
-        input_tensor: A symbolic tensor (from `loopax.Input`) to build on, or None.
-        input_shape: `(height, width, channels)`, or None: `(224, 224, 3)` with
-            `include_top`, else `(None, None, 3)`; sides of at least 32, and 3
-            channels with pretrained weights.
-        pooling: Without the top: None (4-D feature maps), `"avg"` or `"max"` (global
-            pooling to `(batch, channels)`).
-        classes: The number of classes of the top (default 1000).
-        classifier_activation: The top's activation (default `"softmax"`; None gives
-            logits).
-        name: The model's name (default "resnet50").
 
-    Returns:
-        A functional `Model`: `(batch, height, width, 3)` float images ->
-        `(batch, classes)` with the top, else the features.
-
-    Raises:
-        OSError: the ImageNet file could not be downloaded (pass a local path).
-        ValueError: a bad argument: a missing weights file, an unknown
-            `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
-    """
-    imagenet_utils.check_arguments(weights, include_top, classes, pooling, "ResNet50")
-    input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
-                                                    weights, "ResNet50")
-    weights = imagenet_utils.resolve_weights(weights, "ResNet50", include_top)
-    inputs = building.image_input(input_tensor, input_shape)
+def build_resnet(blocks, preact, include_top, weights, input_tensor, input_shape, pooling,
+                 classes, classifier_activation, name, owner):
+    """A ResNet (V2 when `preact`) as Keras builds it: the 7x7 stem, four stages
+    of `blocks[i]` bottleneck blocks, then the head."""
+    inputs, _, weights = building.prepare(owner, weights, include_top, classes, pooling,
+                                          input_tensor, input_shape)
     x = ZeroPadding2D(((3, 3), (3, 3)), name="conv1_pad")(inputs)
     x = Conv2D(64, 7, strides=2, name="conv1_conv")(x)
-    x = _bn("conv1_bn")(x)
-    x = Activation("relu", name="conv1_relu")(x)
+    if not preact:
+        x = _bn("conv1_bn")(x)
+        x = Activation("relu", name="conv1_relu")(x)
     x = ZeroPadding2D(((1, 1), (1, 1)), name="pool1_pad")(x)
     x = MaxPooling2D(3, strides=2, name="pool1_pool")(x)
-    x = stage(x, 64, 3, stride=1, name="conv2")
-    x = stage(x, 128, 4, name="conv3")
-    x = stage(x, 256, 6, name="conv4")
-    x = stage(x, 512, 3, name="conv5")
+    for index, (filters, blocks) in enumerate(zip(_FILTERS, blocks)):
+        stage_name = f"conv{index + 2}"
+        if preact:   # V2 strides at the end of conv2..conv4
+            x = preact_stage(x, filters, blocks, stride=1 if index == 3 else 2,
+                             name=stage_name)
+        else:        # V1 at the start of conv3..conv5
+            x = stage(x, filters, blocks, stride=1 if index == 0 else 2, name=stage_name)
+    if preact:
+        x = _bn("post_bn")(x)
+        x = Activation("relu", name="post_relu")(x)
     x = building.classifier_head(x, include_top, pooling, classes, classifier_activation,
                                  ("avg_pool", "max_pool"))
     return building.finish(inputs, x, name, weights)
+
+
+_DOC = ("{owner} on `(batch, height, width, 3)` images preprocessed with "
+        "`loopax.applications.{module}.preprocess_input` (default size 224).")
+
+
+def _variant(owner, depth, preact):
+    return building.named_variant(build_resnet, owner, "resnet_v2" if preact else "resnet",
+                                  _DOC, blocks=DEPTHS[depth], preact=preact)
+
+
+ResNet50 = _variant("ResNet50", 50, preact=False)
+ResNet101 = _variant("ResNet101", 101, preact=False)
+ResNet152 = _variant("ResNet152", 152, preact=False)
+ResNet50V2 = _variant("ResNet50V2", 50, preact=True)
+ResNet101V2 = _variant("ResNet101V2", 101, preact=True)
+ResNet152V2 = _variant("ResNet152V2", 152, preact=True)
 
 
 def preprocess_input(x, data_format=None):

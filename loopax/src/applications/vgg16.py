@@ -1,4 +1,5 @@
-"""VGG16 (Simonyan & Zisserman 2014), layer names as Keras's."""
+"""VGG16 and VGG19 (Simonyan & Zisserman 2014), one builder; layer names as
+Keras's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Dense, Flatten
 from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
 
-_BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))
+# (filters, convolutions) per block
+BLOCKS = {16: ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)),
+          19: ((64, 2), (128, 2), (256, 4), (512, 4), (512, 4))}
 
 
 def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
@@ -43,13 +46,30 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
         ValueError: a bad argument: a missing weights file, an unknown
             `pooling`, non-positive `classes`, or an `input_shape` that does not fit.
     """
-    imagenet_utils.check_arguments(weights, include_top, classes, pooling, "VGG16")
+    return build_vgg(16, include_top, weights, input_tensor, input_shape, pooling, classes,
+                     classifier_activation, name)
+
+
+def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
+          pooling=None, classes=1000, classifier_activation="softmax", name="vgg19"):
+    return build_vgg(19, include_top, weights, input_tensor, input_shape, pooling, classes,
+                     classifier_activation, name)
+
+
+VGG19.__doc__ = ("VGG19: VGG16 with four convolutions in blocks 3-5, on images preprocessed "
+                 "with `loopax.applications.vgg19.preprocess_input`." + building.ARGS_DOC)
+
+
+def build_vgg(depth, include_top, weights, input_tensor, input_shape, pooling, classes,
+              classifier_activation, name):
+    owner = f"VGG{depth}"
+    imagenet_utils.check_arguments(weights, include_top, classes, pooling, owner)
     input_shape = imagenet_utils.obtain_input_shape(input_shape, 224, 32, include_top,
-                                                    weights, "VGG16")
-    weights = imagenet_utils.resolve_weights(weights, "VGG16", include_top)
+                                                    weights, owner)
+    weights = imagenet_utils.resolve_weights(weights, owner, include_top)
     inputs = building.image_input(input_tensor, input_shape)
     x = inputs
-    for block, (filters, convs) in enumerate(_BLOCKS, start=1):
+    for block, (filters, convs) in enumerate(BLOCKS[depth], start=1):
         for conv in range(1, convs + 1):
             x = Conv2D(filters, 3, activation="relu", padding="same",
                        name=f"block{block}_conv{conv}")(x)
