@@ -24,6 +24,7 @@ from loopax import (
     ops,
     optimizers,
     preprocessing,
+    quantizers,
     regularizers,
     saving,
     tree,
@@ -43,6 +44,7 @@ from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.quantizers import Quantizer
 from loopax.src.regularizers import Regularizer
 from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
 from loopax.src.tape import GradientTape, UnconnectedGradients
@@ -55,12 +57,12 @@ _compilation_cache.configure_from_environment()
 # left out so the star import does not replace the builtin `print`.
 __all__ = [
     "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
-    "Loss", "Metric", "Model", "Module", "Optimizer", "Regularizer", "Sequential",
+    "Loss", "Metric", "Model", "Module", "Optimizer", "Quantizer", "Regularizer", "Sequential",
     "StateScope", "StatelessScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "distribution", "dtype_policies", "export", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
-    "preprocessing", "random",
+    "preprocessing", "quantizers", "random",
     "regularizers", "saving", "tree", "utils", "version",
 ]
