@@ -39,7 +39,7 @@ from loopax.src.layers.input_layer import Input
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.losses.loss import Loss
 from loopax.src.metrics.metric import Metric
-from loopax.src.mixed_precision import DTypePolicy
+from loopax.src.mixed_precision import DTypePolicy, FloatDTypePolicy
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
@@ -56,7 +56,7 @@ _compilation_cache.configure_from_environment()
 # `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
 # left out so the star import does not replace the builtin `print`.
 __all__ = [
-    "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
+    "DTypePolicy", "FloatDTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec", "Layer",
     "Loss", "Metric", "Model", "Module", "Optimizer", "Quantizer", "Regularizer", "Sequential",
     "StateScope", "StatelessScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",

@@ -9,11 +9,10 @@ rows per group with a zero point, or per channel with `block_size=None`/-1),
 
 from __future__ import annotations
 
+from loopax.src.mixed_precision import QUANTIZATION_MODES
 from loopax.src.quantizers.quantizers import AbsMaxQuantizer, Quantizer
 from loopax.src.saving import serialization
 from loopax.src.utils.registry import Registry, name_table
-
-QUANTIZATION_MODES = ("int8", "float8", "int4", "gptq", "awq")
 
 # The quantizers a config's `weight_quantizer` / `activation_quantizer` may name.
 _QUANTIZERS = Registry("quantizer", name_table([Quantizer, AbsMaxQuantizer]),

@@ -34,6 +34,7 @@ import zipfile
 
 import jax.numpy as jnp
 
+from loopax.src import mixed_precision
 from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive, serialization
@@ -55,6 +56,18 @@ _KERAS_ONLY_DEFAULTS = {
     "use_gate": False, "sliding_window": None,                      # MultiHeadAttention
     "input_axes": None, "output_axes": None,                        # variance-scaling inits
 }
+
+# Keras's quantized dtype policies: a layer's `dtype` entry becomes the policy's name.
+_QUANTIZED_POLICIES = ("QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "Int4DTypePolicy")
+
+
+def _quantized_policy_name(entry, where, reader):
+    try:
+        return mixed_precision.deserialize(entry).name
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        reader.refuse(where, f"dtype policy {entry!r:.120}", f"is not valid: {error}")
+        return None
+
 
 # HDF5 filters compiled into libhdf5 (deflate, shuffle, fletcher32, szip, nbit,
 # scaleoffset) and h5py's lzf: any other id would make HDF5 load a plugin.
@@ -153,6 +166,8 @@ class _Translator:
         if user is None and class_name in ("DTypePolicy", "FloatDTypePolicy") and \
                 _is_keras_module(module) and isinstance(inner, dict):
             return inner.get("name")
+        if user is None and class_name in _QUANTIZED_POLICIES and _is_keras_module(module):
+            return _quantized_policy_name(entry, where, self)
         if user is None:
             foreign = not _is_keras_module(module) or registered not in (None, class_name)
             cls = serialization._builtins().get(class_name)
