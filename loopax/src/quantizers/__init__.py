@@ -14,6 +14,7 @@ from loopax.src.quantizers.quantizers import (
     abs_max_quantize_grouped_with_zero_point,
     compute_float8_amax_history,
     compute_float8_scale,
+    dequantize_grouped,
     fake_quant_with_min_max_vars,
     pack_int4,
     quantize_and_dequantize,
@@ -56,6 +57,7 @@ def get(identifier, **kwargs):
 __all__ = ["QUANTIZATION_MODES", "AbsMaxQuantizer", "Float8QuantizationConfig",
            "Int4QuantizationConfig", "Int8QuantizationConfig", "QuantizationConfig",
            "Quantizer", "abs_max_quantize", "abs_max_quantize_grouped_with_zero_point",
-           "compute_float8_amax_history", "compute_float8_scale", "deserialize",
+           "compute_float8_amax_history", "compute_float8_scale", "dequantize_grouped",
+           "deserialize",
            "fake_quant_with_min_max_vars", "get", "pack_int4", "quantize_and_dequantize",
            "serialize", "unpack_int4"]

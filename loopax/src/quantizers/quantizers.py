@@ -126,12 +126,15 @@ def abs_max_quantize_grouped_with_zero_point(inputs, block_size, value_range=(-8
     return jnp.asarray(q), jnp.asarray(scale, x.dtype), jnp.asarray(zero.astype("int8"))
 
 
-def dequantize_grouped(quantized, scale, zero_point, block_size):
-    """`(quantized - zero_point) * scale`, each row using its group's scale and
-    zero point: the inverse of `abs_max_quantize_grouped_with_zero_point`.
-    Shapes: quantized `(input_dim, out)`, scale and zero_point `(n_groups, out)`."""
-    group = jnp.arange(quantized.shape[0]) // block_size
-    return (quantized.astype(scale.dtype) - zero_point.astype(scale.dtype)[group]) * scale[group]
+def dequantize_grouped(quantized, scale, zero_point, group_index, axis=0):
+    """`(quantized - zero_point) * scale`, each position along `axis` using the
+    scale and zero point of its group (`group_index[i]`, as Keras's `g_idx`):
+    the inverse of `abs_max_quantize_grouped_with_zero_point`. `scale` and
+    `zero_point` hold one entry per group along `axis`."""
+    group = jnp.asarray(group_index).astype(jnp.int32)
+    scale = jnp.take(scale, group, axis=axis)
+    zero = jnp.take(zero_point, group, axis=axis).astype(scale.dtype)
+    return (quantized.astype(scale.dtype) - zero) * scale
 
 
 class AbsMaxQuantizer(Quantizer):

@@ -1,0 +1,204 @@
+"""`layer.quantize` / `model.quantize` ("int8", "int4", "float8") against Keras
+3.15: Keras's weights copied in before quantizing, then the quantized weights,
+policies, outputs and input gradients compared; quantized models save and load."""
+
+import sys
+import warnings
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
+# keras_reference skips this module without Keras.
+from keras_reference import keras  # noqa: E402
+
+import loopax  # noqa: E402
+
+rng = np.random.default_rng(11)
+DENSE_X = rng.normal(size=(4, 6)).astype("float32")
+TOKENS = rng.integers(0, 10, size=(4, 3))
+
+MODES = [
+    pytest.param("int8", None, id="int8"),
+    pytest.param("int4", None, id="int4_default_groups"),
+    pytest.param("int4", 4, id="int4_groups_of_four"),
+    pytest.param("int4", -1, id="int4_per_channel"),
+]
+
+
+def config_for(module, block_size):
+    return None if block_size is None else module.quantizers.Int4QuantizationConfig(
+        block_size=block_size)
+
+
+def quantized_pair(make, build_arg, mode, block_size, policy="float32"):
+    theirs, ours = make(keras, policy), make(loopax, policy)
+    theirs.build(build_arg)
+    ours.build(build_arg)
+    ours.set_weights(theirs.get_weights())
+    theirs.quantize(mode, config=config_for(keras, block_size))
+    ours.quantize(mode, config=config_for(loopax, block_size))
+    return ours, theirs
+
+
+def dense(module, policy):
+    return module.layers.Dense(5, activation="relu", dtype=policy)
+
+
+def embedding(module, policy):
+    return module.layers.Embedding(10, 6, dtype=policy)
+
+
+def assert_same_quantized_layer(ours, theirs, x):
+    assert ours.dtype_policy.name == theirs.dtype_policy.name
+    assert type(ours.dtype_policy).__name__ == type(theirs.dtype_policy).__name__
+    mine = {w.name: np.asarray(w.value) for w in ours.weights}
+    keras_weights = {w.name: np.asarray(w.value) for w in theirs.weights}
+    assert mine.keys() == keras_weights.keys()
+    for name, value in keras_weights.items():
+        assert mine[name].dtype == value.dtype, name
+        np.testing.assert_array_equal(mine[name], value, err_msg=name)
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-6,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("mode,block_size", MODES)
+def test_quantized_dense_matches_keras(mode, block_size):
+    ours, theirs = quantized_pair(dense, (None, 6), mode, block_size)
+    assert_same_quantized_layer(ours, theirs, DENSE_X)
+
+
+@pytest.mark.parametrize("mode,block_size", MODES)
+def test_quantized_embedding_matches_keras(mode, block_size):
+    ours, theirs = quantized_pair(embedding, None, mode, block_size)
+    assert_same_quantized_layer(ours, theirs, TOKENS)
+
+
+def test_quantized_dense_under_mixed_bfloat16_matches_keras():
+    ours, theirs = quantized_pair(dense, (None, 6), "int8", None, policy="mixed_bfloat16")
+    assert ours.dtype_policy.name == "int8_from_mixed_bfloat16"
+    out, k_out = ours(DENSE_X), theirs(DENSE_X)
+    assert out.dtype == k_out.dtype == jnp.bfloat16
+    np.testing.assert_allclose(np.asarray(out, "float32"), np.asarray(k_out, "float32"),
+                               rtol=1e-2)
+
+
+def test_float8_dense_forward_matches_keras():
+    ours, theirs = quantized_pair(dense, (None, 6), "float8", None)
+    theirs.inputs_scale.assign(0.01)
+    ours.inputs_scale.assign(0.01)
+    assert_same_quantized_layer(ours, theirs, DENSE_X * 3)
+
+
+@pytest.mark.parametrize("mode,block_size", MODES[:2] + MODES[3:])
+def test_input_gradient_of_quantized_dense_matches_keras(mode, block_size):
+    ours, theirs = quantized_pair(dense, (None, 6), mode, block_size)
+
+    def loss(layer):
+        return lambda x: jnp.sum(jnp.asarray(layer(x)) * jnp.arange(5.0))
+
+    np.testing.assert_allclose(np.asarray(jax.grad(loss(ours))(DENSE_X)),
+                               np.asarray(jax.grad(loss(theirs))(DENSE_X)), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_int8_config_matches_keras():
+    def make(module):
+        q = module.quantizers
+        return q.Int8QuantizationConfig(
+            weight_quantizer=q.AbsMaxQuantizer(axis=0, value_range=(-100, 100)),
+            activation_quantizer=None)
+
+    theirs, ours = dense(keras, "float32"), dense(loopax, "float32")
+    theirs.build((None, 6))
+    ours.build((None, 6))
+    ours.set_weights(theirs.get_weights())
+    theirs.quantize(config=make(keras))
+    ours.quantize(config=make(loopax))
+    assert_same_quantized_layer(ours, theirs, DENSE_X)
+
+
+def sequential(module):
+    return module.Sequential([module.Input((6,)), module.layers.Dense(8, activation="relu"),
+                              module.layers.Dropout(0.1), module.layers.Dense(3)])
+
+
+@pytest.mark.parametrize("mode,block_size", MODES + [pytest.param("float8", None, id="float8")])
+def test_model_quantize_matches_keras_and_saves(mode, block_size, tmp_path):
+    theirs, ours = sequential(keras), sequential(loopax)
+    ours.set_weights(theirs.get_weights())
+    theirs.quantize(mode, config=config_for(keras, block_size))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours.quantize(mode, config=config_for(loopax, block_size))
+    assert any("Dropout does not have a `quantize`" in str(w.message) for w in caught)
+    assert [layer.dtype_policy.name for layer in ours.layers] == [
+        layer.dtype_policy.name for layer in theirs.layers]
+    expected = np.asarray(theirs.predict(DENSE_X, verbose=0))
+    np.testing.assert_allclose(ours.predict(DENSE_X, verbose=0), expected, rtol=1e-5, atol=1e-6)
+
+    path = tmp_path / "quantized.keras"
+    ours.save(path)
+    loaded = loopax.saving.load_model(path)
+    assert [layer.dtype_policy.name for layer in loaded.layers] == [
+        layer.dtype_policy.name for layer in ours.layers]
+    for saved, back in zip(ours.weights, loaded.weights):
+        assert (saved.name, saved.dtype) == (back.name, back.dtype)
+        np.testing.assert_array_equal(np.asarray(saved.value), np.asarray(back.value))
+    np.testing.assert_allclose(loaded.predict(DENSE_X, verbose=0), expected, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_quantized_layer_config_rebuilds_quantized():
+    layer = loopax.layers.Dense(4)
+    layer.build((None, 3))
+    layer.quantize("int4", config=loopax.quantizers.Int4QuantizationConfig(block_size=2))
+    clone = loopax.layers.Dense.from_config(layer.get_config())
+    clone.build((None, 3))
+    assert [(w.name, w.shape, w.dtype) for w in clone.weights] == [
+        (w.name, w.shape, w.dtype) for w in layer.weights]
+
+
+def test_setting_a_quantized_policy_quantizes_a_built_layer_as_keras():
+    theirs, ours = dense(keras, "float32"), dense(loopax, "float32")
+    theirs.build((None, 6))
+    ours.build((None, 6))
+    ours.set_weights(theirs.get_weights())
+    theirs.dtype_policy = "int8_from_float32"
+    ours.dtype_policy = "int8_from_float32"
+    assert_same_quantized_layer(ours, theirs, DENSE_X)
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda layer: layer.quantize("int3"), "Invalid quantization mode"),
+    (lambda layer: layer.quantize(), "either `mode` or `config`"),
+    (lambda layer: layer.quantize("int8", config=loopax.quantizers.Int4QuantizationConfig()),
+     "Contradictory arguments"),
+    (lambda layer: layer.quantize(config="int8") or layer.quantize("int8"), "already quantized"),
+], ids=["unknown_mode", "no_mode", "contradiction", "twice"])
+def test_quantize_errors(call, message):
+    layer = loopax.layers.Dense(2)
+    layer.build((None, 3))
+    with pytest.raises(ValueError, match=message):
+        call(layer)
+
+
+def test_unbuilt_layers_and_subclasses_are_refused():
+    with pytest.raises(ValueError, match="isn't yet built"):
+        loopax.layers.Dense(2).quantize("int8")
+
+    class MyDense(loopax.layers.Dense):
+        pass
+
+    layer = MyDense(2)
+    layer.build((None, 3))
+    with pytest.raises(NotImplementedError, match="type_check=False"):
+        layer.quantize("int8")
+    layer.quantize("int8", type_check=False)
+    assert layer.quantization_mode == "int8"
+    embedding_layer = loopax.layers.Embedding(4, 2)
+    embedding_layer.build()
+    with pytest.raises(NotImplementedError, match="Invalid quantization mode"):
+        embedding_layer.quantize("float8")
