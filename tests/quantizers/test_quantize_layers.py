@@ -202,3 +202,31 @@ def test_unbuilt_layers_and_subclasses_are_refused():
     embedding_layer.build()
     with pytest.raises(NotImplementedError, match="Invalid quantization mode"):
         embedding_layer.quantize("float8")
+
+
+def test_float8_training_steps_match_keras():
+    """Two epochs of fit() on a float8 model: the losses, the trained kernels and
+    the delayed scales / amax histories (which the optimizer overwrites with
+    their "gradients") equal Keras's."""
+    x = rng.normal(size=(16, 6)).astype("float32")
+    y = rng.normal(size=(16, 3)).astype("float32")
+    def two_dense(module):   # no Dropout: its random masks differ between the libraries
+        return module.Sequential([module.Input((6,)), module.layers.Dense(8, activation="relu"),
+                                  module.layers.Dense(3)])
+
+    theirs, ours = two_dense(keras), two_dense(loopax)
+    ours.set_weights(theirs.get_weights())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs.quantize("float8")
+        ours.quantize("float8")
+    theirs.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    ours.compile(optimizer=loopax.optimizers.SGD(0.1), loss="mse")
+    k_history = theirs.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    history = ours.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    np.testing.assert_allclose(history.history["loss"], k_history.history["loss"], rtol=1e-5)
+    assert [w.name for w in ours.weights] == [w.name for w in theirs.weights]
+    for mine, keras_weight in zip(ours.weights, theirs.weights):
+        np.testing.assert_allclose(np.asarray(mine.value), np.asarray(keras_weight.value),
+                                   rtol=1e-5, atol=1e-7, err_msg=mine.name)
+    assert float(ours.layers[0].inputs_scale.value) != 1.0   # the scales did move

@@ -72,12 +72,12 @@ def float8_weights(layer):
     length = getattr(layer.dtype_policy, "amax_history_length",
                      mixed_precision.QuantizedFloat8DTypePolicy.default_amax_history_length)
     for prefix in ("inputs", "kernel", "outputs_grad"):
-        setattr(layer, f"{prefix}_scale",
-                layer.add_weight((), "ones", dtype="float32", name=f"{prefix}_scale",
-                                 autocast=False))
-        setattr(layer, f"{prefix}_amax_history",
-                layer.add_weight((length,), "zeros", dtype="float32",
-                                 name=f"{prefix}_amax_history", autocast=False))
+        for name, shape, initial in ((f"{prefix}_scale", (), "ones"),
+                                     (f"{prefix}_amax_history", (length,), "zeros")):
+            variable = layer.add_weight(shape, initial, dtype="float32", name=name,
+                                        autocast=False)
+            variable.overwrite_with_gradient = True
+            setattr(layer, name, variable)
 
 
 def _zero_cotangent(x):
