@@ -230,3 +230,73 @@ def test_float8_training_steps_match_keras():
         np.testing.assert_allclose(np.asarray(mine.value), np.asarray(keras_weight.value),
                                    rtol=1e-5, atol=1e-7, err_msg=mine.name)
     assert float(ours.layers[0].inputs_scale.value) != 1.0   # the scales did move
+
+
+EINSUM_CASES = [
+    pytest.param("ab,bc->ac", (5,), "c", (3, 4), id="matmul"),
+    pytest.param("abc,cd->abd", (None, 5), "d", (2, 3, 4), id="sequence_projection"),
+    pytest.param("abc,cde->abde", (None, 2, 5), "de", (2, 3, 4), id="attention_heads"),
+    pytest.param("abcd,cde->abe", (None, 5), "e", (2, 3, 4, 6), id="two_contracted_axes"),
+]
+
+
+@pytest.mark.parametrize("mode", ["int8", "float8"])
+@pytest.mark.parametrize("equation,output_shape,bias_axes,input_shape", EINSUM_CASES)
+def test_quantized_einsum_dense_matches_keras(equation, output_shape, bias_axes, input_shape,
+                                              mode):
+    x = rng.normal(size=input_shape).astype("float32")
+
+    def make(module, policy):
+        return module.layers.EinsumDense(equation, output_shape, bias_axes=bias_axes)
+
+    ours, theirs = quantized_pair(make, input_shape, mode, None)
+    assert ours.dtype_policy.name == theirs.dtype_policy.name
+    np.testing.assert_allclose(np.asarray(ours(x)), np.asarray(theirs(x)), rtol=1e-6, atol=1e-6)
+
+    def loss(layer):
+        return lambda x: jnp.sum(jnp.asarray(layer(x)) ** 2)
+
+    np.testing.assert_allclose(np.asarray(jax.grad(loss(ours))(x)),
+                               np.asarray(jax.grad(loss(theirs))(x)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("with_ellipsis,explicit,input_shape", [
+    (("...b,bc->...c", (5,)), ("abc,cd->abd", (None, 5)), (2, 3, 4)),
+    (("ab...,bc->ac...", (5,)), ("abd,bc->acd", (5, None)), (2, 4, 3)),
+], ids=["leading_ellipsis", "trailing_ellipsis"])
+def test_int8_einsum_dense_with_ellipsis_equals_the_explicit_equation(
+        with_ellipsis, explicit, input_shape):
+    """Keras 3.15 cannot quantize ellipsis equations (a TypeError in its
+    analysis); loopax gives what the same equation written out gives."""
+    x = rng.normal(size=input_shape).astype("float32")
+    layers = []
+    for equation, output_shape in (with_ellipsis, explicit):
+        layer = loopax.layers.EinsumDense(equation, output_shape)
+        layer.build(input_shape)
+        layers.append(layer)
+    layers[0].set_weights(layers[1].get_weights())
+    for layer in layers:
+        layer.quantize("int8")
+    np.testing.assert_allclose(np.asarray(layers[0](x)), np.asarray(layers[1](x)), rtol=1e-6)
+    assert not np.allclose(np.asarray(layers[0](x)),
+                           np.einsum(explicit[0], x, layers[1].kernel.value.astype("float32")))
+
+
+def test_int4_einsum_dense_is_refused_clearly():
+    layer = loopax.layers.EinsumDense("ab,bc->ac", 4)
+    layer.build((None, 3))
+    with pytest.raises(NotImplementedError, match="Invalid quantization mode.*int4"):
+        layer.quantize("int4")
+
+
+def test_int8_einsum_dense_model_saves_and_loads(tmp_path):
+    inputs = loopax.Input((3, 4))
+    outputs = loopax.layers.EinsumDense("abc,cde->abde", (None, 2, 5), bias_axes="de")(inputs)
+    model = loopax.Model(inputs, outputs)
+    model.quantize("int8")
+    x = rng.normal(size=(2, 3, 4)).astype("float32")
+    model.save(tmp_path / "einsum.keras")
+    loaded = loopax.saving.load_model(tmp_path / "einsum.keras")
+    assert loaded.layers[-1].dtype_policy.name == "int8_from_float32"
+    assert loaded.layers[-1].kernel.dtype == "int8"
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))

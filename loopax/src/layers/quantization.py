@@ -86,9 +86,10 @@ def _zero_cotangent(x):
     return np.zeros(x.shape, dtype=jax.dtypes.float0)
 
 
-def matmul_dequantized_gradient(forward, dequantize, x, *weights):
+def matmul_dequantized_gradient(forward, dequantize, x, *weights, product=None):
     """`forward(x, *weights)` whose gradient reaches `x` as through
-    `x @ dequantize(*weights)`; the (quantized) weights get none."""
+    `x @ dequantize(*weights)` (`product(upstream, kernel)` gives that gradient
+    for another contraction); the (quantized) weights get none."""
 
     @jax.custom_vjp
     def run(x, *weights):
@@ -99,7 +100,8 @@ def matmul_dequantized_gradient(forward, dequantize, x, *weights):
 
     def bwd(weights, upstream):
         kernel = dequantize(*weights).astype(upstream.dtype)
-        return (upstream @ kernel.T,) + tuple(_zero_cotangent(w) for w in weights)
+        grad = upstream @ kernel.T if product is None else product(upstream, kernel)
+        return (grad,) + tuple(_zero_cotangent(w) for w in weights)
 
     run.defvjp(fwd, bwd)
     return run(x, *weights)
@@ -167,15 +169,16 @@ def _float8_grad_qdq(y, scale, history, compute_dtype):
     return run(y, scale, history)
 
 
-def float8_matmul(layer, x, kernel, training):
-    """Keras's float8 product: inputs and kernel rounded through e4m3 at their
-    delayed scales, the output's gradient through e5m2."""
+def float8_matmul(layer, x, kernel, training, product=jnp.matmul):
+    """Keras's float8 product (`product(x, kernel)`, a matmul or an einsum):
+    inputs and kernel rounded through e4m3 at their delayed scales, the
+    output's gradient through e5m2."""
     compute = layer.compute_dtype
     x = _float8_qdq(x, layer.inputs_scale.value, layer.inputs_amax_history.value,
                     "float8_e4m3fn", _E4M3_MAX, compute, training)
     kernel = _float8_qdq(kernel, layer.kernel_scale.value, layer.kernel_amax_history.value,
                          "float8_e4m3fn", _E4M3_MAX, compute, training)
-    y = jnp.matmul(x, kernel)
+    y = product(x, kernel)
     return _float8_grad_qdq(y, layer.outputs_grad_scale.value,
                             layer.outputs_grad_amax_history.value, compute)
 
