@@ -110,7 +110,11 @@ Policy = DTypePolicy
 
 
 class FloatDTypePolicy(DTypePolicy):
-    """Keras's older name of a plain (float) `DTypePolicy`; equal to one of the same name."""
+    """Keras's older name of a plain (float) `DTypePolicy`; equal to one of the same name.
+
+    Args:
+        name: As `DTypePolicy`'s.
+    """
 
 
 _PLAIN = (DTypePolicy, FloatDTypePolicy)
@@ -158,8 +162,13 @@ class QuantizedDTypePolicy(DTypePolicy):
 
 
 class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
-    """float8 training's policy; `amax_history_length` is the length of the
-    windows of absolute maxima the delayed scales come from (default 1024).
+    """float8 training's policy.
+
+    Args:
+        mode: "float8".
+        source_name: The policy giving the dtypes (default the global one).
+        amax_history_length: The length of the windows of absolute maxima the
+            delayed scales come from (default 1024).
 
     Raises:
         TypeError: `amax_history_length` is not an int.
@@ -183,8 +192,12 @@ class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
 
 
 class Int4DTypePolicy(QuantizedDTypePolicy):
-    """int4's policy, carrying the block size: mode `"int4/<block_size>"`
-    (-1: one scale per output channel; n > 0: groups of n input rows).
+    """int4's policy, carrying the block size.
+
+    Args:
+        mode: `"int4/<block_size>"` (-1: one scale per output channel; n > 0:
+            groups of n input rows).
+        source_name: The policy giving the dtypes (default the global one).
 
     Raises:
         ValueError: a mode not of that form, or a block size of 0 or below -1.
@@ -352,7 +365,17 @@ _CLASSES = {cls.__name__: cls for cls in (
 
 
 def serialize(policy) -> dict:
-    """`{"module", "class_name", "config"}` of a policy (Keras's form)."""
+    """A policy as Keras serializes it.
+
+    Args:
+        policy: A `DTypePolicy` (any kind, a `DTypePolicyMap` too).
+
+    Returns:
+        `{"module", "class_name", "config", "registered_name"}`, which Keras reads.
+
+    Raises:
+        TypeError: `policy` is not a DTypePolicy.
+    """
     if not isinstance(policy, DTypePolicy):
         raise TypeError(f"serialize: expected a DTypePolicy, got {policy!r} "
                         f"({type(policy).__name__}).")
@@ -362,7 +385,14 @@ def serialize(policy) -> dict:
 
 
 def deserialize(config, custom_objects=None) -> DTypePolicy:
-    """The policy a `serialize()` dict describes (a name also works).
+    """The policy a `serialize()` dict (Keras's or loopax's) describes.
+
+    Args:
+        config: A serialized policy, or a policy name.
+        custom_objects: `{class name: class}` for policy classes of your own.
+
+    Returns:
+        The `DTypePolicy`.
 
     Raises:
         ValueError: a class that is not a dtype policy.

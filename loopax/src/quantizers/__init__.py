@@ -31,20 +31,46 @@ _REGISTRY = Registry(
 
 
 def serialize(quantizer):
-    """`{"class_name", "config"}` for a quantizer or quantization config."""
+    """A quantizer or quantization config as a config dict.
+
+    Args:
+        quantizer: A `Quantizer` or `QuantizationConfig`.
+
+    Returns:
+        `{"class_name", "config"}` (what `deserialize` takes).
+    """
     if isinstance(quantizer, (Quantizer, QuantizationConfig)):
         return serialization.serialize(quantizer)
     return _REGISTRY.serialize(quantizer)
 
 
 def deserialize(config, custom_objects=None):
-    """The quantizer or quantization config a `serialize()` result describes."""
+    """The quantizer or quantization config a `serialize()` result describes.
+
+    Args:
+        config: A `serialize()` dict, or a class name.
+        custom_objects: `{name: class}` for quantizers of your own.
+
+    Returns:
+        The `Quantizer` or `QuantizationConfig`.
+    """
     return _REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier, **kwargs):
-    """None, an instance (returned as is), a config dict, or a class name
-    ("AbsMaxQuantizer", "abs_max_quantizer": a new instance from `kwargs`)."""
+    """A quantizer (or quantization config) from an identifier.
+
+    Args:
+        identifier: None, an instance (returned as is), a config dict, or a
+            class name ("AbsMaxQuantizer" or "abs_max_quantizer").
+        **kwargs: The constructor arguments when `identifier` is a name.
+
+    Returns:
+        The quantizer, or None.
+
+    Raises:
+        ValueError: an unknown name.
+    """
     if identifier is None:
         return None
     if isinstance(identifier, str):

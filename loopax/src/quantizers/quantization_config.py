@@ -66,8 +66,13 @@ class QuantizationConfig:
 
 
 class Int8QuantizationConfig(QuantizationConfig):
-    """int8 weights and (with the default `activation_quantizer="default"`, an
-    `AbsMaxQuantizer()` on the last axis) int8 inputs.
+    """int8 weights and (by default) int8 inputs.
+
+    Args:
+        weight_quantizer: A quantizer with int8 output, or None (abs-max per
+            output channel).
+        activation_quantizer: "default" (an `AbsMaxQuantizer()` on the last
+            axis), a quantizer, or None (float inputs).
 
     Raises:
         ValueError: a `weight_quantizer` whose `output_dtype` is not int8.

@@ -242,8 +242,17 @@ def _fake_quant(num_bits, narrow_range, axis, x, low, high):
 
 def compute_float8_scale(amax, scale, dtype_max, margin=0):
     """The next float8 scale from the history's amax (Transformer Engine's
-    delayed scaling): `amax / dtype_max * 2**margin`, or `scale` unchanged when
-    `amax` is 0 or not finite."""
+    delayed scaling).
+
+    Args:
+        amax: The largest absolute value seen (e.g. the max of the amax history).
+        scale: The current scale.
+        dtype_max: The float8 dtype's largest finite value.
+        margin: A power of two to keep below the top of the range.
+
+    Returns:
+        `amax / dtype_max * 2**margin`, or `scale` where `amax` is 0 or not finite.
+    """
     amax, scale = _array(amax), _array(scale)
     factor = _array(dtype_max) / amax / 2 ** margin
     factor = jnp.where(amax > 0.0, factor, 1.0 / scale)
@@ -252,7 +261,15 @@ def compute_float8_scale(amax, scale, dtype_max, margin=0):
 
 
 def compute_float8_amax_history(x, amax_history):
-    """`amax_history` rolled by one with `max|x|` written at index 0."""
+    """The history of absolute maxima updated with `x`'s.
+
+    Args:
+        x: The array whose `max|x|` is recorded.
+        amax_history: A 1-D history.
+
+    Returns:
+        `amax_history` rolled by one, with `max|x|` at index 0.
+    """
     history = _array(amax_history)
     amax = jnp.max(jnp.abs(_array(x))).astype(history.dtype)
     return jnp.roll(history, -1).at[0].set(amax)
@@ -267,6 +284,9 @@ def quantize_and_dequantize(inputs, scale, quantized_dtype, compute_dtype):
         scale: The scale (a scalar).
         quantized_dtype: "float8_e4m3fn" or "float8_e5m2" (any ml_dtypes float).
         compute_dtype: The dtype of the arithmetic and of the result.
+
+    Returns:
+        An array of `inputs`' shape in `compute_dtype`.
     """
     compute_dtype = dtypes.standardize(compute_dtype)
     limit = jnp.asarray(float(ml_dtypes.finfo(quantized_dtype).max), compute_dtype)
@@ -311,8 +331,20 @@ def pack_int4(arr, axis=0, dtype="int8"):
 
 
 def unpack_int4(packed, orig_len, axis=0, dtype="int8"):
-    """The inverse of `pack_int4`: int4 values back as `dtype` (signed `[-8, 7]`
-    for "int8"), `orig_len` long along `axis`."""
+    """The inverse of `pack_int4`.
+
+    Args:
+        packed: An int8 or uint8 array of packed pairs.
+        orig_len: The unpacked length along `axis` (`pack_int4`'s third result).
+        axis: The axis that was packed.
+        dtype: "int8" (values in [-8, 7]) or "uint8" (values in [0, 15]).
+
+    Returns:
+        The int4 values as `dtype`, `orig_len` long along `axis`.
+
+    Raises:
+        ValueError: `dtype` is neither; TypeError: `packed` is not int8 or uint8.
+    """
     _check_pack_dtype(dtype)
     x = _array(packed)
     if dtypes.standardize(x.dtype) not in ("int8", "uint8"):
