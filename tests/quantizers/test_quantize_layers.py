@@ -300,3 +300,29 @@ def test_int8_einsum_dense_model_saves_and_loads(tmp_path):
     assert loaded.layers[-1].dtype_policy.name == "int8_from_float32"
     assert loaded.layers[-1].kernel.dtype == "int8"
     np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_custom_config_survives_save_and_load(tmp_path):
+    """A layer quantized without input quantization keeps computing so once loaded
+    (its config carries the quantization config, as Keras's does)."""
+    model = loopax.Sequential([loopax.Input((6,)), loopax.layers.Dense(3)])
+    model.quantize(config=loopax.quantizers.Int8QuantizationConfig(activation_quantizer=None))
+    x = DENSE_X * np.array([100, 1, 1, 1, 1, 0.01], "float32")
+    model.save(tmp_path / "custom.keras")
+    loaded = loopax.saving.load_model(tmp_path / "custom.keras")
+    assert loaded.layers[0].quantization_config.activation_quantizer is None
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+@pytest.mark.parametrize("mode", ["int8", "int4"])
+def test_keras_quantized_file_loads(mode, tmp_path):
+    theirs = keras.Sequential([keras.Input((6,)), keras.layers.Dense(5),
+                               keras.layers.Embedding(10, 4)])
+    theirs.quantize(mode)
+    theirs.save(tmp_path / "keras_quantized.keras")
+    ours = loopax.saving.load_model(tmp_path / "keras_quantized.keras")
+    assert [layer.dtype_policy.name for layer in ours.layers] == [
+        layer.dtype_policy.name for layer in theirs.layers]
+    tokens = np.abs(DENSE_X).astype("int32") % 10
+    np.testing.assert_allclose(ours.predict(tokens, verbose=0),
+                               np.asarray(theirs.predict(tokens, verbose=0)), rtol=1e-6)

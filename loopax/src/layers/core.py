@@ -47,8 +47,10 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, quantization_config=None,
+                 **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self.units = positive_int(units, "units", "Dense")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
@@ -120,7 +122,7 @@ class Dense(Layer):
             self.g_idx = quantization.group_index_weight(self, input_dim, block)
 
     def _inputs_quantizer(self):
-        config = getattr(self, "quantization_config", None)
+        config = self.quantization_config
         if config is None:   # built from a saved quantized policy: Keras's defaults
             config = quantization_config.resolve(self.quantization_mode, None)
         return config.activation_quantizer
@@ -195,7 +197,8 @@ class Dense(Layer):
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                **quantization.config_entry(self)}
 
 
 class Activation(Layer):
@@ -374,8 +377,9 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
-                 activity_regularizer=None, **kwargs):
+                 activity_regularizer=None, quantization_config=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self.input_dim = positive_int(input_dim, "input_dim", "Embedding")
         self.output_dim = positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
@@ -482,7 +486,7 @@ class Embedding(Layer):
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
-                "mask_zero": self.mask_zero}
+                "mask_zero": self.mask_zero, **quantization.config_entry(self)}
 
 
 class ActivityRegularization(Layer):

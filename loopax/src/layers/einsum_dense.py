@@ -89,8 +89,10 @@ class EinsumDense(Layer):
     def __init__(self, equation: str, output_shape: int | tuple, activation=None,
                  bias_axes: str | None = None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, quantization_config=None,
+                 **kwargs):
         super().__init__(**kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self._spec = parse_equation(equation, bias_axes)
         self.equation, self.bias_axes = equation, bias_axes
         self.partial_output_shape = ((output_shape,) if isinstance(output_shape, int)
@@ -232,8 +234,7 @@ class EinsumDense(Layer):
 
     def _int8_einsum(self, x):
         inputs_letters, kernel_letters, _, ellipsis = self._spec
-        config = getattr(self, "quantization_config", None) or \
-            quantization_config.resolve("int8", None)
+        config = self.quantization_config or quantization_config.resolve("int8", None)
         inputs_quantizer = config.activation_quantizer
         offset = x.ndim - len(inputs_letters) if ellipsis == "left" else 0
         input_axes = tuple(offset + a for a in self._contracted(inputs_letters))
@@ -290,4 +291,5 @@ class EinsumDense(Layer):
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                **quantization.config_entry(self)}

@@ -20,6 +20,13 @@ from loopax.src import mixed_precision
 from loopax.src import quantizers as q
 
 
+def config_entry(layer) -> dict:
+    """`{"quantization_config": ...}` for `get_config` once the layer has one
+    (a loaded layer then computes as the quantized one did), else `{}`."""
+    config = layer.quantization_config
+    return {} if config is None else {"quantization_config": q.serialize(config)}
+
+
 def forget_weight(layer, variable):
     """Drops `variable` from what `layer` created (before its quantized form replaces it)."""
     for key in ("_created_variables", "_trainable_weights_created"):

@@ -402,7 +402,8 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
     """`(h5 dataset path, variable, layer path)` for each weight of `model`,
     where Keras 3 writes it: `layers/<name>/vars/<i>` with `<name>` the class
     in snake case numbered among siblings (dense, dense_1), own variables
-    trainable first then non-trainable, each in creation order; a sub-layer
+    trainable first then non-trainable, each in creation order (a quantized
+    layer's in the order it created them, Keras's for the mode); a sub-layer
     held in an attribute under that attribute's public name. `class_names`
     (from `keras_class_names`) gives the Keras class of a layer."""
     class_names = class_names or {}
@@ -438,7 +439,9 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
                 subs.append((_public_name(obj, attr, value), value))
             elif modules:
                 subs.append((_public_name(obj, attr, value), modules))
-        own.sort(key=lambda v: not v.trainable)          # stable: creation order kept
+        if getattr(obj, "quantization_mode", None) is None:
+            own.sort(key=lambda v: not v.trainable)      # stable: creation order kept
+        # (a quantized layer writes Keras's order for its mode, which it was built in)
         for i, var in enumerate(own):
             out.append((f"{prefix}/vars/{i}".lstrip("/"), var, label))
         for attr, value in sorted(subs, key=lambda s: (s[0].startswith("_"), s[0])):

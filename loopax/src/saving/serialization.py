@@ -148,7 +148,7 @@ def core_class(name: str) -> type:
 _BUILTIN_MODULES = (
     "loopax.layers", "loopax.models", "loopax.initializers", "loopax.regularizers",
     "loopax.constraints", "loopax.activations", "loopax.losses", "loopax.metrics",
-    "loopax.optimizers",
+    "loopax.optimizers", "loopax.quantizers",
 )
 
 
