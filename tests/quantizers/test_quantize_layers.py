@@ -326,3 +326,18 @@ def test_keras_quantized_file_loads(mode, tmp_path):
     tokens = np.abs(DENSE_X).astype("int32") % 10
     np.testing.assert_allclose(ours.predict(tokens, verbose=0),
                                np.asarray(theirs.predict(tokens, verbose=0)), rtol=1e-6)
+
+
+def test_float8_gradient_outside_training_leaves_the_scales():
+    """A gradient taken with training=False (Keras gives the scales no gradient)
+    must not overwrite the delayed scales with zeros."""
+    layer = loopax.layers.Dense(3)
+    layer.build((None, 6))
+    layer.quantize("float8")
+    optimizer = loopax.optimizers.SGD(0.1)
+    with loopax.GradientTape() as tape:
+        loss = loopax.ops.sum(layer(DENSE_X, training=False))
+    grads = tape.gradient(loss, layer.trainable_weights)
+    optimizer.apply_gradients(zip(grads, layer.trainable_weights))
+    assert float(layer.inputs_scale.value) == 1.0
+    assert float(layer.kernel_scale.value) == 1.0

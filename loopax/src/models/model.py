@@ -203,8 +203,9 @@ class Model(Trainer, Layer):
         """Quantizes every layer that can be (Dense, EinsumDense, Embedding) in place.
 
         Every other layer (or one that cannot take `mode`) is skipped with a
-        warning naming it, as in Keras. The model's compiled steps are dropped; call `compile()` again
-        before training a quantized model (its trainable weights changed).
+        warning naming it, as in Keras. The model's compiled steps are dropped;
+        call `compile()` again before training a quantized model (its trainable
+        weights changed).
 
         Args:
             mode: "int8", "int4" or "float8" (optional with `config`).
