@@ -36,6 +36,8 @@ class Dense(Layer):
         activity_regularizer: Regularizer of the output, or None.
         kernel_constraint: Constraint applied to `kernel` after each update, or None.
         bias_constraint: Constraint applied to `bias` after each update, or None.
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
 
     Raises:
@@ -367,6 +369,8 @@ class Embedding(Layer):
         embeddings_constraint: Constraint on `embeddings`, or None.
         mask_zero: Whether index 0 is padding, masked for the layers after it
             (default False).
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         activity_regularizer: Regularizer of the output, or None.
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
 

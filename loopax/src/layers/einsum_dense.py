@@ -78,6 +78,8 @@ class EinsumDense(Layer):
         bias_regularizer: Regularizer of `bias`, or None.
         kernel_constraint: Constraint applied to `kernel` after each update, or None.
         bias_constraint: Constraint applied to `bias` after each update, or None.
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         **kwargs: Base layer arguments (`name`, `dtype`, `activity_regularizer`, ...).
 
     Raises:
