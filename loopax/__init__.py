@@ -26,6 +26,7 @@ from loopax import (
     ops,
     optimizers,
     preprocessing,
+    quantizers,
     regularizers,
     saving,
     tree,
@@ -43,11 +44,12 @@ from loopax.src.layers.layer import Layer as Operation  # Keras's base of layers
 from loopax.src.layers.symbolic import SymbolicTensor as KerasTensor
 from loopax.src.losses.loss import Loss
 from loopax.src.metrics.metric import Metric
-from loopax.src.mixed_precision import DTypePolicy
+from loopax.src.mixed_precision import DTypePolicy, FloatDTypePolicy
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.quantizers import Quantizer
 from loopax.src.regularizers import Regularizer
 from loopax.src.remat import remat
 from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
@@ -61,15 +63,15 @@ _compilation_cache.configure_from_environment()
 # `from loopax import *` gives these; `loopax.print` (TensorFlow's tf.print) is
 # left out so the star import does not replace the builtin `print`.
 __all__ = [
-    "DTypePolicy", "Function", "GradientTape", "Initializer", "Input", "InputSpec",
-    "KerasTensor", "Layer", "Loss", "Metric", "Model", "Module", "Operation", "Optimizer",
-    "Regularizer", "Sequential", "StateScope", "StatelessScope", "SymbolicScope", "Tensor",
-    "UnconnectedGradients", "Variable",
+    "DTypePolicy", "FloatDTypePolicy", "Function", "GradientTape", "Initializer", "Input",
+    "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Module", "Operation",
+    "Optimizer", "Quantizer", "Regularizer", "Sequential", "StateScope", "StatelessScope",
+    "SymbolicScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "device", "distribution", "dtype_policies", "export", "function",
     "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "name_scope",
-    "ops", "optimizers", "preprocessing", "random",
+    "ops", "optimizers", "preprocessing", "quantizers", "random",
     "regularizers", "remat", "saving", "tree", "utils", "version",
     "distillation", "legacy",
 ]

@@ -47,7 +47,8 @@ LAYERS = [
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient"]),
     ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
     ("weight helpers", ["loopax.src.activations", "loopax.src.initializers",
-                        "loopax.src.regularizers", "loopax.src.constraints"]),
+                        "loopax.src.regularizers", "loopax.src.constraints",
+                        "loopax.src.quantizers"]),
     ("layers", ["loopax.src.layers"]),
     # files: weights, model archives, Keras files, checkpoints, exported programs
     ("saving", ["loopax.src.saving", "loopax.src.export"]),

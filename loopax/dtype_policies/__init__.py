@@ -1,5 +1,17 @@
-"""Dtype policies (Keras's `keras.dtype_policies`): `DTypePolicy`, `get`."""
+"""Dtype policies (Keras's `keras.dtype_policies`): plain, quantized and mapped."""
 
-from loopax.src.mixed_precision import DTypePolicy, get
+from loopax.src.mixed_precision import (
+    DTypePolicy,
+    DTypePolicyMap,
+    FloatDTypePolicy,
+    Int4DTypePolicy,
+    QuantizedDTypePolicy,
+    QuantizedFloat8DTypePolicy,
+    deserialize,
+    get,
+    serialize,
+)
 
-__all__ = ["DTypePolicy", "get"]
+__all__ = ["DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "Int4DTypePolicy",
+           "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "deserialize", "get",
+           "serialize"]

@@ -267,6 +267,9 @@ class Variable(ArrayValue):
     # An RNG seed state (`random.SeedGenerator.state`): carried by stateless
     # calls and fit() like any state, but not one of a layer's `weights`.
     is_seed_state: bool = False
+    # Optimizers write its gradient into it instead of a step (Keras's float8
+    # scales and amax histories, whose "gradient" is their next value).
+    overwrite_with_gradient: bool = False
     # The TensorLayout the current distribution gave it at creation (or None).
     _layout = None
     # Whether reads inside a mixed-precision layer's call cast it to the

@@ -9,9 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import activations, constraints, initializers, random, regularizers
+from loopax.src import activations, constraints, initializers, quantizers, random, regularizers
+from loopax.src.layers import quantization
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.quantizers import quantization_config
 from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
@@ -34,6 +36,8 @@ class Dense(Layer):
         activity_regularizer: Regularizer of the output, or None.
         kernel_constraint: Constraint applied to `kernel` after each update, or None.
         bias_constraint: Constraint applied to `bias` after each update, or None.
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
 
     Raises:
@@ -45,8 +49,10 @@ class Dense(Layer):
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, quantization_config=None,
+                 **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self.units = positive_int(units, "units", "Dense")
         self.activation = activations.get(activation)
         self.use_bias = use_bias
@@ -62,22 +68,126 @@ class Dense(Layer):
         if input_dim is None:
             raise ValueError(f"Dense {self.name!r}: the last axis of the input must be "
                              f"known to build the kernel; got input shape {input_shape}.")
-        self.kernel = self.add_weight((input_dim, self.units), self.kernel_initializer,
-                                      name="kernel", regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        mode = self.quantization_mode
+        if mode in ("int8", "int4"):
+            self._build_quantized_kernel(input_dim, mode, None)
+        else:
+            self.kernel = self.add_weight((input_dim, self.units), self.kernel_initializer,
+                                          name="kernel", regularizer=self.kernel_regularizer,
+                                          constraint=self.kernel_constraint)
         self.bias = None
         if self.use_bias:
             self.bias = self.add_weight((self.units,), self.bias_initializer, name="bias",
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        if mode == "float8":
+            quantization.float8_weights(self)
+        elif mode is not None:
+            quantization.order_weights(self, self._QUANTIZED_ORDER)
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
         self.built = True
 
-    def call(self, inputs):
-        y = jnp.matmul(unwrap(inputs), self.kernel.value)
+    def call(self, inputs, training=None):
+        x = unwrap(inputs)
+        mode = self.quantization_mode
+        if mode is None:
+            y = jnp.matmul(x, self.kernel.value)
+        elif mode == "float8":
+            y = self._float8_matmul(x, training)
+        else:
+            y = self._quantized_matmul(x)
         if self.use_bias:
-            y = y + self.bias.value
+            bias = self.bias.value
+            y = y + (quantization.float8_bias(self, bias) if mode == "float8" else bias)
         return self.activation(y)
+
+    # ---- quantization (`quantize("int8" | "int4" | "float8")`) ------------
+    # Keras's order of the weights of each mode (saved files list them so).
+    _QUANTIZED_ORDER = ("kernel", "bias", "kernel_scale", "kernel_zero", "g_idx")
+
+    def _build_quantized_kernel(self, input_dim, mode, config):
+        """int8: `kernel` (input_dim, units) int8 and `kernel_scale` (units,); int4:
+        `kernel` packed along units (input_dim, ceil(units / 2)), and per channel
+        `kernel_scale` (units,) or in groups `kernel_scale`/`kernel_zero`
+        (n_groups, units) and `g_idx` (input_dim,)."""
+        if mode == "int8":
+            self.kernel = quantization.int8_weight(self, "kernel", (input_dim, self.units))
+            self.kernel_scale = quantization.scale_weight(self, "kernel_scale", (self.units,))
+            return
+        self._int4_block_size = block = quantization.block_size_of(self, config)
+        self.kernel = quantization.int8_weight(self, "kernel",
+                                               (input_dim, (self.units + 1) // 2))
+        scale_shape = (self.units,) if block is None else (-(-input_dim // block), self.units)
+        self.kernel_scale = quantization.scale_weight(self, "kernel_scale", scale_shape)
+        if block is not None:
+            self.kernel_zero = quantization.int8_weight(self, "kernel_zero", scale_shape)
+            self.g_idx = quantization.group_index_weight(self, input_dim, block)
+
+    def _inputs_quantizer(self):
+        config = self.quantization_config
+        if config is None:   # built from a saved quantized policy: Keras's defaults
+            config = quantization_config.resolve(self.quantization_mode, None)
+        return config.activation_quantizer
+
+    def _quantized_matmul(self, x):
+        kernel, scale = self.kernel.value, self.kernel_scale.value
+        if self.quantization_mode == "int4":
+            kernel = quantizers.unpack_int4(kernel, self.units, axis=-1)
+        if getattr(self, "_int4_block_size", None) is not None and \
+                self.quantization_mode == "int4":
+            def dequantize(kernel, scale, zero, g_idx):
+                return quantizers.dequantize_grouped(kernel, scale, zero, g_idx, axis=0)
+
+            def forward(x, *weights):
+                return jnp.matmul(x, dequantize(*weights).astype(self.compute_dtype))
+
+            return quantization.matmul_dequantized_gradient(
+                forward, dequantize, x, kernel, scale, self.kernel_zero.value,
+                self.g_idx.value)
+        inputs_quantizer = self._inputs_quantizer()
+
+        def forward(x, kernel, scale):
+            return quantization.scaled_matmul(x, kernel, scale, inputs_quantizer,
+                                              self.compute_dtype)
+
+        return quantization.matmul_dequantized_gradient(
+            forward, lambda kernel, scale: kernel.astype(scale.dtype) / scale, x, kernel, scale)
+
+    def _float8_matmul(self, x, training):
+        return quantization.float8_matmul(self, x, self.kernel.value, training)
+
+    def _quantize_weights(self, mode, config, type_check):
+        self._quantizable(Dense, mode, type_check)
+        self.quantization_config = config
+        if mode == "float8":
+            quantization.float8_weights(self)
+        else:
+            input_dim = self.kernel.shape[0]
+            values = self._quantized_kernel_values(mode, config)
+            quantization.forget_weight(self, self.kernel)
+            self._build_quantized_kernel(input_dim, mode, config)
+            for name, value in values.items():
+                getattr(self, name).assign(value)
+            quantization.order_weights(self, self._QUANTIZED_ORDER)
+        self.__dict__["_dtype_policy"] = quantization.policy_for(self, mode, config)
+
+    def _quantized_kernel_values(self, mode, config):
+        """{weight name: value} of the quantized kernel, computed on the host."""
+        kernel = self.kernel.value
+        block = quantization.block_size_of(self, config) if mode == "int4" else None
+        if block is not None:
+            values, scale, zero = quantizers.abs_max_quantize_grouped_with_zero_point(
+                kernel, block_size=block, to_numpy=True)
+            return {"kernel": quantizers.pack_int4(values, axis=-1)[0], "kernel_scale": scale,
+                    "kernel_zero": zero}
+        default = quantizers.AbsMaxQuantizer(axis=0) if mode == "int8" else \
+            quantizers.AbsMaxQuantizer(axis=0, value_range=(-8, 7))
+        quantizer = quantization_config.QuantizationConfig.weight_quantizer_or_default(
+            config, default)
+        values, scale = quantizer(kernel, to_numpy=True)
+        if mode == "int4":
+            values = quantizers.pack_int4(values, axis=-1)[0]
+        return {"kernel": values, "kernel_scale": jnp.squeeze(scale, axis=0)}
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,
@@ -89,7 +199,8 @@ class Dense(Layer):
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                **quantization.config_entry(self)}
 
 
 class Activation(Layer):
@@ -258,6 +369,8 @@ class Embedding(Layer):
         embeddings_constraint: Constraint on `embeddings`, or None.
         mask_zero: Whether index 0 is padding, masked for the layers after it
             (default False).
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         activity_regularizer: Regularizer of the output, or None.
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
 
@@ -268,8 +381,9 @@ class Embedding(Layer):
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
-                 activity_regularizer=None, **kwargs):
+                 activity_regularizer=None, quantization_config=None, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self.input_dim = positive_int(input_dim, "input_dim", "Embedding")
         self.output_dim = positive_int(output_dim, "output_dim", "Embedding")
         self.embeddings_initializer = initializers.get(embeddings_initializer)
@@ -278,9 +392,13 @@ class Embedding(Layer):
         self.mask_zero = mask_zero
 
     def build(self, input_shape=None):
-        self.embeddings = self.add_weight(
-            (self.input_dim, self.output_dim), self.embeddings_initializer, name="embeddings",
-            regularizer=self.embeddings_regularizer, constraint=self.embeddings_constraint)
+        if self.quantization_mode in ("int8", "int4"):
+            self._build_quantized(self.quantization_mode, None)
+        else:
+            self.embeddings = self.add_weight(
+                (self.input_dim, self.output_dim), self.embeddings_initializer,
+                name="embeddings", regularizer=self.embeddings_regularizer,
+                constraint=self.embeddings_constraint)
         self.built = True
 
     def call(self, inputs):
@@ -289,7 +407,65 @@ class Embedding(Layer):
             indices = indices.astype(jnp.int32)
         if not isinstance(indices, jax.core.Tracer):
             self.check_indices(indices)
+        if self.quantization_mode is not None:
+            return self._quantized_lookup(indices)
         return jnp.take(self.embeddings.value, indices, axis=0)
+
+    # ---- quantization (`quantize("int8" | "int4")`) ------------------------
+    def _build_quantized(self, mode, config):
+        """int8: `embeddings` int8 and `embeddings_scale` (input_dim,); int4:
+        `embeddings` packed along output_dim, per row `embeddings_scale`
+        (input_dim,), or in groups of `block_size` columns `embeddings_scale` /
+        `embeddings_zero` (input_dim, n_groups) and `g_idx` (output_dim,)."""
+        block = quantization.block_size_of(self, config) if mode == "int4" else None
+        self._int4_block_size = block
+        columns = self.output_dim if mode == "int8" else (self.output_dim + 1) // 2
+        self.embeddings = quantization.int8_weight(self, "embeddings", (self.input_dim, columns))
+        scale_shape = (self.input_dim,) if block is None else (
+            self.input_dim, -(-self.output_dim // block))
+        self.embeddings_scale = quantization.scale_weight(self, "embeddings_scale", scale_shape)
+        if block is not None:
+            self.embeddings_zero = quantization.int8_weight(self, "embeddings_zero", scale_shape)
+            self.g_idx = quantization.group_index_weight(self, self.output_dim, block)
+
+    def _quantized_lookup(self, indices):
+        rows = self.embeddings.value
+        if self.quantization_mode == "int4":
+            rows = quantizers.unpack_int4(rows, self.output_dim, axis=-1)
+        rows = jnp.take(rows, indices, axis=0).astype(self.compute_dtype)
+        scale = jnp.take(self.embeddings_scale.value, indices, axis=0)
+        if self._int4_block_size is None:
+            return rows / scale[..., None]
+        zero = jnp.take(self.embeddings_zero.value, indices, axis=0)
+        return quantizers.dequantize_grouped(rows, scale, zero, self.g_idx.value, axis=-1)
+
+    def _quantize_weights(self, mode, config, type_check):
+        self._quantizable(Embedding, mode, type_check, modes=("int8", "int4"))
+        self.quantization_config = config
+        values = self._quantized_values(mode, config)
+        quantization.forget_weight(self, self.embeddings)
+        self._build_quantized(mode, config)
+        for name, value in values.items():
+            getattr(self, name).assign(value)
+        self.__dict__["_dtype_policy"] = quantization.policy_for(self, mode, config)
+
+    def _quantized_values(self, mode, config):
+        """{weight name: value} of the quantized table (per row, or in groups of columns)."""
+        table = self.embeddings.value
+        block = quantization.block_size_of(self, config) if mode == "int4" else None
+        if block is not None:
+            values, scale, zero = quantizers.abs_max_quantize_grouped_with_zero_point(
+                table.T, block_size=block, to_numpy=True)
+            return {"embeddings": quantizers.pack_int4(values.T, axis=-1)[0],
+                    "embeddings_scale": scale.T, "embeddings_zero": zero.T}
+        default = quantizers.AbsMaxQuantizer(axis=-1) if mode == "int8" else \
+            quantizers.AbsMaxQuantizer(axis=-1, value_range=(-8, 7))
+        quantizer = quantization_config.QuantizationConfig.weight_quantizer_or_default(
+            config, default)
+        values, scale = quantizer(table, to_numpy=True)
+        if mode == "int4":
+            values = quantizers.pack_int4(values, axis=-1)[0]
+        return {"embeddings": values, "embeddings_scale": jnp.squeeze(scale, axis=-1)}
 
     def check_indices(self, indices, where="input"):
         """A clear error if a concrete `indices` array leaves `[0, input_dim)`."""
@@ -314,7 +490,7 @@ class Embedding(Layer):
                 "embeddings_regularizer": regularizers.serialize(self.embeddings_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "embeddings_constraint": constraints.serialize(self.embeddings_constraint),
-                "mask_zero": self.mask_zero}
+                "mask_zero": self.mask_zero, **quantization.config_entry(self)}
 
 
 class ActivityRegularization(Layer):

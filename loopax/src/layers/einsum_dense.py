@@ -14,8 +14,10 @@ import re
 
 import jax.numpy as jnp
 
-from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src import activations, constraints, initializers, quantizers, regularizers
+from loopax.src.layers import quantization
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.quantizers import quantization_config
 from loopax.src.tensor import unwrap
 
 _FORMS = (  # (pattern, where the ellipsis stands)
@@ -76,6 +78,8 @@ class EinsumDense(Layer):
         bias_regularizer: Regularizer of `bias`, or None.
         kernel_constraint: Constraint applied to `kernel` after each update, or None.
         bias_constraint: Constraint applied to `bias` after each update, or None.
+        quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
+            layer was quantized with (configs of saved quantized layers carry it).
         **kwargs: Base layer arguments (`name`, `dtype`, `activity_regularizer`, ...).
 
     Raises:
@@ -87,8 +91,10 @@ class EinsumDense(Layer):
     def __init__(self, equation: str, output_shape: int | tuple, activation=None,
                  bias_axes: str | None = None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
+                 kernel_constraint=None, bias_constraint=None, quantization_config=None,
+                 **kwargs):
         super().__init__(**kwargs)
+        self.quantization_config = quantizers.get(quantization_config)
         self._spec = parse_equation(equation, bias_axes)
         self.equation, self.bias_axes = equation, bias_axes
         self.partial_output_shape = ((output_shape,) if isinstance(output_shape, int)
@@ -151,9 +157,12 @@ class EinsumDense(Layer):
                 **initializer.get_config(), "seed": initializer.seed,
                 "input_axes": [i for i, c in enumerate(kernel) if c not in outputs],
                 "output_axes": [i for i, c in enumerate(kernel) if c in outputs]})
-        self.kernel = self.add_weight(kernel_shape, initializer, name="kernel",
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
+        if self.quantization_mode == "int8":
+            self._build_int8_kernel(kernel_shape)
+        else:
+            self.kernel = self.add_weight(kernel_shape, initializer, name="kernel",
+                                          regularizer=self.kernel_regularizer,
+                                          constraint=self.kernel_constraint)
         self.bias = None
         if self.bias_axes:
             first = min(outputs.index(letter) for letter in self.bias_axes)
@@ -163,16 +172,115 @@ class EinsumDense(Layer):
             self.bias = self.add_weight(tuple(bias_shape), self.bias_initializer, name="bias",
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
+        if self.quantization_mode == "float8":
+            quantization.float8_weights(self)
+        elif self.quantization_mode == "int8":
+            quantization.order_weights(self, ("kernel", "bias", "kernel_scale"))
         offset = len(input_shape) - len(inputs) if ellipsis == "left" else 0
         self.input_spec = InputSpec(ndim=len(input_shape), axes={
             offset + i: input_sizes[c] for i, c in enumerate(inputs) if c in kernel})
         self.built = True
 
-    def call(self, inputs):
-        y = jnp.einsum(self.equation, unwrap(inputs), self.kernel.value)
+    def call(self, inputs, training=None):
+        x = unwrap(inputs)
+        mode = self.quantization_mode
+        if mode == "int8":
+            y = self._int8_einsum(x)
+        elif mode == "float8":
+            y = quantization.float8_matmul(
+                self, x, self.kernel.value, training,
+                product=lambda a, b: jnp.einsum(self.equation, a, b))
+        else:
+            y = jnp.einsum(self.equation, x, self.kernel.value)
         if self.bias is not None:
-            y = y + self.bias.value
+            bias = self.bias.value
+            y = y + (quantization.float8_bias(self, bias) if mode == "float8" else bias)
         return self.activation(y)
+
+    # ---- quantization (`quantize("int8" | "float8")`) ----------------------
+    # A scale is kept over the letters of its own tensor (`kernel_scale`: the
+    # kernel's shape with its contracted axes of size 1) and moved to the
+    # output's layout when the einsum's result is divided by it.
+    def _contracted(self, letters):
+        outputs = self._spec[2]
+        return tuple(i for i, c in enumerate(letters) if c not in outputs)
+
+    def _in_output_layout(self, scale, letters, out_ndim):
+        """`scale` (over `letters`, contracted ones of size 1, after the input's
+        ellipsis axes where it has them) moved to broadcast against the output."""
+        _, _, outputs, ellipsis = self._spec
+        n_extra = scale.ndim - len(letters)
+        first = n_extra if ellipsis == "left" else 0
+        scale = jnp.squeeze(scale, axis=tuple(first + a for a in self._contracted(letters)))
+        kept = "".join(c for c in letters if c in outputs)
+        ordered = "".join(c for c in outputs if c in kept)
+        dots = "..." if n_extra else ""
+        if ellipsis == "right":
+            scale = jnp.einsum(f"{kept}{dots}->{ordered}{dots}", scale)
+            sizes, extra = scale.shape[:len(ordered)], scale.shape[len(ordered):]
+        else:
+            scale = jnp.einsum(f"{dots}{kept}->{dots}{ordered}", scale)
+            sizes, extra = scale.shape[n_extra:], scale.shape[:n_extra]
+        size_of = dict(zip(ordered, sizes))
+        layout = tuple(size_of.get(c, 1) for c in outputs)
+        if ellipsis == "right":
+            return scale.reshape(layout + extra + (1,) * (out_ndim - len(outputs) - n_extra))
+        return scale.reshape(extra + layout)
+
+    def _build_int8_kernel(self, kernel_shape):
+        kernel_letters = self._spec[1]
+        scale_shape = tuple(1 if i in self._contracted(kernel_letters) else n
+                            for i, n in enumerate(kernel_shape))
+        self.kernel = quantization.int8_weight(self, "kernel", kernel_shape)
+        self.kernel_scale = quantization.scale_weight(self, "kernel_scale", scale_shape)
+
+    def _int8_einsum(self, x):
+        inputs_letters, kernel_letters, _, ellipsis = self._spec
+        config = self.quantization_config or quantization_config.resolve("int8", None)
+        inputs_quantizer = config.activation_quantizer
+        offset = x.ndim - len(inputs_letters) if ellipsis == "left" else 0
+        input_axes = tuple(offset + a for a in self._contracted(inputs_letters))
+        batch = "..." if ellipsis else ""
+
+        def forward(x, kernel, scale):
+            out_ndim = x.ndim - len(inputs_letters) + len(self._spec[2])
+            kernel_scale = self._in_output_layout(scale, kernel_letters, out_ndim)
+            if inputs_quantizer is None:
+                y = jnp.einsum(self.equation, x, kernel.astype(x.dtype))
+                return y.astype(self.compute_dtype) / kernel_scale
+            x, inputs_scale = inputs_quantizer(x, axis=input_axes)
+            y = jnp.einsum(self.equation, x, kernel, preferred_element_type=jnp.int32)
+            inputs_scale = self._in_output_layout(inputs_scale, inputs_letters, out_ndim)
+            return y.astype(self.compute_dtype) / (inputs_scale * kernel_scale)
+
+        def backward_product(upstream, kernel):
+            outputs = self._spec[2]
+            if ellipsis == "right":
+                return jnp.einsum(f"{outputs}...,{kernel_letters}->{inputs_letters}...",
+                                  upstream, kernel)
+            return jnp.einsum(f"{batch}{outputs},{kernel_letters}->{batch}{inputs_letters}",
+                              upstream, kernel)
+
+        return quantization.matmul_dequantized_gradient(
+            forward, lambda kernel, scale: kernel.astype(scale.dtype) / scale, x,
+            self.kernel.value, self.kernel_scale.value, product=backward_product)
+
+    def _quantize_weights(self, mode, config, type_check):
+        self._quantizable(EinsumDense, mode, type_check, modes=("int8", "float8"))
+        self.quantization_config = config
+        if mode == "float8":
+            quantization.float8_weights(self)
+        else:
+            default = quantizers.AbsMaxQuantizer(axis=self._contracted(self._spec[1]))
+            quantizer = quantization_config.QuantizationConfig.weight_quantizer_or_default(
+                config, default)
+            values, scale = quantizer(self.kernel.value, to_numpy=True)
+            quantization.forget_weight(self, self.kernel)
+            self._build_int8_kernel(tuple(values.shape))
+            self.kernel.assign(values)
+            self.kernel_scale.assign(scale)
+            quantization.order_weights(self, ("kernel", "bias", "kernel_scale"))
+        self.__dict__["_dtype_policy"] = quantization.policy_for(self, mode, config)
 
     def get_config(self):
         return {**super().get_config(), "equation": self.equation,
@@ -185,4 +293,5 @@ class EinsumDense(Layer):
                 "bias_regularizer": regularizers.serialize(self.bias_regularizer),
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
-                "bias_constraint": constraints.serialize(self.bias_constraint)}
+                "bias_constraint": constraints.serialize(self.bias_constraint),
+                **quantization.config_entry(self)}

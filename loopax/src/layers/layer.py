@@ -38,6 +38,7 @@ from loopax.src.array_types import ArrayLike, DTypeLike, Shape
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case, track_created
+from loopax.src.quantizers import quantization_config
 from loopax.src.state import (
     Variable,
     _state,
@@ -244,7 +245,16 @@ class Layer(Module):
 
     @dtype_policy.setter
     def dtype_policy(self, value):
-        self.__dict__["_dtype_policy"] = dtype_policies.get(value)
+        policy = dtype_policies.get(value)
+        mode = policy.quantization_mode
+        if mode is not None and self.__dict__.get("built") and \
+                self.dtype_policy.quantization_mode is None:
+            # Keras: a quantized policy on a built float layer quantizes it.
+            block_size = getattr(policy, "block_size", None)
+            config = quantization_config.Int4QuantizationConfig(block_size=block_size) \
+                if mode == "int4" else None
+            self.quantize(mode, config=config)
+        self.__dict__["_dtype_policy"] = policy
 
     @property
     def dtype(self) -> str:
@@ -260,6 +270,65 @@ class Layer(Module):
     def compute_dtype(self) -> str:
         """The dtype of the layer's inputs, computation and outputs."""
         return self.dtype_policy.compute_dtype
+
+    @property
+    def quantization_mode(self) -> str | None:
+        """"int8", "int4" or "float8" once quantized (`quantize`), else None."""
+        return self.dtype_policy.quantization_mode
+
+    def quantize(self, mode: str | None = None, type_check: bool = True,
+                 config: quantization_config.QuantizationConfig | None = None) -> None:
+        """Quantizes the layer's weights in place (Keras's `Layer.quantize`).
+
+        Dense, EinsumDense and Embedding implement it; the layer's policy becomes
+        `"<mode>_from_<policy>"` and its calls use the quantized weights.
+
+        Args:
+            mode: "int8", "int4" or "float8" (optional with `config`).
+            type_check: True refuses subclasses of the built-in layers (their `call`
+                may not use the quantized weights), as Keras does.
+            config: A `loopax.quantizers.QuantizationConfig` (its quantizers,
+                int4's `block_size`).
+
+        Raises:
+            ValueError: the layer is not built or already quantized, an unknown
+                mode, or int8 under a float16 compute dtype.
+            NotImplementedError: the layer cannot be quantized.
+        """
+        config = quantization_config.resolve(mode, config)
+        mode = config.mode
+        if not self.built:
+            raise ValueError(f"Cannot quantize a layer that isn't yet built. Layer "
+                             f"'{self.name}' (of type '{type(self).__name__}') is not built "
+                             "yet: call it on data (or `build(input_shape)`) first.")
+        if self.quantization_mode is not None:
+            raise ValueError(f"Layer '{self.name}' is already quantized with "
+                             f"dtype_policy='{self.dtype_policy.name}'. Received: mode={mode}")
+        if mode == "int8" and self.compute_dtype == "float16":
+            raise ValueError(
+                f"Quantization mode='{mode}' doesn't work well with compute_dtype='float16'. "
+                "Consider loading model/layer with another dtype policy such as "
+                "'mixed_bfloat16' or 'float32' before calling `quantize()`.")
+        self._quantize_weights(mode, config, type_check)
+
+    def _quantize_weights(self, mode, config, type_check):
+        """Replaces the float weights by quantized ones and sets the quantized
+        policy; layers that can be quantized override it."""
+        raise NotImplementedError(
+            f"Layer {type(self).__name__} does not have a `quantize` method implemented.")
+
+    def _quantizable(self, base, mode, type_check, modes=("int8", "int4", "float8")):
+        """NotImplementedError unless `self` is exactly `base` (with `type_check`)
+        and `mode` is one of `modes`."""
+        if type_check and type(self) is not base:
+            raise NotImplementedError(
+                f"Layer {type(self).__name__} does not have a `quantize` method implemented "
+                f"(it subclasses {base.__name__}; pass type_check=False if its `call` uses "
+                f"{base.__name__}'s).")
+        if mode not in modes:
+            raise NotImplementedError(
+                f"Invalid quantization mode. Expected one of {modes} for "
+                f"{type(self).__name__}. Received: quantization_mode={mode}")
 
     @property
     def input_dtype(self) -> str:

@@ -7,6 +7,12 @@ argument accepts a policy or a name); layers created without one take the
 global policy (`set_dtype_policy`, Keras's legacy name `set_global_policy`),
 which defaults to `floatx()`.
 
+Quantized policies ("int8_from_float32", "int4/128_from_mixed_bfloat16",
+"float8_from_float32") add a `quantization_mode` to a source policy's dtypes:
+`layer.quantize(mode)` sets one, and a layer built with one creates its
+quantized weights (loopax.src.quantizers). `DTypePolicyMap` maps layer paths
+to policies.
+
 What a layer does with its policy (loopax.src.layers.layer): float inputs
 are cast to `compute_dtype`, weights are created in `variable_dtype`, and
 while its `call` runs float weights read as `compute_dtype` (autocasting;
@@ -15,11 +21,16 @@ gradients flow back to the float32 weights through the cast).
 
 from __future__ import annotations
 
+import re
 import threading
+from collections.abc import MutableMapping
 
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+
+# The modes `quantize(mode)` knows (loopax builds int8, int4 and float8).
+QUANTIZATION_MODES = ("int8", "float8", "int4", "gptq", "awq")
 
 _MIXED = {"mixed_float16": ("float16", "float32"),
           "mixed_bfloat16": ("bfloat16", "float32")}
@@ -41,7 +52,10 @@ class DTypePolicy:
                 f"DTypePolicy: `name` must be a string such as 'mixed_bfloat16' or "
                 f"'float32', got {name!r} ({type(name).__name__}).")
         self._name = name
-        self._compute_dtype, self._variable_dtype = _parse(name)
+        self._set_dtypes(name)
+
+    def _set_dtypes(self, source_name):
+        self._compute_dtype, self._variable_dtype = _parse(source_name)
         # Looked up on every layer call: computed once.
         self.compute_np_dtype = jnp.dtype(self._compute_dtype)
         self.computes_in_float = dtypes.is_float(self._compute_dtype)
@@ -62,7 +76,7 @@ class DTypePolicy:
 
     @property
     def quantization_mode(self):
-        """Always None: loopax has no quantized policies."""
+        """The quantization mode ("int8", "int4", "float8"), None if not quantized."""
         return None
 
     @property
@@ -77,17 +91,320 @@ class DTypePolicy:
         return cls(**config)
 
     def __eq__(self, other):
-        return isinstance(other, DTypePolicy) and other._name == self._name
+        # A plain policy equals a FloatDTypePolicy of the same name (Keras's rule);
+        # quantized ones compare their class and settings too.
+        if type(self) in _PLAIN or type(other) in _PLAIN:
+            return type(self) in _PLAIN and type(other) in _PLAIN and other._name == self._name
+        return type(other) is type(self) and other.get_config() == self.get_config()
 
     def __hash__(self):
         return hash(("DTypePolicy", self._name))
 
     def __repr__(self):
-        return f'<DTypePolicy "{self._name}">'
+        name = "DTypePolicy" if type(self) in _PLAIN else type(self).__name__
+        return f'<{name} "{self._name}">'
 
 
 # Keras's legacy name (`keras.mixed_precision.Policy`).
 Policy = DTypePolicy
+
+
+class FloatDTypePolicy(DTypePolicy):
+    """Keras's older name of a plain (float) `DTypePolicy`; equal to one of the same name.
+
+    Args:
+        name: As `DTypePolicy`'s.
+    """
+
+
+_PLAIN = (DTypePolicy, FloatDTypePolicy)
+
+
+class QuantizedDTypePolicy(DTypePolicy):
+    """A quantized layer's policy: `mode` on top of the dtypes of `source_name`.
+
+    Named `"<mode>_from_<source_name>"` (e.g. "int8_from_mixed_bfloat16").
+
+    Args:
+        mode: "int8", "int4" or "float8" ("gptq"/"awq" are accepted names).
+        source_name: The policy giving the compute and variable dtypes; default
+            the global policy's name.
+
+    Raises:
+        ValueError: an unknown mode, or int8 with a float16 compute dtype.
+    """
+
+    def __init__(self, mode, source_name=None):
+        if source_name is None:
+            source_name = dtype_policy().name
+        self._set_dtypes(source_name)
+        base_mode = mode.split("/")[0] if isinstance(mode, str) else mode
+        if base_mode not in QUANTIZATION_MODES:
+            raise ValueError(f"Invalid quantization mode. Expected one of "
+                             f"{QUANTIZATION_MODES}. Received: mode={mode}")
+        if self._compute_dtype == "float16" and base_mode == "int8":
+            raise ValueError(f"Quantization mode='{mode}' doesn't work well with "
+                             "compute_dtype='float16'. Use 'mixed_bfloat16' or 'float32'.")
+        self._name = f"{mode}_from_{source_name}"
+        self._source_name = source_name
+        self._quantization_mode = base_mode
+
+    @property
+    def quantization_mode(self):
+        return self._quantization_mode
+
+    @property
+    def source_name(self) -> str:
+        return self._source_name
+
+    def get_config(self):
+        return {"mode": self._quantization_mode, "source_name": self._source_name}
+
+
+class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
+    """float8 training's policy.
+
+    Args:
+        mode: "float8".
+        source_name: The policy giving the dtypes (default the global one).
+        amax_history_length: The length of the windows of absolute maxima the
+            delayed scales come from (default 1024).
+
+    Raises:
+        TypeError: `amax_history_length` is not an int.
+    """
+
+    default_amax_history_length = 1024
+
+    def __init__(self, mode, source_name=None, amax_history_length=1024):
+        super().__init__(mode, source_name)
+        if not isinstance(amax_history_length, int):
+            raise TypeError("`amax_history_length` must be an integer. "
+                            f"Received: amax_history_length={amax_history_length}")
+        self._amax_history_length = amax_history_length
+
+    @property
+    def amax_history_length(self) -> int:
+        return self._amax_history_length
+
+    def get_config(self):
+        return {**super().get_config(), "amax_history_length": self._amax_history_length}
+
+
+class Int4DTypePolicy(QuantizedDTypePolicy):
+    """int4's policy, carrying the block size.
+
+    Args:
+        mode: `"int4/<block_size>"` (-1: one scale per output channel; n > 0:
+            groups of n input rows).
+        source_name: The policy giving the dtypes (default the global one).
+
+    Raises:
+        ValueError: a mode not of that form, or a block size of 0 or below -1.
+    """
+
+    def __init__(self, mode, source_name=None):
+        parts = mode.split("/") if isinstance(mode, str) else []
+        form = "Expected format 'int4/<block_size>'"
+        if len(parts) != 2 or parts[0] != "int4":
+            raise ValueError(f"Invalid mode for Int4DTypePolicy. {form}, but got '{mode}'.")
+        try:
+            block_size = int(parts[1])
+        except ValueError:
+            raise ValueError(f"Invalid mode for Int4DTypePolicy. <block_size> must be an "
+                             f"integer. {form}, but got '{mode}'.") from None
+        if block_size < -1 or block_size == 0:
+            raise ValueError("Invalid block_size in mode. Supported values are -1 "
+                             "(per-channel) or a positive integer (sub-channel), but got "
+                             f"{block_size} from '{mode}'.")
+        super().__init__(mode, source_name)
+        self.mode = "int4"
+        self.block_size = block_size
+
+    def get_config(self):
+        return {**super().get_config(), "mode": f"int4/{self.block_size}"}
+
+
+def quantized_policy(name) -> QuantizedDTypePolicy:
+    """The policy a quantized name stands for: "int8_from_float32",
+    "int4/128_from_float32" (an Int4DTypePolicy), "float8_from_float32"."""
+    mode, sep, source_name = name.partition("_from_")
+    if not sep or "_from_" in source_name:
+        raise ValueError(
+            "Cannot convert `policy` into a valid pair (`mode`, `source_name`) to "
+            f"instantiate `QuantizedDTypePolicy`. Received: policy={name}")
+    if mode.startswith("int4/"):
+        return Int4DTypePolicy(mode, source_name)
+    if mode == "float8":
+        return QuantizedFloat8DTypePolicy(mode, source_name)
+    return QuantizedDTypePolicy(mode, source_name)
+
+
+def _is_quantized_name(name) -> bool:
+    return isinstance(name, str) and name.startswith(QUANTIZATION_MODES)
+
+
+class DTypePolicyMap(DTypePolicy, MutableMapping):
+    """Layer paths (or regular expressions over them) mapped to policies;
+    a path that matches no key gets `default_policy`.
+
+    A key is first matched exactly, then every key is tried as a regular
+    expression (`re.fullmatch`); a path matching two patterns is an error.
+
+    Args:
+        default_policy: A policy or its name; None: the global policy.
+        policy_map: A dict `{path: policy}`, or None.
+
+    Raises:
+        ValueError: `default_policy` is a DTypePolicyMap; TypeError:
+            `policy_map` is not a dict.
+    """
+
+    def __init__(self, default_policy=None, policy_map=None):
+        if isinstance(default_policy, DTypePolicyMap):
+            raise ValueError("`default_policy` cannot be a `DTypePolicyMap`.")
+        if policy_map is not None and not isinstance(policy_map, dict):
+            raise TypeError("If specified, `policy_map` must be a dict. Received: "
+                            f"policy_map={policy_map} of type {type(policy_map)}")
+        self._default_policy_arg = default_policy
+        self._policy_map = {key: get(value) for key, value in (policy_map or {}).items()}
+
+    @property
+    def default_policy(self) -> DTypePolicy:
+        return get(self._default_policy_arg)
+
+    @property
+    def name(self) -> str:
+        return f"map_{self.default_policy.name}"
+
+    def __getattr__(self, attribute):
+        # compute/variable dtypes and the cached per-call attributes: the default's.
+        if attribute.startswith("__") or attribute in ("_default_policy_arg", "_policy_map"):
+            raise AttributeError(attribute)
+        return getattr(self.default_policy, attribute)
+
+    @property
+    def compute_dtype(self):
+        return self.default_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        return self.default_policy.variable_dtype
+
+    @property
+    def quantization_mode(self):
+        return self.default_policy.quantization_mode
+
+    @property
+    def is_mixed(self):
+        return self.default_policy.is_mixed
+
+    def __getitem__(self, key):
+        if key in self._policy_map:
+            return self._policy_map[key]
+        matching = [pattern for pattern in self._policy_map if re.fullmatch(pattern, key)]
+        if len(matching) > 1:
+            raise ValueError(f"Path '{key}' matches multiple dtype policy specification keys: "
+                             f"{matching}. Please make sure each path only matches at most one "
+                             "dtype policy specification key in the DTypePolicyMap.")
+        return self._policy_map[matching[0]] if matching else self.default_policy
+
+    def __setitem__(self, key, policy):
+        if key in self._policy_map:
+            raise ValueError(f"{key} already exist in the DTypePolicyMap with value "
+                             f"{self._policy_map[key]}. Please make sure to not use "
+                             "duplicated keys.")
+        try:
+            policy = get(policy)
+        except Exception:
+            raise ValueError("Cannot interpret the assigned value by "
+                             f"`loopax.dtype_policies.get`. Received: {policy} of type "
+                             f"{type(policy)}") from None
+        self._policy_map[key] = policy
+
+    def __delitem__(self, key):
+        return self._policy_map.pop(key)
+
+    def __contains__(self, key):
+        return key in self._policy_map
+
+    def __len__(self):
+        return len(self._policy_map)
+
+    def __iter__(self):
+        return iter(self._policy_map)
+
+    def __eq__(self, other):
+        return (isinstance(other, DTypePolicyMap) and other.get_config() == self.get_config())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        mapping = [(key, value.name) for key, value in self._policy_map.items()]
+        return (f"<DTypePolicyMap default_policy={self.default_policy.name}, "
+                f"mapping={mapping}>")
+
+    def get_config(self):
+        default = self._default_policy_arg
+        return {"default_policy": serialize(default) if isinstance(default, DTypePolicy)
+                else default,
+                "policy_map": {key: serialize(value) for key, value in self._policy_map.items()}}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        default = config.get("default_policy")
+        return cls(default_policy=deserialize(default) if isinstance(default, dict) else default,
+                   policy_map={key: deserialize(value)
+                               for key, value in (config.get("policy_map") or {}).items()})
+
+
+_CLASSES = {cls.__name__: cls for cls in (
+    DTypePolicy, FloatDTypePolicy, QuantizedDTypePolicy, QuantizedFloat8DTypePolicy,
+    Int4DTypePolicy, DTypePolicyMap)}
+
+
+def serialize(policy) -> dict:
+    """A policy as Keras serializes it.
+
+    Args:
+        policy: A `DTypePolicy` (any kind, a `DTypePolicyMap` too).
+
+    Returns:
+        `{"module", "class_name", "config", "registered_name"}`, which Keras reads.
+
+    Raises:
+        TypeError: `policy` is not a DTypePolicy.
+    """
+    if not isinstance(policy, DTypePolicy):
+        raise TypeError(f"serialize: expected a DTypePolicy, got {policy!r} "
+                        f"({type(policy).__name__}).")
+    module = "keras" if type(policy) in _PLAIN else "keras.dtype_policies"
+    return {"module": module, "class_name": type(policy).__name__,
+            "config": policy.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None) -> DTypePolicy:
+    """The policy a `serialize()` dict (Keras's or loopax's) describes.
+
+    Args:
+        config: A serialized policy, or a policy name.
+        custom_objects: `{class name: class}` for policy classes of your own.
+
+    Returns:
+        The `DTypePolicy`.
+
+    Raises:
+        ValueError: a class that is not a dtype policy.
+    """
+    if isinstance(config, str):
+        return get(config)
+    class_name = config.get("class_name") if isinstance(config, dict) else None
+    cls = (custom_objects or {}).get(class_name) or _CLASSES.get(class_name)
+    if cls is None:
+        raise ValueError(f"Could not deserialize dtype policy {config!r:.200}: the class must "
+                         f"be one of {sorted(_CLASSES)}.")
+    return cls.from_config(config.get("config", {}))
 
 
 def _parse(name):
@@ -128,7 +445,7 @@ def set_dtype_policy(policy):
             raise ValueError(
                 "set_dtype_policy: pass a policy name such as 'mixed_bfloat16' or a "
                 f"DTypePolicy; got {policy!r} ({type(policy).__name__}).")
-        policy = DTypePolicy(policy)
+        policy = get(policy)
     _global.policy = policy
 
 
@@ -161,8 +478,10 @@ def get(identifier) -> DTypePolicy:
         return dtype_policy()
     if isinstance(identifier, DTypePolicy):
         return identifier
-    if isinstance(identifier, dict) and "name" in identifier.get("config", {}):
-        return DTypePolicy(identifier["config"]["name"])
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if _is_quantized_name(identifier):
+        return quantized_policy(identifier)
     if isinstance(identifier, str):
         return DTypePolicy(identifier)
     try:

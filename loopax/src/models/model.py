@@ -18,6 +18,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
+import warnings
 from typing import Any, Callable, Sequence
 
 import jax.numpy as jnp
@@ -26,6 +28,7 @@ from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer, _shape_of
 from loopax.src.layers.symbolic import any_symbolic
 from loopax.src.models import summary
+from loopax.src.quantizers import quantization_config
 from loopax.src.saving import model_file, weights_file
 from loopax.src.trainers import data_checks
 from loopax.src.trainers.trainer import Trainer
@@ -194,6 +197,48 @@ class Model(Trainer, Layer):
             raise ValueError(f"Model {self.name!r} is not built yet, so it has no weights to "
                              "count: call it on a batch or call build(input_shape) first.")
         return int(sum(v.size for v in self.weights))
+
+    def quantize(self, mode: str | None = None, config=None, filters=None, **kwargs) -> None:
+        """Quantizes every layer that can be (Dense, EinsumDense, Embedding) in place.
+
+        Every other layer (or one that cannot take `mode`) is skipped with a
+        warning naming it, as in Keras. The model's compiled steps are dropped;
+        call `compile()` again before training a quantized model (its trainable
+        weights changed).
+
+        Args:
+            mode: "int8", "int4" or "float8" (optional with `config`).
+            config: A `loopax.quantizers.QuantizationConfig`.
+            filters: Only layers whose name matches this regular expression (or
+                one of a list), or for which this callable returns True.
+            **kwargs: `type_check` (see `Layer.quantize`).
+
+        Raises:
+            ValueError: an unknown keyword or mode, bad `filters`, or an unbuilt model.
+        """
+        type_check = kwargs.pop("type_check", True)
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments passed to "
+                             f"{type(self).__name__}.quantize: {kwargs}")
+        if filters is not None and not isinstance(filters, (str, list, tuple)) and \
+                not callable(filters):
+            raise ValueError("The `filters` argument must be a regex string, a list of regex "
+                             f"strings, or a callable. Received: {type(filters)}")
+        quantization_config.resolve(mode, config)   # bad arguments fail before any change
+        if not self.built:
+            raise ValueError(f"Cannot quantize model {self.name!r}: it is not built yet. Call "
+                             "it on a batch or call build(input_shape) first.")
+        changed = False
+        for layer in self._layers_tree():
+            if layer.layers or not _matches(layer, filters):
+                continue
+            try:
+                layer.quantize(mode, type_check=type_check, config=config)
+                changed = True
+            except NotImplementedError as error:   # Keras warns for each such layer
+                warnings.warn(str(error), stacklevel=2)
+        if changed:   # the compiled steps were traced with the float weights
+            self._new_engine()
 
     def summary(self, line_length: int | None = None, positions: Sequence[float] | None = None,
                 print_fn: Callable[[str], Any] | None = None, expand_nested: bool = False,
@@ -395,3 +440,13 @@ def _zeros_like_shapes(shapes):
         return type(shapes)(_zeros_like_shapes(s) for s in shapes)
     raise ValueError(f"build(input_shape=...) takes a shape such as (None, 784), or a "
                      f"list/dict of shapes; got {shapes!r}.")
+
+
+def _matches(layer, filters) -> bool:
+    """Whether `Model.quantize(filters=...)` selects `layer` (None: every layer)."""
+    if filters is None:
+        return True
+    if callable(filters):
+        return bool(filters(layer))
+    patterns = [filters] if isinstance(filters, str) else filters
+    return any(re.search(pattern, layer.name) for pattern in patterns)

@@ -672,6 +672,9 @@ class Optimizer:
                     f"{tuple(g.shape)} but the variable has shape {v.shape}.")
         grads = [g.astype(v.dtype) if g.dtype != v.dtype else g
                  for g, v in zip(grads, variables)]
+        grads, variables = _overwrite_with_gradients(grads, variables)
+        if not variables:
+            return
         if self.loss_scale_factor is not None:
             grads = [g / self.loss_scale_factor for g in grads]
         if self.gradient_accumulation_steps:
@@ -862,3 +865,17 @@ class Optimizer:
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name} built={self.built}>"
 
+
+def _overwrite_with_gradients(grads, variables):
+    """Assigns each gradient of a Variable marked `overwrite_with_gradient`
+    to it (no learning rate, clipping or decay: Keras's float8 scales);
+    returns the other (gradient, variable) pairs."""
+    if not any(v.overwrite_with_gradient for v in variables):
+        return grads, variables
+    kept = []
+    for g, v in zip(grads, variables):
+        if v.overwrite_with_gradient:
+            v.assign(g)
+        else:
+            kept.append((g, v))
+    return [g for g, _ in kept], [v for _, v in kept]

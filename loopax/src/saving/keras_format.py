@@ -34,7 +34,7 @@ import zipfile
 
 import jax.numpy as jnp
 
-from loopax.src import serialization
+from loopax.src import mixed_precision, serialization
 from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
@@ -56,6 +56,18 @@ _KERAS_ONLY_DEFAULTS = {
     "use_gate": False, "sliding_window": None,                      # MultiHeadAttention
     "input_axes": None, "output_axes": None,                        # variance-scaling inits
 }
+
+# Keras's quantized dtype policies: a layer's `dtype` entry becomes the policy's name.
+_QUANTIZED_POLICIES = ("QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "Int4DTypePolicy")
+
+
+def _quantized_policy_name(entry, where, reader):
+    try:
+        return mixed_precision.deserialize(entry).name
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        reader.refuse(where, f"dtype policy {entry!r:.120}", f"is not valid: {error}")
+        return None
+
 
 # HDF5 filters compiled into libhdf5 (deflate, shuffle, fletcher32, szip, nbit,
 # scaleoffset) and h5py's lzf: any other id would make HDF5 load a plugin.
@@ -154,6 +166,8 @@ class _Translator:
         if user is None and class_name in ("DTypePolicy", "FloatDTypePolicy") and \
                 _is_keras_module(module) and isinstance(inner, dict):
             return inner.get("name")
+        if user is None and class_name in _QUANTIZED_POLICIES and _is_keras_module(module):
+            return _quantized_policy_name(entry, where, self)
         if user is None:
             foreign = not _is_keras_module(module) or registered not in (None, class_name)
             cls = serialization.builtin(class_name)
@@ -388,7 +402,8 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
     """`(h5 dataset path, variable, layer path)` for each weight of `model`,
     where Keras 3 writes it: `layers/<name>/vars/<i>` with `<name>` the class
     in snake case numbered among siblings (dense, dense_1), own variables
-    trainable first then non-trainable, each in creation order; a sub-layer
+    trainable first then non-trainable, each in creation order (a quantized
+    layer's in the order it created them, Keras's for the mode); a sub-layer
     held in an attribute under that attribute's public name. `class_names`
     (from `keras_class_names`) gives the Keras class of a layer."""
     class_names = class_names or {}
@@ -424,7 +439,9 @@ def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str
                 subs.append((_public_name(obj, attr, value), value))
             elif modules:
                 subs.append((_public_name(obj, attr, value), modules))
-        own.sort(key=lambda v: not v.trainable)          # stable: creation order kept
+        if getattr(obj, "quantization_mode", None) is None:
+            own.sort(key=lambda v: not v.trainable)      # stable: creation order kept
+        # (a quantized layer writes Keras's order for its mode, which it was built in)
         for i, var in enumerate(own):
             out.append((f"{prefix}/vars/{i}".lstrip("/"), var, label))
         for attr, value in sorted(subs, key=lambda s: (s[0].startswith("_"), s[0])):
