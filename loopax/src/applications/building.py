@@ -68,6 +68,7 @@ def named_variant(build, owner, module, doc, **fixed):
                      **fixed)
 
     constructor.__name__ = constructor.__qualname__ = owner
+    constructor.__module__ = build.__module__   # where the variant is assigned (docs tools)
     constructor.__doc__ = doc.format(owner=owner, module=module) + ARGS_DOC
     return constructor
 
