@@ -11,12 +11,13 @@ from loopax.src.callbacks.learning_rate_scheduler import LearningRateScheduler
 from loopax.src.callbacks.model_checkpoint import ModelCheckpoint
 from loopax.src.callbacks.progbar_logger import ProgbarLogger
 from loopax.src.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau
+from loopax.src.callbacks.remote_monitor import RemoteMonitor
 from loopax.src.callbacks.swap_ema_weights import SwapEMAWeights
 from loopax.src.callbacks.tensorboard import TensorBoard
 from loopax.src.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
-    "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau",
+    "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "RemoteMonitor",
     "SwapEMAWeights", "TensorBoard", "TerminateOnNaN",
 ]

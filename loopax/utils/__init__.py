@@ -26,6 +26,7 @@ from loopax.src.trainers.data_adapters import (
     pack_x_y_sample_weight,
     unpack_x_y_sample_weight,
 )
+from loopax.src.trainers.data_adapters import PyDataset as Sequence  # Keras's alias
 from loopax.src.utils.config_object import Config
 from loopax.src.utils.dataset_utils import split_dataset, timeseries_dataset_from_array
 from loopax.src.utils.directory_datasets import (
