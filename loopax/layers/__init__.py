@@ -177,6 +177,7 @@ from loopax.src.layers.reshaping import (
                                     ZeroPadding2D,
                                     ZeroPadding3D,
 )
+from loopax.src.layers.reversible_embedding import ReversibleEmbedding
 from loopax.src.layers.spectral_normalization import SpectralNormalization
 from loopax.src.layers.text_vectorization import TextVectorization
 from loopax.src.layers.wrapper import Wrapper

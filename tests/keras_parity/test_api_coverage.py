@@ -78,6 +78,7 @@ COMPARED_ELSEWHERE = {
     "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
     "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
     "RandAugment",  # tests/layers/test_augmentation_policies.py
+    "ReversibleEmbedding",  # tests/layers/test_reversible_embedding.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
