@@ -179,5 +179,6 @@ from loopax.src.layers.reshaping import (
 )
 from loopax.src.layers.reversible_embedding import ReversibleEmbedding
 from loopax.src.layers.spectral_normalization import SpectralNormalization
+from loopax.src.layers.spectrogram import MelSpectrogram, STFTSpectrogram
 from loopax.src.layers.text_vectorization import TextVectorization
 from loopax.src.layers.wrapper import Wrapper

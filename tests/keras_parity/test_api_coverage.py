@@ -79,6 +79,7 @@ COMPARED_ELSEWHERE = {
     "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
     "RandAugment",  # tests/layers/test_augmentation_policies.py
     "ReversibleEmbedding",  # tests/layers/test_reversible_embedding.py
+    "STFTSpectrogram", "MelSpectrogram",  # tests/layers/test_spectrogram.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
