@@ -118,6 +118,7 @@ from loopax.src.layers.geometric_augmentation import RandomPerspective, RandomSh
 from loopax.src.layers.grouped_query_attention import (
                                     GroupedQueryAttention as GroupQueryAttention,
 )
+from loopax.src.layers.hashed_crossing import HashedCrossing
 from loopax.src.layers.hashing import Hashing
 from loopax.src.layers.image_augmentation import (
                                     AutoContrast,
