@@ -93,12 +93,15 @@ class STFTSpectrogram(Layer):
 
     def build(self, input_shape=None):
         shape = (self.frame_length, 1, self._fft_length // 2 + 1)
-        for side in ("real", "imag"):
-            if self.mode != {"real": "imag", "imag": "real"}[side]:
-                kernel = self.add_weight(shape, initializers.STFT(
-                    side, self.window, self.scaling, self.periodic), name=f"{side}_kernel")
-                setattr(self, f"{side}_kernel", kernel)
+        if self.mode != "imag":
+            self.real_kernel = self._stft_kernel(shape, "real")
+        if self.mode != "real":
+            self.imag_kernel = self._stft_kernel(shape, "imag")
         self.built = True
+
+    def _stft_kernel(self, shape, side):
+        return self.add_weight(shape, initializers.STFT(side, self.window, self.scaling,
+                                                        self.periodic), name=f"{side}_kernel")
 
     def call(self, inputs):
         x = unwrap(inputs)
@@ -107,13 +110,14 @@ class STFTSpectrogram(Layer):
                             f"float32 or float64, got {x.dtype}; cast the signal first.")
         real = self._transform(x, self.real_kernel) if self.mode != "imag" else None
         imag = self._transform(x, self.imag_kernel) if self.mode != "real" else None
-        if self.mode in ("real", "imag", "angle", "stft"):
-            out = {"real": real, "imag": imag, "angle": None, "stft": None}[self.mode]
-            if self.mode == "angle":
-                out = jnp.arctan2(imag, real)
-            elif self.mode == "stft":
-                out = jnp.concatenate([real, imag], axis=2)
-            return self._arrange(out)
+        if self.mode == "real":
+            return self._arrange(real)
+        if self.mode == "imag":
+            return self._arrange(imag)
+        if self.mode == "angle":
+            return self._arrange(jnp.arctan2(imag, real))
+        if self.mode == "stft":
+            return self._arrange(jnp.concatenate([real, imag], axis=2))
         power = real * real + imag * imag
         if self.mode == "psd":
             inner = jnp.pad(power[:, :, 1:-1, :], [(0, 0), (0, 0), (1, 1), (0, 0)])
