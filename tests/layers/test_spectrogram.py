@@ -169,3 +169,19 @@ def test_integer_signal_and_odd_fft_length():
         layer.call(np.ones((1, 300, 1), "int32"))
     with pytest.warns(UserWarning, match="power of two"):
         loopax.layers.STFTSpectrogram(frame_length=64, fft_length=100)
+
+
+@pytest.mark.parametrize("make_model, x", [(stft_model, SIGNAL), (mel_model, AUDIO)],
+                         ids=["stft_spectrogram", "mel_spectrogram"])
+def test_keras_file_loads_and_loopax_file_round_trips(make_model, x, tmp_path):
+    keras.utils.set_random_seed(4)
+    k_model = make_model(keras)
+    path = str(tmp_path / "audio.keras")
+    k_model.save(path)
+    want = np.asarray(k_model(x))
+    l_model = loopax.saving.load_model(path)
+    np.testing.assert_allclose(np.asarray(l_model(x)), want, rtol=1e-4, atol=1e-5)
+    own = str(tmp_path / "audio_loopax.keras")
+    l_model.save(own)
+    np.testing.assert_allclose(np.asarray(loopax.saving.load_model(own)(x)), want,
+                               rtol=1e-4, atol=1e-5)
