@@ -118,6 +118,7 @@ from loopax.src.layers.geometric_augmentation import RandomPerspective, RandomSh
 from loopax.src.layers.grouped_query_attention import (
                                     GroupedQueryAttention as GroupQueryAttention,
 )
+from loopax.src.layers.hashed_crossing import HashedCrossing
 from loopax.src.layers.hashing import Hashing
 from loopax.src.layers.image_augmentation import (
                                     AutoContrast,
@@ -177,6 +178,8 @@ from loopax.src.layers.reshaping import (
                                     ZeroPadding2D,
                                     ZeroPadding3D,
 )
+from loopax.src.layers.reversible_embedding import ReversibleEmbedding
 from loopax.src.layers.spectral_normalization import SpectralNormalization
+from loopax.src.layers.spectrogram import MelSpectrogram, STFTSpectrogram
 from loopax.src.layers.text_vectorization import TextVectorization
 from loopax.src.layers.wrapper import Wrapper
