@@ -8,11 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src.layers import symbolic
 from loopax.src.layers.categorical import check_output_mode, encode_categorical
-from loopax.src.layers.hashing import fingerprint64
+from loopax.src.layers.hashing import exact_host_values, fingerprint64
 from loopax.src.layers.layer import Layer
-from loopax.src.tensor import unwrap
 
 _M64 = (1 << 64) - 1
 _CROSS_SEED = 0xDECAFCAFFE          # TensorFlow's default hash_key for cross_hashed
@@ -48,15 +46,6 @@ def cross_hash(values, num_bins: int) -> int:
     for value in values:
         crossed = fingerprint_cat64(crossed, _feature_fingerprint(value))
     return crossed % (num_bins or _INT64_MAX)
-
-
-def _host_feature(x):
-    """A feature as a NumPy array kept exact through the layer call: integer
-    arrays become object arrays of Python ints (JAX would cut int64 to int32)."""
-    if isinstance(x, jax.core.Tracer) or symbolic.is_symbolic(x):
-        return x
-    x = np.asarray(unwrap(x))
-    return x.astype(object) if x.dtype.kind in "iu" else x
 
 
 class HashedCrossing(Layer):
@@ -101,7 +90,7 @@ class HashedCrossing(Layer):
 
     def __call__(self, inputs, *args, **kwargs):
         if isinstance(inputs, (list, tuple)):
-            inputs = type(inputs)(_host_feature(x) for x in inputs)
+            inputs = type(inputs)(exact_host_values(x) for x in inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs):

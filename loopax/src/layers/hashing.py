@@ -9,9 +9,11 @@ pipeline on the host, as in Keras.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.layers import symbolic
 from loopax.src.layers.categorical import check_output_mode, encode_categorical
 from loopax.src.layers.layer import Layer
 from loopax.src.tensor import unwrap
@@ -185,6 +187,16 @@ def as_bytes(value) -> bytes:
     return str(int(value)).encode("ascii")
 
 
+def exact_host_values(x):
+    """`x` as a NumPy array that stays exact through a layer call: integer arrays
+    become object arrays of Python ints (the call's conversion to JAX arrays
+    would cut int64 values to int32). Symbolic and traced values pass as they are."""
+    if isinstance(x, jax.core.Tracer) or symbolic.is_symbolic(x):
+        return x
+    x = np.asarray(unwrap(x))
+    return x.astype(object) if x.dtype.kind in "iu" else x
+
+
 def hash_to_bins(values, num_bins, salt=None):
     """Bucket of each element of `values` (a NumPy array): hash % num_bins."""
     values = np.asarray(values)
@@ -242,6 +254,9 @@ class Hashing(Layer):
         self.num_bins, self.mask_value, self.salt, self.sparse = num_bins, mask_value, salt, \
             sparse
         self.built = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        return super().__call__(exact_host_values(inputs), *args, **kwargs)
 
     def call(self, inputs):
         values = np.asarray(unwrap(inputs))
