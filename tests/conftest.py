@@ -11,6 +11,9 @@ os.environ.setdefault(
 # (tests/test_compilation_cache.py switches it on in its own processes).
 os.environ.setdefault("LOOPAX_COMPILATION_CACHE", "0")
 
+# Keras 3 is the reference library of the parity tests: on JAX, as loopax.
+os.environ.setdefault("KERAS_BACKEND", "jax")
+
 import pytest
 
 import loopax

@@ -3,17 +3,15 @@ order (`module.CREATED_VARIABLES`), then the other Variables its attributes
 hold: a layer's weights and an optimizer's variables keep Keras's order
 however a subclass stores them or orders its attributes."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import optimizers  # noqa: E402
+import loopax
+from loopax import optimizers
 
 keras = pytest.importorskip("keras")
 

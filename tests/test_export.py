@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("flatbuffers")
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 rng = np.random.default_rng(5)
 X = rng.standard_normal((7, 4)).astype("float32")

@@ -17,8 +17,6 @@ import pytest
 
 import loopax
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
-
 NAMES_FILE = Path(__file__).with_name("api_names.txt")
 
 

@@ -2,12 +2,10 @@
 the same structures gives the same result, or both raise the same error type."""
 
 import collections
-import os
 
 import numpy as np
 import pytest
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 
 import loopax  # noqa: E402

@@ -17,15 +17,12 @@ which would dominate the test time.
 
 import contextlib
 import inspect
-import os
 import re
 from unittest import mock
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
-
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":

@@ -7,7 +7,7 @@ import pytest
 from loopax.callbacks import CallbackList, History
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def trained_history(fake_model, drive):

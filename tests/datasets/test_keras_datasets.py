@@ -17,8 +17,6 @@ import loopax
 from loopax.src.datasets import cifar10, cifar100, fashion_mnist, housing, imdb, reuters
 from loopax.src.utils import file_utils
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
-
 
 @pytest.fixture(scope="module")
 def keras():

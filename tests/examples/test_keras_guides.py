@@ -9,18 +9,14 @@ the integer sequences it produces.
 """
 
 import inspect
-import os
+from unittest import mock
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import jax
+import numpy as np
+import pytest
 
-from unittest import mock  # noqa: E402
-
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
-import loopax.src.random as loopax_random  # noqa: E402
+import loopax
+import loopax.src.random as loopax_random
 
 
 def zeros(shape, *args, **kwargs):

@@ -14,16 +14,12 @@ host with NumPy, as data, and dropout rates are 0.
 """
 
 import inspect
-import os
+from unittest import mock
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import numpy as np
+import pytest
 
-from unittest import mock  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip(
     "keras", reason="keras is not installed: the Keras examples suite is skipped "

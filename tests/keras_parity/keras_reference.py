@@ -8,14 +8,11 @@ non-trainable values and `jax.grad` gradients can be compared.
 """
 
 import inspect
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
 
 keras = pytest.importorskip(
     "keras", reason="keras is not installed: the Keras parity suite is skipped "

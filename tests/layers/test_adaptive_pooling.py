@@ -4,17 +4,14 @@ input gradients, through a GradientTape and jax.jit), and against the window
 rule written out in NumPy."""
 
 import math
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
-from loopax import layers, ops  # noqa: E402
+import loopax
+from loopax import layers, ops
 
 keras = pytest.importorskip("keras")
 

@@ -9,14 +9,12 @@ output; the identity at inference; training in fit(). Tolerance: atol 1e-3 on
 0..255 pixels (float32).
 """
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

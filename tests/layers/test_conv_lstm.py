@@ -1,17 +1,15 @@
 """ConvLSTM1D/2D/3D against Keras itself: identical weights (copied from the
 Keras layer), same inputs -> same outputs, states and gradients."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 keras = pytest.importorskip("keras")
 

@@ -1,16 +1,14 @@
 """ConvLSTM layers' sequence machinery (stateful states, masks, dropout,
 fit, Bidirectional) against Keras, with weights copied from the Keras layer."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 keras = pytest.importorskip("keras")
 

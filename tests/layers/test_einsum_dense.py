@@ -10,10 +10,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 # keras_reference skips this module without Keras.
-from keras_reference import assert_close, build_pair, evaluate_pair, keras  # noqa: E402
+from keras_reference import assert_close, build_pair, evaluate_pair, keras
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 rng = np.random.default_rng(3)
 

@@ -11,14 +11,12 @@ switched off (factor ranges of zero width). Also: configs both ways, same seed
 Tolerance: atol 1e-3 on 0..255 pixels (float32).
 """
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

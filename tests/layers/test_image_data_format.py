@@ -2,16 +2,13 @@
 it, as Keras's do under `keras.config.set_image_data_format`."""
 
 import inspect
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import jax
+import numpy as np
+import pytest
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
-from loopax import layers, ops  # noqa: E402
+import loopax
+from loopax import layers, ops
 
 keras = pytest.importorskip("keras")
 

@@ -3,14 +3,12 @@ Flax modules, the same initial params): outputs, a few fit() steps, state
 updates; saving and loading (the weights in the file, the code registered or
 passed in); and the errors for functions it cannot call."""
 
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":
     pytest.skip("the Keras reference runs on its JAX backend", allow_module_level=True)

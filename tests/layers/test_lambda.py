@@ -5,14 +5,12 @@ the function, never holds code, and loading an unknown function is a clear
 error."""
 
 import json
-import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":
     pytest.skip("the Keras reference runs on its JAX backend", allow_module_level=True)

@@ -2,16 +2,14 @@
 mask carried through functional, Sequential and subclassed models (under
 jit too), and a masked LSTM text classifier trained with fit()."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 keras = pytest.importorskip("keras")
 

@@ -1,15 +1,13 @@
 """layers.Pipeline against Keras's: a preprocessing chain on arrays and inside
 a model, `training` and masks passed on, get_config round trips both ways."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 keras = pytest.importorskip("keras")
 

@@ -2,14 +2,12 @@
 same embeddings and reverse logits, masks, fit() steps, and a Keras `.keras`
 file loads into loopax with the same outputs."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

@@ -2,15 +2,13 @@
 the same weights (vector_u included, copied from Keras) give the same
 outputs and the same updated kernel and u, eagerly and in `fit`."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import layers  # noqa: E402
+import loopax
+from loopax import layers
 
 keras = pytest.importorskip("keras")
 

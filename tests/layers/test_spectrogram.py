@@ -3,14 +3,12 @@ signal (and, for STFTSpectrogram, the same kernels) gives the same outputs in
 every mode and layout, configs carry Keras's keys, and fit() inside a model
 takes the same steps as Keras's."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

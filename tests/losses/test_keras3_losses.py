@@ -3,16 +3,14 @@ Tversky and Circle (classes and functions) against Keras 3: random inputs,
 options, sample weights, reductions, masks from Circle's zero losses, a
 jitted compiled fit; config round trips; bad inputs."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import losses, metrics  # noqa: E402
+import loopax
+from loopax import losses, metrics
 
 keras = pytest.importorskip("keras")
 rng = np.random.default_rng(0)

@@ -2,16 +2,13 @@
 batches, statefully and (loopax) statelessly under jit, for the parity tests
 of tests/metrics/. Importing it skips the test module when Keras is missing."""
 
-import os
 import warnings
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import jax
+import numpy as np
+import pytest
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

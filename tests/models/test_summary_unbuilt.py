@@ -1,14 +1,12 @@
 """`model.summary()` of a model not built yet prints as Keras 3 does (layers with
 "?" shapes and "0 (unbuilt)" parameters) instead of raising."""
 
-import os
 
 import numpy as np
 import pytest
 
 import loopax
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 
 

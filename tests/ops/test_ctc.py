@@ -1,17 +1,15 @@
 """loopax.ops.ctc_loss against keras.ops (Keras 3 on JAX); ctc_decode is in
 test_ctc_decode.py."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from jax.test_util import check_grads  # noqa: E402
+import jax
+import numpy as np
+import pytest
+from jax.test_util import check_grads
 
-import loopax  # noqa: E402
-from loopax import ops  # noqa: E402
+import loopax
+from loopax import ops
 
 keras = pytest.importorskip("keras")
 

@@ -1,16 +1,14 @@
 """loopax.ops Fourier transforms, STFT and signal windows against keras.ops
 (Keras 3 on JAX) on random inputs."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import ops  # noqa: E402
+import loopax
+from loopax import ops
 
 keras = pytest.importorskip("keras")
 

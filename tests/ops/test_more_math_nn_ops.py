@@ -2,16 +2,14 @@
 matrix_rank (linalg), threshold, sparse_sigmoid, sparsemax, depth_to_space,
 space_to_depth and psnr (nn), against keras.ops (Keras 3 on JAX)."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import jax
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax import ops  # noqa: E402
+import loopax
+from loopax import ops
 
 keras = pytest.importorskip("keras")
 

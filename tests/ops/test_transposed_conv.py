@@ -6,7 +6,6 @@ the output, both gradients, a forward-mode derivative and a second derivative, o
 every geometry the layers produce (strides, "same"/"valid", output_padding, dilation,
 channels_first, 1-D to 3-D)."""
 
-import os
 
 import jax
 import jax.numpy as jnp
@@ -15,7 +14,6 @@ import pytest
 
 from loopax import ops
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 keras = pytest.importorskip("keras")
 
 rng = np.random.default_rng(21)

@@ -1,14 +1,12 @@
 """Ftrl, Lamb and Muon against Keras 3 itself: the same variables and 20
 steps of the same gradients give the same values, variables and configs."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":

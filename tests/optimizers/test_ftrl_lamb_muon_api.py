@@ -2,17 +2,14 @@
 Keras 3 (the update math is compared step by step in test_ftrl_lamb_muon.py)."""
 
 import inspect
-import os
 from unittest import mock
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
-from loopax import optimizers  # noqa: E402
-from loopax.src.optimizers.muon import newton_schulz5  # noqa: E402
+import loopax
+from loopax import optimizers
+from loopax.src.optimizers.muon import newton_schulz5
 
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":

@@ -2,14 +2,12 @@
 the same variables and gradients (or the same model, weights and data in
 fit()) give the same values, slot variables, configs and lookups."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 if keras.backend.backend() != "jax":

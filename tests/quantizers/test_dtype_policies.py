@@ -8,10 +8,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 # keras_reference skips this module without Keras.
-from keras_reference import keras  # noqa: E402
+from keras_reference import keras
 
-import loopax  # noqa: E402
-from loopax import dtype_policies  # noqa: E402
+import loopax
+from loopax import dtype_policies
 
 
 @pytest.mark.parametrize("name", [

@@ -13,9 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 # keras_reference skips this module without Keras.
-from keras_reference import keras  # noqa: E402
+from keras_reference import keras
 
-import loopax  # noqa: E402
+import loopax
 
 rng = np.random.default_rng(11)
 DENSE_X = rng.normal(size=(4, 6)).astype("float32")

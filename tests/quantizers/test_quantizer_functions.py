@@ -10,9 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 # keras_reference skips this module without Keras.
-from keras_reference import keras  # noqa: E402
+from keras_reference import keras
 
-from loopax import quantizers  # noqa: E402
+from loopax import quantizers
 
 rng = np.random.default_rng(7)
 X = rng.normal(size=(6, 5)).astype("float32") * 3

@@ -16,7 +16,6 @@ import zipfile
 import numpy as np
 import pytest
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 h5py = pytest.importorskip("h5py")
 
 import loopax  # noqa: E402

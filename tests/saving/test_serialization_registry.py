@@ -1,13 +1,11 @@
 """The registry that configs resolve class names through."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")   # Keras is the reference in one test
 
-import pytest  # noqa: E402
+import pytest
 
-from loopax.layers import Dense, Layer  # noqa: E402
-from loopax.saving import (  # noqa: E402
+from loopax.layers import Dense, Layer
+from loopax.saving import (
     custom_object_scope,
     deserialize,
     get_registered_name,

@@ -2,14 +2,12 @@
 `metrics_variables`, the logs and the stateless API treat it like any metric,
 with Keras 3's structure (`[loss tracker, compile_metrics]`)."""
 
-import os
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

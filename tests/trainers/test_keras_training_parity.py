@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 # keras_reference skips this module without Keras.
-from keras_reference import keras  # noqa: E402
+from keras_reference import keras
 
-import loopax  # noqa: E402
+import loopax
 
 LIBRARIES = {"keras": keras, "loopax": loopax}
 

@@ -3,7 +3,6 @@ file order, labels, class_names, seeded shuffle and validation_split/subset
 compared with Keras 3.15.1's own directory indexing (Keras's tf.data datasets
 need TensorFlow; its indexing and its non-TF image loader do not)."""
 
-import os
 import pathlib
 import wave
 
@@ -11,8 +10,6 @@ import numpy as np
 import pytest
 
 import loopax
-
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
 
 @pytest.fixture(scope="module")

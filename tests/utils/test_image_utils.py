@@ -2,7 +2,6 @@
 compared with Keras 3.15.1's (which run without TensorFlow) on files the tests write."""
 
 import io
-import os
 import warnings
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 import loopax
 
 Image = pytest.importorskip("PIL.Image", reason="Pillow is not installed (loopax[images])")
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
 
 @pytest.fixture(scope="module")

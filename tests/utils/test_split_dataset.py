@@ -2,15 +2,12 @@
 Python, called here), the seeded shuffle Keras draws (Python's `random`), and
 splits that batch and train."""
 
-import os
 import random
 
 import numpy as np
 import pytest
 
 import loopax
-
-os.environ.setdefault("KERAS_BACKEND", "jax")
 
 
 @pytest.fixture(scope="module")
