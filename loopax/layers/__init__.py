@@ -16,6 +16,7 @@ from loopax.src.layers.input_layer import Input, InputLayer
 from loopax.src.layers.jax_layer import FlaxLayer, JaxLayer
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.masking import Masking
+from loopax.src.layers.max_num_bounding_boxes import MaxNumBoundingBoxes
 from loopax.src.layers.merging import (
                                     Add,
                                     Average,

@@ -33,3 +33,4 @@ from loopax.src.utils.file_utils import get_file
 from loopax.src.utils.image_utils import array_to_img, img_to_array, load_img, save_img
 from loopax.src.utils.numerical_utils import normalize, to_categorical
 from loopax.src.utils.sequence_utils import pad_sequences
+from loopax.utils import bounding_boxes

@@ -78,6 +78,7 @@ COMPARED_ELSEWHERE = {
     "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
     "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
     "RandAugment",  # tests/layers/test_augmentation_policies.py
+    "MaxNumBoundingBoxes",  # tests/layers/test_max_num_bounding_boxes.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
@@ -153,9 +154,6 @@ NOT_BUILT_YET = {
                    "compute_float8_amax_history", "compute_float8_scale", "deserialize",
                    "fake_quant_with_min_max_vars", "get", "pack_int4", "quantize_and_dequantize",
                    "serialize", "unpack_int4"},
-    "utils.bounding_boxes": {"affine_transform", "clip_to_image_size", "compute_ciou",
-                             "compute_iou", "convert_format", "crop", "decode_deltas_to_boxes",
-                             "encode_box_to_deltas", "pad"},
     "visualization": {"draw_bounding_boxes", "draw_segmentation_masks",
                       "plot_bounding_box_gallery", "plot_image_gallery",
                       "plot_segmentation_mask_gallery"},
