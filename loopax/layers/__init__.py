@@ -1,6 +1,7 @@
 """Layers (Keras names): `loopax.layers.Dense`, `Conv2D`, `BatchNormalization`, ..."""
 
 from loopax.src.layers.attention import MultiHeadAttention
+from loopax.src.layers.aug_mix import AugMix
 from loopax.src.layers.convolutional import Conv1D, Conv2D, Conv3D
 from loopax.src.layers.core import (
                                     Activation,

@@ -79,6 +79,7 @@ COMPARED_ELSEWHERE = {
     "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
     "RandAugment",  # tests/layers/test_augmentation_policies.py
     "MaxNumBoundingBoxes",  # tests/layers/test_max_num_bounding_boxes.py
+    "AugMix",  # tests/layers/test_aug_mix.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
