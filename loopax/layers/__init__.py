@@ -53,6 +53,7 @@ from loopax.src.layers.pooling import (
                                     MaxPooling1D,
                                     MaxPooling2D,
 )
+from loopax.src.layers.random_elastic_transform import RandomElasticTransform
 from loopax.src.layers.recurrent import (
                                     GRU,
                                     LSTM,

@@ -80,6 +80,7 @@ COMPARED_ELSEWHERE = {
     "RandAugment",  # tests/layers/test_augmentation_policies.py
     "MaxNumBoundingBoxes",  # tests/layers/test_max_num_bounding_boxes.py
     "AugMix",  # tests/layers/test_aug_mix.py
+    "RandomElasticTransform",  # tests/layers/test_random_elastic_transform.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
