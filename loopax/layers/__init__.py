@@ -2,6 +2,7 @@
 
 from loopax.src.layers.attention import MultiHeadAttention
 from loopax.src.layers.aug_mix import AugMix
+from loopax.src.layers.clahe import ContrastLimitedAdaptiveHistogramEqualization
 from loopax.src.layers.convolutional import Conv1D, Conv2D, Conv3D
 from loopax.src.layers.core import (
                                     Activation,

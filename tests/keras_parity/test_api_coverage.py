@@ -81,6 +81,7 @@ COMPARED_ELSEWHERE = {
     "MaxNumBoundingBoxes",  # tests/layers/test_max_num_bounding_boxes.py
     "AugMix",  # tests/layers/test_aug_mix.py
     "RandomElasticTransform",  # tests/layers/test_random_elastic_transform.py
+    "ContrastLimitedAdaptiveHistogramEqualization",  # tests/layers/test_clahe.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 
