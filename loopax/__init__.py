@@ -28,6 +28,7 @@ from loopax import (
     saving,
     tree,
     utils,
+    visualization,
 )
 from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random
@@ -62,5 +63,5 @@ __all__ = [
     "datasets", "distribution", "dtype_policies", "export", "function", "initializers", "layers",
     "losses", "metrics", "mixed_precision", "models", "name_scope", "ops", "optimizers",
     "preprocessing", "random",
-    "regularizers", "saving", "tree", "utils", "version",
+    "regularizers", "saving", "tree", "utils", "version", "visualization",
 ]

@@ -157,9 +157,7 @@ NOT_BUILT_YET = {
                    "compute_float8_amax_history", "compute_float8_scale", "deserialize",
                    "fake_quant_with_min_max_vars", "get", "pack_int4", "quantize_and_dequantize",
                    "serialize", "unpack_int4"},
-    "visualization": {"draw_bounding_boxes", "draw_segmentation_masks",
-                      "plot_bounding_box_gallery", "plot_image_gallery",
-                      "plot_segmentation_mask_gallery"},
+    "visualization": {"draw_bounding_boxes", "plot_bounding_box_gallery"},
     "wrappers": {"SKLearnClassifier", "SKLearnRegressor", "SKLearnTransformer"},
     # Keras 2 compatibility modules.
     "legacy.saving": {"deserialize_keras_object", "serialize_keras_object"},
