@@ -141,15 +141,15 @@ def clip_to_image_size(bounding_boxes, height=None, width=None, bounding_box_for
         raise ValueError(f"clip_to_image_size: `height` and `width` are needed for the "
                          f"absolute format {fmt!r}; got height={height}, width={width}.")
     boxes = _boxes(bounding_boxes["boxes"], owner="clip_to_image_size")
+    if not jnp.issubdtype(boxes.dtype, jnp.floating):
+        boxes = boxes.astype("float32")
+    # A relative format is its absolute one in an image of size 1 x 1.
+    base = fmt.removeprefix("rel_")
     high_x, high_y = (1.0, 1.0) if relative else (width, height)
-    x1, y1, x2, y2 = _corners_from(convert_format(boxes, fmt, "rel_xyxy" if relative else
-                                                  "xyxy", 1, 1, boxes.dtype),
-                                   "xyxy")
+    x1, y1, x2, y2 = _corners_from(boxes, base)
     x1, x2 = jnp.clip(x1, 0, high_x), jnp.clip(x2, 0, high_x)
     y1, y2 = jnp.clip(y1, 0, high_y), jnp.clip(y2, 0, high_y)
-    clipped = _corners_to(x1, y1, x2, y2, "xyxy")
-    result = dict(bounding_boxes, boxes=convert_format(clipped, "rel_xyxy" if relative else
-                                                       "xyxy", fmt, 1, 1, boxes.dtype))
+    result = dict(bounding_boxes, boxes=_corners_to(x1, y1, x2, y2, base).astype(boxes.dtype))
     if bounding_boxes.get("labels") is not None:
         area = ((x2 - x1) * (y2 - y1))[..., 0]
         result["labels"] = jnp.where(area > 0, jnp.asarray(unwrap(bounding_boxes["labels"])),
