@@ -31,6 +31,7 @@ from loopax import (
     saving,
     tree,
     utils,
+    visualization,
 )
 from loopax.src import compilation_cache as _compilation_cache
 from loopax.src import random
@@ -72,7 +73,7 @@ __all__ = [
     "datasets", "device", "distribution", "dtype_policies", "export", "function",
     "initializers", "layers", "losses", "metrics", "mixed_precision", "models", "name_scope",
     "ops", "optimizers", "preprocessing", "quantizers", "random",
-    "regularizers", "remat", "saving", "tree", "utils", "version",
+    "regularizers", "remat", "saving", "tree", "utils", "version", "visualization",
     "distillation", "legacy",
 ]
 

@@ -43,7 +43,9 @@ LAYERS = [
               "loopax.src.mixed_precision"]),
     ("state", ["loopax.src.state"]),
     ("tensor", ["loopax.src.tensor"]),
-    ("ops", ["loopax.src.ops", "loopax.src.random"]),
+    ("ops", ["loopax.src.ops", "loopax.src.random",
+             # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
+             "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient"]),
     ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
     ("weight helpers", ["loopax.src.activations", "loopax.src.initializers",

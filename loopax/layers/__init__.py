@@ -1,6 +1,8 @@
 """Layers (Keras names): `loopax.layers.Dense`, `Conv2D`, `BatchNormalization`, ..."""
 
 from loopax.src.layers.attention import MultiHeadAttention
+from loopax.src.layers.aug_mix import AugMix
+from loopax.src.layers.clahe import ContrastLimitedAdaptiveHistogramEqualization
 from loopax.src.layers.convolutional import Conv1D, Conv2D, Conv3D
 from loopax.src.layers.core import (
                                     Activation,
@@ -16,6 +18,7 @@ from loopax.src.layers.input_layer import Input, InputLayer
 from loopax.src.layers.jax_layer import FlaxLayer, JaxLayer
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.masking import Masking
+from loopax.src.layers.max_num_bounding_boxes import MaxNumBoundingBoxes
 from loopax.src.layers.merging import (
                                     Add,
                                     Average,
@@ -51,6 +54,7 @@ from loopax.src.layers.pooling import (
                                     MaxPooling1D,
                                     MaxPooling2D,
 )
+from loopax.src.layers.random_elastic_transform import RandomElasticTransform
 from loopax.src.layers.recurrent import (
                                     GRU,
                                     LSTM,

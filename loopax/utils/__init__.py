@@ -44,4 +44,4 @@ from loopax.src.utils.io_utils import (
 )
 from loopax.src.utils.numerical_utils import normalize, to_categorical
 from loopax.src.utils.sequence_utils import pad_sequences
-from loopax.utils import legacy
+from loopax.utils import bounding_boxes, legacy

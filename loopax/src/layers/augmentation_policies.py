@@ -25,6 +25,33 @@ from loopax.src.layers.image_augmentation import (
 )
 
 
+def policy_layers(factor, value_range, interpolation, seed, data_format, dtype):
+    """{name: layer}: the eleven augmentations RandAugment and AugMix pick from, of
+    strength `factor` (a pair), as Keras builds them; augmentation `i` (in this
+    order) gets the seed `seed + i + 1`."""
+    seeds = None if seed is None else iter(range(seed + 1, seed + 12))
+
+    def common():
+        return {"data_format": data_format, "dtype": dtype,
+                "seed": None if seeds is None else next(seeds)}
+
+    warp = {"interpolation": interpolation}
+    return {
+        "random_shear": RandomShear(factor, factor, **warp, **common()),
+        "random_translation": RandomTranslation(factor, factor, **warp, **common()),
+        "random_rotation": RandomRotation(factor, **warp, **common()),
+        "random_brightness": RandomBrightness(factor, value_range, **common()),
+        "random_color_degeneration": RandomColorDegeneration(factor, value_range, **common()),
+        "random_contrast": RandomContrast(factor, value_range, **common()),
+        "random_sharpness": RandomSharpness(factor, value_range, **common()),
+        "random_posterization": RandomPosterization(max(1, int(8 * factor[1])), value_range,
+                                                    **common()),
+        "solarization": Solarization(factor, factor, value_range, **common()),
+        "auto_contrast": AutoContrast(value_range, data_format=data_format, dtype=dtype),
+        "equalization": Equalization(value_range, data_format=data_format, dtype=dtype),
+    }
+
+
 class RandAugment(_ImageAugmentation):
     """Applies `num_ops` augmentations in a row, each picked uniformly (per
     batch) from: shear, translation, rotation, brightness, colour
@@ -67,35 +94,10 @@ class RandAugment(_ImageAugmentation):
         self.num_ops = num_ops
         self.factor = _factor_pair(factor, (0, 1), "RandAugment")
         self.interpolation = _check_interpolation(interpolation, "RandAugment")
-        for name, layer in self._make_layers().items():
+        for name, layer in policy_layers(self.factor, self.value_range, self.interpolation,
+                                         self.seed, self.data_format,
+                                         self.dtype_policy).items():
             setattr(self, name, layer)
-
-    def _make_layers(self):
-        factor, value_range = self.factor, self.value_range
-        seeds = None if self.seed is None else iter(range(self.seed + 1, self.seed + 12))
-
-        def common():
-            return {"data_format": self.data_format, "dtype": self.dtype_policy,
-                    "seed": None if seeds is None else next(seeds)}
-
-        warp = {"interpolation": self.interpolation}
-        return {
-            "random_shear": RandomShear(factor, factor, **warp, **common()),
-            "random_translation": RandomTranslation(factor, factor, **warp, **common()),
-            "random_rotation": RandomRotation(factor, **warp, **common()),
-            "random_brightness": RandomBrightness(factor, value_range, **common()),
-            "random_color_degeneration": RandomColorDegeneration(factor, value_range,
-                                                                 **common()),
-            "random_contrast": RandomContrast(factor, value_range, **common()),
-            "random_sharpness": RandomSharpness(factor, value_range, **common()),
-            "random_posterization": RandomPosterization(max(1, int(8 * factor[1])),
-                                                        value_range, **common()),
-            "solarization": Solarization(factor, factor, value_range, **common()),
-            "auto_contrast": AutoContrast(value_range, data_format=self.data_format,
-                                          dtype=self.dtype_policy),
-            "equalization": Equalization(value_range, data_format=self.data_format,
-                                         dtype=self.dtype_policy),
-        }
 
     def get_random_transformation(self, images, training=True):
         if not training:

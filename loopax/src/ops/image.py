@@ -231,6 +231,14 @@ def elastic_transform(images: ArrayLike, alpha=20.0, sigma=5.0, interpolation="b
     `seed` is as for `loopax.random` functions; `fill_mode`/`fill_value` say what
     is read outside the image, as in `affine_transform`.
     """
+    return _elastic_warp(images, alpha, sigma, int(6 * sigma) | 1, interpolation, fill_mode,
+                         fill_value, seed, data_format)
+
+
+def _elastic_warp(images, alpha, sigma, kernel_size, interpolation, fill_mode, fill_value,
+                  seed, data_format):
+    """`elastic_transform` with the blur's (odd) `kernel_size` given, so `alpha` and
+    `sigma` may be traced values (RandomElasticTransform draws them)."""
     images = as_array(images)
     axes = _hw_axes(images, data_format, "elastic_transform")
     if interpolation not in AFFINE_INTERPOLATIONS:
@@ -246,9 +254,9 @@ def elastic_transform(images: ArrayLike, alpha=20.0, sigma=5.0, interpolation="b
     batch = jnp.moveaxis(batch, (h_axis, w_axis, channel_axis), (1, 2, 3))  # (n, h, w, c)
     n, height, width, _ = batch.shape
     dtype = batch.dtype if jnp.issubdtype(batch.dtype, jnp.floating) else jnp.float32
-    noise = _random.normal((n, height, width, 2), stddev=sigma, dtype=dtype, seed=seed)
-    size = int(6 * sigma) | 1
-    shift = alpha * gaussian_blur(noise, (size, size), (sigma, sigma), "channels_last")
+    noise = _random.normal((n, height, width, 2), dtype=dtype, seed=seed) * sigma
+    shift = alpha * gaussian_blur(noise, (kernel_size, kernel_size), (sigma, sigma),
+                                  "channels_last")
     y, x = jnp.meshgrid(jnp.arange(height, dtype=dtype), jnp.arange(width, dtype=dtype),
                         indexing="ij")
 

@@ -1,0 +1,1 @@
+"""Drawing masks on images and plotting image galleries (`keras.visualization`)."""
