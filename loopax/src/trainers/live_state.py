@@ -20,6 +20,7 @@ never between, and the interrupted `fit` writes back a consistent state.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from loopax.src.distribution import placement
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
@@ -51,7 +52,7 @@ class LiveState:
                 if id(value) not in self._owned:
                     # An array someone else may hold too (an initial value, a
                     # callback's assignment): donate a copy, never the original.
-                    value = jax.device_put(value, may_alias=False)
+                    value = _copy(value)
                 out.append(placement.state_value(variable, value))
             values.append(out)
         self.stored(tuple(values))
@@ -88,3 +89,12 @@ class LiveState:
                     else:   # placed exactly as its layout says
                         variable.assign(value)
             self.in_variables = True
+
+
+def _copy(value):
+    """A copy of a state array to donate. `device_put(may_alias=False)` copies without
+    compiling a program (jnp.array(copy=True) compiles one per shape); an array
+    spread over several processes needs the compiled copy."""
+    if getattr(value, "is_fully_addressable", True):
+        return jax.device_put(value, may_alias=False)
+    return jnp.array(value, copy=True)
