@@ -40,7 +40,7 @@ def test_set_image_data_format_as_keras():
 # (Keras's pooling layers need a pool_size too).
 REQUIRED = {"filters": 2, "kernel_size": 3, "height": 4, "width": 4, "factor": 0.2,
             "height_factor": 0.2, "width_factor": 0.2, "rate": 0.2, "output_size": 2,
-            "pool_size": 2}
+            "pool_size": 2, "max_number": 3}
 WITH_DATA_FORMAT = sorted(
     name for name in dir(layers) if isinstance(getattr(layers, name), type)
     and "data_format" in inspect.signature(getattr(layers, name).__init__).parameters)

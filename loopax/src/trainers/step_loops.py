@@ -231,9 +231,10 @@ class CompilesAhead:
         lowered = self._jitted.lower(state, batch_spec)
         self._ahead[key] = _background_compiler().submit(_timed_compile, lowered)
 
-    def programs(self) -> int:
-        """Programs compiled so far (by calls and ahead)."""
-        return self._jitted._cache_size() + len(self._ahead)
+    def programs(self) -> dict:
+        """`{"by_call": n, "ahead": m}`: the batch shapes compiled so far by a call
+        and in the background (one program each: the state's shapes are fixed)."""
+        return {"by_call": len(self._called), "ahead": len(self._ahead)}
 
     def ahead_seconds(self, batch_spec) -> float:
         future = self._ahead.get(_batch_signature(batch_spec))
