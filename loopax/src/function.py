@@ -65,7 +65,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
-from loopax.src.state import StateScope, Variable, _state
+from loopax.src.state import StateScope, Variable, _state, tracing
 from loopax.src.tape import static_key
 from loopax.src.tensor import Tensor, as_tensors
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
@@ -407,16 +407,10 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):  # no
         builtins.print(text, end=end, file=output_stream or sys.stdout)
 
     arrays = [leaves[p] for p in positions]
-    if any(isinstance(a, jax.core.Tracer) for a in arrays) or _tracing():
+    if any(isinstance(a, jax.core.Tracer) for a in arrays) or tracing():
         jax.debug.callback(emit, *arrays, ordered=True)
     else:
         emit(*arrays)
-
-
-def _tracing():
-    """Whether JAX is tracing here (a new array would be a tracer): then even a
-    print of Python values only must become part of the compiled program."""
-    return isinstance(jnp.zeros(()), jax.core.Tracer)
 
 
 def _format(x):

@@ -20,7 +20,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
-from loopax.src.state import StateScope, Variable, _state, is_tracer, name_scope, unique_name
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    _state,
+    is_tracer,
+    name_scope,
+    tracing,
+    unique_name,
+)
 from loopax.src.tensor import unwrap
 
 
@@ -124,7 +132,7 @@ def _draw_global_key():
     # into the trace (loopax.function).
     carried = is_tracer(state.value) or any(
         scope.get_current_value(state) is not None for scope in _state.scopes)
-    if not carried and is_tracer(jnp.zeros(())):
+    if not carried and tracing():
         raise ValueError(_UNSEEDED_UNDER_TRACE)
     return global_seed_generator().next()
 

@@ -22,7 +22,7 @@ import numpy as np
 from loopax.src import random, serialization
 from loopax.src.layers.lambda_layer import function_config, load_function
 from loopax.src.layers.layer import Layer
-from loopax.src.state import Variable, is_tracer, name_scope
+from loopax.src.state import Variable, name_scope, tracing
 from loopax.src.tensor import Tensor, unwrap
 
 _CALL_ARGUMENTS = ("params", "state", "rng", "inputs", "training")
@@ -158,7 +158,7 @@ class JaxLayer(Layer):
         self.built = True
 
     def _initialize_weights(self, input_shape):
-        if is_tracer(jnp.zeros(())):
+        if tracing():
             raise ValueError(
                 f"{type(self).__name__} {self.name!r} cannot be built while JAX traces a "
                 "function (its init_fn must run on real arrays). Build it first: call it "

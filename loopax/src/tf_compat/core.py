@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src.state import Variable
+from loopax.src.state import Variable, tracing
 from loopax.src.tensor import Tensor, unwrap
 from loopax.src.tensor import constant as _constant
 from loopax.src.tf_compat import dtypes
@@ -69,7 +69,7 @@ def get_static_value(tensor, partial=False):
 
 def executing_eagerly():
     """False while a compiled function is traced, True otherwise."""
-    return not isinstance(jnp.zeros(()), jax.core.Tracer)
+    return not tracing()
 
 
 # ---- reductions -------------------------------------------------------------
