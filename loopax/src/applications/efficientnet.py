@@ -105,21 +105,31 @@ def build_efficientnet(width_coefficient, depth_coefficient, default_size, dropo
                              f_in if j == 0 else f_out, f_out, kernel,
                              stride if j == 0 else 1, expand)
             done += 1
-    x = Conv2D(width(1280), 1, padding="same", use_bias=False, kernel_initializer=CONV_INIT,
+    x = top(x, width(1280), BatchNormalization(axis=3, name="top_bn"), include_top, pooling,
+            dropout_rate, classes, classifier_activation)
+    return building.finish(inputs, x, name, weights)
+
+
+def top(x, filters, batch_norm, include_top, pooling, dropout_rate, classes,
+        classifier_activation):
+    """The top of EfficientNet V1 and V2: a 1x1 `top_conv` to `filters` channels,
+    `batch_norm`, swish; then the classifier (average pooling, dropout, Dense)
+    or the `pooling` of a model without it."""
+    x = Conv2D(filters, 1, padding="same", use_bias=False, kernel_initializer=CONV_INIT,
                name="top_conv")(x)
-    x = BatchNormalization(axis=3, name="top_bn")(x)
+    x = batch_norm(x)
     x = Activation("swish", name="top_activation")(x)
     if include_top:
         x = GlobalAveragePooling2D(name="avg_pool")(x)
         if dropout_rate > 0:
             x = Dropout(dropout_rate, name="top_dropout")(x)
-        x = Dense(classes, activation=classifier_activation, kernel_initializer=DENSE_INIT,
-                  name="predictions")(x)
-    elif pooling == "avg":
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = GlobalMaxPooling2D(name="max_pool")(x)
-    return building.finish(inputs, x, name, weights)
+        return Dense(classes, activation=classifier_activation, kernel_initializer=DENSE_INIT,
+                     name="predictions")(x)
+    if pooling == "avg":
+        return GlobalAveragePooling2D(name="avg_pool")(x)
+    if pooling == "max":
+        return GlobalMaxPooling2D(name="max_pool")(x)
+    return x
 
 
 def _variant(size):

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 
-from loopax.src.applications import building
-from loopax.src.applications.efficientnet import CONV_INIT, DENSE_INIT
+from loopax.src.applications import building, efficientnet
+from loopax.src.applications.efficientnet import CONV_INIT
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.core import Activation, Dense, Dropout, Reshape
+from loopax.src.layers.core import Activation, Dropout, Reshape
 from loopax.src.layers.merging import add, multiply
 from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.pooling import GlobalAveragePooling2D
 from loopax.src.layers.preprocessing import Normalization, Rescaling
 
 # (kernel, repeats, filters in, filters out, expansion, se ratio, stride, fused) per stage
@@ -127,20 +127,8 @@ def build_efficientnet_v2(stages, width_coefficient, depth_coefficient, default_
                              stride if j == 0 else 1, se_ratio, fused,
                              drop_connect_rate * done / total, f"block{i + 1}{chr(j + 97)}_")
             done += 1
-    x = Conv2D(round_filters(1280, width_coefficient), 1, padding="same", use_bias=False,
-               kernel_initializer=CONV_INIT, name="top_conv")(x)
-    x = _bn("top_bn")(x)
-    x = Activation("swish", name="top_activation")(x)
-    if include_top:
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-        if dropout_rate > 0:
-            x = Dropout(dropout_rate, name="top_dropout")(x)
-        x = Dense(classes, activation=classifier_activation, kernel_initializer=DENSE_INIT,
-                  name="predictions")(x)
-    elif pooling == "avg":
-        x = GlobalAveragePooling2D(name="avg_pool")(x)
-    elif pooling == "max":
-        x = GlobalMaxPooling2D(name="max_pool")(x)
+    x = efficientnet.top(x, round_filters(1280, width_coefficient), _bn("top_bn"), include_top,
+                         pooling, dropout_rate, classes, classifier_activation)
     return building.finish(inputs, x, name, weights)
 
 
