@@ -13,10 +13,12 @@ from loopax.src.trainers.execution_planner import MAX_STATIC_SIZES, ExecutionPla
 from loopax.src.trainers.pass_kind import TEST, TRAIN, Mode
 
 
-def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_seconds=None):
+def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_seconds=None,
+            issue_seconds=None):
     """Drives an "auto" planner until its mode is chosen, answering every timed
     execution with the given per-step times (the first single call, which
-    compiles, with `compile_seconds`). Returns the executions it asked for."""
+    compiles, with `compile_seconds`; single steps' calls returning after
+    `issue_seconds` per step). Returns the executions it asked for."""
     asked = []
     while planner.mode is None:
         how, n, timed = planner.next(remaining)
@@ -24,7 +26,9 @@ def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_sec
         per_step = {"loop": loop_seconds, "single": single_seconds}.get(how)
         if how == "single" and len(asked) == 1 and compile_seconds is not None:
             per_step = compile_seconds
-        planner.record(how, n, per_step * n if timed and per_step is not None else None)
+        issued = issue_seconds * n if how == "single" and issue_seconds and timed else None
+        planner.record(how, n, per_step * n if timed and per_step is not None else None,
+                       issued)
     return asked
 
 
@@ -219,3 +223,30 @@ def test_without_weighing_the_compile_a_short_run_still_compiles_and_times_the_l
     asked = measure(planner, loop_seconds=1e-4, single_seconds=5e-4, remaining=225,
                     compile_seconds=0.6)
     assert ("warm", 0) in asked and planner.mode == "loop"
+
+
+def test_without_weighing_a_host_bound_step_gets_its_loop():
+    """Issuing a single step takes most of its time (the host sets the pace): the
+    loop, which removes that work, is compiled and timed."""
+    planner = ExecutionPlanner("auto", weigh_compile=False)
+    asked = measure(planner, loop_seconds=1e-4, single_seconds=5e-4, remaining=225,
+                    compile_seconds=0.6, issue_seconds=4.5e-4)
+    assert ("warm", 0) in asked and planner.mode == "loop"
+    assert not planner.device_bound
+
+
+def test_without_weighing_a_device_bound_step_never_compiles_a_loop():
+    """Accelerators: single steps issued in a tenth of their time run at the device's
+    pace, so a fused loop could save nothing: none is compiled, however long the run
+    (the H200 ResNet bench: a first epoch of 12.7 s with the loop's compiles against
+    2.3 s without, and no faster later)."""
+    planner = ExecutionPlanner("auto", weigh_compile=False)
+    asked = measure(planner, loop_seconds=5.9e-3, single_seconds=6e-3, remaining=100_000,
+                    compile_seconds=2.0, issue_seconds=6e-4)
+    assert planner.mode == "single" and ("warm", 0) not in asked
+    for _ in range(3):
+        how, n, timed = planner.next(100_000)
+        assert how == "single" and not timed
+        planner.record(how, n, None)
+    assert planner.device_bound
+    assert "the device sets the pace" in planner.describe()

@@ -86,14 +86,17 @@ def _call(fn, live, n, timed, *args, **kwargs):
 
 
 def _singles(fn, live, n, timed, data, order, row0, batch_size):
-    """`n` one-step calls back to back (one execution for the callbacks)."""
+    """`n` one-step calls back to back (one execution for the callbacks); returns
+    (logs, None) or, timed, (logs, (seconds, seconds to issue the calls)): the
+    calls return before the device finishes, so the second is the host's share."""
     start = time.perf_counter() if timed else None
     for j in range(n):
         logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size)
     if not timed:
         return logs, None
+    issued = time.perf_counter() - start
     jax.block_until_ready(logs)
-    return logs, time.perf_counter() - start
+    return logs, (time.perf_counter() - start, issued)
 
 
 def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=False):
@@ -113,11 +116,11 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
         single.compile_ahead(values, data, adapter.partial_batch_size)
 
 
-def _record(planner, kind, how, n, seconds):
+def _record(planner, kind, how, n, seconds, issued=None):
     """Reports a timed execution to the planner; logs its choice when made (a
     short run's single steps, and the loop-or-single choice of a longer one)."""
     before = (planner.mode, planner.loop.done)
-    planner.record(how, n, seconds)
+    planner.record(how, n, seconds, issued)
     if planner.mode is not None and (planner.mode, planner.loop.done) != before:
         _logger.debug("%s runs %s", kind.caller, planner.describe())
 
@@ -207,10 +210,13 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
                                   batch_size=batch_size)
         else:
             logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
+        issued = None
+        if how == "single" and seconds is not None:
+            seconds, issued = seconds
         if planned:
             if how == "single" and seconds is not None and not planner.single_compiled:
                 seconds += single.ahead_seconds(data, batch_size)   # the compile it times
-            _record(planner, kind, how, n, seconds)
+            _record(planner, kind, how, n, seconds, issued)
         if bounds.sync:
             live.write_back()
         end(step + n - 1, logs)
@@ -283,10 +289,12 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
                 one = live.call(single, data, None, row0 + j * batch_size,
                                 batch_size=batch_size)
                 outs.append(one)
+            issued = time.perf_counter() - start
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
         if planned:
-            _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None)
+            _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None,
+                    issued if how == "single" and timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
         if engine.stop_requested(PREDICT):

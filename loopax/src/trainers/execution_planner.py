@@ -14,10 +14,14 @@ With "auto" it measures:
    `single per step * horizon <= estimated loop compile` keeps single steps
    (a later, longer run asks again, and the single steps already run count
    toward repaying the loop). A short script never pays for a loop. This
-   weighing is for CPU (`weigh_compile`); on accelerators the loop is always
-   compiled and timed: there a dispatch-bound step runs several times faster
-   fused (H100, MLP: 54 against 285 µs per step) and the first epoch with the
-   loop's compile is already shorter than Keras's (docs/performance.md);
+   weighing is for CPU (`weigh_compile`); on accelerators the loop is
+   compiled and timed unless the single steps are device-bound: a fused loop
+   removes the host's work per step, and where issuing a step takes under
+   `DEVICE_BOUND_FRACTION` of the step's time the host already keeps ahead
+   of the device (H200, a CIFAR ResNet: 0.1 of 6 ms), so the loop could save
+   nothing and its compiles (and its static-length sizes) only delay the
+   first epoch (12.7 against 2.3 s there). A dispatch-bound step runs several
+   times faster fused (H100, MLP: 54 against 285 µs per step) and gets its loop;
 3. otherwise the loop is compiled by a call running 0 steps, timed like the
    single steps, and whichever is faster is kept ("auto" is never slower
    than single steps by more than the timing noise; on an H100 a ResNet step
@@ -67,6 +71,9 @@ MAX_STATIC_SIZES = 4
 # included). Measured on the 2-core CPU with JAX_LOG_COMPILES=1: the MLP of
 # bench/first_result.py 0.61 s (loop) vs 0.85 s (step, under more load).
 LOOP_COMPILE_FACTOR = 1.0
+# Single steps whose calls are issued in under this share of their time run at
+# the device's pace: a fused loop cannot make them faster (accelerators).
+DEVICE_BOUND_FRACTION = 0.5
 
 
 class ExecutionPlanner:
@@ -144,9 +151,18 @@ class ExecutionPlanner:
         compiling it, so the total time stays within 2x of the best choice made
         knowing the future."""
         if not self.weigh_compile:
-            return True
+            return not self.device_bound
         steps = horizon + self.single_steps_run
         return self.single.per_step * steps > self.loop_compile_estimate
+
+    @property
+    def device_bound(self) -> bool:
+        """Whether the timed single steps ran at the device's pace: issuing
+        them (the host's work, which a loop would remove) took under
+        `DEVICE_BOUND_FRACTION` of their time."""
+        issued, per_step = self.single.issued_per_step, self.single.per_step
+        return issued is not None and per_step is not None and (
+            issued < DEVICE_BOUND_FRACTION * per_step)
 
     @property
     def loop_compile_estimate(self) -> float:
@@ -157,7 +173,9 @@ class ExecutionPlanner:
         per_step = self.loop.per_step if self.mode == "loop" else self.single.per_step
         return max(1, int(TARGET_CALL_SECONDS / max(per_step or 1e-7, 1e-7)))
 
-    def record(self, how: str, n: int, seconds: float | None):
+    def record(self, how: str, n: int, seconds: float | None, issued: float | None = None):
+        """Reports an execution of `n` steps: its time when timed, and for
+        single steps the time their calls took to return (`issued`)."""
         if how == "warm":
             self.warmed = True
         elif how == "loop" and seconds is not None:
@@ -173,7 +191,7 @@ class ExecutionPlanner:
                 self.single_compiled = True
                 self.single_compile_seconds = seconds
             elif not self.single.done:
-                self.single.add(n, seconds)
+                self.single.add(n, seconds, issued)
                 if self.single.done and not self.loop_pays(self.horizon):
                     self.mode = "single"   # for now: a longer run may compile the loop
         elif how == "single":
@@ -207,6 +225,10 @@ class ExecutionPlanner:
         if self.mode is None:
             return "still measuring"
         single = f"single steps {ms(self.single.per_step)}"
+        if not self.warmed and self.device_bound and not self.weigh_compile:
+            return (f"one step per call: {single}, issued in "
+                    f"{ms(self.single.issued_per_step)}: the device sets the pace, a fused "
+                    f"loop would not be faster")
         if not self.warmed:
             return (f"one step per call: {single}; a fused loop (compile about "
                     f"{self.loop_compile_estimate:.2f} s) would not pay off over "
@@ -282,8 +304,9 @@ class _Timing:
     burst counts."""
 
     def __init__(self):
-        self.samples = []   # (steps, seconds)
+        self.samples = []   # (steps, seconds, seconds to issue or None)
         self.per_step = None
+        self.issued_per_step = None
         self.done = False
 
     def next_burst(self, estimate=None):
@@ -292,10 +315,12 @@ class _Timing:
         per_step = self.per_step if self.samples else estimate
         return int(min(256, max(1, 0.02 / max(per_step, 1e-7))))
 
-    def add(self, n, seconds):
-        self.samples.append((n, seconds))
+    def add(self, n, seconds, issued=None):
+        self.samples.append((n, seconds, issued))
         timed = self.samples[1:] if len(self.samples) > 1 else self.samples
-        self.per_step = min(s / k for k, s in timed)
+        self.per_step = min(s / k for k, s, _ in timed)
+        issues = [i / k for k, _, i in timed if i is not None]
+        self.issued_per_step = min(issues) if issues else None
         self.done = (seconds / n >= 0.05 or (len(self.samples) > 1 and seconds >= 0.015)
                      or len(self.samples) >= 4)
 
