@@ -109,8 +109,6 @@ NEEDS_ANOTHER_FRAMEWORK = {
 NOT_BUILT_YET = {
     # GPTQ/AWQ quantization (their policies with it) is not built yet.
     "dtype_policies": {"AWQDTypePolicy", "GPTQDTypePolicy"},
-    # not reached in issue #22's config/utils round (an H5 weights editor for .keras files)
-    "saving": {"KerasFileEditor"},
     # GPTQ/AWQ need calibration data and a per-block solver: not built yet.
     "quantizers": {"AWQConfig", "GPTQConfig"},
     # Keras's draw with OpenCV (not installed here: nothing to compare against yet).
