@@ -81,6 +81,47 @@ def test_the_layers_rematerialized_are_keras_s(scope):
         "output_size_threshold") != 40)
 
 
+XI = np.linspace(-1.0, 1.0, 2 * 6 * 6 * 3, dtype="float32").reshape(2, 6, 6, 3)
+
+
+def cnn(lib):
+    """Conv2D(4, relu) (output 2*6*6*4 = 288 elements) -> MaxPooling2D (72) ->
+    Flatten (72) -> Activation(tanh) (72) -> Dense(2) (4)."""
+    inputs = lib.Input((6, 6, 3))
+    h = lib.layers.Conv2D(4, 3, activation="relu", padding="same")(inputs)
+    h = lib.layers.Flatten()(lib.layers.MaxPooling2D()(h))
+    h = lib.layers.Activation("tanh")(h)
+    return lib.Model(inputs, lib.layers.Dense(2)(h))
+
+
+def cnn_gradient_jaxpr(model):
+    def loss(trainable, x):
+        y, _ = model.stateless_call(trainable, [], x, training=True)
+        return jnp.sum(y ** 2)
+    return jax.make_jaxpr(jax.grad(loss))([v.value for v in model.trainable_variables], XI)
+
+
+@pytest.mark.parametrize("mode", ["full", "activations"])
+def test_the_convolutional_layers_rematerialized_are_keras_s(mode):
+    def built(lib):
+        with lib.RematScope(mode=mode):
+            return cnn(lib)
+    ours = remat_equations(cnn_gradient_jaxpr(built(loopax)))
+    assert ours and ours == remat_equations(cnn_gradient_jaxpr(built(keras)))
+
+
+@pytest.mark.parametrize("threshold, layers", [(60, 4), (100, 1), (300, 0)],
+                         ids=["over_60", "over_100", "over_300"])
+def test_larger_than_counts_each_output_s_elements(threshold, layers):
+    """One backward checkpoint per layer whose output is over the threshold
+    (sizes in `cnn`'s docstring). Keras 3.15.1's "larger_than" raises on this
+    model under `jax.grad` (AttributeError: LinearizeTracer has no attribute
+    sparse), so the sizes are the reference."""
+    with loopax.RematScope(mode="larger_than", output_size_threshold=threshold):
+        model = cnn(loopax)
+    assert len(remat_equations(cnn_gradient_jaxpr(model))) == layers
+
+
 def test_nested_scopes_and_creation_time_as_keras():
     """The innermost scope at *creation* decides; a scope at call time does not."""
     def built(lib):
