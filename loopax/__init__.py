@@ -66,8 +66,8 @@ _compilation_cache.configure_from_environment()
 __all__ = [
     "DTypePolicy", "FloatDTypePolicy", "Function", "GradientTape", "Initializer", "Input",
     "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Module", "Operation",
-    "Optimizer", "Quantizer", "Regularizer", "RematScope", "Sequential", "StateScope", "StatelessScope",
-    "SymbolicScope", "Tensor", "UnconnectedGradients", "Variable",
+    "Optimizer", "Quantizer", "Regularizer", "RematScope", "Sequential", "StateScope",
+    "StatelessScope", "SymbolicScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "device", "distribution", "dtype_policies", "export", "function",

@@ -14,6 +14,7 @@ import collections
 import functools
 import math
 import threading
+import warnings
 
 import jax
 import numpy as np
@@ -76,9 +77,15 @@ class RematScope:
             raise ValueError(
                 f"RematScope: invalid mode={mode!r}; expected one of 'full', "
                 f"'activations', 'larger_than', 'list_of_layers' or None.")
+        if isinstance(layer_names, str):
+            warnings.warn(
+                f"RematScope: layer_names={layer_names!r} is a string, so (as in Keras) "
+                "every layer whose name is part of it is picked; pass a list of names, "
+                f"e.g. layer_names=[{layer_names!r}].", stacklevel=2)
         self.mode = mode
         self.output_size_threshold = output_size_threshold
-        self.layer_names = list(layer_names or [])
+        self.layer_names = layer_names if isinstance(layer_names, str) else \
+            list(layer_names or [])
 
     def __enter__(self):
         _scopes.stack.append(self)

@@ -270,3 +270,14 @@ def test_invalid_mode_names_the_choices():
         loopax.RematScope(mode="everything")
     with pytest.raises(ValueError):  # Keras refuses it too
         keras.RematScope(mode="everything")
+
+
+def test_a_string_of_layer_names_warns_and_matches_as_keras():
+    """Keras tests `name in layer_names`: with a string, a substring match."""
+    def built(lib):
+        with lib.RematScope(mode="list_of_layers", layer_names="d1d3"):
+            return mlp(lib)
+    with pytest.warns(UserWarning, match=r"layer_names='d1d3' is a string.*\['d1d3'\]"):
+        ours = remat_equations(gradient_jaxpr(built(loopax)))
+    assert ours == remat_equations(gradient_jaxpr(built(keras)))
+    assert len(ours) == 2   # d1 and d3
