@@ -300,3 +300,27 @@ def test_a_loopax_archive_naming_an_unknown_class_is_refused_without_importing(t
             zf.writestr(name, data)
     with pytest.raises((ValueError, TypeError), match="Popen"):
         KerasFileEditor(tmp_path / "evil.keras")
+
+
+def test_a_safetensors_header_declaring_more_than_the_file_holds_is_refused(tmp_path):
+    """A header may not make the reader allocate what the file does not hold."""
+    header = json.dumps({"dense/kernel": {"dtype": "F32", "shape": [2**20, 2**15],
+                                          "data_offsets": [0, 2**37]}}).encode()
+    path = tmp_path / "lying.weights.h5"
+    path.write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 16)
+    with pytest.raises(ValueError, match=r"lying.weights.h5: the safetensors header declares "
+                                         r"137438953472 bytes of weights but the file holds 16"):
+        KerasFileEditor(path)
+
+
+def test_a_compressed_dataset_may_not_inflate_past_a_bound(tmp_path):
+    """64 MiB of zeros compress to a few hundred KiB: more than 64 times the file
+    (plus 16 MiB) is refused before the dataset is read."""
+    path = tmp_path / "bomb.weights.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("layers/dense/vars/0", data=np.zeros((4096, 4096), "f4"),
+                         compression="gzip", compression_opts=9, chunks=(1024, 1024))
+    assert path.stat().st_size * 64 + 16 * 2**20 < 64 * 2**20
+    with pytest.raises(ValueError, match=r"bomb.weights.h5: dataset 'layers/dense/vars/0' takes "
+                                         r"the arrays past 64 times the file's size"):
+        KerasFileEditor(path)

@@ -94,33 +94,39 @@ class KerasFileEditor:
                         archive.open_entry(zf, keras_format.WEIGHTS, limit, self.filepath,
                                            "the weights") as stream, \
                         keras_format.open_h5(stream, self.filepath) as h5file:
-                    return self._read_h5(h5file, limit)
+                    return self._read_h5(h5file)
         return _keras_layout_of_loopax_archive(self.filepath)
 
     def _read_weights_file(self):
         with open(self.filepath, "rb") as f:
             head = f.read(8)
         if head == keras_format.HDF5_SIGNATURE:
-            size = os.path.getsize(self.filepath)
             with keras_format._damage_named(self.filepath, None), \
                     open(self.filepath, "rb") as f, \
                     keras_format.open_h5(f, self.filepath) as h5file:
-                return self._read_h5(h5file, size)
+                return self._read_h5(h5file)
         self._layout = "loopax"
         with open(self.filepath, "rb") as f:
             size = os.fstat(f.fileno()).st_size
             header = weights_file.read_header(
                 f, self.filepath, min(size, weights_file.MAX_HEADER_BYTES))
+            declared, held = sum(n for _, _, n in header.values()), size - f.tell()
+            if declared != held:
+                raise ValueError(f"{self.filepath}: the safetensors header declares {declared} "
+                                 f"bytes of weights but the file holds {held}; the file is "
+                                 "damaged.")
             arrays = weights_file.read_arrays(f, header, set(header), self.filepath)
         tree = {}
         for key, value in arrays.items():
             _set_path(tree, key.split("/"), value)
         return tree
 
-    def _read_h5(self, h5file, file_bytes):
+    def _read_h5(self, h5file):
         """The weights of a Keras HDF5 layout: a group's `vars` subgroup holds
         its own weights (shown in the group itself, as Keras's editor does),
-        other subgroups its sub-objects (empty ones left out)."""
+        other subgroups its sub-objects (empty ones left out). The arrays may
+        take at most `_MAX_INFLATION` times the bytes the file takes on disk."""
+        file_bytes = os.path.getsize(self.filepath)
         budget = [_MAX_INFLATION * file_bytes + _INFLATION_MARGIN_BYTES]
         seen = set()
         return _h5_group(h5file, "", self.filepath, self.object_metadata, seen, budget)
