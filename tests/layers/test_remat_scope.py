@@ -232,8 +232,10 @@ def test_fit_with_state_and_losses_inside_the_checkpoint(mode):
     """State assigned inside the checkpoint (BatchNormalization's moving
     statistics, Dropout's seed) and losses added there come out of it: fit()
     matches the model without the scope. Equal to float32 rounding, not bit for
-    bit: `jax.checkpoint` changes how XLA fuses the step (plain JAX shows the
-    same 1-ulp drift, e.g. a checkpointed Dense under a mean-of-means loss).
+    bit: `jax.checkpoint` changes how XLA fuses loopax's compiled step (with
+    Adam and MSE, checkpointing only an activation function, or the call as a
+    closure, drifts the same 1 ulp; with SGD the Dense model is bit-identical,
+    above).
     Keras 3.15.1 cannot run these layers in a scope in training at all
     (`training` becomes a traced array)."""
     plain, plain_loss = trained(loopax.RematScope(mode=None), stateful_model, "sgd")
