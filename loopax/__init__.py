@@ -52,7 +52,7 @@ from loopax.src.module import Module
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.quantizers import Quantizer
 from loopax.src.regularizers import Regularizer
-from loopax.src.remat import remat
+from loopax.src.remat import RematScope, remat
 from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
 from loopax.src.symbolic_scope import SymbolicScope
 from loopax.src.tape import GradientTape, UnconnectedGradients
@@ -66,8 +66,8 @@ _compilation_cache.configure_from_environment()
 __all__ = [
     "DTypePolicy", "FloatDTypePolicy", "Function", "GradientTape", "Initializer", "Input",
     "InputSpec", "KerasTensor", "Layer", "Loss", "Metric", "Model", "Module", "Operation",
-    "Optimizer", "Quantizer", "Regularizer", "Sequential", "StateScope", "StatelessScope",
-    "SymbolicScope", "Tensor", "UnconnectedGradients", "Variable",
+    "Optimizer", "Quantizer", "Regularizer", "RematScope", "Sequential", "StateScope",
+    "StatelessScope", "SymbolicScope", "Tensor", "UnconnectedGradients", "Variable",
     "activations", "applications",
     "backend", "callbacks", "config", "constant", "constraints", "custom_gradient",
     "datasets", "device", "distribution", "dtype_policies", "export", "function",

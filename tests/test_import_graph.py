@@ -46,7 +46,8 @@ LAYERS = [
     ("ops", ["loopax.src.ops", "loopax.src.random",
              # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
              "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
-    ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient"]),
+    ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient",
+              "loopax.src.remat"]),  # checkpointing a layer call reads its Variables
     ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
     ("weight helpers", ["loopax.src.activations", "loopax.src.initializers",
                         "loopax.src.regularizers", "loopax.src.constraints",

@@ -8,6 +8,7 @@ found only among loopax's own, `custom_objects=` and those registered with
 `@register_serializable()`.
 """
 
+from loopax.src.saving.file_editor import KerasFileEditor
 from loopax.src.saving.saving_api import load_model, load_weights, save_model, save_weights
 from loopax.src.serialization import (
     CustomObjectScope,

@@ -107,14 +107,8 @@ NEEDS_ANOTHER_FRAMEWORK = {
     "layers": {"TFSMLayer", "TorchModuleWrapper"},  # TensorFlow SavedModel / PyTorch
 }
 NOT_BUILT_YET = {
-    # Keras 3 core objects loopax names differently or has not exported.
-    "": {  # needs a hook in Layer.__call__ (wrapping `call` in jax.checkpoint for the
-           # layers made in the scope); loopax.remat is there for functions
-         "RematScope"},
     # GPTQ/AWQ quantization (their policies with it) is not built yet.
     "dtype_policies": {"AWQDTypePolicy", "GPTQDTypePolicy"},
-    # not reached in issue #22's config/utils round (an H5 weights editor for .keras files)
-    "saving": {"KerasFileEditor"},
     # GPTQ/AWQ need calibration data and a per-block solver: not built yet.
     "quantizers": {"AWQConfig", "GPTQConfig"},
     # Keras's draw with OpenCV (not installed here: nothing to compare against yet).

@@ -31,6 +31,7 @@ from loopax.src import (
     initializers,
     random,
     regularizers,
+    remat,
     serialization,
     tape,
 )
@@ -190,7 +191,9 @@ class Layer(Module):
     """
 
     # (variable, regularizer) pairs: walking them would list regularized weights first.
-    _untracked_attributes = Module._untracked_attributes | {"_regularized"}
+    _untracked_attributes = Module._untracked_attributes | {"_regularized", "_remat_mode"}
+    # The `RematScope` settings the layer was created under (None: no scope).
+    _remat_mode = None
     # Whether `__call__` casts float inputs to the compute dtype (a functional
     # model casts each input to its Input's dtype instead).
     _convert_input_args = True
@@ -231,6 +234,9 @@ class Layer(Module):
         else:
             self._batch_input_shape = None
         self._regularized = []  # (variable, regularizer)
+        remat_mode = remat.current_remat_mode()
+        if remat_mode is not None and remat_mode.mode is not None:
+            self._remat_mode = remat_mode
         params = inspect.signature(self.call).parameters
         self._call_takes_training = "training" in params
         self._call_takes_mask = "mask" in params
@@ -600,7 +606,9 @@ class Layer(Module):
                 if previous_mask is not None and self._call_takes_mask:
                     kwargs["mask"] = previous_mask
             with _precision.call_scope(self):
-                outputs = self.call(*args, **kwargs)
+                call = self.call if self._remat_mode is None else \
+                    remat.layer_call(self, args, kwargs, frame["losses"])
+                outputs = call(*args, **kwargs)
             if self.supports_masking and args:
                 _masking.attach_output_masks(self, args[0], outputs, previous_mask)
             if self.activity_regularizer is not None:
