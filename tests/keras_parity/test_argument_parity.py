@@ -255,8 +255,7 @@ def _(lib, tmp):
     return fit_history(model, [X, X2], [Y, Y[:, :1]], epochs=1, batch_size=8, shuffle=False)
 
 
-@case("compile-same-metric-weighted-and-not-two-outputs",
-      xfail="Keras names the weighted duplicate <output>_weighted_<metric>")
+@case("compile-same-metric-weighted-and-not-two-outputs")
 def _(lib, tmp):
     model = two_in_two_out(lib)
     model.compile(sgd(lib), loss="mse", metrics=[["mae"], ["mae"]],
@@ -266,8 +265,7 @@ def _(lib, tmp):
     return logs, model.evaluate([X, X2], [Y, Y[:, :1]], verbose=0)
 
 
-@case("compile-same-metric-weighted-and-not-one-output",
-      xfail="evaluate's list: Keras orders by the metrics' own names")
+@case("compile-same-metric-weighted-and-not-one-output")
 def _(lib, tmp):
     model = dense_model(lib)
     model.compile(sgd(lib), loss="mse", metrics=["mae"], weighted_metrics=["mae"])
@@ -502,8 +500,7 @@ def _(lib, tmp):
     return model.evaluate(X, Y, verbose=0), model.evaluate(X, Y, verbose=0, return_dict=True)
 
 
-@case("evaluate-two-outputs",
-      xfail="evaluate's list order: Keras puts the per-output losses before prefixed metrics")
+@case("evaluate-two-outputs")
 def _(lib, tmp):
     model = compiled_two_in_two_out(lib)
     return (model.evaluate([X, X2], [Y, Y[:, :1]], verbose=0),
@@ -532,8 +529,7 @@ def _(lib, tmp):
     return compiled_dense(lib).evaluate(py_dataset(lib), verbose=0, return_dict=True)
 
 
-@case("evaluate-after-fit-metrics-names",
-      xfail="evaluate's list order: Keras puts the per-output losses before prefixed metrics")
+@case("evaluate-after-fit-metrics-names")
 def _(lib, tmp):
     model = compiled_two_in_two_out(lib)
     model.fit([X, X2], [Y, Y[:, :1]], epochs=1, batch_size=8, verbose=0, shuffle=False)

@@ -344,6 +344,7 @@ class CompileMetrics(Metric):
         self._output_names = list(output_names) if output_names else None
         self.built = False
         self.entries = []  # (output index, Metric, weighted)
+        self.own_names = []
 
     @property
     def metrics(self):
@@ -357,7 +358,7 @@ class CompileMetrics(Metric):
         self.names, preds = flatten_outputs(y_pred, self._output_names)
         targets = match_targets(y_true, self.names)
         multi = len(self.names) > 1
-        taken = set()
+        taken = {}
         for spec, weighted in ((self._metrics_spec, False), (self._weighted_spec, True)):
             for i, items in enumerate(_per_output(spec, self.names, weighted)):
                 for item in items:
@@ -372,11 +373,9 @@ class CompileMetrics(Metric):
                         # State sized by the data (F-scores, multi-label AUC) is
                         # made now, before a compiled step would trace it.
                         metric.build_from_shapes(tshape, _shape(preds[i]))
-                    if multi:
-                        metric.name = f"{self.names[i]}_{metric.name}"
-                    if weighted and metric.name in taken:
-                        metric.name = f"weighted_{metric.name}"
-                    taken.add(metric.name)
+                    self.own_names.append(metric.name)   # evaluate's list order reads them
+                    metric.name = _log_name(metric.name, self.names[i] if multi else None,
+                                            weighted, taken)
                     self.entries.append((i, metric, weighted))
         self.built = True
 
@@ -402,6 +401,22 @@ class CompileMetrics(Metric):
 
     def __repr__(self):
         return f"<CompileMetrics {[m.name for m in self.metrics]}>"
+
+
+def _log_name(name, output, weighted, taken):
+    """Keras's logs key of a compiled metric: `<output>_<name>`; a weighted metric whose
+    key is taken becomes `<output>_weighted_<name>`; a key taken still gets `_1`, `_2`...
+    `taken` counts the keys given so far."""
+    prefix = f"{output}_" if output else ""
+    key = prefix + name
+    if key in taken and weighted:
+        key = f"{prefix}weighted_{name}"
+    if key in taken:
+        taken[key] += 1
+        key = f"{key}_{taken[key] - 1}"
+    else:
+        taken[key] = 1
+    return key
 
 
 def _per_output(spec, names, weighted):

@@ -697,8 +697,9 @@ class Trainer:
             **kwargs: Refused (Keras 2's removed arguments raise instead of being ignored).
 
         Returns:
-            A float (only a loss), a list of floats in `metrics_names` order, or a dict
-            with `return_dict=True`.
+            A float (only a loss), a list of floats in Keras's order (the loss, the
+            single-output metrics, the per-output losses, then the other logs by sorted
+            name), or a dict with `return_dict=True`.
 
         Raises:
             ValueError: the model is not compiled, or the data is empty or fails its checks.
@@ -754,9 +755,14 @@ class Trainer:
         return logs
 
     def _flatten_in_order(self, logs):
-        names = [name for metric in self.metrics for name in metric._log_names()]
+        """`logs` as evaluate's list, in Keras's order: the values named by the metrics'
+        own names (a compiled metric's name before its output prefix) in `self.metrics`
+        order, then the other logs by sorted key."""
+        names = []
+        for metric in self.metrics:
+            names += metric.own_names if isinstance(metric, CompileMetrics) else [metric.name]
         values = [logs[n] for n in names if n in logs]
-        values += [v for k, v in logs.items() if k not in names]
+        values += [logs[k] for k in sorted(logs) if k not in names]
         return values[0] if len(values) == 1 else values
 
     # ======================================================================
@@ -830,7 +836,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `evaluate`'s order, or a
             dict with `return_dict=True`.
 
         Raises:
@@ -851,7 +857,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `evaluate`'s order, or a
             dict with `return_dict=True`.
 
         Raises:
