@@ -703,8 +703,8 @@ def describe(tensor):
     pytest.param(dict(shape=(4,), sparse=False), id="sparse-False"),
     pytest.param(dict(shape=(4,), name="features"), id="name"),
     pytest.param(dict(), id="no-shape"),
-    pytest.param(dict(shape=(4,), batch_shape=(2, 4)), id="shape-and-batch_shape",
-                 marks=pytest.mark.xfail(strict=True, reason="loopax ignores `shape` silently")),
+    pytest.param(dict(shape=(4,), batch_shape=(2, 4)), id="shape-and-batch_shape"),
+    pytest.param(dict(batch_size=2, batch_shape=(2, 4)), id="batch_size-and-batch_shape"),
 ])
 def test_input_forms(kwargs, tmp_path):
     def script(lib, tmp):
@@ -726,12 +726,29 @@ def _(lib, tmp):
     return describe(lib.Input((3,), 5, "int32"))
 
 
-@case("input-tensor",
-      xfail="Input(tensor=) is not supported")
+@case("input-tensor")
 def _(lib, tmp):
     source = lib.Input((4,), name="source")
     tensor = lib.Input(tensor=source, name="again")
     return describe(tensor), tensor is source
+
+
+@case("input-positional-keras-order")
+def _(lib, tmp):   # Keras's order: shape, batch_size, dtype, sparse, ragged, batch_shape, name
+    return describe(lib.Input(None, None, "int32", False, False, (3, 2), "positional"))
+
+
+@case("input-tensor-disagreeing-shape-raises")
+def _(lib, tmp):
+    return lib.Input(shape=(5,), tensor=lib.Input((4,)))
+
+
+@case("input-tensor-in-a-model")
+def _(lib, tmp):
+    source = lib.Input((4,))
+    inputs = lib.Input(tensor=source, name="wrapped")
+    model = seeded(lib.Model(inputs, lib.layers.Dense(2)(inputs)))
+    return model.predict(X, verbose=0), [layer.name for layer in model.layers]
 
 
 @case("input-trains-in-model-by-name")
