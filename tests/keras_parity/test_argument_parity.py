@@ -458,10 +458,41 @@ def _(lib, tmp):
                        shuffle=False)
 
 
-@case("fit-steps-per-epoch-arrays",
-      xfail="loopax restarts the data each epoch; Keras's next epoch continues where steps_per_epoch stopped")
+@case("fit-steps-per-epoch-arrays")
 def _(lib, tmp):
     return fit_history(compiled_dense(lib), X, Y, batch_size=4, epochs=3, steps_per_epoch=2,
+                       shuffle=False)
+
+
+@case("fit-steps-per-epoch-continues-shuffled")
+def _(lib, tmp):   # epoch 2 reads the rest of epoch 1's order: all 16 rows once in 2 epochs
+    model = dense_model(lib)
+    model.compile(lib.optimizers.SGD(0.0), loss="mse")
+    logs = fit_history(model, X, Y, batch_size=4, epochs=2, steps_per_epoch=2)
+    return np.mean(logs["history"]["loss"])
+
+
+@case("fit-steps-per-epoch-not-dividing-the-batches")
+def _(lib, tmp):   # 4 batches, 3 per epoch: epoch 2 gets the 1 left, epoch 3 starts again
+    batches = []
+    record = lib.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: batches.append(batch))
+    logs = fit_history(compiled_dense(lib), X, Y, batch_size=4, epochs=3, steps_per_epoch=3,
+                       shuffle=False, callbacks=[record])
+    return logs, batches
+
+
+def test_steps_per_epoch_not_dividing_the_batches_warns_once():
+    model = compiled_dense(loopax)
+    with pytest.warns(UserWarning, match=r"steps_per_epoch=3 does not divide the 4 batches") \
+            as caught:
+        model.fit(X, Y, batch_size=4, epochs=4, steps_per_epoch=3, verbose=0)
+    assert sum("does not divide" in str(w.message) for w in caught) == 1
+
+
+@case("fit-steps-per-epoch-pydataset")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), py_dataset(lib), epochs=3, steps_per_epoch=1,
                        shuffle=False)
 
 

@@ -532,7 +532,9 @@ class Trainer:
             class_weight: `{class index: weight}` multiplying each example's loss.
             sample_weight: Per-example loss weights, shape `(batch,)` (or per time step).
             initial_epoch: The epoch to start from (to resume a run).
-            steps_per_epoch: Batches per epoch (default: all the data).
+            steps_per_epoch: Batches per epoch (default: all the data). Below the
+                batches of array data or a `PyDataset`, the next epoch goes on where
+                this one stopped (as Keras), starting the data again once it is read.
             validation_steps: Batches per validation pass (default: all of them).
             validation_batch_size: Batch size of array validation data (default
                 `batch_size`).
@@ -607,6 +609,7 @@ class Trainer:
                                        LiveState.current_values(engine.state_groups(TEST)),
                                        validation_steps, full_batches=True)
         training_logs = None
+        position = epoch_runner.DataPosition(adapter.batches_per_pass, steps_per_epoch)
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
@@ -618,9 +621,12 @@ class Trainer:
                     start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
+                data_start, data_end, data_epoch = position.epoch(epoch)
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
-                                             (seed, epoch), steps_per_epoch, bounds, start_step,
-                                             later_passes=epochs - epoch - 1)
+                                             (seed, data_epoch), data_end, bounds, start_step,
+                                             later_passes=epochs - epoch - 1,
+                                             data_start=data_start)
+                position.advance(data_end)
                 live.write_back()
                 if logs is None:
                     warnings.warn(
