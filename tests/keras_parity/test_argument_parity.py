@@ -280,6 +280,31 @@ def _(lib, tmp):
     return model.evaluate([X, X2], [Y, Y[:, :1]], verbose=0, return_dict=True)
 
 
+@case("compile-metrics-bare-string-raises")
+def _(lib, tmp):
+    model = dense_model(lib)
+    model.compile(sgd(lib), loss="mse", metrics="mae")
+    return fit_history(model, X, Y, epochs=1, batch_size=8)
+
+
+@case("compile-loss-list-of-one-and-dict-one-output")
+def _(lib, tmp):
+    model = dense_model(lib)
+    model.compile(sgd(lib), loss=["mse"], metrics=[["mae"]])
+    first = fit_history(model, X, Y, epochs=1, batch_size=8, shuffle=False)
+    model.compile(sgd(lib), loss={"out": "mae"}, metrics={"out": "mse"})
+    return first, fit_history(model, X, Y, epochs=1, batch_size=8, shuffle=False)
+
+
+@case("compile-loss-none-with-add-loss")
+def _(lib, tmp):
+    inputs = lib.Input((4,))
+    model = seeded(lib.Model(inputs, lib.layers.Dense(2, name="out")(inputs)))
+    model.add_loss(lib.ops.mean(lib.ops.square(model.outputs[0])))
+    model.compile(sgd(lib))
+    return fit_history(model, X, epochs=2, batch_size=8, shuffle=False)
+
+
 @case("compile-metrics-none-and-empty-list")
 def _(lib, tmp):
     model = dense_model(lib)
@@ -339,6 +364,22 @@ def _(lib, tmp):
 def _(lib, tmp):
     return fit_history(compiled_two_in_two_out(lib), {"b": X2, "a": X},
                        {"y2": Y[:, :1], "y1": Y}, batch_size=8, epochs=2, shuffle=False)
+
+
+@case("fit-y-list-of-one-for-one-output")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), [X], [Y], batch_size=8, epochs=1, shuffle=False)
+
+
+@case("fit-validation-split-list-inputs-sample-weight")
+def _(lib, tmp):
+    return fit_history(compiled_two_in_two_out(lib), [X, X2], [Y, Y[:, :1]], sample_weight=SW,
+                       batch_size=4, epochs=2, validation_split=0.25, shuffle=False)
+
+
+@case("fit-batch-size-larger-than-data")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), X, Y, batch_size=64, epochs=2)
 
 
 @case("fit-default-batch-size")
@@ -546,6 +587,18 @@ def _(lib, tmp):
             model.evaluate(X, Y, batch_size=4, steps=2, verbose=0, return_dict=True))
 
 
+@pytest.mark.parametrize("verbose", [0, 1, 2, "auto"], ids=str)
+def test_evaluate_and_predict_verbose_values(verbose, tmp_path):
+    def script(lib, tmp):
+        model = compiled_dense(lib)
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            results = (model.evaluate(X, Y, batch_size=8, verbose=verbose),
+                       model.predict(X, batch_size=8, verbose=verbose))
+        return results, not printed.getvalue().strip()
+    check(script, tmp_path)
+
+
 @case("evaluate-generator-steps")
 def _(lib, tmp):
     def batches():
@@ -603,6 +656,11 @@ def _(lib, tmp):
 @case("predict-pydataset-of-x-y")
 def _(lib, tmp):
     return dense_model(lib).predict(py_dataset(lib), verbose=0)
+
+
+@case("predict-list-of-one-array")
+def _(lib, tmp):
+    return dense_model(lib).predict([X], verbose=0)
 
 
 @case("predict-on-batch-and-call")
@@ -702,6 +760,26 @@ def _(lib, tmp):
     inputs = lib.Input((4,))
     model = lib.Model(inputs, lib.layers.Lambda(lambda x: x * 2.0)(inputs))
     return round_trip(lib, model, tmp / "m.keras", safe_mode=False).predict(X, verbose=0)
+
+
+@extension("save-any-extension")
+def _(lib, tmp):
+    dense_model(lib).save(str(tmp / "model.bin"))
+    return lib.saving.load_model(tmp / "model.bin").predict(X, verbose=0)
+
+
+@case("load-missing-file-raises")
+def _(lib, tmp):
+    return lib.saving.load_model(tmp / "missing.keras")
+
+
+@case("save-load-weights-round-trip")
+def _(lib, tmp):
+    dense_model(lib).save_weights(tmp / "m.weights.h5")
+    model = dense_model(lib)
+    model.set_weights([w * 0 for w in model.get_weights()])
+    model.load_weights(str(tmp / "m.weights.h5"))
+    return model.predict(X, verbose=0)
 
 
 @case("load-sequential-round-trip")
@@ -851,6 +929,23 @@ def _(lib, tmp):
     targets = [Y, [Y[:, :1], X]]
     return (fit_history(model, [X, X], targets, batch_size=8, shuffle=False),
             model.evaluate([X, X], targets, verbose=0))
+
+
+@case("model-dict-inputs-keys-differ-from-input-names")
+def _(lib, tmp):
+    inputs = {"k1": lib.Input((4,), name="a"), "k2": lib.Input((3,), name="b")}
+    merged = lib.layers.Concatenate()([inputs["k1"], inputs["k2"]])
+    model = seeded(lib.Model(inputs, lib.layers.Dense(2)(merged)))
+    return model.predict({"k1": X, "k2": X2}, verbose=0)
+
+
+@case("model-single-input-in-a-list")
+def _(lib, tmp):
+    inputs = lib.Input((4,))
+    model = seeded(lib.Model([inputs], lib.layers.Dense(2)(inputs)))
+    model.compile(sgd(lib), loss="mse")
+    return (model.predict(X, verbose=0), model.predict([X], verbose=0),
+            fit_history(model, [X], Y, batch_size=8, shuffle=False))
 
 
 @case("model-tuple-inputs-outputs")
