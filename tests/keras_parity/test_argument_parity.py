@@ -305,6 +305,46 @@ def _(lib, tmp):
     return fit_history(model, X, epochs=2, batch_size=8, shuffle=False)
 
 
+@case("compile-custom-loss-and-metric-functions")
+def _(lib, tmp):
+    def doubled_mse(y_true, y_pred):
+        return 2.0 * lib.ops.mean(lib.ops.square(y_true - y_pred), axis=-1)
+
+    def max_error(y_true, y_pred):
+        return lib.ops.max(lib.ops.abs(y_true - y_pred), axis=-1)
+    model = dense_model(lib)
+    model.compile(sgd(lib), loss=doubled_mse, metrics=[max_error])
+    return (fit_history(model, X, Y, epochs=2, batch_size=8, shuffle=False),
+            model.evaluate(X, Y, verbose=0, return_dict=True))
+
+
+@case("compile-binary-accuracy-forms")
+def _(lib, tmp):
+    inputs = lib.Input((4,))
+    model = seeded(lib.Model(inputs, lib.layers.Dense(1, activation="sigmoid")(inputs)))
+    model.compile(sgd(lib), loss="binary_crossentropy",
+                  metrics=["accuracy", "acc", "binary_accuracy", lib.metrics.AUC()])
+    return fit_history(model, X, (Y[:, :1] > 0).astype("float32"), epochs=1, batch_size=8,
+                       shuffle=False)
+
+
+@case("compile-categorical-one-hot-accuracy")
+def _(lib, tmp):
+    model = dense_model(lib, units=3)
+    model.compile(sgd(lib), loss=lib.losses.CategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy", "categorical_accuracy", "top_k_categorical_accuracy"])
+    return fit_history(model, X, np.eye(3, dtype="float32")[Y_CLASS], epochs=1, batch_size=8,
+                       shuffle=False)
+
+
+@case("compile-optimizer-with-schedule")
+def _(lib, tmp):
+    model = dense_model(lib)
+    schedule = lib.optimizers.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5)
+    model.compile(lib.optimizers.SGD(learning_rate=schedule), loss="mse")
+    return fit_history(model, X, Y, epochs=2, batch_size=4, shuffle=False)
+
+
 @case("compile-metrics-none-and-empty-list")
 def _(lib, tmp):
     model = dense_model(lib)
@@ -380,6 +420,48 @@ def _(lib, tmp):
 @case("fit-batch-size-larger-than-data")
 def _(lib, tmp):
     return fit_history(compiled_dense(lib), X, Y, batch_size=64, epochs=2)
+
+
+@case("fit-epochs-zero")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), X, Y, batch_size=8, epochs=0)
+
+
+@case("fit-jax-arrays")
+def _(lib, tmp):
+    import jax.numpy as jnp
+    return fit_history(compiled_dense(lib), jnp.asarray(X), jnp.asarray(Y), batch_size=8,
+                       epochs=1, shuffle=False, sample_weight=jnp.asarray(SW))
+
+
+@extension("fit-class-weight-and-sample-weight")
+def _(lib, tmp):
+    model = dense_model(lib, units=3)
+    model.compile(sgd(lib), loss=lib.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return fit_history(model, X, Y_CLASS, batch_size=8, epochs=2, shuffle=False,
+                       sample_weight=SW, class_weight={0: 1.0, 1: 2.0, 2: 0.5})
+
+
+@case("fit-validation-data-wins-over-split")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), X, Y, batch_size=8, epochs=1, shuffle=False,
+                       validation_split=0.5, validation_data=(X[:4], Y[:4]))
+
+
+@case("fit-validation-generator-steps")
+def _(lib, tmp):
+    def batches():
+        while True:
+            yield X[:8], Y[:8]
+    return fit_history(compiled_dense(lib), X, Y, batch_size=8, epochs=2, shuffle=False,
+                       validation_data=batches(), validation_steps=2)
+
+
+@case("fit-sequential-input-shape-argument")
+def _(lib, tmp):
+    model = seeded(lib.Sequential([lib.layers.Dense(2, input_shape=(4,))]))
+    model.compile(sgd(lib), loss="mse")
+    return fit_history(model, X, Y, batch_size=8, shuffle=False)
 
 
 @case("fit-default-batch-size")
