@@ -506,6 +506,20 @@ def _(lib, tmp):
                        shuffle=False, validation_data=py_dataset(lib))
 
 
+@case("fit-pydataset-kwargs-dict-x-and-sample-weights")
+def _(lib, tmp):
+    class Weighted(lib.utils.PyDataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, index):
+            rows = slice(index * 8, index * 8 + 8)
+            return {"x": X[rows]}, Y[rows], SW[rows]
+    # workers=1: with threads Keras 3.15's numbers vary from workers=1's (loopax's do not)
+    dataset = Weighted(workers=1, use_multiprocessing=False, max_queue_size=4)
+    return fit_history(compiled_dense(lib), dataset, epochs=2, shuffle=False)
+
+
 @case("fit-validation-data-2-tuple")
 def _(lib, tmp):
     return fit_history(compiled_dense(lib), X, Y, batch_size=8, epochs=2, shuffle=False,
@@ -1083,6 +1097,38 @@ def _(lib, tmp):
     model.compile(sgd(lib), loss="mse")
     logs = fit_history(model, {"a": X, "b": X2}, Y, batch_size=8, shuffle=False)
     return logs, model.predict({"a": X, "b": X2}, verbose=0)
+
+
+def test_subclass_build_with_a_shape_builds_the_layers_where_keras_only_warns():
+    """`model.build((None, 4))` on a subclassed model without a `build`: Keras 3.15 marks it
+    built with no weights (and warns that this "may cause failures"); loopax builds it by
+    running `call` on the shape, so the weights exist (docs/keras_differences.md)."""
+    def weights_after_build(lib):
+        class Net(lib.Model):
+            def __init__(self):
+                super().__init__()
+                self.dense = lib.layers.Dense(2)
+
+            def call(self, inputs):
+                return self.dense(inputs)
+        model = Net()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.build((None, 4))
+        return len(model.weights), model.built
+    assert weights_after_build(keras) == (0, True)
+    assert weights_after_build(loopax) == (2, True)
+
+
+@case("model-uncompiled-predict-works-evaluate-raises")
+def _(lib, tmp):
+    model = dense_model(lib)
+    predicted = model.predict(X, verbose=0)
+    try:
+        model.evaluate(X, Y, verbose=0)
+    except (ValueError, RuntimeError):
+        return predicted, "evaluate raised"
+    return predicted, "evaluate ran"
 
 
 @case("model-sequential-forms")
