@@ -835,6 +835,41 @@ def _(lib, tmp):
     return loaded.predict(X, verbose=0), loaded.layers[1].factor
 
 
+@case("load-custom-loss-and-metric-by-custom-objects")
+def _(lib, tmp):
+    def doubled_mse(y_true, y_pred):
+        return 2.0 * lib.ops.mean(lib.ops.square(y_true - y_pred), axis=-1)
+
+    def max_error(y_true, y_pred):
+        return lib.ops.max(lib.ops.abs(y_true - y_pred), axis=-1)
+    model = dense_model(lib)
+    model.compile(sgd(lib), loss=doubled_mse, metrics=[max_error])
+    model.fit(X, Y, batch_size=8, epochs=1, verbose=0, shuffle=False)
+    loaded = round_trip(lib, model, tmp / "m.keras",
+                        custom_objects={"doubled_mse": doubled_mse, "max_error": max_error})
+    return (loaded.evaluate(X, Y, verbose=0, return_dict=True),
+            fit_history(loaded, X, Y, batch_size=8, shuffle=False))
+
+
+@extension("load-custom-loss-without-custom-objects")
+def _(lib, tmp):   # Keras refuses to load; loopax loads the model uncompiled and warns
+    def doubled_mse(y_true, y_pred):
+        return 2.0 * lib.ops.mean(lib.ops.square(y_true - y_pred), axis=-1)
+    model = dense_model(lib)
+    model.compile(sgd(lib), loss=doubled_mse)
+    loaded = round_trip(lib, model, tmp / "m.keras")
+    return loaded.predict(X, verbose=0), loaded.compiled
+
+
+@case("save-model-function-forms")
+def _(lib, tmp):
+    model = compiled_dense(lib)
+    lib.saving.save_model(model, tmp / "a.keras")
+    lib.models.save_model(model, str(tmp / "b.keras"), include_optimizer=False)
+    return (lib.saving.load_model(tmp / "a.keras").predict(X, verbose=0),
+            lib.models.load_model(tmp / "b.keras").predict(X, verbose=0))
+
+
 @case("load-custom-objects-missing-raises")
 def _(lib, tmp):
     scaled = scaled_layer(lib)
@@ -1015,8 +1050,8 @@ def _(lib, tmp):
 
 
 @case("model-nested-outputs-fit",
-      xfail="loopax's compiled loss takes a flat list or dict of outputs; Keras trains nested "
-            "outputs and names their losses by path ('1/dense_1_loss')")
+      xfail="compile()'s losses and metrics take a flat list or dict of outputs; Keras trains "
+            "nested outputs and names their losses by path ('1/dense_1_loss')")
 def _(lib, tmp):
     a, c = lib.Input((4,), name="a"), lib.Input((4,), name="c")
     outputs = [lib.layers.Dense(2)(a), [lib.layers.Dense(1)(c), lib.layers.Add()([a, c])]]

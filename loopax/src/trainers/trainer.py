@@ -55,7 +55,7 @@ import numpy as np
 from loopax.src import config as loopax_config
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
-from loopax.src import optimizers
+from loopax.src import optimizers, serialization
 from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
@@ -198,7 +198,7 @@ class Trainer:
             return None
         config = dict(self._compile_config)
         config["optimizer"] = optimizers.serialize(self.optimizer)
-        config["loss"] = _map_nested(losses_module.serialize, config["loss"])
+        config["loss"] = _map_nested(_serialize_loss, config["loss"])
         for key in ("metrics", "weighted_metrics"):
             config[key] = _map_nested(_serialize_metric, config[key])
         return config
@@ -207,9 +207,9 @@ class Trainer:
         """Compiles the model with the arguments `get_compile_config()` described."""
         config = dict(config)
         config["optimizer"] = optimizers.deserialize(config["optimizer"])
-        config["loss"] = _map_nested(losses_module.deserialize, config["loss"])
+        config["loss"] = _map_nested(losses_module.deserialize, _custom_names(config["loss"]))
         for key in ("metrics", "weighted_metrics"):
-            config[key] = _map_nested(metrics_module.deserialize, config[key])
+            config[key] = _map_nested(metrics_module.deserialize, _custom_names(config[key]))
         self.compile(**config)
 
     @property
@@ -925,18 +925,45 @@ def _should_validate(epoch, validation_freq):
                      f"{validation_freq!r}.")
 
 
+def _serialize_loss(loss):
+    """A loss's config; your own function by its name (as Keras), which `load_model`
+    finds again in its `custom_objects`."""
+    try:
+        return losses_module.serialize(loss)
+    except ValueError:
+        if _named_function(loss):
+            return loss.__name__
+        raise
+
+
 def _serialize_metric(metric):
-    """A metric's config; a function by its name when that name is a metric
-    (`mean_absolute_error` the function -> "mean_absolute_error")."""
+    """A metric's config; a function by its name: a metric's name
+    (`mean_absolute_error` the function -> "mean_absolute_error") or your own
+    function's, found again in `load_model`'s `custom_objects` (as Keras)."""
     config = metrics_module.serialize(metric)
-    name = getattr(metric, "__name__", None)
-    if config is metric and name is not None:
-        try:
-            metrics_module.get(name)
-            return name
-        except ValueError:
-            pass
+    if config is metric and _named_function(metric):
+        return metric.__name__
     return config
+
+
+def _custom_names(spec):
+    """`spec` (a saved loss/metric argument) with each name that `custom_objects` (of the
+    `load_model` running) or the registry holds replaced by that function, so the
+    functions `_serialize_loss`/`_serialize_metric` saved by name come back; other names
+    stay (built-in ones resolve when compiled)."""
+    if isinstance(spec, str):
+        found = serialization.get_registered_object(spec)
+        return spec if found is None else found
+    if isinstance(spec, dict) and "class_name" not in spec:
+        return {key: _custom_names(value) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_custom_names(value) for value in spec]
+    return spec
+
+
+def _named_function(obj):
+    """A function with a name `custom_objects` can give (not a lambda)."""
+    return inspect.isfunction(obj) and obj.__name__ != "<lambda>"
 
 
 def _map_nested(fn, spec):
