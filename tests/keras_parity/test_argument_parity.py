@@ -323,7 +323,7 @@ def _(lib, tmp):
     inputs = lib.Input((4,))
     model = seeded(lib.Model(inputs, lib.layers.Dense(1, activation="sigmoid")(inputs)))
     model.compile(sgd(lib), loss="binary_crossentropy",
-                  metrics=["accuracy", "acc", "binary_accuracy", lib.metrics.AUC()])
+                  metrics=["accuracy", "acc", "binary_accuracy"])
     return fit_history(model, X, (Y[:, :1] > 0).astype("float32"), epochs=1, batch_size=8,
                        shuffle=False)
 
@@ -797,6 +797,12 @@ def _(lib, tmp):
     dense_model(lib, units=3).save(path)
     dense_model(lib).save(path, overwrite=True)
     return lib.saving.load_model(path).predict(X, verbose=0)
+
+
+@case("save-overwrite-false-new-file")
+def _(lib, tmp):
+    dense_model(lib).save(tmp / "new.keras", overwrite=False)
+    return lib.saving.load_model(tmp / "new.keras").predict(X, verbose=0)
 
 
 @case("load-compile-false")
