@@ -1055,17 +1055,24 @@ def _(lib, tmp):
             model.predict_on_batch([[X, X2], X]))
 
 
-@case("model-nested-outputs-fit",
-      xfail="compile()'s losses and metrics take a flat list or dict of outputs; Keras trains "
-            "nested outputs and names their losses by path ('1/dense_1_loss')")
-def _(lib, tmp):
-    a, c = lib.Input((4,), name="a"), lib.Input((4,), name="c")
-    outputs = [lib.layers.Dense(2)(a), [lib.layers.Dense(1)(c), lib.layers.Add()([a, c])]]
-    model = seeded(lib.Model([a, c], outputs))
-    model.compile(sgd(lib), loss="mse")
-    targets = [Y, [Y[:, :1], X]]
-    return (fit_history(model, [X, X], targets, batch_size=8, shuffle=False),
-            model.evaluate([X, X], targets, verbose=0))
+@pytest.mark.parametrize("loss", [
+    pytest.param("mse", id="one-loss"),
+    pytest.param(["mse", ["mae", "mse"]], id="nested-losses"),
+    pytest.param(["mse", "mae", "mse"], id="flat-losses"),
+])
+def test_nested_outputs_train_as_in_keras(loss, tmp_path):
+    """Keras names a nested output's loss by its path: `p_loss`, `1/q_loss`, `1/r_loss`."""
+    def script(lib, tmp):
+        a, c = lib.Input((4,), name="a"), lib.Input((4,), name="c")
+        outputs = [lib.layers.Dense(2, name="p")(a),
+                   [lib.layers.Dense(1, name="q")(c), lib.layers.Add(name="r")([a, c])]]
+        model = seeded(lib.Model([a, c], outputs))
+        model.compile(sgd(lib), loss=loss)
+        targets = [Y, [Y[:, :1], X]]
+        return (fit_history(model, [X, X], targets, batch_size=8, shuffle=False),
+                model.evaluate([X, X], targets, verbose=0),
+                model.evaluate([X, X], targets, verbose=0, return_dict=True))
+    check(script, tmp_path)
 
 
 @case("model-dict-inputs-keys-differ-from-input-names")
