@@ -520,6 +520,31 @@ def _(lib, tmp):
     return fit_history(compiled_dense(lib), dataset, epochs=2, shuffle=False)
 
 
+@case("fit-pydataset-with-batch-size")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), py_dataset(lib), batch_size=8, shuffle=False)
+
+
+@case("fit-generator-with-validation-split")
+def _(lib, tmp):
+    def batches():
+        while True:
+            yield X[:8], Y[:8]
+    return fit_history(compiled_dense(lib), batches(), steps_per_epoch=2,
+                       validation_split=0.25)
+
+
+@case("fit-pydataset-with-y")
+def _(lib, tmp):
+    return fit_history(compiled_dense(lib), py_dataset(lib), Y, shuffle=False)
+
+
+@case("fit-dict-x-validation-split")
+def _(lib, tmp):
+    return fit_history(compiled_two_in_two_out(lib), {"a": X, "b": X2}, [Y, Y[:, :1]],
+                       batch_size=4, epochs=1, validation_split=0.5, shuffle=False)
+
+
 @case("fit-validation-data-2-tuple")
 def _(lib, tmp):
     return fit_history(compiled_dense(lib), X, Y, batch_size=8, epochs=2, shuffle=False,
