@@ -1080,19 +1080,20 @@ def _(lib, tmp):
             model.predict_on_batch([[X, X2], X]))
 
 
-@pytest.mark.parametrize("loss", [
-    pytest.param("mse", id="one-loss"),
-    pytest.param(["mse", ["mae", "mse"]], id="nested-losses"),
-    pytest.param(["mse", "mae", "mse"], id="flat-losses"),
+@pytest.mark.parametrize("loss, metrics", [
+    pytest.param("mse", None, id="one-loss"),
+    pytest.param(["mse", ["mae", "mse"]], ["mae", ["mse", "mae"]], id="nested-losses-metrics"),
+    pytest.param(["mse", "mae", "mse"], [["mae"], [["mse"], None]], id="flat-losses"),
 ])
-def test_nested_outputs_train_as_in_keras(loss, tmp_path):
-    """Keras names a nested output's loss by its path: `p_loss`, `1/q_loss`, `1/r_loss`."""
+def test_nested_outputs_train_as_in_keras(loss, metrics, tmp_path):
+    """Keras names a nested output's loss by its path (`p_loss`, `1/q_loss`, `1/r_loss`),
+    its metrics by the output's name (`q_mse`)."""
     def script(lib, tmp):
         a, c = lib.Input((4,), name="a"), lib.Input((4,), name="c")
         outputs = [lib.layers.Dense(2, name="p")(a),
                    [lib.layers.Dense(1, name="q")(c), lib.layers.Add(name="r")([a, c])]]
         model = seeded(lib.Model([a, c], outputs))
-        model.compile(sgd(lib), loss=loss)
+        model.compile(sgd(lib), loss=loss, metrics=metrics)
         targets = [Y, [Y[:, :1], X]]
         return (fit_history(model, [X, X], targets, batch_size=8, shuffle=False),
                 model.evaluate([X, X], targets, verbose=0),

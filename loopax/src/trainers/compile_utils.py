@@ -257,8 +257,8 @@ class CompileLoss:
         self._warned = set()
 
     def build(self, y_true, y_pred):
-        self.names, preds = flatten_outputs(y_pred, self._output_names)
-        self.names = path_names(y_pred, self.names)
+        output_names, preds = flatten_outputs(y_pred, self._output_names)
+        self.names = path_names(y_pred, output_names)
         targets = match_targets(y_true, self.names)
         specs = match_to_outputs(self._loss_spec, self.names, "loss")
         weights = match_to_outputs(self._weights_spec, self.names, "loss_weights",
@@ -275,7 +275,7 @@ class CompileLoss:
             raise ValueError(f"`loss` {self._loss_spec!r} gives no output a loss.")
         if len(self.entries) > 1 and not self.metrics:
             self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
-        self.losses_by_output = {self.names[i]: loss for i, loss, _ in self.entries}
+        self.losses_by_output = {output_names[i]: loss for i, loss, _ in self.entries}
         self.built = True
         self.check_targets(y_true, y_pred)
 
@@ -399,6 +399,8 @@ class CompileMetrics(Metric):
         multi = len(self.names) > 1
         taken = {}
         for spec, weighted in ((self._metrics_spec, False), (self._weighted_spec, True)):
+            if is_nested(y_pred):
+                spec = _per_nested_output(spec, y_pred)
             for i, items in enumerate(_per_output(spec, self.names, weighted)):
                 for item in items:
                     if item is None:
@@ -456,6 +458,26 @@ def _log_name(name, output, weighted, taken):
     else:
         taken[key] = 1
     return key
+
+
+def _per_nested_output(spec, y_pred):
+    """A metrics list nested like the nested outputs `y_pred` (`["mae", ["mse", "mae"]]`,
+    a leaf a metric or a list of them) as one list per output; other specs unchanged."""
+    if not isinstance(spec, (list, tuple)):
+        return spec
+    structure = jax.tree_util.tree_structure(_as_lists(y_pred))
+    try:
+        flat = structure.flatten_up_to(_as_lists(spec))
+    except (ValueError, TypeError):
+        return spec
+    return [[] if s is None else list(s) if isinstance(s, list) else [s] for s in flat]
+
+
+def _as_lists(tree):
+    """`tree` with its tuples as lists (a structure given with either matches)."""
+    if isinstance(tree, (list, tuple)):
+        return [_as_lists(t) for t in tree]
+    return tree
 
 
 def _per_output(spec, names, weighted):

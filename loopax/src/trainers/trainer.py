@@ -704,8 +704,8 @@ class Trainer:
 
         Returns:
             A float (only a loss), a list of floats in Keras's order (the loss, the
-            single-output metrics, the per-output losses, then the other logs by sorted
-            name), or a dict with `return_dict=True`.
+            compiled metrics logged under their own name (one output), the per-output
+            losses, then the other logs by sorted name), or a dict with `return_dict=True`.
 
         Raises:
             ValueError: the model is not compiled, or the data is empty or fails its checks.
