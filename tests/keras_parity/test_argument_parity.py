@@ -7,7 +7,8 @@ once with `lib = loopax`, on the same weights (drawn by `seeded` from the weight
 and the same data. What the script returns (histories, evaluate's return forms,
 predictions, loaded models' outputs, Input/Model structures) is compared: dict keys,
 list/tuple structure, shapes and values. A script that raises in Keras must raise in
-loopax too.
+loopax too, except the `extension` scripts: forms Keras refuses that loopax runs on
+purpose (listed in docs/keras_differences.md).
 """
 
 import contextlib
@@ -917,7 +918,8 @@ def _(lib, tmp):
 
 
 @case("load-lambda-safe-mode-false",
-      xfail="loopax never stores code: a Python lambda is saved by name only (docs/keras_differences.md)")
+      xfail="loopax never stores code: a Python lambda is saved by name only "
+            "(docs/keras_differences.md, by design)")
 def _(lib, tmp):
     inputs = lib.Input((4,))
     model = lib.Model(inputs, lib.layers.Lambda(lambda x: x * 2.0)(inputs))
