@@ -175,6 +175,8 @@ class Functional(Model):
                     ". Use the names given to loopax.Input(name=...) (or the keys of a "
                     "dict of Inputs) as keys.")
             flat = [inputs[k] for k in keys]
+        elif _is_nested(self._inputs_struct) and isinstance(inputs, (list, tuple)):
+            flat = _flatten_like(self._inputs_struct, inputs, self.name)
         elif isinstance(inputs, (list, tuple)) and not _is_plain_data(inputs, n):
             if len(inputs) != n:
                 raise ValueError(
@@ -372,6 +374,34 @@ def _map_graph(inputs, outputs, model_name):
 # --------------------------------------------------------------------------
 # Inputs
 # --------------------------------------------------------------------------
+
+def _is_nested(structure) -> bool:
+    """Whether `structure` (the model's `inputs`) is a list/tuple holding lists, tuples or
+    dicts (`Model([[a, b], c], ...)`)."""
+    return isinstance(structure, (list, tuple)) and any(
+        isinstance(s, (list, tuple, dict)) for s in structure)
+
+
+def _flatten_like(structure, inputs, model_name) -> list:
+    """Nested data `inputs` flattened as the nested `structure` of Inputs (lists and
+    tuples alike), or a clear error."""
+    want = jax.tree_util.tree_structure(_tuples_to_lists(structure), is_leaf=is_symbolic)
+    try:
+        return want.flatten_up_to(_tuples_to_lists(inputs))
+    except (ValueError, TypeError) as error:
+        raise ValueError(
+            f"Model {model_name!r} takes nested inputs {want}; the data given does not "
+            f"have that structure ({error}). Pass the arrays nested as the Inputs were "
+            "given to Model(inputs=...).") from None
+
+
+def _tuples_to_lists(tree):
+    if isinstance(tree, (list, tuple)):
+        return [_tuples_to_lists(t) for t in tree]
+    if isinstance(tree, dict):
+        return {k: _tuples_to_lists(v) for k, v in tree.items()}
+    return tree
+
 
 def _is_plain_data(inputs, n_inputs) -> bool:
     """A list of numbers for a single-input model (not a list of arrays)."""

@@ -4,6 +4,8 @@ Both map the user's specification (one item, a list in output order, or a
 dict keyed by output names) onto the model's outputs, once the first batch
 shows the shapes of the targets and outputs (`build`). Each output is named
 as the model names it (`model.output_names`), else `output_0`, `output_1`...
+Nested outputs (`[p, [q, r]]`) are flattened, their losses named by path as
+Keras does (`1/q_loss`); targets and losses may be nested the same way.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ def flatten_outputs(y_pred, output_names=None):
         keys = list(output_names) if output_names and set(output_names) == set(
             map(str, y_pred)) else sorted(y_pred)
         return [str(k) for k in keys], [y_pred[k] for k in keys]
-    if isinstance(y_pred, (list, tuple)):
+    if is_nested(y_pred):
+        leaves = jax.tree_util.tree_leaves(list(y_pred))
+    elif isinstance(y_pred, (list, tuple)):
         leaves = list(y_pred)
     else:
         leaves = [y_pred]
@@ -41,6 +45,36 @@ def flatten_outputs(y_pred, output_names=None):
     else:
         names = [f"output_{i}" for i in range(len(leaves))]
     return names, leaves
+
+
+def is_nested(value):
+    """Whether `value` is a list/tuple holding lists, tuples or dicts (a model's nested
+    outputs `[y1, [y2, y3]]`, or a loss/target given in that structure)."""
+    return isinstance(value, (list, tuple)) and any(
+        isinstance(v, (list, tuple, dict)) for v in value)
+
+
+def path_names(y_pred, names):
+    """Keras's names of nested outputs (for their `<name>_loss` logs): the path to each
+    output with its last index replaced by the output's name (`[p, [q, r]]` gives `p`,
+    `1/q`, `1/r`); `names` as they are for flat outputs."""
+    if not is_nested(y_pred):
+        return names
+    paths = [path for path, _ in jax.tree_util.tree_flatten_with_path(list(y_pred))[0]]
+    out = []
+    for path, name in zip(paths, names):
+        keys = [getattr(k, "idx", getattr(k, "key", k)) for k in path]
+        if isinstance(keys[-1], int):
+            keys[-1] = name
+        out.append("/".join(str(k) for k in keys))
+    return out
+
+
+def _flat_lists(spec):
+    """The items of a list/tuple nested in lists/tuples, in order."""
+    if isinstance(spec, (list, tuple)):
+        return [item for part in spec for item in _flat_lists(part)]
+    return [spec]
 
 
 def _is_multi(spec):
@@ -61,6 +95,8 @@ def match_to_outputs(spec, names, what, allow_single=True, default=None):
     if isinstance(spec, (list, tuple)):
         if len(spec) == n:
             return list(spec)
+        if is_nested(spec) and len(_flat_lists(spec)) == n:   # as nested outputs
+            return _flat_lists(spec)
         if n == 1 and allow_single:
             return [spec]
         raise ValueError(
@@ -88,6 +124,8 @@ def match_targets(y_true, names, what="y"):
     if isinstance(y_true, (list, tuple)):
         if len(y_true) == n:
             return list(y_true)
+        if is_nested(y_true) and len(jax.tree_util.tree_leaves(list(y_true))) == n:
+            return jax.tree_util.tree_leaves(list(y_true))   # nested as the outputs
         raise ValueError(
             f"`{what}` is a {type(y_true).__name__} of {len(y_true)} arrays but the model "
             f"has {n} output(s) {names}. Pass one target per output, in order, or a dict "
@@ -219,7 +257,8 @@ class CompileLoss:
         self._warned = set()
 
     def build(self, y_true, y_pred):
-        self.names, preds = flatten_outputs(y_pred, self._output_names)
+        output_names, preds = flatten_outputs(y_pred, self._output_names)
+        self.names = path_names(y_pred, output_names)
         targets = match_targets(y_true, self.names)
         specs = match_to_outputs(self._loss_spec, self.names, "loss")
         weights = match_to_outputs(self._weights_spec, self.names, "loss_weights",
@@ -236,7 +275,7 @@ class CompileLoss:
             raise ValueError(f"`loss` {self._loss_spec!r} gives no output a loss.")
         if len(self.entries) > 1 and not self.metrics:
             self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
-        self.losses_by_output = {self.names[i]: loss for i, loss, _ in self.entries}
+        self.losses_by_output = {output_names[i]: loss for i, loss, _ in self.entries}
         self.built = True
         self.check_targets(y_true, y_pred)
 
@@ -344,6 +383,7 @@ class CompileMetrics(Metric):
         self._output_names = list(output_names) if output_names else None
         self.built = False
         self.entries = []  # (output index, Metric, weighted)
+        self.own_names = []
 
     @property
     def metrics(self):
@@ -357,8 +397,10 @@ class CompileMetrics(Metric):
         self.names, preds = flatten_outputs(y_pred, self._output_names)
         targets = match_targets(y_true, self.names)
         multi = len(self.names) > 1
-        taken = set()
+        taken = {}
         for spec, weighted in ((self._metrics_spec, False), (self._weighted_spec, True)):
+            if is_nested(y_pred):
+                spec = _per_nested_output(spec, y_pred)
             for i, items in enumerate(_per_output(spec, self.names, weighted)):
                 for item in items:
                     if item is None:
@@ -372,11 +414,9 @@ class CompileMetrics(Metric):
                         # State sized by the data (F-scores, multi-label AUC) is
                         # made now, before a compiled step would trace it.
                         metric.build_from_shapes(tshape, _shape(preds[i]))
-                    if multi:
-                        metric.name = f"{self.names[i]}_{metric.name}"
-                    if weighted and metric.name in taken:
-                        metric.name = f"weighted_{metric.name}"
-                    taken.add(metric.name)
+                    self.own_names.append(metric.name)   # evaluate's list order reads them
+                    metric.name = _log_name(metric.name, self.names[i] if multi else None,
+                                            weighted, taken)
                     self.entries.append((i, metric, weighted))
         self.built = True
 
@@ -402,6 +442,42 @@ class CompileMetrics(Metric):
 
     def __repr__(self):
         return f"<CompileMetrics {[m.name for m in self.metrics]}>"
+
+
+def _log_name(name, output, weighted, taken):
+    """Keras's logs key of a compiled metric: `<output>_<name>`; a weighted metric whose
+    key is taken becomes `<output>_weighted_<name>`; a key taken still gets `_1`, `_2`...
+    `taken` counts the keys given so far."""
+    prefix = f"{output}_" if output else ""
+    key = prefix + name
+    if key in taken and weighted:
+        key = f"{prefix}weighted_{name}"
+    if key in taken:
+        taken[key] += 1
+        key = f"{key}_{taken[key] - 1}"
+    else:
+        taken[key] = 1
+    return key
+
+
+def _per_nested_output(spec, y_pred):
+    """A metrics list nested like the nested outputs `y_pred` (`["mae", ["mse", "mae"]]`,
+    a leaf a metric or a list of them) as one list per output; other specs unchanged."""
+    if not isinstance(spec, (list, tuple)):
+        return spec
+    structure = jax.tree_util.tree_structure(_as_lists(y_pred))
+    try:
+        flat = structure.flatten_up_to(_as_lists(spec))
+    except (ValueError, TypeError):
+        return spec
+    return [[] if s is None else list(s) if isinstance(s, list) else [s] for s in flat]
+
+
+def _as_lists(tree):
+    """`tree` with its tuples as lists (a structure given with either matches)."""
+    if isinstance(tree, (list, tuple)):
+        return [_as_lists(t) for t in tree]
+    return tree
 
 
 def _per_output(spec, names, weighted):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -46,18 +47,69 @@ def step_bounds(engine, callbacks, kind, say=False):
     return bounds
 
 
+class DataPosition:
+    """Where `fit`'s epochs read the data when `steps_per_epoch` is less than the
+    batches the data has (`num_batches`, known): as in Keras, the next epoch goes on
+    from the batch the last one stopped at, and a new pass over the data (in a new
+    order) starts only once all its batches were read, so an epoch can be shorter
+    than `steps_per_epoch` when that does not divide `num_batches`."""
+
+    def __init__(self, num_batches, steps_per_epoch):
+        self.continues = bool(num_batches and steps_per_epoch
+                              and steps_per_epoch < num_batches)
+        self.num_batches, self.steps_per_epoch = num_batches, steps_per_epoch
+        self.batch = 0          # the next batch of the current pass over the data
+        self.pass_epoch = 0     # the epoch that began it (its order's seed)
+        self.short = False      # an epoch ran fewer than `steps_per_epoch` (warned once)
+
+    def epoch(self, epoch):
+        """`(first batch, end batch, seed epoch)` of epoch `epoch`'s reads."""
+        if not self.continues:
+            return 0, self.steps_per_epoch, epoch
+        if self.batch == 0:
+            self.pass_epoch = epoch
+        end = min(self.batch + self.steps_per_epoch, self.num_batches)
+        if end - self.batch < self.steps_per_epoch and not self.short:
+            self.short = True
+            warnings.warn(
+                f"fit(): steps_per_epoch={self.steps_per_epoch} does not divide the "
+                f"{self.num_batches} batches of the data, so epoch {epoch + 1} runs only the "
+                f"{end - self.batch} left before the data starts again (as in Keras). Pass a "
+                f"steps_per_epoch that divides {self.num_batches}, or None for whole passes.",
+                stacklevel=3)
+        return self.batch, end, self.pass_epoch
+
+    def advance(self, end):
+        """Records that the epoch read up to batch `end`."""
+        if self.continues:
+            self.batch = 0 if end >= self.num_batches else end
+
+
+def _shifted(hook, offset):
+    """The batch hook `hook` with batch numbers counted from `offset` (an epoch that
+    starts inside the data numbers its batches from 0, as in Keras)."""
+    if not offset:
+        return hook
+    return lambda step, *logs: hook(step - offset, *logs)
+
+
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
-             later_passes=0):
+             later_passes=0, data_start=0):
     """Runs `kind` (TRAIN or TEST) steps over one epoch of `adapter`, in
     executions within `bounds`, from batch `start_step` on (a resumed epoch).
     `later_passes`: the passes of this kind the run makes after this one (the
-    planner weighs a loop's compile against the steps left). Returns the last
-    logs (device arrays), or None when no batch came."""
-    begin, end = getattr(callbacks, kind.batch_begin), getattr(callbacks, kind.batch_end)
+    planner weighs a loop's compile against the steps left). `data_start`: the
+    batch of the data the epoch starts at (`DataPosition`); `max_steps` then counts
+    from the data's first batch. Returns the last logs (device arrays), or None
+    when no batch came."""
+    begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
+    end = _shifted(getattr(callbacks, kind.batch_end), data_start)
     device = on_device(engine, adapter)
     planner = engine.planner(kind, device)
     adapter.on_epoch_begin()
+    start_step += data_start
+    bounds.first_step -= data_start   # the execution bounds count the epoch's own steps
     if device:
         logs, steps = _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step, later_passes)
@@ -65,7 +117,7 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
         logs, steps = _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed,
                                       max_steps, bounds, start_step)
     adapter.on_epoch_end()
-    bounds.first_step += steps   # `steps`: the batch reached, counted from the epoch's start
+    bounds.first_step += steps   # `steps`: the batch reached, counted from the data's start
     return logs
 
 

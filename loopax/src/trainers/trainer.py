@@ -55,7 +55,7 @@ import numpy as np
 from loopax.src import config as loopax_config
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
-from loopax.src import optimizers
+from loopax.src import optimizers, serialization
 from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
@@ -198,7 +198,7 @@ class Trainer:
             return None
         config = dict(self._compile_config)
         config["optimizer"] = optimizers.serialize(self.optimizer)
-        config["loss"] = _map_nested(losses_module.serialize, config["loss"])
+        config["loss"] = _map_nested(_serialize_loss, config["loss"])
         for key in ("metrics", "weighted_metrics"):
             config[key] = _map_nested(_serialize_metric, config[key])
         return config
@@ -207,9 +207,9 @@ class Trainer:
         """Compiles the model with the arguments `get_compile_config()` described."""
         config = dict(config)
         config["optimizer"] = optimizers.deserialize(config["optimizer"])
-        config["loss"] = _map_nested(losses_module.deserialize, config["loss"])
+        config["loss"] = _map_nested(losses_module.deserialize, _custom_names(config["loss"]))
         for key in ("metrics", "weighted_metrics"):
-            config[key] = _map_nested(metrics_module.deserialize, config[key])
+            config[key] = _map_nested(metrics_module.deserialize, _custom_names(config[key]))
         self.compile(**config)
 
     @property
@@ -532,7 +532,9 @@ class Trainer:
             class_weight: `{class index: weight}` multiplying each example's loss.
             sample_weight: Per-example loss weights, shape `(batch,)` (or per time step).
             initial_epoch: The epoch to start from (to resume a run).
-            steps_per_epoch: Batches per epoch (default: all the data).
+            steps_per_epoch: Batches per epoch (default: all the data). Below the
+                batches of array data or a `PyDataset`, the next epoch goes on where
+                this one stopped (as Keras), starting the data again once it is read.
             validation_steps: Batches per validation pass (default: all of them).
             validation_batch_size: Batch size of array validation data (default
                 `batch_size`).
@@ -607,6 +609,7 @@ class Trainer:
                                        LiveState.current_values(engine.state_groups(TEST)),
                                        validation_steps, full_batches=True)
         training_logs = None
+        position = epoch_runner.DataPosition(adapter.batches_per_pass, steps_per_epoch)
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
@@ -618,9 +621,12 @@ class Trainer:
                     start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
+                data_start, data_end, data_epoch = position.epoch(epoch)
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
-                                             (seed, epoch), steps_per_epoch, bounds, start_step,
-                                             later_passes=epochs - epoch - 1)
+                                             (seed, data_epoch), data_end, bounds, start_step,
+                                             later_passes=epochs - epoch - 1,
+                                             data_start=data_start)
+                position.advance(data_end)
                 live.write_back()
                 if logs is None:
                     warnings.warn(
@@ -697,8 +703,9 @@ class Trainer:
             **kwargs: Refused (Keras 2's removed arguments raise instead of being ignored).
 
         Returns:
-            A float (only a loss), a list of floats in `metrics_names` order, or a dict
-            with `return_dict=True`.
+            A float (only a loss), a list of floats in Keras's order (the loss, the
+            compiled metrics logged under their own name (one output), the per-output
+            losses, then the other logs by sorted name), or a dict with `return_dict=True`.
 
         Raises:
             ValueError: the model is not compiled, or the data is empty or fails its checks.
@@ -754,9 +761,14 @@ class Trainer:
         return logs
 
     def _flatten_in_order(self, logs):
-        names = [name for metric in self.metrics for name in metric._log_names()]
+        """`logs` as evaluate's list, in Keras's order: the values named by the metrics'
+        own names (a compiled metric's name before its output prefix) in `self.metrics`
+        order, then the other logs by sorted key."""
+        names = []
+        for metric in self.metrics:
+            names += metric.own_names if isinstance(metric, CompileMetrics) else [metric.name]
         values = [logs[n] for n in names if n in logs]
-        values += [v for k, v in logs.items() if k not in names]
+        values += [logs[k] for k in sorted(logs) if k not in names]
         return values[0] if len(values) == 1 else values
 
     # ======================================================================
@@ -830,7 +842,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `evaluate`'s order, or a
             dict with `return_dict=True`.
 
         Raises:
@@ -851,7 +863,7 @@ class Trainer:
             return_dict: Return `{name: value}` instead of a list.
 
         Returns:
-            The batch's loss and metrics: a float, a list in `metrics_names` order, or a
+            The batch's loss and metrics: a float, a list in `evaluate`'s order, or a
             dict with `return_dict=True`.
 
         Raises:
@@ -913,18 +925,45 @@ def _should_validate(epoch, validation_freq):
                      f"{validation_freq!r}.")
 
 
+def _serialize_loss(loss):
+    """A loss's config; your own function by its name (as Keras), which `load_model`
+    finds again in its `custom_objects`."""
+    try:
+        return losses_module.serialize(loss)
+    except ValueError:
+        if _named_function(loss):
+            return loss.__name__
+        raise
+
+
 def _serialize_metric(metric):
-    """A metric's config; a function by its name when that name is a metric
-    (`mean_absolute_error` the function -> "mean_absolute_error")."""
+    """A metric's config; a function by its name: a metric's name
+    (`mean_absolute_error` the function -> "mean_absolute_error") or your own
+    function's, found again in `load_model`'s `custom_objects` (as Keras)."""
     config = metrics_module.serialize(metric)
-    name = getattr(metric, "__name__", None)
-    if config is metric and name is not None:
-        try:
-            metrics_module.get(name)
-            return name
-        except ValueError:
-            pass
+    if config is metric and _named_function(metric):
+        return metric.__name__
     return config
+
+
+def _custom_names(spec):
+    """`spec` (a saved loss/metric argument) with each name that `custom_objects` (of the
+    `load_model` running) or the registry holds replaced by that function, so the
+    functions `_serialize_loss`/`_serialize_metric` saved by name come back; other names
+    stay (built-in ones resolve when compiled)."""
+    if isinstance(spec, str):
+        found = serialization.get_registered_object(spec)
+        return spec if found is None else found
+    if isinstance(spec, dict) and "class_name" not in spec:
+        return {key: _custom_names(value) for key, value in spec.items()}
+    if isinstance(spec, (list, tuple)):
+        return [_custom_names(value) for value in spec]
+    return spec
+
+
+def _named_function(obj):
+    """A function with a name `custom_objects` can give (not a lambda)."""
+    return inspect.isfunction(obj) and obj.__name__ != "<lambda>"
 
 
 def _map_nested(fn, spec):

@@ -58,6 +58,7 @@ class ArrayDataAdapter(DataAdapter):
         self.batch_size = check_batch_size(batch_size)
         self.batch_size = min(self.batch_size, self.num_samples)
         self.num_batches = math.ceil(self.num_samples / self.batch_size)
+        self.batches_per_pass = self.num_batches
         self.num_full_batches = self.num_samples // self.batch_size
         self.partial_batch_size = self.num_samples % self.batch_size
         self.shuffle = bool(shuffle)

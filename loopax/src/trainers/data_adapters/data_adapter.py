@@ -23,6 +23,9 @@ class DataAdapter:
         resumable: `get_numpy_iterator(seed, start=k)` yields exactly the
             batches from `k` on that the whole epoch would (arrays, PyDatasets);
             a generator can only skip what it yields now.
+        batches_per_pass: batches of one pass over the data whatever `steps` asks
+            (arrays, a PyDataset with a length), or None: `fit`'s epochs then go on
+            through it when `steps_per_epoch` is smaller (`epoch_runner.DataPosition`).
     """
 
     num_batches: int | None = None
@@ -31,6 +34,7 @@ class DataAdapter:
     partial_batch_size: int | None = None
     in_memory: bool = False
     resumable: bool = False
+    batches_per_pass: int | None = None
 
     def get_numpy_iterator(self, seed=None, start: int = 0):
         """Yields the batches of one epoch, `x`, `(x, y)` or `(x, y, sample_weight)`,

@@ -80,6 +80,7 @@ class PyDatasetAdapter(GeneratorDataAdapter):
             raise ValueError(f"{type(dataset).__name__} has length 0: the dataset is empty.")
         super().__init__(_Reiterable(self), steps=steps if steps is not None else n,
                          class_weight=class_weight)
+        self.batches_per_pass = n
 
     def _indices(self, seed=None, start=0):
         n = self._dataset.num_batches
@@ -96,8 +97,10 @@ class PyDatasetAdapter(GeneratorDataAdapter):
     def get_numpy_iterator(self, seed=None, start=0):
         """The epoch's batches, in the order `seed` draws, from batch `start` on
         (the skipped batches are not loaded)."""
-        limit = None if self.num_batches is None else self.num_batches - start
-        return self._standardized(self._batches(seed, start), limit)
+        # Up to the dataset's end: the caller stops at its steps (fit's next epoch
+        # may go on from where this one stopped).
+        n = self._dataset.num_batches
+        return self._standardized(self._batches(seed, start), None if n is None else n - start)
 
     def _batches(self, seed=None, start=0):
         dataset = self._dataset
