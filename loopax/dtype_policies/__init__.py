@@ -4,6 +4,7 @@ from loopax.src.mixed_precision import (
     DTypePolicy,
     DTypePolicyMap,
     FloatDTypePolicy,
+    GPTQDTypePolicy,
     Int4DTypePolicy,
     QuantizedDTypePolicy,
     QuantizedFloat8DTypePolicy,
@@ -12,6 +13,7 @@ from loopax.src.mixed_precision import (
     serialize,
 )
 
-__all__ = ["DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "Int4DTypePolicy",
+__all__ = ["DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "GPTQDTypePolicy",
+           "Int4DTypePolicy",
            "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "deserialize", "get",
            "serialize"]

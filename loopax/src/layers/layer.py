@@ -284,7 +284,8 @@ class Layer(Module):
         `"<mode>_from_<policy>"` and its calls use the quantized weights.
 
         Args:
-            mode: "int8", "int4" or "float8" (optional with `config`).
+            mode: "int8", "int4", "float8" or "gptq" (optional with `config`; "gptq"
+                gives Dense/EinsumDense GPTQ's weights, calibrated by `Model.quantize`).
             type_check: True refuses subclasses of the built-in layers (their `call`
                 may not use the quantized weights), as Keras does.
             config: A `loopax.quantizers.QuantizationConfig` (its quantizers,

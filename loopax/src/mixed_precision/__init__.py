@@ -5,6 +5,7 @@ from loopax.src.mixed_precision.policies import (
     DTypePolicy,
     DTypePolicyMap,
     FloatDTypePolicy,
+    GPTQDTypePolicy,
     Int4DTypePolicy,
     Policy,
     QuantizedDTypePolicy,
@@ -19,6 +20,6 @@ from loopax.src.mixed_precision.policies import (
 )
 
 __all__ = ["QUANTIZATION_MODES", "DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy",
-           "Int4DTypePolicy", "Policy", "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy",
+           "GPTQDTypePolicy", "Int4DTypePolicy", "Policy", "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy",
            "deserialize", "dtype_policy", "get", "global_policy", "serialize",
            "set_dtype_policy", "set_global_policy"]

@@ -225,6 +225,42 @@ class Int4DTypePolicy(QuantizedDTypePolicy):
         return {**super().get_config(), "mode": f"int4/{self.block_size}"}
 
 
+class GPTQDTypePolicy(QuantizedDTypePolicy):
+    """GPTQ's policy, carrying the bits and group size a saved layer is rebuilt with.
+
+    Args:
+        mode: `"gptq/<weight_bits>/<group_size>"` (bits 2, 3, 4 or 8; group size
+            -1 for one group per output channel, or a positive integer).
+        source_name: The policy giving the dtypes (default the global one).
+
+    Raises:
+        ValueError: a mode not of that form, or bits or a group size out of range.
+    """
+
+    def __init__(self, mode, source_name=None):
+        from loopax.src.quantizers import gptq_config
+
+        parts = mode.split("/") if isinstance(mode, str) else []
+        form = "Expected format 'gptq/<weight_bits>/<group_size>'"
+        if len(parts) != 3 or parts[0] != "gptq":
+            raise ValueError(f"Invalid mode for GPTQDTypePolicy. {form}, but got '{mode}'.")
+        try:
+            weight_bits, group_size = int(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"Invalid mode for GPTQDTypePolicy. <weight_bits> and "
+                             f"<group_size> must be integers. {form}, but got '{mode}'."
+                             ) from None
+        gptq_config.check_weight_bits(weight_bits, f"GPTQDTypePolicy({mode!r})")
+        gptq_config.check_group_size(group_size, f"GPTQDTypePolicy({mode!r})")
+        super().__init__(mode, source_name)
+        self.mode = "gptq"
+        self.weight_bits, self.group_size = weight_bits, group_size
+
+    def get_config(self):
+        return {**super().get_config(),
+                "mode": f"gptq/{self.weight_bits}/{self.group_size}"}
+
+
 def quantized_policy(name) -> QuantizedDTypePolicy:
     """The policy a quantized name stands for: "int8_from_float32",
     "int4/128_from_float32" (an Int4DTypePolicy), "float8_from_float32"."""
@@ -235,6 +271,8 @@ def quantized_policy(name) -> QuantizedDTypePolicy:
             f"instantiate `QuantizedDTypePolicy`. Received: policy={name}")
     if mode.startswith("int4/"):
         return Int4DTypePolicy(mode, source_name)
+    if mode.startswith("gptq/"):
+        return GPTQDTypePolicy(mode, source_name)
     if mode == "float8":
         return QuantizedFloat8DTypePolicy(mode, source_name)
     return QuantizedDTypePolicy(mode, source_name)
@@ -361,7 +399,7 @@ class DTypePolicyMap(DTypePolicy, MutableMapping):
 
 _CLASSES = {cls.__name__: cls for cls in (
     DTypePolicy, FloatDTypePolicy, QuantizedDTypePolicy, QuantizedFloat8DTypePolicy,
-    Int4DTypePolicy, DTypePolicyMap)}
+    Int4DTypePolicy, GPTQDTypePolicy, DTypePolicyMap)}
 
 
 def serialize(policy) -> dict:
