@@ -1,6 +1,7 @@
 """Dtype policies (Keras's `keras.dtype_policies`): plain, quantized and mapped."""
 
 from loopax.src.mixed_precision import (
+    AWQDTypePolicy,
     DTypePolicy,
     DTypePolicyMap,
     FloatDTypePolicy,
@@ -13,7 +14,7 @@ from loopax.src.mixed_precision import (
     serialize,
 )
 
-__all__ = ["DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "GPTQDTypePolicy",
+__all__ = ["AWQDTypePolicy", "DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "GPTQDTypePolicy",
            "Int4DTypePolicy",
            "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "deserialize", "get",
            "serialize"]

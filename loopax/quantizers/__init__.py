@@ -2,6 +2,7 @@
 
 from loopax.src.quantizers import (
     AbsMaxQuantizer,
+    AWQConfig,
     Float8QuantizationConfig,
     GPTQConfig,
     Int4QuantizationConfig,
@@ -21,7 +22,7 @@ from loopax.src.quantizers import (
     unpack_int4,
 )
 
-__all__ = ["AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
+__all__ = ["AWQConfig", "AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
            "Int4QuantizationConfig",
            "Int8QuantizationConfig", "QuantizationConfig", "Quantizer", "abs_max_quantize",
            "abs_max_quantize_grouped_with_zero_point", "compute_float8_amax_history",

@@ -111,12 +111,8 @@ NOT_BUILT_YET = {
     "": {  # needs a hook in Layer.__call__ (wrapping `call` in jax.checkpoint for the
            # layers made in the scope); loopax.remat is there for functions
          "RematScope"},
-    # AWQ quantization (its policy with it) is not built yet.
-    "dtype_policies": {"AWQDTypePolicy"},
     # not reached in issue #22's config/utils round (an H5 weights editor for .keras files)
     "saving": {"KerasFileEditor"},
-    # AWQ (activation-aware scales searched per layer, then grouped int4) is not built yet.
-    "quantizers": {"AWQConfig"},
     # Keras's draw with OpenCV (not installed here: nothing to compare against yet).
     "visualization": {"draw_bounding_boxes", "plot_bounding_box_gallery"},
 }

@@ -199,7 +199,7 @@ class Model(Trainer, Layer):
         return int(sum(v.size for v in self.weights))
 
     def get_quantization_layer_structure(self, mode=None):
-        """The layers GPTQ calibrates, for `quantize("gptq")` without a
+        """The layers GPTQ/AWQ calibrate, for `quantize("gptq"|"awq")` without a
         `quantization_layer_structure` in its config: override it to return
         `{"pre_block_layers": [...], "sequential_blocks": [...]}`; None here.
 
@@ -218,11 +218,11 @@ class Model(Trainer, Layer):
         weights changed).
 
         Args:
-            mode: "int8", "int4", "float8" or "gptq" (optional with `config`).
-            config: A `loopax.quantizers.QuantizationConfig`; for "gptq" a
-                `GPTQConfig` (its calibration data and layer structure: the
-                Dense/EinsumDense layers of the sequential blocks are then
-                calibrated, see `loopax.src.quantizers.gptq`).
+            mode: "int8", "int4", "float8", "gptq" or "awq" (optional with `config`).
+            config: A `loopax.quantizers.QuantizationConfig`; for "gptq"/"awq" a
+                `GPTQConfig`/`AWQConfig` (its calibration data and layer
+                structure: the Dense/EinsumDense layers of the sequential blocks
+                are then calibrated, see `loopax.src.quantizers.calibration`).
             filters: Only layers whose name matches this regular expression (or
                 one of a list), or for which this callable returns True.
             **kwargs: `type_check` (see `Layer.quantize`).
@@ -243,10 +243,10 @@ class Model(Trainer, Layer):
             raise ValueError(f"Cannot quantize model {self.name!r}: it is not built yet. Call "
                              "it on a batch or call build(input_shape) first.")
         structure = None
-        if resolved.mode == "gptq":   # its data and structure are checked before any change
-            from loopax.src.quantizers import gptq
+        if resolved.mode in ("gptq", "awq"):   # data and structure checked before any change
+            from loopax.src.quantizers import calibration
 
-            structure = gptq.calibration_structure(self, resolved)
+            structure = calibration.calibration_structure(self, resolved)
         changed = False
         for layer in self._layers_tree():
             if layer.layers or not _matches(layer, filters):
@@ -257,7 +257,7 @@ class Model(Trainer, Layer):
             except NotImplementedError as error:   # Keras warns for each such layer
                 warnings.warn(str(error), stacklevel=2)
         if structure is not None:
-            gptq.quantize_model(resolved, structure, filters)
+            calibration.quantize_model(resolved, structure, filters)
         if changed:   # the compiled steps were traced with the float weights
             self._new_engine()
 

@@ -1,20 +1,16 @@
 """GPTQ: post-training quantization with error feedback (Keras 3's scheme).
 
-`model.quantize("gptq", config=GPTQConfig(...))` first gives every Dense and
-EinsumDense layer its quantized weights (still computing with the float
-kernel), then calibrates block by block (`quantize_model`):
+`model.quantize("gptq", config=GPTQConfig(...))` calibrates the Dense and
+EinsumDense layers of the structure's blocks in turn
+(`loopax.src.quantizers.calibration`); for each layer:
 
-1. Calibration windows of `sequence_length` tokens are cut from `dataset`
-   (`calibration_windows`) and run through `pre_block_layers`.
-2. For each of `sequential_blocks`, the inputs of its Dense/EinsumDense layers
-   are recorded while the block runs on every window; each layer's Hessian is
-   the running mean of `2 x^T x` over the rows of its inputs (`HessianEstimate`).
-3. Each layer's kernel, transposed to `(out, in)`, is quantized column by
-   column (`quantize_matrix`): a column is rounded to its group's grid, and
-   its error, divided by the inverse Hessian's diagonal entry, is subtracted
-   from the later columns times the inverse Hessian's row (within a block of
-   128 columns at once, then from the columns after the block in one product).
-4. The block's outputs feed the next block.
+1. its Hessian is the running mean of `2 x^T x` over the rows of its
+   calibration inputs (`HessianEstimate`), damped and inverted (`damped_inverse`);
+2. its kernel, as an `(out, in)` matrix, is quantized column by column
+   (`quantize_matrix`): a column is rounded to its group's grid, and its
+   error, divided by the inverse Hessian's diagonal entry, is subtracted from
+   the later columns times the inverse Hessian's row (within a block of 128
+   columns at once, then from the columns after the block in one product).
 
 Quantized values are unsigned (`[0, 2^bits - 1]` with a zero point); a layer
 stores them as `(out, in)` uint8 (4 bits packed two per byte along `out`),
@@ -37,6 +33,24 @@ BLOCK_COLUMNS = 128   # columns whose errors are fed forward one by one (Keras's
 
 
 # ---- the quantization grid ---------------------------------------------------
+def grid_from_range(low, high, bits, symmetric=False):
+    """`(scale, zero uint8, maxq)` of the grid `[0, 2^bits - 1]` spanning
+    `[low, high]` (elementwise; a flat range is widened by 1 each way)."""
+    if symmetric:
+        bound = jnp.maximum(jnp.abs(low), high)
+        low, high = jnp.where(low < 0, -bound, low), bound
+    flat = low == high
+    low, high = jnp.where(flat, low - 1, low), jnp.where(flat, high + 1, high)
+    maxq = jnp.asarray(2 ** bits - 1, low.dtype)
+    scale = (high - low) / maxq
+    scale = jnp.where(scale <= 0, 1e-8, scale)
+    if symmetric:
+        zero = jnp.full_like(scale, (maxq + 1) / 2)
+    else:
+        zero = jnp.round(-low / scale)
+    return scale, zero.astype(jnp.uint8), maxq
+
+
 def grid_parameters(weights, bits, symmetric=False, per_channel=True):
     """The grid of one group: `(scale (out, 1), zero (out, 1) uint8, maxq)`.
 
@@ -48,23 +62,12 @@ def grid_parameters(weights, bits, symmetric=False, per_channel=True):
     """
     weights = jnp.asarray(weights)
     axis = 1 if per_channel else None
-    low, high = jnp.min(weights, axis=axis), jnp.max(weights, axis=axis)
-    if symmetric:
-        bound = jnp.maximum(jnp.abs(low), high)
-        low, high = jnp.where(low < 0, -bound, low), bound
-    flat = low == high
-    low, high = jnp.where(flat, low - 1, low), jnp.where(flat, high + 1, high)
-    maxq = jnp.asarray(2 ** bits - 1, weights.dtype)
-    scale = (high - low) / maxq
-    scale = jnp.where(scale <= 0, 1e-8, scale)
-    if symmetric:
-        zero = jnp.full_like(scale, (maxq + 1) / 2)
-    else:
-        zero = jnp.round(-low / scale)
+    scale, zero, maxq = grid_from_range(jnp.min(weights, axis=axis),
+                                        jnp.max(weights, axis=axis), bits, symmetric)
     out = weights.shape[0]
     scale = jnp.broadcast_to(jnp.reshape(scale, (-1, 1)), (out, 1))
     zero = jnp.broadcast_to(jnp.reshape(zero, (-1, 1)), (out, 1))
-    return scale, zero.astype(jnp.uint8), maxq
+    return scale, zero, maxq
 
 
 def quantize_to_grid(weights, scale, zero, maxq):
@@ -233,12 +236,13 @@ def group_count(rows, group_size):
     return 1 if group_size == -1 else math.ceil(rows / group_size)
 
 
-def quantize_layer(layer, hessian, config):
-    """Runs GPTQ on `layer`'s float kernel and writes its quantized weights
-    (the float kernel is dropped)."""
+def quantize_layer(layer, estimate, config):
+    """Runs GPTQ on `layer`'s float kernel with the Hessian `estimate`
+    (a `HessianEstimate`) and writes its quantized weights (the float kernel
+    is dropped)."""
     kernel = jnp.asarray(unwrap(layer.kernel.value))
     rows, columns = matrix_shape(kernel.shape)
-    inverse, diagonal = damped_inverse(hessian, config.hessian_damping)
+    inverse, diagonal = damped_inverse(estimate.hessian, config.hessian_damping)
     quantized, scale, zero, group_index = quantize_matrix(
         jnp.reshape(kernel, (rows, columns)).T, inverse, bits=config.weight_bits,
         group_size=config.group_size, symmetric=config.symmetric,
@@ -247,8 +251,8 @@ def quantize_layer(layer, hessian, config):
     quantized = np.asarray(quantized).astype(np.uint8)
     if config.weight_bits == 4:
         quantized = pack_int4(quantized, axis=0, dtype="uint8")[0]
-    layer.finish_gptq({"kernel": quantized, "kernel_scale": scale, "kernel_zero": zero,
-                       "g_idx": group_index})
+    layer.finish_calibration({"quantized_kernel": quantized, "kernel_scale": scale,
+                              "kernel_zero": zero, "g_idx": group_index})
 
 
 def dequantized_kernel(layer, columns, weight_bits):
@@ -258,131 +262,3 @@ def dequantized_kernel(layer, columns, weight_bits):
         quantized = unpack_int4(quantized, columns, axis=0, dtype="uint8")
     return dequantize_kernel(quantized, layer.kernel_scale.value, layer.kernel_zero.value,
                              layer.g_idx.value).T
-
-
-# ---- calibration -----------------------------------------------------------------
-def _tokens(item, tokenizer):
-    if isinstance(item, str):
-        tokenize = getattr(tokenizer, "tokenize", tokenizer)
-        return np.asarray(unwrap(tokenize(item))).reshape(-1)
-    return np.asarray(unwrap(item)).reshape(-1).astype(np.int32, copy=False)
-
-
-def calibration_windows(tokenizer, sequence_length, dataset, num_samples, seed=42):
-    """`(num_samples, 1, sequence_length)` int32 windows cut from the tokens of
-    `dataset`'s items laid end to end (repeated when too short), at evenly
-    strided starts from an offset derived from `seed` as Keras derives it
-    (Python's `hash`: fixed within a process, set PYTHONHASHSEED to fix it
-    across processes)."""
-    if not hasattr(dataset, "__iter__") or isinstance(dataset, (str, bytes)):
-        raise TypeError("GPTQConfig: `dataset` must be an iterable (a list of strings, a "
-                        "generator, or a NumPy array of token ids); got "
-                        f"{type(dataset).__name__}.")
-    items = list(dataset)
-    if not items:
-        raise ValueError("GPTQConfig: `dataset` is empty; pass calibration samples.")
-    tokens = np.concatenate([_tokens(item, tokenizer) for item in items]).astype(np.int32)
-    needed = num_samples * sequence_length
-    if tokens.size < needed:
-        tokens = np.tile(tokens, math.ceil(needed / max(1, tokens.size)))
-    last_start = tokens.size - sequence_length
-    if last_start < 0:
-        raise ValueError(f"GPTQConfig: not enough tokens to form one sample of "
-                         f"sequence_length={sequence_length} (have {tokens.size}).")
-    stride = max(1, (last_start + 1) // num_samples)
-    offset = abs(hash(("gptq-calib", seed))) % (last_start + 1) if last_start > 0 else 0
-    starts = (offset + np.arange(num_samples, dtype=np.int64) * stride) % (last_start + 1)
-    windows = np.lib.stride_tricks.sliding_window_view(tokens, sequence_length)[starts]
-    return windows.astype(np.int32)[:, None, :]
-
-
-def _leaf_layers(block):
-    from loopax.src.layers.core import Dense
-    from loopax.src.layers.einsum_dense import EinsumDense
-
-    return [layer for layer in block._layers_tree()
-            if isinstance(layer, (Dense, EinsumDense)) and not layer.layers
-            and layer.quantization_mode == "gptq"
-            and not getattr(layer, "is_gptq_calibrated", False)]
-
-
-class _RecordInputs:
-    """While active, each layer's `call` first adds its input to its Hessian."""
-
-    def __init__(self, estimates):
-        self.estimates = estimates
-
-    def __enter__(self):
-        for layer, estimate in self.estimates:
-            original = layer.call
-
-            def call(*args, _original=original, _estimate=estimate, **kwargs):
-                _estimate.update(unwrap(args[0] if args else kwargs["inputs"]))
-                return _original(*args, **kwargs)
-
-            layer.__dict__["call"] = call
-
-    def __exit__(self, *exc):
-        for layer, _ in self.estimates:
-            layer.__dict__.pop("call", None)
-
-
-def _with_batch_axis(x):
-    x = unwrap(x)
-    return x[None] if jnp.ndim(x) == 2 else x
-
-
-def calibration_structure(model, config):
-    """The `{"pre_block_layers", "sequential_blocks"}` GPTQ calibrates `model`
-    with: the config's, else `model.get_quantization_layer_structure("gptq")`.
-
-    Raises:
-        ValueError: no dataset or tokenizer, no structure, or no sequential blocks.
-    """
-    if config.dataset is None or config.tokenizer is None:
-        raise ValueError("GPTQ quantization requires a dataset and a tokenizer: pass "
-                         "GPTQConfig(dataset=..., tokenizer=...) (for token-id arrays any "
-                         "callable, e.g. `lambda x: x`, as Keras requires one).")
-    structure = config.quantization_layer_structure
-    if structure is None:
-        structure = model.get_quantization_layer_structure("gptq")
-    if structure is None:
-        raise ValueError(
-            "For mode='gptq', a valid quantization structure must be provided either via "
-            "`config.quantization_layer_structure` or by overriding "
-            "`model.get_quantization_layer_structure(mode)`. The structure should be a "
-            "dictionary with keys 'pre_block_layers' and 'sequential_blocks'.")
-    if not structure.get("sequential_blocks"):
-        raise ValueError("GPTQ: quantization_layer_structure has no 'sequential_blocks' to "
-                         "quantize; list the model's repeated blocks (or its Dense layers) "
-                         "there.")
-    return structure
-
-
-def quantize_model(config, structure, filters=None):
-    """Calibrates the GPTQ layers of `structure["sequential_blocks"]` in order
-    (see the module doc; `calibration_structure` checks the arguments);
-    `filters` as `Model.quantize`'s."""
-    from loopax.src.models.model import _matches
-
-    blocks = structure["sequential_blocks"]
-    windows = calibration_windows(config.tokenizer, config.sequence_length, config.dataset,
-                                  config.num_samples)[:config.num_samples]
-    inputs = []
-    for window in windows:
-        x = jnp.asarray(window, jnp.int32)
-        for layer in structure.get("pre_block_layers", []):
-            x = unwrap(layer(x))
-        inputs.append(x)
-    for index, block in enumerate(blocks):
-        layers = [layer for layer in _leaf_layers(block) if _matches(layer, filters)]
-        if layers:
-            estimates = [(layer, HessianEstimate(matrix_shape(layer.kernel.shape)[0]))
-                         for layer in layers]
-            with _RecordInputs(estimates):
-                for x in inputs:
-                    block(_with_batch_axis(x))
-            for layer, estimate in estimates:
-                quantize_layer(layer, estimate.hessian, config)
-        if index < len(blocks) - 1:
-            inputs = [unwrap(block(_with_batch_axis(x)))[0] for x in inputs]

@@ -180,8 +180,8 @@ def resolve(mode, config):
 
     Raises:
         ValueError: an unknown mode, neither given, a config that is not a
-            QuantizationConfig or whose mode contradicts `mode`, "gptq" without
-            a GPTQConfig, or "awq" (not built in loopax yet).
+            QuantizationConfig or whose mode contradicts `mode`, or "gptq"/"awq"
+            without a GPTQConfig/AWQConfig.
     """
     if isinstance(config, str):
         mode, config = config, None
@@ -192,8 +192,9 @@ def resolve(mode, config):
                              "argument: quantize('gptq', config=GPTQConfig(dataset, "
                              "tokenizer, ...)).")
         if mode == "awq":
-            raise ValueError(f"quantize({mode!r}): loopax does not implement AWQ "
-                             "quantization yet; use 'gptq', 'int8', 'int4' or 'float8'.")
+            raise ValueError("For AWQ, you must pass an `AWQConfig` object in the `config` "
+                             "argument: quantize('awq', config=AWQConfig(dataset, "
+                             "tokenizer, ...)).")
         if mode is None:
             raise ValueError("You must provide either `mode` or `config` to `quantize`.")
         return _DEFAULTS[mode]()
