@@ -251,3 +251,16 @@ def test_structure_from_the_model_hook_and_filters():
     assert [layer.quantization_mode for layer in model.layers[2:]] == ["gptq", None, "gptq"]
     np.testing.assert_array_equal(np.asarray(model.layers[3].kernel.value), float_kernel)
     assert model.layers[2].is_gptq_calibrated and model.layers[4].is_gptq_calibrated
+
+
+def test_layers_outside_the_blocks_stay_float_with_a_warning():
+    """As Keras, a layer in no sequential block gets GPTQ weights but keeps its
+    float kernel; loopax says so, naming it."""
+    model, structure = small_model()
+    heads = model.layers[-1]
+    float_kernel = np.asarray(heads.kernel.value)
+    structure["sequential_blocks"] = structure["sequential_blocks"][:2]
+    with pytest.warns(UserWarning, match=f"'{heads.name}'.*not calibrated"):
+        model.quantize("gptq", config=gptq_config(loopax, structure, group_size=-1))
+    assert heads.quantization_mode == "gptq" and not heads.is_gptq_calibrated
+    np.testing.assert_array_equal(np.asarray(heads.kernel.value), float_kernel)

@@ -258,6 +258,7 @@ class Model(Trainer, Layer):
                 warnings.warn(str(error), stacklevel=2)
         if structure is not None:
             calibration.quantize_model(resolved, structure, filters)
+            calibration.warn_uncalibrated(self._layers_tree(), resolved.mode)
         if changed:   # the compiled steps were traced with the float weights
             self._new_engine()
 

@@ -15,6 +15,7 @@ weights (still computing with the float kernel), `quantize_model`:
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -161,3 +162,18 @@ def quantize_model(config, structure, filters=None):
                 quantize_layer(layer, statistic, config)
         if index < len(blocks) - 1:
             inputs = [unwrap(block(_with_batch_axis(x)))[0] for x in inputs]
+
+
+def warn_uncalibrated(layers, mode):
+    """Warns, naming them, about `mode` layers no sequential block reached: they
+    keep computing with their float kernel (as in Keras, which says nothing)."""
+    left = [layer.name for layer in layers
+            if layer.quantization_mode == mode
+            and not getattr(layer, f"is_{mode}_calibrated", True)]
+    if left:
+        warnings.warn(
+            f"{mode.upper()}: layers {left} got {mode} weights but are in none of the "
+            "structure's 'sequential_blocks', so they were not calibrated: they still compute "
+            "with their float kernels, and a model holding them saves a file that does not "
+            "load. Add them to a block, or leave them "
+            "out with `quantize(..., filters=...)`.", stacklevel=3)
