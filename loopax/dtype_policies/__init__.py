@@ -1,9 +1,11 @@
 """Dtype policies (Keras's `keras.dtype_policies`): plain, quantized and mapped."""
 
 from loopax.src.mixed_precision import (
+    AWQDTypePolicy,
     DTypePolicy,
     DTypePolicyMap,
     FloatDTypePolicy,
+    GPTQDTypePolicy,
     Int4DTypePolicy,
     QuantizedDTypePolicy,
     QuantizedFloat8DTypePolicy,
@@ -12,6 +14,7 @@ from loopax.src.mixed_precision import (
     serialize,
 )
 
-__all__ = ["DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "Int4DTypePolicy",
+__all__ = ["AWQDTypePolicy", "DTypePolicy", "DTypePolicyMap", "FloatDTypePolicy", "GPTQDTypePolicy",
+           "Int4DTypePolicy",
            "QuantizedDTypePolicy", "QuantizedFloat8DTypePolicy", "deserialize", "get",
            "serialize"]

@@ -107,10 +107,6 @@ NEEDS_ANOTHER_FRAMEWORK = {
     "layers": {"TFSMLayer", "TorchModuleWrapper"},  # TensorFlow SavedModel / PyTorch
 }
 NOT_BUILT_YET = {
-    # GPTQ/AWQ quantization (their policies with it) is not built yet.
-    "dtype_policies": {"AWQDTypePolicy", "GPTQDTypePolicy"},
-    # GPTQ/AWQ need calibration data and a per-block solver: not built yet.
-    "quantizers": {"AWQConfig", "GPTQConfig"},
     # Keras's draw with OpenCV (not installed here: nothing to compare against yet).
     "visualization": {"draw_bounding_boxes", "plot_bounding_box_gallery"},
 }

@@ -71,6 +71,11 @@ class Dense(Layer):
         mode = self.quantization_mode
         if mode in ("int8", "int4"):
             self._build_quantized_kernel(input_dim, mode, None)
+        elif mode in quantization.CALIBRATED_MODES:   # rebuilt from a saved config
+            quantization.calibrated_weights(self, mode, (input_dim, self.units),
+                                            self.quantization_config)
+            self.kernel = self.quantized_kernel       # its grid values load next
+            setattr(self, f"is_{mode}_calibrated", True)
         else:
             self.kernel = self.add_weight((input_dim, self.units), self.kernel_initializer,
                                           name="kernel", regularizer=self.kernel_regularizer,
@@ -83,7 +88,7 @@ class Dense(Layer):
         if mode == "float8":
             quantization.float8_weights(self)
         elif mode is not None:
-            quantization.order_weights(self, self._QUANTIZED_ORDER)
+            quantization.order_weights(self, self._order(mode))
         self.input_spec = InputSpec(min_ndim=2, axes={-1: input_dim})
         self.built = True
 
@@ -94,6 +99,8 @@ class Dense(Layer):
             y = jnp.matmul(x, self.kernel.value)
         elif mode == "float8":
             y = self._float8_matmul(x, training)
+        elif mode in quantization.CALIBRATED_MODES:
+            y = jnp.matmul(x, quantization.calibrated_kernel(self))
         else:
             y = self._quantized_matmul(x)
         if self.use_bias:
@@ -101,9 +108,15 @@ class Dense(Layer):
             y = y + (quantization.float8_bias(self, bias) if mode == "float8" else bias)
         return self.activation(y)
 
-    # ---- quantization (`quantize("int8" | "int4" | "float8")`) ------------
+    # ---- quantization (`quantize("int8" | "int4" | "float8" | "gptq" | "awq")`) --
     # Keras's order of the weights of each mode (saved files list them so).
     _QUANTIZED_ORDER = ("kernel", "bias", "kernel_scale", "kernel_zero", "g_idx")
+    _CALIBRATED_ORDER = ("bias", "kernel", "kernel_scale", "kernel_zero", "awq_scales", "g_idx")
+
+    def _order(self, mode):
+        if mode in quantization.CALIBRATED_MODES:
+            return self._CALIBRATED_ORDER
+        return self._QUANTIZED_ORDER
 
     def _build_quantized_kernel(self, input_dim, mode, config):
         """int8: `kernel` (input_dim, units) int8 and `kernel_scale` (units,); int4:
@@ -157,10 +170,14 @@ class Dense(Layer):
         return quantization.float8_matmul(self, x, self.kernel.value, training)
 
     def _quantize_weights(self, mode, config, type_check):
-        self._quantizable(Dense, mode, type_check)
+        self._quantizable(Dense, mode, type_check,
+                          modes=("int8", "int4", "float8", "gptq", "awq"))
         self.quantization_config = config
         if mode == "float8":
             quantization.float8_weights(self)
+        elif mode in quantization.CALIBRATED_MODES:   # calibrated later by the model
+            quantization.calibrated_weights(self, mode, self.kernel.shape, config)
+            quantization.order_weights(self, self._CALIBRATED_ORDER)
         else:
             input_dim = self.kernel.shape[0]
             values = self._quantized_kernel_values(mode, config)
@@ -170,6 +187,9 @@ class Dense(Layer):
                 getattr(self, name).assign(value)
             quantization.order_weights(self, self._QUANTIZED_ORDER)
         self.__dict__["_dtype_policy"] = quantization.policy_for(self, mode, config)
+
+    def finish_calibration(self, values):
+        quantization.finish_calibration(self, values)
 
     def _quantized_kernel_values(self, mode, config):
         """{weight name: value} of the quantized kernel, computed on the host."""

@@ -80,6 +80,9 @@ class EinsumDense(Layer):
         bias_constraint: Constraint applied to `bias` after each update, or None.
         quantization_config: The `loopax.quantizers.QuantizationConfig` a quantized
             layer was quantized with (configs of saved quantized layers carry it).
+        gptq_unpacked_column_size: Set by GPTQ quantization (the columns of the
+            kernel's 2-D form; Keras's config entry), else None.
+        awq_unpacked_column_size: The same, set by AWQ quantization.
         **kwargs: Base layer arguments (`name`, `dtype`, `activity_regularizer`, ...).
 
     Raises:
@@ -92,8 +95,10 @@ class EinsumDense(Layer):
                  bias_axes: str | None = None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, quantization_config=None,
-                 **kwargs):
+                 gptq_unpacked_column_size=None, awq_unpacked_column_size=None, **kwargs):
         super().__init__(**kwargs)
+        self.gptq_unpacked_column_size = gptq_unpacked_column_size
+        self.awq_unpacked_column_size = awq_unpacked_column_size
         self.quantization_config = quantizers.get(quantization_config)
         self._spec = parse_equation(equation, bias_axes)
         self.equation, self.bias_axes = equation, bias_axes
@@ -159,6 +164,11 @@ class EinsumDense(Layer):
                 "output_axes": [i for i, c in enumerate(kernel) if c in outputs]})
         if self.quantization_mode == "int8":
             self._build_int8_kernel(kernel_shape)
+        elif self.quantization_mode in quantization.CALIBRATED_MODES:   # from a saved config
+            self._build_calibrated_kernel(self.quantization_mode, kernel_shape,
+                                          self.quantization_config)
+            self.kernel = self.quantized_kernel       # its grid values load next
+            setattr(self, f"is_{self.quantization_mode}_calibrated", True)
         else:
             self.kernel = self.add_weight(kernel_shape, initializer, name="kernel",
                                           regularizer=self.kernel_regularizer,
@@ -176,6 +186,8 @@ class EinsumDense(Layer):
             quantization.float8_weights(self)
         elif self.quantization_mode == "int8":
             quantization.order_weights(self, ("kernel", "bias", "kernel_scale"))
+        elif self.quantization_mode in quantization.CALIBRATED_MODES:
+            quantization.order_weights(self, self._CALIBRATED_ORDER)
         offset = len(input_shape) - len(inputs) if ellipsis == "left" else 0
         self.input_spec = InputSpec(ndim=len(input_shape), axes={
             offset + i: input_sizes[c] for i, c in enumerate(inputs) if c in kernel})
@@ -186,6 +198,8 @@ class EinsumDense(Layer):
         mode = self.quantization_mode
         if mode == "int8":
             y = self._int8_einsum(x)
+        elif mode in quantization.CALIBRATED_MODES:
+            y = jnp.einsum(self.equation, x, quantization.calibrated_kernel(self))
         elif mode == "float8":
             y = quantization.float8_matmul(
                 self, x, self.kernel.value, training,
@@ -197,7 +211,7 @@ class EinsumDense(Layer):
             y = y + (quantization.float8_bias(self, bias) if mode == "float8" else bias)
         return self.activation(y)
 
-    # ---- quantization (`quantize("int8" | "float8")`) ----------------------
+    # ---- quantization (`quantize("int8" | "float8")`; gptq/awq below) --------
     # A scale is kept over the letters of its own tensor (`kernel_scale`: the
     # kernel's shape with its contracted axes of size 1) and moved to the
     # output's layout when the einsum's result is divided by it.
@@ -266,10 +280,14 @@ class EinsumDense(Layer):
             self.kernel.value, self.kernel_scale.value, product=backward_product)
 
     def _quantize_weights(self, mode, config, type_check):
-        self._quantizable(EinsumDense, mode, type_check, modes=("int8", "float8"))
+        self._quantizable(EinsumDense, mode, type_check,
+                          modes=("int8", "float8", "gptq", "awq"))
         self.quantization_config = config
         if mode == "float8":
             quantization.float8_weights(self)
+        elif mode in quantization.CALIBRATED_MODES:   # calibrated later by the model
+            self._build_calibrated_kernel(mode, self.kernel.shape, config)
+            quantization.order_weights(self, self._CALIBRATED_ORDER)
         else:
             default = quantizers.AbsMaxQuantizer(axis=self._contracted(self._spec[1]))
             quantizer = quantization_config.QuantizationConfig.weight_quantizer_or_default(
@@ -282,7 +300,21 @@ class EinsumDense(Layer):
             quantization.order_weights(self, ("kernel", "bias", "kernel_scale"))
         self.__dict__["_dtype_policy"] = quantization.policy_for(self, mode, config)
 
+    # ---- gptq / awq (`quantize("gptq" | "awq", config=...)`) -------------------
+    _CALIBRATED_ORDER = ("bias", "kernel", "kernel_scale", "zero_point", "awq_scales", "g_idx")
+
+    def _build_calibrated_kernel(self, mode, kernel_shape, config):
+        quantization.calibrated_weights(self, mode, kernel_shape, config,
+                                        zero_name="zero_point")
+        setattr(self, f"{mode}_unpacked_column_size", self._grid_columns)
+
+    def finish_calibration(self, values):
+        quantization.finish_calibration(self, values)
+
     def get_config(self):
+        calibrated = {f"{mode}_unpacked_column_size": getattr(self, f"{mode}_unpacked_column_size")
+                      for mode in quantization.CALIBRATED_MODES
+                      if getattr(self, f"{mode}_unpacked_column_size")}
         return {**super().get_config(), "equation": self.equation,
                 "output_shape": self.partial_output_shape,
                 "activation": activations.serialize(self.activation),
@@ -294,4 +326,4 @@ class EinsumDense(Layer):
                 "activity_regularizer": regularizers.serialize(self.activity_regularizer),
                 "kernel_constraint": constraints.serialize(self.kernel_constraint),
                 "bias_constraint": constraints.serialize(self.bias_constraint),
-                **quantization.config_entry(self)}
+                **quantization.config_entry(self), **calibrated}

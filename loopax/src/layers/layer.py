@@ -290,7 +290,9 @@ class Layer(Module):
         `"<mode>_from_<policy>"` and its calls use the quantized weights.
 
         Args:
-            mode: "int8", "int4" or "float8" (optional with `config`).
+            mode: "int8", "int4", "float8", "gptq" or "awq" (optional with `config`;
+                "gptq"/"awq" give Dense/EinsumDense their weights, which
+                `Model.quantize` then calibrates).
             type_check: True refuses subclasses of the built-in layers (their `call`
                 may not use the quantized weights), as Keras does.
             config: A `loopax.quantizers.QuantizationConfig` (its quantizers,

@@ -56,6 +56,8 @@ def policy_for(layer, mode, config):
     """The quantized policy `layer` takes after `quantize(mode, config)`."""
     if mode == "int4":
         mode = f"int4/{block_size_of(layer, config) or -1}"
+    elif mode in CALIBRATED_MODES:
+        mode = config.dtype_policy_string()
     return mixed_precision.get(f"{mode}_from_{layer.dtype_policy.name}")
 
 
@@ -195,3 +197,75 @@ def float8_bias(layer, bias):
     if layer.compute_dtype == "float32":
         return bias.astype(jnp.bfloat16).astype(bias.dtype)
     return bias
+
+
+# ---- gptq / awq: the layer keeps its float kernel until the model's calibration
+# (`loopax.src.quantizers.calibration.quantize_model`) replaces it by grid values.
+CALIBRATED_MODES = ("gptq", "awq")
+
+
+def calibrated_settings(layer, config=None):
+    """`(weight_bits, group_size)` from a GPTQConfig/AWQConfig, else from the
+    layer's GPTQDTypePolicy/AWQDTypePolicy (a layer rebuilt from a saved config)."""
+    if isinstance(config, (q.GPTQConfig, q.AWQConfig)):
+        return config.weight_bits, config.group_size
+    policy = layer.dtype_policy
+    if not isinstance(policy, (mixed_precision.GPTQDTypePolicy,
+                               mixed_precision.AWQDTypePolicy)):
+        raise ValueError(f"Layer {layer.name!r}: GPTQ/AWQ need the weight_bits and group_size "
+                         "of a GPTQConfig/AWQConfig or of a GPTQDTypePolicy/AWQDTypePolicy "
+                         "('gptq/<bits>/<group>_from_<policy>'); got "
+                         f"dtype_policy={policy.name!r}.")
+    return policy.weight_bits, policy.group_size
+
+
+def calibrated_weights(layer, mode, kernel_shape, config=None, zero_name="kernel_zero"):
+    """Adds GPTQ's or AWQ's weights for a float kernel of `kernel_shape` (Keras's
+    names and shapes): `quantized_kernel` ("kernel", `(columns, rows)` uint8,
+    packed to `ceil(columns / 2)` rows at 4 bits), `kernel_scale` and
+    `kernel_zero` `(columns, n_groups)`, AWQ's `awq_scales` `(rows,)`, `g_idx`
+    `(rows,)`; the layer computes with its float kernel until calibrated."""
+    from loopax.src.quantizers import gptq
+
+    bits, group_size = calibrated_settings(layer, config)
+    rows, columns = gptq.matrix_shape(kernel_shape)
+    groups = gptq.group_count(rows, group_size)
+    layer._grid_columns, layer._grid_kernel_shape = columns, tuple(kernel_shape)
+    packed = (columns + 1) // 2 if bits == 4 else columns
+    layer.quantized_kernel = layer.add_weight((packed, rows), "zeros", dtype="uint8",
+                                              trainable=False, name="kernel")
+    layer.kernel_scale = scale_weight(layer, "kernel_scale", (columns, groups))
+    layer.kernel_zero = layer.add_weight((columns, groups), "zeros", dtype="uint8",
+                                         trainable=False, name=zero_name)
+    if mode == "awq":
+        layer.awq_scales = scale_weight(layer, "awq_scales", (rows,))
+    layer.g_idx = layer.add_weight((rows,), "zeros", dtype="float32", trainable=False,
+                                   name="g_idx")
+    setattr(layer, f"is_{mode}_calibrated", False)
+
+
+def finish_calibration(layer, values):
+    """Writes the calibrated values in (`{weight attribute: value}`) and drops
+    the float kernel (`layer.kernel` then names the stored grid values, as the
+    saved layer's)."""
+    for name, value in values.items():
+        getattr(layer, name).assign(value)
+    forget_weight(layer, layer.kernel)
+    layer.kernel = layer.quantized_kernel
+    setattr(layer, f"is_{layer.quantization_mode}_calibrated", True)
+
+
+def calibrated_kernel(layer):
+    """The kernel a GPTQ/AWQ layer computes with: the float one until
+    calibrated, then its grid values dequantized (AWQ: divided by
+    `awq_scales`), in the float kernel's shape."""
+    from loopax.src.quantizers import gptq
+
+    mode = layer.quantization_mode
+    if not getattr(layer, f"is_{mode}_calibrated"):
+        return layer.kernel.value
+    bits, _ = calibrated_settings(layer, layer.quantization_config)
+    kernel = gptq.dequantized_kernel(layer, layer._grid_columns, bits)
+    if mode == "awq":
+        kernel = kernel / layer.awq_scales.value[:, None]
+    return kernel.reshape(layer._grid_kernel_shape).astype(layer.compute_dtype)

@@ -225,6 +225,83 @@ class Int4DTypePolicy(QuantizedDTypePolicy):
         return {**super().get_config(), "mode": f"int4/{self.block_size}"}
 
 
+class _CalibratedDTypePolicy(QuantizedDTypePolicy):
+    """The policy of a calibrated method (`method` "gptq" or "awq"): the mode
+    `"<method>/<weight_bits>/<group_size>"` carries what a saved layer is
+    rebuilt with."""
+
+    method = None
+
+    def __init__(self, mode, source_name=None):
+        from loopax.src.quantizers import gptq_config
+
+        kind = type(self).__name__
+        parts = mode.split("/") if isinstance(mode, str) else []
+        form = f"Expected format '{self.method}/<weight_bits>/<group_size>'"
+        if len(parts) != 3 or parts[0] != self.method:
+            raise ValueError(f"Invalid mode for {kind}. {form}, but got '{mode}'.")
+        try:
+            weight_bits, group_size = int(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"Invalid mode for {kind}. <weight_bits> and <group_size> must "
+                             f"be integers. {form}, but got '{mode}'.") from None
+        self._check_weight_bits(weight_bits, f"{kind}({mode!r})")
+        gptq_config.check_group_size(group_size, f"{kind}({mode!r})")
+        super().__init__(mode, source_name)
+        self.mode = self.method
+        self.weight_bits, self.group_size = weight_bits, group_size
+
+    @staticmethod
+    def _check_weight_bits(weight_bits, where):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {**super().get_config(),
+                "mode": f"{self.method}/{self.weight_bits}/{self.group_size}"}
+
+
+class GPTQDTypePolicy(_CalibratedDTypePolicy):
+    """GPTQ's policy, carrying the bits and group size a saved layer is rebuilt with.
+
+    Args:
+        mode: `"gptq/<weight_bits>/<group_size>"` (bits 2, 3, 4 or 8; group size
+            -1 for one group per output channel, or a positive integer).
+        source_name: The policy giving the dtypes (default the global one).
+
+    Raises:
+        ValueError: a mode not of that form, or bits or a group size out of range.
+    """
+
+    method = "gptq"
+
+    @staticmethod
+    def _check_weight_bits(weight_bits, where):
+        from loopax.src.quantizers import gptq_config
+
+        gptq_config.check_weight_bits(weight_bits, where)
+
+
+class AWQDTypePolicy(_CalibratedDTypePolicy):
+    """AWQ's policy, carrying the group size a saved layer is rebuilt with.
+
+    Args:
+        mode: `"awq/4/<group_size>"` (AWQ stores 4 bits; group size -1 for one
+            group per output channel, or a positive integer).
+        source_name: The policy giving the dtypes (default the global one).
+
+    Raises:
+        ValueError: a mode not of that form, bits other than 4, or a bad group size.
+    """
+
+    method = "awq"
+
+    @staticmethod
+    def _check_weight_bits(weight_bits, where):
+        from loopax.src.quantizers import awq_config
+
+        awq_config.check_weight_bits(weight_bits, where)
+
+
 def quantized_policy(name) -> QuantizedDTypePolicy:
     """The policy a quantized name stands for: "int8_from_float32",
     "int4/128_from_float32" (an Int4DTypePolicy), "float8_from_float32"."""
@@ -235,6 +312,10 @@ def quantized_policy(name) -> QuantizedDTypePolicy:
             f"instantiate `QuantizedDTypePolicy`. Received: policy={name}")
     if mode.startswith("int4/"):
         return Int4DTypePolicy(mode, source_name)
+    if mode.startswith("gptq/"):
+        return GPTQDTypePolicy(mode, source_name)
+    if mode.startswith("awq/"):
+        return AWQDTypePolicy(mode, source_name)
     if mode == "float8":
         return QuantizedFloat8DTypePolicy(mode, source_name)
     return QuantizedDTypePolicy(mode, source_name)
@@ -361,7 +442,7 @@ class DTypePolicyMap(DTypePolicy, MutableMapping):
 
 _CLASSES = {cls.__name__: cls for cls in (
     DTypePolicy, FloatDTypePolicy, QuantizedDTypePolicy, QuantizedFloat8DTypePolicy,
-    Int4DTypePolicy, DTypePolicyMap)}
+    Int4DTypePolicy, GPTQDTypePolicy, AWQDTypePolicy, DTypePolicyMap)}
 
 
 def serialize(policy) -> dict:

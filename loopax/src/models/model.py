@@ -198,6 +198,17 @@ class Model(Trainer, Layer):
                              "count: call it on a batch or call build(input_shape) first.")
         return int(sum(v.size for v in self.weights))
 
+    def get_quantization_layer_structure(self, mode=None):
+        """The layers GPTQ/AWQ calibrate, for `quantize("gptq"|"awq")` without a
+        `quantization_layer_structure` in its config: override it to return
+        `{"pre_block_layers": [...], "sequential_blocks": [...]}`; None here.
+
+        Args:
+            mode: The quantization mode asking.
+        """
+        del mode
+        return None
+
     def quantize(self, mode: str | None = None, config=None, filters=None, **kwargs) -> None:
         """Quantizes every layer that can be (Dense, EinsumDense, Embedding) in place.
 
@@ -207,8 +218,11 @@ class Model(Trainer, Layer):
         weights changed).
 
         Args:
-            mode: "int8", "int4" or "float8" (optional with `config`).
-            config: A `loopax.quantizers.QuantizationConfig`.
+            mode: "int8", "int4", "float8", "gptq" or "awq" (optional with `config`).
+            config: A `loopax.quantizers.QuantizationConfig`; for "gptq"/"awq" a
+                `GPTQConfig`/`AWQConfig` (its calibration data and layer
+                structure: the Dense/EinsumDense layers of the sequential blocks
+                are then calibrated, see `loopax.src.quantizers.calibration`).
             filters: Only layers whose name matches this regular expression (or
                 one of a list), or for which this callable returns True.
             **kwargs: `type_check` (see `Layer.quantize`).
@@ -224,10 +238,15 @@ class Model(Trainer, Layer):
                 not callable(filters):
             raise ValueError("The `filters` argument must be a regex string, a list of regex "
                              f"strings, or a callable. Received: {type(filters)}")
-        quantization_config.resolve(mode, config)   # bad arguments fail before any change
+        resolved = quantization_config.resolve(mode, config)   # bad arguments fail first
         if not self.built:
             raise ValueError(f"Cannot quantize model {self.name!r}: it is not built yet. Call "
                              "it on a batch or call build(input_shape) first.")
+        structure = None
+        if resolved.mode in ("gptq", "awq"):   # data and structure checked before any change
+            from loopax.src.quantizers import calibration
+
+            structure = calibration.calibration_structure(self, resolved)
         changed = False
         for layer in self._layers_tree():
             if layer.layers or not _matches(layer, filters):
@@ -237,6 +256,9 @@ class Model(Trainer, Layer):
                 changed = True
             except NotImplementedError as error:   # Keras warns for each such layer
                 warnings.warn(str(error), stacklevel=2)
+        if structure is not None:
+            calibration.quantize_model(resolved, structure, filters)
+            calibration.warn_uncalibrated(self._layers_tree(), resolved.mode)
         if changed:   # the compiled steps were traced with the float weights
             self._new_engine()
 

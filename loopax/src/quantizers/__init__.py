@@ -1,6 +1,8 @@
 """Quantizers, quantization configs and their arithmetic (`keras.quantizers`)."""
 
 from loopax.src import serialization
+from loopax.src.quantizers.awq_config import AWQConfig
+from loopax.src.quantizers.gptq_config import GPTQConfig
 from loopax.src.quantizers.quantization_config import (
     QUANTIZATION_MODES,
     Float8QuantizationConfig,
@@ -26,7 +28,8 @@ from loopax.src.utils.registry import Registry, name_table
 _REGISTRY = Registry(
     "quantizer",
     name_table([Quantizer, AbsMaxQuantizer, QuantizationConfig, Int8QuantizationConfig,
-                Int4QuantizationConfig, Float8QuantizationConfig]),
+                Int4QuantizationConfig, Float8QuantizationConfig, GPTQConfig,
+                AWQConfig]),
     accepts="a Quantizer or QuantizationConfig instance")
 
 
@@ -80,7 +83,7 @@ def get(identifier, **kwargs):
     return _REGISTRY.get(identifier)
 
 
-__all__ = ["QUANTIZATION_MODES", "AbsMaxQuantizer", "Float8QuantizationConfig",
+__all__ = ["QUANTIZATION_MODES", "AWQConfig", "AbsMaxQuantizer", "Float8QuantizationConfig", "GPTQConfig",
            "Int4QuantizationConfig", "Int8QuantizationConfig", "QuantizationConfig",
            "Quantizer", "abs_max_quantize", "abs_max_quantize_grouped_with_zero_point",
            "compute_float8_amax_history", "compute_float8_scale", "dequantize_grouped",

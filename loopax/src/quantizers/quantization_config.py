@@ -181,15 +181,20 @@ def resolve(mode, config):
     Raises:
         ValueError: an unknown mode, neither given, a config that is not a
             QuantizationConfig or whose mode contradicts `mode`, or "gptq"/"awq"
-            (not built in loopax yet).
+            without a GPTQConfig/AWQConfig.
     """
     if isinstance(config, str):
         mode, config = config, None
     _check_mode(mode)
     if config is None:
-        if mode in ("gptq", "awq"):
-            raise ValueError(f"quantize({mode!r}): loopax does not implement GPTQ/AWQ "
-                             "quantization yet; use 'int8', 'int4' or 'float8'.")
+        if mode == "gptq":
+            raise ValueError("For GPTQ, you must pass a `GPTQConfig` object in the `config` "
+                             "argument: quantize('gptq', config=GPTQConfig(dataset, "
+                             "tokenizer, ...)).")
+        if mode == "awq":
+            raise ValueError("For AWQ, you must pass an `AWQConfig` object in the `config` "
+                             "argument: quantize('awq', config=AWQConfig(dataset, "
+                             "tokenizer, ...)).")
         if mode is None:
             raise ValueError("You must provide either `mode` or `config` to `quantize`.")
         return _DEFAULTS[mode]()
