@@ -731,6 +731,15 @@ class Layer(Module):
         self._losses.append(loss)
         frame["losses"].append(loss)
 
+    def _drop_traced_losses(self):
+        """Forgets the `add_loss` values of calls that were traced (a compiled
+        step's): they belong to a trace that has ended, so after `fit()` or
+        `predict()` `losses` holds none of them, as in Keras."""
+        for layer in self._layers_tree():
+            if any(isinstance(loss, jax.core.Tracer) for loss in layer._losses):
+                layer._losses = []
+                layer._loss_ctx = -1
+
     def _mark_outer_call(self, owners):
         """Records a call run outside `__call__` (a tape's compiled replay) as this
         layer's latest outermost call, in which `owners` added their losses."""

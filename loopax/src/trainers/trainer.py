@@ -332,6 +332,12 @@ class Trainer:
             return outputs, non_trainable, losses
         return outputs, non_trainable
 
+    def _drop_traced_losses(self):
+        super()._drop_traced_losses()
+        stash = getattr(self, "_stateless_losses", None)
+        if stash is not None and any(isinstance(v, jax.core.Tracer) for v in stash[1]):
+            self._stateless_losses = None
+
     def _current_losses(self):
         stash = getattr(self, "_stateless_losses", None)
         if stash is not None and stash[0] == getattr(self, "_last_outer_ctx", None):
