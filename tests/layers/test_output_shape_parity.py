@@ -207,3 +207,16 @@ def test_a_bad_input_still_raises_the_calls_error():
         loopax.layers.Add()([loopax.Input((4,)), loopax.Input((3,))])
     with pytest.raises(ValueError, match="cannot reshape"):
         loopax.layers.Reshape((5,))(loopax.Input((6,)))
+
+
+@pytest.mark.parametrize("layer, shape, match", [
+    (lambda: loopax.layers.MaxPooling2D(4, name="pool"), (None, 4),
+     "MaxPooling2D 'pool' expects an input of rank 4"),
+    (lambda: loopax.layers.AveragePooling1D(5, name="pool"), (None, 3, 2),
+     r"AveragePooling1D 'pool': `pool_size` \(5,\) is larger"),
+    (lambda: loopax.layers.Conv1D(2, 5, name="conv"), (None, 3, 2),
+     r"Conv1D 'conv': A window of 5 .* Input shape \(None, 3, 2\)"),
+], ids=["pool_rank", "pool_window", "conv_window"])
+def test_compute_output_shape_errors_name_the_layer(layer, shape, match):
+    with pytest.raises(ValueError, match=match):
+        layer().compute_output_shape(shape)

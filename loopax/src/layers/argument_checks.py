@@ -85,17 +85,22 @@ def spatial_axes_of(rank, data_format):
     return tuple(range(first, first + rank))
 
 
-def windowed_output_shape(input_shape, window, strides, dilation, padding, data_format,
-                          channels=None):
-    """The shape a convolution or pooling over the spatial axes gives for
+def windowed_output_shape(layer, input_shape, window, strides, dilation, padding,
+                          data_format, channels=None):
+    """The shape `layer`'s convolution or pooling over the spatial axes gives for
     `input_shape`; `channels` (if given) replaces the channel size."""
     shape = list(input_shape)
     rank = len(window)
+    owner = f"{type(layer).__name__} {layer.name!r}"
     if len(shape) != rank + 2:
-        raise ValueError(f"Expected an input of rank {rank + 2}, got shape {tuple(shape)}.")
+        raise ValueError(f"{owner} expects an input of rank {rank + 2}, got shape "
+                         f"{tuple(shape)}.")
     for i, axis in enumerate(spatial_axes_of(rank, data_format)):
-        shape[axis] = window_output_length(shape[axis], window[i], strides[i], dilation[i],
-                                           padding)
+        try:
+            shape[axis] = window_output_length(shape[axis], window[i], strides[i],
+                                               dilation[i], padding)
+        except ValueError as e:
+            raise ValueError(f"{owner}: {e} Input shape {tuple(input_shape)}.") from None
     if channels is not None:
         shape[-1 if data_format == "channels_last" else 1] = channels
     return tuple(shape)

@@ -128,7 +128,7 @@ class BaseConv(Layer):
         """`(batch, *spatial, channels)` -> `(batch, *out_spatial, filters)` (channels
         first when so built); "valid" sizes shrink by the dilated kernel, "same" and
         "causal" ones become ceil(size / stride); None stays None."""
-        return windowed_output_shape(input_shape, self.kernel_size, self.strides,
+        return windowed_output_shape(self, input_shape, self.kernel_size, self.strides,
                                      self.dilation_rate, self.padding, self.data_format,
                                      channels=self.filters)
 

@@ -61,7 +61,7 @@ class _DepthwiseBase(Layer):
 
     def _windowed(self, input_shape, channels):
         """`input_shape` after the depthwise window, with `channels` channels."""
-        shape = windowed_output_shape(input_shape, self.kernel_size, self.strides,
+        shape = windowed_output_shape(self, input_shape, self.kernel_size, self.strides,
                                       self.dilation_rate, self.padding, self.data_format)
         shape = list(shape)
         shape[self._channel_axis] = channels

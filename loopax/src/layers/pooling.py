@@ -75,10 +75,11 @@ class BasePooling(Layer):
     def compute_output_shape(self, input_shape):
         """The input's shape with each spatial size pooled: "valid" keeps the
         windows that fit, "same" gives ceil(size / stride); None stays None."""
-        spatial = [input_shape[a] for a in spatial_axes_of(self.rank, self.data_format)]
-        check_window_fits(self, input_shape, spatial, self.pool_size, (1,) * self.rank,
-                          self.padding, what="pool_size")
-        return windowed_output_shape(input_shape, self.pool_size, self.strides,
+        if len(input_shape) == self.rank + 2:   # else windowed_output_shape refuses the rank
+            spatial = [input_shape[a] for a in spatial_axes_of(self.rank, self.data_format)]
+            check_window_fits(self, input_shape, spatial, self.pool_size, (1,) * self.rank,
+                              self.padding, what="pool_size")
+        return windowed_output_shape(self, input_shape, self.pool_size, self.strides,
                                      (1,) * self.rank, self.padding, self.data_format)
 
     def get_config(self):
