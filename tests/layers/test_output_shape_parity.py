@@ -197,6 +197,16 @@ def test_a_users_activation_is_traced():
     assert out.shape == (None, 2)
 
 
+@pytest.mark.parametrize("layer", [lambda: loopax.layers.Dense(8, activation="glu"),
+                                   lambda: loopax.layers.Activation("glu")],
+                         ids=["dense_glu", "activation_glu"])
+def test_a_shape_changing_activation_is_traced(layer):
+    """GLU halves the last axis (Keras's symbolic shape keeps it; its eager output does not)."""
+    x = np.ones((2, 8), dtype=np.float32)
+    symbolic_shape = layer()(loopax.Input((8,))).shape
+    assert symbolic_shape == (None, layer()(x).shape[-1]) == (None, 4)
+
+
 def test_integer_inputs_are_traced_for_their_dtype():
     out = loopax.layers.Flatten()(loopax.Input((2, 3), dtype="int32"))
     assert (out.shape, out.dtype) == ((None, 6), "int32")

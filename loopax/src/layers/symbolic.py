@@ -187,8 +187,16 @@ def _has_closed_form(cls) -> bool:
     return known
 
 
-def _is_loopax_function(fn) -> bool:
-    return getattr(fn, "__module__", "").startswith("loopax.src.")
+# Built-in activations whose output is not the input's shape: GLU halves the last axis.
+_SHAPE_CHANGING_ACTIVATIONS = ("glu",)
+
+
+def _keeps_shape(activation) -> bool:
+    """Whether `activation` is one of loopax's activations that keep the shape
+    (a user's function, or any other op, may not)."""
+    from loopax.src import activations  # imported late: activations import the ops
+    return any(activation is fn for name, fn in activations._REGISTRY.objects.items()
+               if name not in _SHAPE_CHANGING_ACTIVATIONS)
 
 
 def _plain_inputs(args, kwargs):
@@ -209,8 +217,8 @@ def closed_form_outputs(layer, args, kwargs):
     closed-form `compute_output_shape`, or None where the call must be traced.
 
     Only for registered layers called on float inputs that are cast to the
-    layer's float compute dtype (the output then has that dtype), with a
-    loopax activation (a user's may change the shape). Where the closed form
+    layer's float compute dtype (the output then has that dtype), with one of
+    loopax's shape-keeping activations (a user's may change the shape). Where the closed form
     raises, None too: the trace reports the error as any call does."""
     if not _has_closed_form(type(layer)):
         return None
@@ -220,7 +228,7 @@ def closed_form_outputs(layer, args, kwargs):
             or not policy.computes_in_float or policy.quantization_mode is not None):
         return None
     activation = getattr(layer, "activation", None)
-    if activation is not None and not _is_loopax_function(activation):
+    if activation is not None and not _keeps_shape(activation):
         return None
     tensors = inputs if isinstance(inputs, (list, tuple)) else [inputs]
     if not all(dtypes.is_float(t.dtype) for t in tensors):
