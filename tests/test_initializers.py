@@ -237,11 +237,15 @@ def test_model_weights_equal_those_drawn_each_at_its_own_shape(monkeypatch):
 def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
     """A DenseNet's 1x1 kernels take 32 more input channels at each layer: drawn each at
     its own shape, every one of them compiled a sampler (~0.3 s on CPU)."""
+    import threading
+
     import jax
     compiles = []
+    this_thread = threading.get_ident()   # not a compile another test left running
 
     def on_duration(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
+        if (event == "/jax/core/compile/backend_compile_duration"
+                and threading.get_ident() == this_thread):
             compiles.append(duration)
 
     jax.monitoring.register_event_duration_secs_listener(on_duration)
@@ -252,4 +256,5 @@ def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
     finally:
         from jax._src import monitoring
         monitoring.unregister_event_duration_listener(on_duration)
-    assert len(compiles) <= 2
+    # The 2**17 sampler and a few small programs (the key); drawn each at its own shape: 18.
+    assert len(compiles) <= 4
