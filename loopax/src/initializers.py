@@ -73,7 +73,7 @@ def _sample(draw, shape):
     ResNet's or DenseNet's) are drawn flat at the next power-of-two size and
     cut: weights of different shapes then share a few compiled samplers
     instead of compiling one per shape (each costs ~0.3 s on CPU, and a
-    DenseNet has dozens of kernel sizes). The values are the same: JAX's
+    DenseNet121 has 18 kernel sizes above 2**16). The values are the same: JAX's
     (partitionable) threefry gives entry i the same bits at any size; with
     another PRNG only weights up to `_SMALL_SIZE` are bucketed. Larger
     weights are drawn at exactly `shape`, so their peak memory is the weight
