@@ -175,3 +175,86 @@ def test_large_weights_keep_their_distribution_and_seed(name, expected_std):
     np.testing.assert_array_equal(w, np.asarray(init(shape)))   # deterministic per seed
     assert not np.array_equal(w, np.asarray(initializers.get(
         {"class_name": name, "config": {"seed": 8}})(shape)))
+
+
+# Weights above the old bucketed size (2**16 entries), as a ResNet's and a DenseNet's.
+LARGE_SHAPES = [(3, 3, 128, 128), (1, 1, 544, 128), (2048, 1000)]
+
+
+def _at_own_shape(name, shape, seed):
+    """The values of `name`'s initializer drawn by JAX at exactly `shape` (Keras's way)."""
+    import jax
+    key = jax.random.key(seed)
+    fan_in, fan_out = initializers.compute_fans(shape)
+    if name == "glorot_uniform":
+        limit = math.sqrt(6 / (fan_in + fan_out))
+        return jax.random.uniform(key, shape, "float32", -limit, limit)
+    # mean + stddev * sample, compiled as one program (as loopax's samplers are: XLA
+    # fuses it into one multiply-add, eagerly it is rounded twice).
+    if name == "he_normal":
+        stddev = math.sqrt(2 / fan_in) / 0.87962566103423978
+        return jax.jit(lambda k: 0.0 + stddev * jax.random.truncated_normal(
+            k, -2.0, 2.0, shape, "float32"))(key)
+    return jax.jit(lambda k: 0.0 + 0.05 * jax.random.normal(k, shape, "float32"))(key)
+
+
+@pytest.mark.parametrize("shape", LARGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", ["glorot_uniform", "he_normal", "random_normal"])
+def test_bucketed_large_weights_equal_a_draw_at_their_shape(name, shape):
+    init = initializers.get({"class_name": name, "config": {"seed": 5}})
+    np.testing.assert_array_equal(np.asarray(init(shape)),
+                                  np.asarray(_at_own_shape(name, shape, 5)))
+
+
+def _small_resnet_weights():
+    loopax.utils.set_random_seed(0)
+    layers = loopax.layers
+    inputs = loopax.Input((16, 16, 3))
+    x = layers.Conv2D(128, 3, padding="same")(inputs)
+    y = layers.BatchNormalization()(x)
+    y = layers.Conv2D(128, 3, padding="same", kernel_initializer="he_normal")(y)
+    x = layers.Concatenate()([x, y])
+    x = layers.Conv2D(128, 1)(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    model = loopax.Model(inputs, layers.Dense(600)(x))
+    return [np.asarray(w) for w in model.get_weights()]
+
+
+def test_model_weights_equal_those_drawn_each_at_its_own_shape(monkeypatch):
+    """Same global seed, same weights, whether large kernels share bucketed samplers
+    or each is drawn at its own shape."""
+    from loopax.src import initializers as initializers_module
+    bucketed = _small_resnet_weights()
+    monkeypatch.setattr(initializers_module, "_BUCKETED_SIZE", 0)
+    monkeypatch.setattr(initializers_module, "_SMALL_SIZE", 0)
+    own_shapes = _small_resnet_weights()
+    assert [w.shape for w in bucketed] == [w.shape for w in own_shapes]
+    assert max(w.size for w in bucketed) > 1 << 16
+    for a, b in zip(bucketed, own_shapes):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
+    """A DenseNet's 1x1 kernels take 32 more input channels at each layer: drawn each at
+    its own shape, every one of them compiled a sampler (~0.3 s on CPU)."""
+    import threading
+
+    import jax
+    compiles = []
+    this_thread = threading.get_ident()   # not a compile another test left running
+
+    def on_duration(event, duration, **kwargs):
+        if (event == "/jax/core/compile/backend_compile_duration"
+                and threading.get_ident() == this_thread):
+            compiles.append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        init = initializers.GlorotUniform(seed=3)
+        for channels in range(520, 1024, 32):   # 16 kernels of 66,560 to 126,976 entries
+            init((1, 1, channels, 128))
+    finally:
+        from jax._src import monitoring
+        monitoring.unregister_event_duration_listener(on_duration)
+    # The 2**17 sampler and a few small programs (the key); drawn each at its own shape: 18.
+    assert len(compiles) <= 4

@@ -52,21 +52,35 @@ def _dtype(dtype):
     return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 
 
-# Weights up to this many entries are drawn at the next power-of-two size.
-_BUCKETED_SIZE = 1 << 16
+# Weights up to this many entries are drawn at the next power-of-two size;
+# up to `_SMALL_SIZE` whatever JAX's PRNG, above it only where the values are
+# those of a draw at the weight's own shape (`_prefix_stable_prng`).
+_BUCKETED_SIZE = 1 << 22
+_SMALL_SIZE = 1 << 16
+
+
+def _prefix_stable_prng() -> bool:
+    """Whether entry i of a draw is the same at any draw size: JAX's threefry in
+    its partitionable form (the default) computes each entry from its index."""
+    return bool(jax.config.jax_threefry_partitionable) and \
+        jax.config.jax_default_prng_impl == "threefry2x32"
 
 
 def _sample(draw, shape):
     """`draw(shape)`, the values of a weight of `shape`.
 
-    Small weights (up to `_BUCKETED_SIZE` entries, 256 KiB in float32) are
-    drawn flat at the next power-of-two size and cut: weights of different
-    shapes then share a few compiled samplers instead of compiling one per
-    shape (each costs ~0.3 s on CPU). Larger weights are drawn at exactly
-    `shape`, so their peak memory is the weight itself, as in Keras."""
+    Weights up to `_BUCKETED_SIZE` entries (16 MiB in float32: all of a
+    ResNet's or DenseNet's) are drawn flat at the next power-of-two size and
+    cut: weights of different shapes then share a few compiled samplers
+    instead of compiling one per shape (each costs ~0.3 s on CPU, and a
+    DenseNet121 has 18 kernel sizes above 2**16). The values are the same: JAX's
+    (partitionable) threefry gives entry i the same bits at any size; with
+    another PRNG only weights up to `_SMALL_SIZE` are bucketed. Larger
+    weights are drawn at exactly `shape`, so their peak memory is the weight
+    itself, as in Keras."""
     shape = tuple(shape)
     size = math.prod(shape)
-    if size > _BUCKETED_SIZE:
+    if size > (_BUCKETED_SIZE if _prefix_stable_prng() else _SMALL_SIZE):
         return draw(shape)
     bucket = 1 << max(size - 1, 0).bit_length()
     values = draw((bucket,))

@@ -112,3 +112,14 @@ def test_an_empty_pipeline_is_the_identity():
 def test_bad_arguments_are_refused(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+
+def test_build_builds_every_layer_on_the_shape_before_it():
+    """As documented (Keras's Pipeline.build leaves them to their first call): also
+    the layers whose `compute_output_shape` is a closed form, which builds nothing."""
+    pipeline = loopax.layers.Pipeline([loopax.layers.Rescaling(0.5),
+                                       loopax.layers.Reshape((2, 2)), loopax.layers.Dense(3)])
+    pipeline.build((None, 4))
+    assert all(layer.built for layer in pipeline.layers)
+    assert [w.shape for w in pipeline.weights] == [(2, 3), (3,)]

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from loopax.src import activations, constraints, initializers, regularizers
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.tensor import unwrap
 
 
@@ -23,6 +24,7 @@ def _non_negative(value, name, owner, allow_none=False):
                      f"{' or None' if allow_none else ''}, got {value!r}.")
 
 
+@closed_form_output_shape
 class ReLU(Layer):
     """`x` above `threshold` (capped at `max_value`), `negative_slope · (x - threshold)` below.
 
@@ -50,11 +52,14 @@ class ReLU(Layer):
         return activations.relu(unwrap(inputs), negative_slope=self.negative_slope,
                                 max_value=self.max_value, threshold=self.threshold)
 
+    compute_output_shape = same_output_shape
+
     def get_config(self):
         return {**super().get_config(), "max_value": self.max_value,
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
+@closed_form_output_shape
 class LeakyReLU(Layer):
     """`x` for x >= 0, `negative_slope · x` below.
 
@@ -76,6 +81,8 @@ class LeakyReLU(Layer):
 
     def call(self, inputs):
         return jax.nn.leaky_relu(unwrap(inputs), self.negative_slope)
+
+    compute_output_shape = same_output_shape
 
     def get_config(self):
         return {**super().get_config(), "negative_slope": self.negative_slope}
@@ -143,6 +150,7 @@ class PReLU(Layer):
                 "shared_axes": self.shared_axes}
 
 
+@closed_form_output_shape
 class ELU(Layer):
     """`x` for x > 0, `alpha · (exp(x) - 1)` below.
 
@@ -159,10 +167,13 @@ class ELU(Layer):
     def call(self, inputs):
         return jax.nn.elu(unwrap(inputs), self.alpha)
 
+    compute_output_shape = same_output_shape
+
     def get_config(self):
         return {**super().get_config(), "alpha": self.alpha}
 
 
+@closed_form_output_shape
 class Softmax(Layer):
     """Softmax over `axis` (an int or a tuple of axes).
 
@@ -198,6 +209,8 @@ class Softmax(Layer):
             low = -3e4 if x.dtype == jnp.float16 else -1e9  # Keras' values
             x = jnp.where(keep, x, jnp.asarray(low, x.dtype))
         return jax.nn.softmax(x, axis=self.axis)
+
+    compute_output_shape = same_output_shape
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}

@@ -61,3 +61,46 @@ def check_window_fits(layer, input_shape, spatial_sizes, window, dilation, paddi
             f"is larger than the input's spatial size {tuple(spatial_sizes)} (input shape "
             f"{tuple(input_shape)}) with padding='valid'. Use padding='same', a smaller "
             f"`{what}`, or a larger input.")
+
+
+def window_output_length(size, window, stride, dilation, padding):
+    """The output size along one axis of a windowed op (convolution, pooling):
+    "valid" keeps the positions where the (dilated) window fits, "same" and
+    "causal" give ceil(size / stride). None (unknown) stays None."""
+    if size is None:
+        return None
+    if padding != "valid":
+        return (size - 1) // stride + 1
+    length = (size - (window - 1) * dilation - 1) // stride + 1
+    if length <= 0:
+        raise ValueError(f"A window of {window} (dilation {dilation}) does not fit an axis "
+                         f"of size {size} with padding='valid'.")
+    return length
+
+
+def spatial_axes_of(rank, data_format):
+    """The spatial axes of a rank-`rank + 2` input: 1..rank for channels_last,
+    2..rank+1 for channels_first."""
+    first = 1 if data_format == "channels_last" else 2
+    return tuple(range(first, first + rank))
+
+
+def windowed_output_shape(layer, input_shape, window, strides, dilation, padding,
+                          data_format, channels=None):
+    """The shape `layer`'s convolution or pooling over the spatial axes gives for
+    `input_shape`; `channels` (if given) replaces the channel size."""
+    shape = list(input_shape)
+    rank = len(window)
+    owner = f"{type(layer).__name__} {layer.name!r}"
+    if len(shape) != rank + 2:
+        raise ValueError(f"{owner} expects an input of rank {rank + 2}, got shape "
+                         f"{tuple(shape)}.")
+    for i, axis in enumerate(spatial_axes_of(rank, data_format)):
+        try:
+            shape[axis] = window_output_length(shape[axis], window[i], strides[i],
+                                               dilation[i], padding)
+        except ValueError as e:
+            raise ValueError(f"{owner}: {e} Input shape {tuple(input_shape)}.") from None
+    if channels is not None:
+        shape[-1 if data_format == "channels_last" else 1] = channels
+    return tuple(shape)

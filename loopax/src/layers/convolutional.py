@@ -18,11 +18,14 @@ from loopax.src.layers.argument_checks import (
     standardize_data_format,
     standardize_padding,
     standardize_tuple,
+    windowed_output_shape,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.tensor import unwrap
 
 
+@closed_form_output_shape
 class BaseConv(Layer):
     """N-D convolution (cross-correlation, as in Keras), plus bias and activation.
 
@@ -120,6 +123,14 @@ class BaseConv(Layer):
                 bias = bias.reshape((self.filters,) + (1,) * self.rank)
             y = y + bias
         return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        """`(batch, *spatial, channels)` -> `(batch, *out_spatial, filters)` (channels
+        first when so built); "valid" sizes shrink by the dilated kernel, "same" and
+        "causal" ones become ceil(size / stride); None stays None."""
+        return windowed_output_shape(self, input_shape, self.kernel_size, self.strides,
+                                     self.dilation_rate, self.padding, self.data_format,
+                                     channels=self.filters)
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters,

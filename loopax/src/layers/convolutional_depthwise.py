@@ -23,8 +23,10 @@ from loopax.src.layers.argument_checks import (
     standardize_data_format,
     standardize_padding,
     standardize_tuple,
+    windowed_output_shape,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.tensor import unwrap
 
 
@@ -56,6 +58,14 @@ class _DepthwiseBase(Layer):
         self.bias_regularizer = regularizers.get(bias_regularizer)
         self.depthwise_constraint = constraints.get(depthwise_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
+
+    def _windowed(self, input_shape, channels):
+        """`input_shape` after the depthwise window, with `channels` channels."""
+        shape = windowed_output_shape(self, input_shape, self.kernel_size, self.strides,
+                                      self.dilation_rate, self.padding, self.data_format)
+        shape = list(shape)
+        shape[self._channel_axis] = channels
+        return tuple(shape)
 
     @property
     def _channel_axis(self):
@@ -119,6 +129,7 @@ class _DepthwiseBase(Layer):
                 "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
+@closed_form_output_shape
 class BaseDepthwiseConv(_DepthwiseBase):
     """Depthwise convolution plus bias `(in_channels · depth_multiplier,)` and activation."""
 
@@ -146,10 +157,17 @@ class BaseDepthwiseConv(_DepthwiseBase):
         y = self._depthwise(unwrap(inputs), self.kernel.value)
         return self.activation(self._add_bias(y, y.shape[self._channel_axis]))
 
+    def compute_output_shape(self, input_shape):
+        """The spatial sizes as a convolution's; channels `in_channels · depth_multiplier`."""
+        channels = input_shape[self._channel_axis]
+        return self._windowed(input_shape, None if channels is None
+                              else channels * self.depth_multiplier)
+
     def get_config(self):
         return self._common_config()
 
 
+@closed_form_output_shape
 class BaseSeparableConv(_DepthwiseBase):
     """Depthwise convolution, then a 1x1 convolution to `filters`, plus bias
     `(filters,)` and activation."""
@@ -189,6 +207,10 @@ class BaseSeparableConv(_DepthwiseBase):
             y, self.pointwise_kernel.value, window_strides=(1,) * self.rank, padding="VALID",
             dimension_numbers=dimension_numbers(self.rank, self.data_format))
         return self.activation(self._add_bias(y, self.filters))
+
+    def compute_output_shape(self, input_shape):
+        """The spatial sizes as a convolution's; channels `filters`."""
+        return self._windowed(input_shape, self.filters)
 
     def get_config(self):
         return {**self._common_config(), "filters": self.filters,

@@ -13,11 +13,13 @@ from loopax.src import activations, constraints, initializers, quantizers, rando
 from loopax.src.layers import quantization
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.quantizers import quantization_config
 from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 
+@closed_form_output_shape
 class Dense(Layer):
     """`activation(inputs @ kernel + bias)` on the last axis.
 
@@ -107,6 +109,10 @@ class Dense(Layer):
             bias = self.bias.value
             y = y + (quantization.float8_bias(self, bias) if mode == "float8" else bias)
         return self.activation(y)
+
+    def compute_output_shape(self, input_shape):
+        """`(batch, ..., input_dim)` -> `(batch, ..., units)`."""
+        return tuple(input_shape)[:-1] + (self.units,)
 
     # ---- quantization (`quantize("int8" | "int4" | "float8" | "gptq" | "awq")`) --
     # Keras's order of the weights of each mode (saved files list them so).
@@ -223,6 +229,7 @@ class Dense(Layer):
                 **quantization.config_entry(self)}
 
 
+@closed_form_output_shape
 class Activation(Layer):
     """Applies an activation function (a name or a callable).
 
@@ -243,10 +250,13 @@ class Activation(Layer):
     def call(self, inputs):
         return self.activation(unwrap(inputs))
 
+    compute_output_shape = same_output_shape
+
     def get_config(self):
         return {**super().get_config(), "activation": activations.serialize(self.activation)}
 
 
+@closed_form_output_shape
 class Dropout(Layer):
     """In training, zeroes each entry with probability `rate` and scales the
     rest by 1 / (1 - rate); the identity otherwise.
@@ -280,6 +290,8 @@ class Dropout(Layer):
         return random.dropout(x, self.rate, self._noise_shape(x.shape),
                               seed=self.seed_generator)
 
+    compute_output_shape = same_output_shape
+
     def _noise_shape(self, shape):
         if self.noise_shape is None:
             return None
@@ -293,6 +305,7 @@ class Dropout(Layer):
                 "noise_shape": self.noise_shape, "seed": self.seed}
 
 
+@closed_form_output_shape
 class Flatten(Layer):
     """`(batch, d1, d2, ...)` -> `(batch, d1 · d2 · ...)`.
 
@@ -320,10 +333,18 @@ class Flatten(Layer):
             x = jnp.moveaxis(x, 1, -1)
         return x.reshape(x.shape[0], -1)
 
+    def compute_output_shape(self, input_shape):
+        """`(batch, d1, d2, ...)` -> `(batch, d1 · d2 · ...)` (None if a size is
+        unknown); `(batch,)` -> `(batch, 1)`."""
+        rest = tuple(input_shape)[1:]
+        size = None if None in rest else math.prod(rest)
+        return (input_shape[0], size)
+
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format}
 
 
+@closed_form_output_shape
 class Reshape(Layer):
     """`(batch, ...)` -> `(batch, *target_shape)`; one entry may be -1.
 
@@ -349,6 +370,14 @@ class Reshape(Layer):
     def call(self, inputs):
         x = unwrap(inputs)
         return x.reshape((x.shape[0],) + self._resolve(x.shape[1:]))
+
+    def compute_output_shape(self, input_shape):
+        """`(batch, ...)` -> `(batch, *target_shape)`, the -1 entry resolved (None
+        when the input has an unknown size)."""
+        rest = tuple(input_shape)[1:]
+        if None in rest:
+            return (input_shape[0],) + tuple(None if d == -1 else d for d in self.target_shape)
+        return (input_shape[0],) + self._resolve(rest)
 
     def _resolve(self, input_shape):
         size = math.prod(input_shape)

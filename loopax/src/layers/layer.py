@@ -651,7 +651,11 @@ class Layer(Module):
     def _symbolic_outputs(self, args, kwargs):
         """The `SymbolicTensor`s a call on symbolic `args` returns: `call` is
         traced (`jax.eval_shape`) twice, with None sizes set to two different
-        probe sizes; output sizes that differ between the two are None."""
+        probe sizes; output sizes that differ between the two are None.
+        Layers with a closed-form output shape skip the tracing."""
+        closed_form = symbolic.closed_form_outputs(self, args, kwargs)
+        if closed_form is not None:
+            return closed_form
         is_sym = symbolic.is_symbolic
 
         def probe(k):

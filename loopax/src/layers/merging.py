@@ -12,9 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.layers.layer import Layer
+from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.tensor import unwrap
 
 
+@closed_form_output_shape
 class _Merge(Layer):
     """Elementwise merge of two or more inputs of broadcastable shapes."""
 
@@ -43,6 +45,18 @@ class _Merge(Layer):
         except ValueError:
             raise ValueError(f"{type(self).__name__} {self.name!r}: inputs have incompatible "
                              f"shapes {shapes}; they must be equal or broadcastable.") from None
+
+    def compute_output_shape(self, input_shape):
+        """The broadcast of the inputs' shapes (a list of shapes): an unknown size
+        against another gives an unknown size, 1 gives way to the other size.
+        The batch size is the inputs' one known batch size, else None."""
+        shapes = _list_of_shapes(self, input_shape)
+        sizes = [tuple(s)[1:] for s in shapes]
+        out = sizes[0]
+        for other in sizes[1:]:
+            out = _broadcast_sizes(self, out, other)
+        batch = {s[0] for s in shapes} - {None}
+        return (batch.pop() if len(batch) == 1 else None,) + out
 
 
 class Add(_Merge):
@@ -148,6 +162,7 @@ class Minimum(_Merge):
         return functools.reduce(jnp.minimum, xs)
 
 
+@closed_form_output_shape
 class Concatenate(_Merge):
     """Joins the inputs along `axis`; all other sizes must match.
 
@@ -179,8 +194,52 @@ class Concatenate(_Merge):
     def _merge(self, xs):
         return jnp.concatenate(xs, axis=self.axis)
 
+    def compute_output_shape(self, input_shape):
+        """The first input's shape with the sizes along `axis` summed (None if one
+        is unknown)."""
+        shapes = [tuple(s) for s in _list_of_shapes(self, input_shape)]
+        rank = len(shapes[0])
+        if any(len(s) != rank for s in shapes) or not -rank <= self.axis < rank or any(
+                len({s[i] for s in shapes} - {None}) > 1
+                for i in range(rank) if i != self.axis % rank):
+            self._check_shapes(shapes)   # raises, naming the shapes
+        out = list(shapes[0])
+        sizes = [s[self.axis] for s in shapes]
+        out[self.axis] = None if None in sizes else sum(sizes)
+        return tuple(out)
+
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+def _list_of_shapes(layer, input_shape):
+    """`input_shape` as a list of two or more shapes, or the ValueError `call` raises."""
+    if not isinstance(input_shape, (list, tuple)) or not input_shape or not all(
+            isinstance(s, (list, tuple)) for s in input_shape):
+        raise ValueError(f"{type(layer).__name__} {layer.name!r} takes a list of input "
+                         f"shapes, got {input_shape!r}.")
+    if len(input_shape) < layer._min_inputs or (
+            layer._max_inputs and len(input_shape) > layer._max_inputs):
+        raise ValueError(f"{type(layer).__name__} {layer.name!r}: wrong number of inputs "
+                         f"({len(input_shape)}).")
+    return list(input_shape)
+
+
+def _broadcast_sizes(layer, a, b):
+    """Broadcasts two shapes without the batch axis, right-aligned (Keras's rule
+    for unknown sizes: None against anything is None)."""
+    if len(a) < len(b):
+        a, b = b, a
+    lead, out = a[:len(a) - len(b)], []
+    for i, j in zip(a[len(a) - len(b):], b):
+        if i is None or j is None:
+            out.append(None)
+        elif i == 1 or j == 1 or i == j:
+            out.append(j if i == 1 else i)
+        else:
+            raise ValueError(f"{type(layer).__name__} {layer.name!r}: inputs have "
+                             f"incompatible shapes {a} and {b}.")
+    return tuple(lead) + tuple(out)
 
 
 def add(inputs, **kwargs):

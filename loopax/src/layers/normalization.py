@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from loopax.src import constraints, initializers, regularizers
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.tensor import unwrap
 
 
@@ -25,6 +26,7 @@ def _positive_axes(axes, rank, owner):
     return tuple(out)
 
 
+@closed_form_output_shape
 class BatchNormalization(Layer):
     """Normalizes each feature (along `axis`) over the batch.
 
@@ -136,6 +138,8 @@ class BatchNormalization(Layer):
         y = x * inv.reshape(shape) + offset.reshape(shape)
         return y.astype(out_dtype)
 
+    compute_output_shape = same_output_shape
+
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum,
                 "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
@@ -151,6 +155,7 @@ class BatchNormalization(Layer):
                 "synchronized": self.synchronized}
 
 
+@closed_form_output_shape
 class LayerNormalization(Layer):
     """Normalizes each sample over `axis` (default the last):
     `y = gamma · (x - mean) / sqrt(var + epsilon) + beta`.
@@ -240,6 +245,8 @@ class LayerNormalization(Layer):
         if self.beta is not None:
             y = y + self.beta.value.reshape(self._param_broadcast)
         return y.astype(out_dtype)
+
+    compute_output_shape = same_output_shape
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon,

@@ -47,6 +47,7 @@ class Pipeline(Layer):
         """Builds each layer on the output shape of the one before it."""
         shape = input_shape
         for layer in self._pipeline_layers:
+            layer.build_from_config({"input_shape": shape})   # nothing if already built
             shape = layer.compute_output_shape(shape)
         self.built = True
 

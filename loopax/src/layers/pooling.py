@@ -14,14 +14,18 @@ from jax import lax
 from loopax.src import serialization
 from loopax.src.layers.argument_checks import (
     check_window_fits,
+    spatial_axes_of,
     standardize_data_format,
     standardize_padding,
     standardize_tuple,
+    windowed_output_shape,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.tensor import unwrap
 
 
+@closed_form_output_shape
 class BasePooling(Layer):
     """Max or average over windows of `pool_size`, moved by `strides`
     (default: `pool_size`). "same" padding averages only real entries."""
@@ -67,6 +71,16 @@ class BasePooling(Layer):
         ones = jnp.ones(self._full(tuple(x.shape[a] for a in spatial_axes)), x.dtype)
         count = lax.reduce_window(ones, 0.0, lax.add, window, strides, padding)
         return total / count
+
+    def compute_output_shape(self, input_shape):
+        """The input's shape with each spatial size pooled: "valid" keeps the
+        windows that fit, "same" gives ceil(size / stride); None stays None."""
+        if len(input_shape) == self.rank + 2:   # else windowed_output_shape refuses the rank
+            spatial = [input_shape[a] for a in spatial_axes_of(self.rank, self.data_format)]
+            check_window_fits(self, input_shape, spatial, self.pool_size, (1,) * self.rank,
+                              self.padding, what="pool_size")
+        return windowed_output_shape(self, input_shape, self.pool_size, self.strides,
+                                     (1,) * self.rank, self.padding, self.data_format)
 
     def get_config(self):
         return {**super().get_config(), "pool_size": self.pool_size, "strides": self.strides,
@@ -233,6 +247,7 @@ class AveragePooling3D(BasePooling):
         super().__init__(3, "average", pool_size, strides, padding, data_format, **kwargs)
 
 
+@closed_form_output_shape
 class BaseGlobalPooling(Layer):
     """Max or mean over all spatial axes: `(batch, *spatial, channels)` ->
     `(batch, channels)` (or `(batch, 1, ..., channels)` with `keepdims`)."""
@@ -251,6 +266,17 @@ class BaseGlobalPooling(Layer):
         axes = tuple(range(first, first + self.rank))
         reduce = jnp.max if self.reduction == "max" else jnp.mean
         return reduce(x, axis=axes, keepdims=self.keepdims)
+
+    def compute_output_shape(self, input_shape):
+        """`(batch, *spatial, channels)` -> `(batch, channels)`, or with `keepdims`
+        the input's shape with each spatial size 1."""
+        spatial = spatial_axes_of(self.rank, self.data_format)
+        if len(input_shape) != self.rank + 2:
+            raise ValueError(f"Expected an input of rank {self.rank + 2}, got shape "
+                             f"{tuple(input_shape)}.")
+        if self.keepdims:
+            return tuple(1 if a in spatial else d for a, d in enumerate(input_shape))
+        return tuple(d for a, d in enumerate(input_shape) if a not in spatial)
 
     def get_config(self):
         return {**super().get_config(), "data_format": self.data_format,

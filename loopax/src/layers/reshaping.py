@@ -15,6 +15,7 @@ from loopax.src.layers.argument_checks import (
     standardize_tuple,
 )
 from loopax.src.layers.layer import InputSpec, Layer
+from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.ops.image import resize
 from loopax.src.tensor import unwrap
 
@@ -43,6 +44,20 @@ def _pairs(value, rank, name, owner):
         return tuple(tuple(p) for p in value)
     raise ValueError(f"{owner}: `{name}` must be an int, a tuple of {rank} ints or a tuple "
                      f"of {rank} (before, after) pairs of non-negative ints; got {value!r}.")
+
+
+def _resize_spatial(layer, input_shape, resize_axis):
+    """`input_shape` with each known spatial size `n` replaced by
+    `resize_axis(n, before, after)` (the layer's `padding` or `cropping` pair)."""
+    shape = list(input_shape)
+    if len(shape) != layer.rank + 2:
+        raise ValueError(f"{type(layer).__name__} {layer.name!r} expects an input of rank "
+                         f"{layer.rank + 2}, got shape {tuple(shape)}.")
+    pairs = getattr(layer, "padding", None) or layer.cropping
+    for axis, (before, after) in zip(layer._axes, pairs):
+        if shape[axis] is not None:
+            shape[axis] = resize_axis(shape[axis], before, after)
+    return tuple(shape)
 
 
 class _SpatialLayer(Layer):
@@ -158,6 +173,7 @@ class UpSampling3D(_UpSampling):
         super().__init__(3, size, data_format, **kwargs)
 
 
+@closed_form_output_shape
 class _ZeroPadding(_SpatialLayer):
     """Pads the spatial axes with zeros."""
 
@@ -171,6 +187,10 @@ class _ZeroPadding(_SpatialLayer):
         for axis, pair in zip(self._axes, self.padding):
             widths[axis] = pair
         return jnp.pad(x, widths)
+
+    def compute_output_shape(self, input_shape):
+        """Each spatial size grows by its (before, after) padding; None stays None."""
+        return _resize_spatial(self, input_shape, lambda n, before, after: n + before + after)
 
     def get_config(self):
         return {**super().get_config(), "padding": self.padding}
@@ -239,6 +259,7 @@ class ZeroPadding3D(_ZeroPadding):
         super().__init__(3, padding, data_format, **kwargs)
 
 
+@closed_form_output_shape
 class _Cropping(_SpatialLayer):
     """Removes entries from both ends of the spatial axes."""
 
@@ -257,6 +278,16 @@ class _Cropping(_SpatialLayer):
                     f"{tuple(x.shape)}. Crop less than the axis size.")
             index[axis] = slice(before, x.shape[axis] - after)
         return x[tuple(index)]
+
+    def compute_output_shape(self, input_shape):
+        """Each spatial size shrinks by its (before, after) cropping; None stays None."""
+        def crop(n, before, after):
+            if before + after >= n:
+                raise ValueError(f"{type(self).__name__} {self.name!r}: cropping "
+                                 f"{self.cropping} leaves nothing of input shape "
+                                 f"{tuple(input_shape)}.")
+            return n - before - after
+        return _resize_spatial(self, input_shape, crop)
 
     def get_config(self):
         return {**super().get_config(), "cropping": self.cropping}

@@ -152,3 +152,96 @@ def get_source_inputs(tensor) -> list:
         else:
             stack.extend(reversed(t.node.input_tensors))
     return sources
+
+
+# ---- closed-form output shapes ---------------------------------------------
+# A functional graph is built by calling each layer on symbolic tensors; the
+# output's shape is found by tracing `call` twice (`Layer._symbolic_outputs`),
+# ~3 ms a call. Layers whose output shape has a closed form register their
+# `compute_output_shape` here, and a plain call on float inputs uses it instead.
+
+_CLOSED_FORM_CLASSES = set()
+_closed_form_by_class = {}
+
+
+def closed_form_output_shape(cls):
+    """Class decorator: `cls.compute_output_shape` is a closed form of the shape
+    `cls.call` returns (no tracing), used when graphs are built. A subclass that
+    overrides `call` (or `compute_output_shape`) is traced again."""
+    _CLOSED_FORM_CLASSES.add(cls)
+    _closed_form_by_class.clear()
+    return cls
+
+
+def _defining_class(cls, attribute):
+    return next((k for k in cls.__mro__ if attribute in vars(k)), None)
+
+
+def _has_closed_form(cls) -> bool:
+    known = _closed_form_by_class.get(cls)
+    if known is None:
+        owner = _defining_class(cls, "compute_output_shape")
+        call_owner = _defining_class(cls, "call")
+        known = owner in _CLOSED_FORM_CLASSES and issubclass(owner, call_owner)
+        _closed_form_by_class[cls] = known
+    return known
+
+
+# Built-in activations whose output is not the input's shape: GLU halves the last axis.
+_SHAPE_CHANGING_ACTIVATIONS = ("glu",)
+
+
+def _keeps_shape(activation) -> bool:
+    """Whether `activation` is one of loopax's activations that keep the shape
+    (a user's function, or any other op, may not)."""
+    from loopax.src import activations  # imported late: activations import the ops
+    return any(activation is fn for name, fn in activations._REGISTRY.objects.items()
+               if name not in _SHAPE_CHANGING_ACTIVATIONS)
+
+
+def _plain_inputs(args, kwargs):
+    """The symbolic input(s) of a call `layer(x)` / `layer([x, y, ...])` with at
+    most a Python `training` flag, else None."""
+    if len(args) != 1 or set(kwargs) - {"training"} or is_symbolic(kwargs.get("training")):
+        return None
+    x = args[0]
+    if is_symbolic(x):
+        return x
+    if isinstance(x, (list, tuple)) and x and all(is_symbolic(t) for t in x):
+        return x
+    return None
+
+
+def closed_form_outputs(layer, args, kwargs):
+    """The output of `layer(*args, **kwargs)` on symbolic inputs from the layer's
+    closed-form `compute_output_shape`, or None where the call must be traced.
+
+    Only for registered layers called on float inputs that are cast to the
+    layer's float compute dtype (the output then has that dtype), with one of
+    loopax's shape-keeping activations (a user's may change the shape). Where the closed form
+    raises, None too: the trace reports the error as any call does."""
+    if not _has_closed_form(type(layer)):
+        return None
+    inputs = _plain_inputs(args, kwargs)
+    policy = layer.dtype_policy
+    if (inputs is None or not (layer.autocast and layer._convert_input_args)
+            or not policy.computes_in_float or policy.quantization_mode is not None):
+        return None
+    activation = getattr(layer, "activation", None)
+    if activation is not None and not _keeps_shape(activation):
+        return None
+    tensors = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    if not all(dtypes.is_float(t.dtype) for t in tensors):
+        return None
+    shapes = type(inputs)(t.shape for t in tensors) if tensors is inputs else inputs.shape
+    try:
+        shape = layer.compute_output_shape(shapes)
+    except Exception:
+        return None
+    return SymbolicTensor(shape, policy.compute_dtype, name=layer.name)
+
+
+def same_output_shape(layer, input_shape):
+    """`compute_output_shape` of a layer whose output has its input's shape
+    (`compute_output_shape = same_output_shape` in the class body)."""
+    return tuple(input_shape)
