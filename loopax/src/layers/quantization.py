@@ -18,6 +18,7 @@ import numpy as np
 
 from loopax.src import mixed_precision
 from loopax.src import quantizers as q
+from loopax.src.quantizers import gptq
 
 
 def config_entry(layer) -> dict:
@@ -200,7 +201,7 @@ def float8_bias(layer, bias):
 
 
 # ---- gptq / awq: the layer keeps its float kernel until the model's calibration
-# (`loopax.src.quantizers.calibration.quantize_model`) replaces it by grid values.
+# (`loopax.src.models.calibration.quantize_model`) replaces it by grid values.
 CALIBRATED_MODES = ("gptq", "awq")
 
 
@@ -225,8 +226,6 @@ def calibrated_weights(layer, mode, kernel_shape, config=None, zero_name="kernel
     packed to `ceil(columns / 2)` rows at 4 bits), `kernel_scale` and
     `kernel_zero` `(columns, n_groups)`, AWQ's `awq_scales` `(rows,)`, `g_idx`
     `(rows,)`; the layer computes with its float kernel until calibrated."""
-    from loopax.src.quantizers import gptq
-
     bits, group_size = calibrated_settings(layer, config)
     rows, columns = gptq.matrix_shape(kernel_shape)
     groups = gptq.group_count(rows, group_size)
@@ -259,8 +258,6 @@ def calibrated_kernel(layer):
     """The kernel a GPTQ/AWQ layer computes with: the float one until
     calibrated, then its grid values dequantized (AWQ: divided by
     `awq_scales`), in the float kernel's shape."""
-    from loopax.src.quantizers import gptq
-
     mode = layer.quantization_mode
     if not getattr(layer, f"is_{mode}_calibrated"):
         return layer.kernel.value

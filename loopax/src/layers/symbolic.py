@@ -11,7 +11,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from loopax.src import dtypes
+from loopax.src import activations, dtypes
 from loopax.src.state import Variable
 from loopax.src.tensor import Tensor
 
@@ -194,7 +194,6 @@ _SHAPE_CHANGING_ACTIVATIONS = ("glu",)
 def _keeps_shape(activation) -> bool:
     """Whether `activation` is one of loopax's activations that keep the shape
     (a user's function, or any other op, may not)."""
-    from loopax.src import activations  # imported late: activations import the ops
     return any(activation is fn for name, fn in activations._REGISTRY.objects.items()
                if name not in _SHAPE_CHANGING_ACTIVATIONS)
 

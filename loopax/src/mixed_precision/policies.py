@@ -225,6 +225,30 @@ class Int4DTypePolicy(QuantizedDTypePolicy):
         return {**super().get_config(), "mode": f"int4/{self.block_size}"}
 
 
+# The calibrated methods' arguments, checked alike by their configs
+# (loopax.src.quantizers) and by the policies that rebuild saved layers.
+GPTQ_WEIGHT_BITS = (2, 3, 4, 8)
+
+
+def check_gptq_weight_bits(weight_bits, where="GPTQConfig"):
+    if weight_bits not in GPTQ_WEIGHT_BITS:
+        raise ValueError(f"{where}: unsupported weight_bits={weight_bits!r}. Supported values "
+                         "are 2, 3, 4, and 8.")
+
+
+def check_awq_weight_bits(weight_bits, where="AWQConfig"):
+    if weight_bits != 4:
+        raise ValueError(f"{where}: AWQ only supports 4-bit quantization; got "
+                         f"weight_bits={weight_bits!r}.")
+
+
+def check_group_size(group_size, where="GPTQConfig"):
+    if not isinstance(group_size, int) or group_size < -1 or group_size == 0:
+        raise ValueError(f"{where}: invalid group_size={group_size!r}. Supported values are -1 "
+                         "(one group per output channel) or a positive integer (input rows "
+                         "per group).")
+
+
 class _CalibratedDTypePolicy(QuantizedDTypePolicy):
     """The policy of a calibrated method (`method` "gptq" or "awq"): the mode
     `"<method>/<weight_bits>/<group_size>"` carries what a saved layer is
@@ -233,8 +257,6 @@ class _CalibratedDTypePolicy(QuantizedDTypePolicy):
     method = None
 
     def __init__(self, mode, source_name=None):
-        from loopax.src.quantizers import gptq_config
-
         kind = type(self).__name__
         parts = mode.split("/") if isinstance(mode, str) else []
         form = f"Expected format '{self.method}/<weight_bits>/<group_size>'"
@@ -246,7 +268,7 @@ class _CalibratedDTypePolicy(QuantizedDTypePolicy):
             raise ValueError(f"Invalid mode for {kind}. <weight_bits> and <group_size> must "
                              f"be integers. {form}, but got '{mode}'.") from None
         self._check_weight_bits(weight_bits, f"{kind}({mode!r})")
-        gptq_config.check_group_size(group_size, f"{kind}({mode!r})")
+        check_group_size(group_size, f"{kind}({mode!r})")
         super().__init__(mode, source_name)
         self.mode = self.method
         self.weight_bits, self.group_size = weight_bits, group_size
@@ -276,9 +298,7 @@ class GPTQDTypePolicy(_CalibratedDTypePolicy):
 
     @staticmethod
     def _check_weight_bits(weight_bits, where):
-        from loopax.src.quantizers import gptq_config
-
-        gptq_config.check_weight_bits(weight_bits, where)
+        check_gptq_weight_bits(weight_bits, where)
 
 
 class AWQDTypePolicy(_CalibratedDTypePolicy):
@@ -297,9 +317,7 @@ class AWQDTypePolicy(_CalibratedDTypePolicy):
 
     @staticmethod
     def _check_weight_bits(weight_bits, where):
-        from loopax.src.quantizers import awq_config
-
-        awq_config.check_weight_bits(weight_bits, where)
+        check_awq_weight_bits(weight_bits, where)
 
 
 def quantized_policy(name) -> QuantizedDTypePolicy:

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer, _shape_of
 from loopax.src.layers.symbolic import any_symbolic
-from loopax.src.models import summary
+from loopax.src.models import calibration, summary
 from loopax.src.quantizers import quantization_config
 from loopax.src.saving import model_file, weights_file
 from loopax.src.trainers import data_checks
@@ -222,7 +222,7 @@ class Model(Trainer, Layer):
             config: A `loopax.quantizers.QuantizationConfig`; for "gptq"/"awq" a
                 `GPTQConfig`/`AWQConfig` (its calibration data and layer
                 structure: the Dense/EinsumDense layers of the sequential blocks
-                are then calibrated, see `loopax.src.quantizers.calibration`).
+                are then calibrated, see `loopax.src.models.calibration`).
             filters: Only layers whose name matches this regular expression (or
                 one of a list), or for which this callable returns True.
             **kwargs: `type_check` (see `Layer.quantize`).
@@ -244,8 +244,6 @@ class Model(Trainer, Layer):
                              "it on a batch or call build(input_shape) first.")
         structure = None
         if resolved.mode in ("gptq", "awq"):   # data and structure checked before any change
-            from loopax.src.quantizers import calibration
-
             structure = calibration.calibration_structure(self, resolved)
         changed = False
         for layer in self._layers_tree():
@@ -257,7 +255,8 @@ class Model(Trainer, Layer):
             except NotImplementedError as error:   # Keras warns for each such layer
                 warnings.warn(str(error), stacklevel=2)
         if structure is not None:
-            calibration.quantize_model(resolved, structure, filters)
+            calibration.quantize_model(resolved, structure,
+                                       lambda layer: _matches(layer, filters))
             calibration.warn_uncalibrated(self._layers_tree(), resolved.mode)
         if changed:   # the compiled steps were traced with the float weights
             self._new_engine()

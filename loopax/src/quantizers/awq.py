@@ -2,7 +2,7 @@
 
 `model.quantize("awq", config=AWQConfig(...))` calibrates the Dense and
 EinsumDense layers of the structure's blocks in turn
-(`loopax.src.quantizers.calibration`); for each layer:
+(`loopax.src.models.calibration`); for each layer:
 
 1. the largest absolute calibration input of each input channel is
    recorded (`ActivationMaxima`, `x_max`, values below 1e-8 taken as 1);

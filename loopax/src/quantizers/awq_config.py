@@ -7,14 +7,9 @@ grouped 4-bit quantization (`loopax.src.quantizers.awq`).
 
 from __future__ import annotations
 
-from loopax.src.quantizers.gptq_config import check_group_size
+from loopax.src.mixed_precision.policies import check_awq_weight_bits as check_weight_bits
+from loopax.src.mixed_precision.policies import check_group_size
 from loopax.src.quantizers.quantization_config import QuantizationConfig
-
-
-def check_weight_bits(weight_bits, where="AWQConfig"):
-    if weight_bits != 4:
-        raise ValueError(f"{where}: AWQ only supports 4-bit quantization; got "
-                         f"weight_bits={weight_bits!r}.")
 
 
 class AWQConfig(QuantizationConfig):

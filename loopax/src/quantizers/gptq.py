@@ -2,7 +2,7 @@
 
 `model.quantize("gptq", config=GPTQConfig(...))` calibrates the Dense and
 EinsumDense layers of the structure's blocks in turn
-(`loopax.src.quantizers.calibration`); for each layer:
+(`loopax.src.models.calibration`); for each layer:
 
 1. its Hessian is the running mean of `2 x^T x` over the rows of its
    calibration inputs (`HessianEstimate`), damped and inverted (`damped_inverse`);

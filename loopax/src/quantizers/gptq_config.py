@@ -7,22 +7,9 @@ calibration inputs (`loopax.src.quantizers.gptq`).
 
 from __future__ import annotations
 
+from loopax.src.mixed_precision.policies import check_gptq_weight_bits as check_weight_bits
+from loopax.src.mixed_precision.policies import check_group_size
 from loopax.src.quantizers.quantization_config import QuantizationConfig
-
-SUPPORTED_WEIGHT_BITS = (2, 3, 4, 8)
-
-
-def check_weight_bits(weight_bits, where="GPTQConfig"):
-    if weight_bits not in SUPPORTED_WEIGHT_BITS:
-        raise ValueError(f"{where}: unsupported weight_bits={weight_bits!r}. Supported values "
-                         "are 2, 3, 4, and 8.")
-
-
-def check_group_size(group_size, where="GPTQConfig"):
-    if not isinstance(group_size, int) or group_size < -1 or group_size == 0:
-        raise ValueError(f"{where}: invalid group_size={group_size!r}. Supported values are -1 "
-                         "(one group per output channel) or a positive integer (input rows "
-                         "per group).")
 
 
 class GPTQConfig(QuantizationConfig):

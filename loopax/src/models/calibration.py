@@ -20,15 +20,16 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.layers.core import Dense
+from loopax.src.layers.einsum_dense import EinsumDense
+from loopax.src.quantizers import awq, gptq
 from loopax.src.tensor import unwrap
 
 
 def _method(mode):
     """`(statistic class, layer quantizer)` of a calibrated mode."""
     if mode == "gptq":
-        from loopax.src.quantizers import gptq
         return gptq.HessianEstimate, gptq.quantize_layer
-    from loopax.src.quantizers import awq
     return awq.ActivationMaxima, awq.quantize_layer
 
 
@@ -97,9 +98,6 @@ def calibration_structure(model, config):
 
 
 def _layers_to_calibrate(block, mode):
-    from loopax.src.layers.core import Dense
-    from loopax.src.layers.einsum_dense import EinsumDense
-
     return [layer for layer in block._layers_tree()
             if isinstance(layer, (Dense, EinsumDense)) and not layer.layers
             and layer.quantization_mode == mode
@@ -132,12 +130,10 @@ def _with_batch_axis(x):
     return x[None] if jnp.ndim(x) == 2 else x
 
 
-def quantize_model(config, structure, filters=None):
+def quantize_model(config, structure, selected=lambda layer: True):
     """Calibrates the layers of `structure["sequential_blocks"]` in order (see
-    the module doc; `calibration_structure` checks the arguments); `filters`
-    as `Model.quantize`'s."""
-    from loopax.src.models.model import _matches
-    from loopax.src.quantizers.gptq import matrix_shape
+    the module doc; `calibration_structure` checks the arguments); only the
+    layers `selected(layer)` accepts (`Model.quantize`'s `filters`)."""
 
     statistic_class, quantize_layer = _method(config.mode)
     windows = calibration_windows(config.tokenizer, config.sequence_length, config.dataset,
@@ -151,9 +147,9 @@ def quantize_model(config, structure, filters=None):
     blocks = structure["sequential_blocks"]
     for index, block in enumerate(blocks):
         layers = [layer for layer in _layers_to_calibrate(block, config.mode)
-                  if _matches(layer, filters)]
+                  if selected(layer)]
         if layers:
-            statistics = [(layer, statistic_class(matrix_shape(layer.kernel.shape)[0]))
+            statistics = [(layer, statistic_class(gptq.matrix_shape(layer.kernel.shape)[0]))
                           for layer in layers]
             with _RecordInputs(statistics):
                 for x in inputs:
