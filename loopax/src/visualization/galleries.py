@@ -8,6 +8,7 @@ import numpy as np
 
 from loopax.src.config import image_data_format
 from loopax.src.tensor import unwrap
+from loopax.src.visualization.bounding_boxes import draw_bounding_boxes
 from loopax.src.visualization.drawing import _channels_last, draw_segmentation_masks
 
 
@@ -137,3 +138,70 @@ def plot_segmentation_mask_gallery(images, num_classes, value_range=(0, 255), y_
     gallery = np.stack([column[i] for i in range(len(images)) for column in columns])
     return plot_image_gallery(gallery, value_range=value_range, rows=len(images),
                               cols=len(columns), data_format="channels_last", **kwargs)
+
+
+def _legend_patches(true_color, pred_color):
+    from matplotlib import patches
+
+    return [patches.Patch(color=np.array(true_color) / 255.0, label="Ground Truth"),
+            patches.Patch(color=np.array(pred_color) / 255.0, label="Prediction")]
+
+
+def plot_bounding_box_gallery(images, bounding_box_format, y_true=None, y_pred=None,
+                              value_range=(0, 255), true_color=(0, 188, 212),
+                              pred_color=(255, 235, 59), line_thickness=2, font_scale=1.0,
+                              text_thickness=None, class_mapping=None, ground_truth_mapping=None,
+                              prediction_mapping=None, legend=False, legend_handles=None,
+                              rows=None, cols=None, data_format=None, **kwargs):
+    """Plots images in a grid with their true and/or predicted boxes drawn on them.
+
+    Args:
+        images: Images `(batch, height, width, channels)` (channels first with
+            `"channels_first"`), values in `value_range`.
+        bounding_box_format: The boxes' format (`"xyxy"`, `"xywh"`, `"rel_xyxy"`, ...).
+        y_true: True boxes, a dict as `draw_bounding_boxes` takes, or None.
+        y_pred: Predicted boxes, likewise (drawn over the true ones), or None.
+        value_range: `(low, high)` of the images, mapped to 0..255 before drawing
+            (default `(0, 255)`).
+        true_color: RGB of the true boxes (default `(0, 188, 212)`).
+        pred_color: RGB of the predicted boxes (default `(255, 235, 59)`).
+        line_thickness: The outlines' thickness in pixels (default 2).
+        font_scale: The labels' size (default 1.0).
+        text_thickness: The labels' stroke thickness; None: `line_thickness`.
+        class_mapping: `{class id: name}` for both kinds of boxes, or None (no labels).
+        ground_truth_mapping: `{class id: name}` for the true boxes; None: `class_mapping`.
+        prediction_mapping: `{class id: name}` for the predictions; None: `class_mapping`.
+        legend: Add a "Ground Truth"/"Prediction" legend in the two colours.
+        legend_handles: matplotlib handles for a legend of your own (not with `legend`).
+        rows: Grid rows; None: `ceil(sqrt(batch))`.
+        cols: Grid columns; None: `batch // rows`.
+        data_format: `"channels_last"` or `"channels_first"`; None: the configured one.
+        **kwargs: Passed on to `plot_image_gallery` (`path`, `show`, `scale`, ...).
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: `images` not of rank 4, or both `legend` and `legend_handles`.
+        ImportError: matplotlib or OpenCV is not installed.
+    """
+    _pyplot("plot_bounding_box_gallery")
+    if legend and legend_handles:
+        raise ValueError("plot_bounding_box_gallery: pass either `legend=True` (the default "
+                         "two-colour legend) or your own `legend_handles`, not both.")
+    images = _channels_last(_batch(images, "plot_bounding_box_gallery"),
+                            data_format or image_data_format())
+    low, high = value_range
+    plotted = np.clip((images.astype("float32") - low) * (255.0 / (high - low)), 0, 255)
+    plotted = plotted.astype("uint8")
+    for boxes, color, mapping in ((y_true, true_color, ground_truth_mapping),
+                                  (y_pred, pred_color, prediction_mapping)):
+        if boxes is not None:
+            plotted = draw_bounding_boxes(
+                plotted, boxes, bounding_box_format, class_mapping=mapping or class_mapping,
+                color=color, line_thickness=line_thickness, text_thickness=text_thickness,
+                font_scale=font_scale, data_format="channels_last")
+    if legend:
+        legend_handles = _legend_patches(true_color, pred_color)
+    return plot_image_gallery(plotted, value_range=(0, 255), legend_handles=legend_handles,
+                              rows=rows, cols=cols, data_format="channels_last", **kwargs)
