@@ -106,10 +106,7 @@ def test_every_shared_layer_class_has_a_parity_case():
 NEEDS_ANOTHER_FRAMEWORK = {
     "layers": {"TFSMLayer", "TorchModuleWrapper"},  # TensorFlow SavedModel / PyTorch
 }
-NOT_BUILT_YET = {
-    # Keras's draw with OpenCV (not installed here: nothing to compare against yet).
-    "visualization": {"draw_bounding_boxes", "plot_bounding_box_gallery"},
-}
+NOT_BUILT_YET = {}
 
 
 def public_modules(keras_module, loopax_module, path=""):

@@ -1,7 +1,7 @@
 """`loopax.visualization` against `keras.visualization` (Keras 3.15.1): masks drawn
 on the same arrays compared pixel for pixel; galleries saved to PNG by both compared
 pixel for pixel, and the figure's content (axes, titles, the images shown) checked.
-`draw_bounding_boxes`/`plot_bounding_box_gallery` are not built (Keras's need OpenCV).
+Bounding boxes: test_bounding_boxes_drawing.py.
 """
 
 import os
