@@ -143,7 +143,9 @@ def warn_unmatched_keys(layout_map, model, variables) -> None:
     replicated)."""
     warned = layout_map.warned_unmatched
     name = getattr(model, "name", "")
-    unmatched = [k for k in layout_map.unmatched_keys([v.path for v in variables])
+    outputs = [f"{layer.scope_path}/output" for layer in model._layers_tree()] \
+        if hasattr(model, "_layers_tree") else []
+    unmatched = [k for k in layout_map.unmatched_keys([v.path for v in variables] + outputs)
                  if (name, k) not in warned]
     if not unmatched:
         return
@@ -151,7 +153,8 @@ def warn_unmatched_keys(layout_map, model, variables) -> None:
     paths = ", ".join(repr(v.path) for v in variables[:12])
     more = f" (and {len(variables) - 12} more)" if len(variables) > 12 else ""
     warnings.warn(
-        f"ModelParallel: layout map key(s) {unmatched} match no variable of model {name!r}, "
+        f"ModelParallel: layout map key(s) {unmatched} match no variable or layer output "
+        f"of model {name!r}, "
         f"so they place nothing (as in Keras; the variables they were meant for stay "
         f"replicated). Keys are variable paths or regexes that must match a whole path; "
         f"the paths are {paths}{more}.", UserWarning, stacklevel=3)

@@ -16,6 +16,7 @@ layer passed one explicitly.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import threading
@@ -36,6 +37,8 @@ from loopax.src import (
     tape,
 )
 from loopax.src.array_types import ArrayLike, DTypeLike, Shape
+from loopax.src.distribution.distributions import distribution
+from loopax.src.distribution.placement import distribute_tensor
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case, track_created
@@ -57,6 +60,7 @@ class _CallContext(threading.local):
     def __init__(self):
         self.stack = []   # one entry per active outermost-call: {"training":, "losses":[]}
         self.counter = 0
+        self.paths = []   # scope paths of the layer calls under way, innermost last
 
 
 _ctx = _CallContext()
@@ -555,7 +559,37 @@ class Layer(Module):
         self.built = True
         notify_built(self)
 
+    @property
+    def scope_path(self) -> str:
+        """The layer's path as Keras names it: the path of the call in which the
+        layer was first called (or wired, for a Sequential's layers), then its
+        name: "d1" for a functional model's layer, "sequential/d3" for a
+        Sequential's, "sub/d4" for a layer a subclassed model `sub` calls. A
+        `LayoutMap` key `"<scope_path>/output"` lays out the layer's output."""
+        parent = self.__dict__.get("_parent_path")
+        if parent is None:   # not called yet: where a call now would place it
+            parent = _ctx.paths[-1] if _ctx.paths else ""
+        return f"{parent}/{self.name}" if parent else self.name
+
+    def _settle_scope_path(self) -> str:
+        """`scope_path`, fixed at the first call (Keras's rule)."""
+        if "_parent_path" not in self.__dict__:
+            self.__dict__["_parent_path"] = _ctx.paths[-1] if _ctx.paths else ""
+        return self.scope_path
+
     def __call__(self, *args, **kwargs):
+        path = self._settle_scope_path()
+        _ctx.paths.append(path)
+        try:
+            outputs = self._scoped_call(args, kwargs)
+        finally:
+            _ctx.paths.pop()
+        dist = distribution()
+        if dist is not None:
+            outputs = _laid_out(outputs, dist.get_tensor_layout(f"{path}/output"))
+        return outputs
+
+    def _scoped_call(self, args, kwargs):
         if args and symbolic.any_symbolic(args[0]) or symbolic.any_symbolic((args, kwargs)):
             return self._symbolic_call(*args, **kwargs)
         if args:
@@ -985,5 +1019,24 @@ def _check_weight_fits(layer, name, shape, dtype):
 
 
 # Imported last: the mask helpers live beside the Masking layer, which subclasses Layer.
+@contextlib.contextmanager
+def scope_of(layer):
+    """Inside, a layer called for the first time takes `layer`'s `scope_path` as
+    its parent (a Sequential wiring its layers, as Keras's name scope)."""
+    _ctx.paths.append(layer._settle_scope_path())
+    try:
+        yield
+    finally:
+        _ctx.paths.pop()
+
+
+def _laid_out(outputs, layout):
+    """`outputs` (arrays, not symbolic tensors) placed by `layout` (a sharding
+    constraint when traced), as Keras's `distribute_tensor` on a layer's output."""
+    if layout is None or symbolic.any_symbolic(outputs):
+        return outputs
+    return jax.tree_util.tree_map(lambda out: distribute_tensor(out, layout), outputs)
+
+
 from loopax.src.layers import masking as _masking  # noqa: E402
 from loopax.src.layers import precision as _precision  # noqa: E402
