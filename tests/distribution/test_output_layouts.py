@@ -109,3 +109,16 @@ def test_an_output_key_is_not_reported_as_matching_nothing():
         model.fit(X, np.ones((4, 2), "float32"), batch_size=4, epochs=1, verbose=0)
         warnings.warn("sentinel")
     assert [str(w.message) for w in caught if "ModelParallel" in str(w.message)] == []
+
+
+def test_layer_paths_are_keras_s():
+    def paths(lib):
+        models = _models(lib)
+        fresh = lib.layers.Dense(2).path
+        _call_each(models)
+        return fresh, {kind: [layer.path for layer in model.layers] + [model.path]
+                       for kind, model in models.items()}
+
+    ours, theirs = paths(loopax), paths(keras)
+    assert ours == theirs
+    assert ours[1]["sequential"] == ["sequential/d3", "sequential"]

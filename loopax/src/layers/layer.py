@@ -571,6 +571,12 @@ class Layer(Module):
             parent = _ctx.paths[-1] if _ctx.paths else ""
         return f"{parent}/{self.name}" if parent else self.name
 
+    @property
+    def path(self) -> str | None:
+        """Keras's `layer.path`: `scope_path` once the layer has been called (or
+        wired into a Sequential), else None."""
+        return self.scope_path if "_parent_path" in self.__dict__ else None
+
     def _settle_scope_path(self) -> str:
         """`scope_path`, fixed at the first call (Keras's rule)."""
         if "_parent_path" not in self.__dict__:
