@@ -9,16 +9,13 @@ moments, uniform picks). Also configs, seeds, inference, dict inputs and fit().
 Tolerance: atol 1e-3 on 0..255 pixels (float32).
 """
 
-import os
+import random
 
-os.environ.setdefault("KERAS_BACKEND", "jax")
+import jax
+import numpy as np
+import pytest
 
-import random  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 
@@ -78,19 +75,29 @@ def test_own_draws_equal_keras_applying_the_same_picks(kwargs):
     x = _images_for(kwargs)
     names = NAMES if kwargs.get("all_ops", True) else NAMES[:7]
     transformation = ours.get_random_transformation(x, training=True)
-    _close(ours.transform_images(x, transformation), keras_layer, x,
-           _as_keras(transformation, names))
+    # Compiled (the picks traced, as in fit): one program instead of one per switch.
+    applied = jax.jit(lambda drawn: ours.transform_images(x, drawn))(transformation)
+    _close(applied, keras_layer, x, _as_keras(transformation, names))
 
 
 def test_draws_follow_dirichlet_beta_and_uniform_picks():
     layer = loopax.layers.AugMix(num_chains=3, chain_depth=4, all_ops=False, alpha=2.0,
                                  seed=5)
     x = IMAGES[:1]
-    draws = [layer.get_random_transformation(x) for _ in range(150)]
-    weights = np.stack([np.asarray(d["chain_mixing_weights"]) for d in draws])
-    mixes = np.array([float(d["weight_sample"]) for d in draws])
-    picks = np.array([[int(s["layer_index"]) for c in d["chain_transforms"] for s in c]
-                      for d in draws]).ravel()
+
+    def draw():
+        """One draw's weights, mix and picks (the parameters are not checked here)."""
+        drawn = layer.get_random_transformation(x)
+        return (drawn["chain_mixing_weights"], drawn["weight_sample"],
+                [step["layer_index"] for chain in drawn["chain_transforms"] for step in chain])
+
+    # Compiled once, the seed state carried from call to call: eagerly, each draw
+    # dispatched the 84 augmentations' parameter draws op by op.
+    draw = loopax.function(draw)
+    draws = [draw() for _ in range(150)]
+    weights = np.stack([np.asarray(w) for w, _, _ in draws])
+    mixes = np.array([float(m) for _, m, _ in draws])
+    picks = np.array([[int(p) for p in step_picks] for _, _, step_picks in draws]).ravel()
     k, a = 3, 2.0
     np.testing.assert_allclose(weights.sum(axis=1), 1.0, rtol=1e-5)
     np.testing.assert_allclose(weights.mean(axis=0), 1 / k, atol=0.04)   # Dirichlet mean
@@ -136,7 +143,9 @@ def test_trains_in_fit_seeded():
     def train():
         loopax.utils.set_random_seed(0)
         model = loopax.Sequential([loopax.Input((6, 7, 3)),
-                                   loopax.layers.AugMix((0, 1), num_chains=2, chain_depth=2,
+                                   # Depth 1: chains of several steps are checked
+                                   # above; each step's switch costs seconds of XLA.
+                                   loopax.layers.AugMix((0, 1), num_chains=2, chain_depth=1,
                                                         all_ops=False, seed=3),
                                    loopax.layers.Flatten(), loopax.layers.Dense(2)])
         model.compile(optimizer="sgd", loss="mse")
