@@ -8,7 +8,7 @@ of operations (keras/src/optimizers/base_optimizer.py, `apply` and
 for random gradients, six calls, and a covering set of the settings' combinations:
 every pair of two settings' values, and every combination of the three settings
 that count calls (accumulation, EMA, EMA overwrite), meet in at least one case.
-Each case compiles its own step, so the 18 cases replace random draws that
+Each case compiles its own step, so the 19 cases replace 30 random draws that
 covered fewer pairs for more compilations.
 """
 
