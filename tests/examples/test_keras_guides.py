@@ -111,17 +111,9 @@ def test_time_series_classifier_conv1d():
     np.testing.assert_allclose(ours, theirs, rtol=1e-4)
 
 
-def test_image_classifier_augmentation_and_frozen_applications_backbone():
-    rng = np.random.default_rng(2)
-    labels = rng.integers(0, 2, 32)
-    images = rng.random((32, 32, 32, 3)).astype("float32") * 60
-    images[labels == 1, 8:24, 8:24, :] += 180  # class 1: a bright square
-    # A "pretrained" backbone: built, then given weights (as from a weight file).
-    with mock.patch.object(loopax_random, "uniform", zeros):
-        backbone = loopax.applications.VGG16(weights=None, include_top=False,
-                                             input_shape=(32, 32, 3), pooling="avg")
-    backbone.set_weights([rng.standard_normal(w.shape).astype("float32") * 0.02
-                          for w in backbone.weights])
+def frozen_classifier(backbone, preprocess):
+    """The guide's model: augmentation, preprocessing, a frozen backbone called with
+    training=False, and a trainable sigmoid head."""
     backbone.trainable = False
     augment = loopax.Sequential([
         loopax.layers.RandomFlip("horizontal", seed=1),
@@ -130,24 +122,75 @@ def test_image_classifier_augmentation_and_frozen_applications_backbone():
     ])
     inputs = loopax.Input((32, 32, 3))
     x = augment(inputs)
-    x = loopax.layers.Lambda(loopax.applications.vgg16.preprocess_input)(x)
+    x = loopax.layers.Lambda(preprocess)(x)
     x = backbone(x, training=False)
     outputs = loopax.layers.Dense(1, activation="sigmoid")(x)
-    model = loopax.Model(inputs, outputs)
-    model.compile(optimizer=loopax.optimizers.Adam(1e-3), loss="binary_crossentropy",
+    return loopax.Model(inputs, outputs)
+
+
+def assert_predict_skips_augmentation(model, backbone, preprocess, images):
+    """Inference skips the augmentation: predict equals the layers applied by hand."""
+    features = backbone.predict(preprocess(images), verbose=0)
+    kernel, bias = model.layers[-1].get_weights()
+    expected = 1 / (1 + np.exp(-(features @ kernel + bias)))
+    np.testing.assert_allclose(model.predict(images, verbose=0), expected,
+                               rtol=1e-4, atol=1e-5)
+
+
+def bright_square_images(rng):
+    labels = rng.integers(0, 2, 32)
+    images = rng.random((32, 32, 32, 3)).astype("float32") * 60
+    images[labels == 1, 8:24, 8:24, :] += 180  # class 1: a bright square
+    return images, labels
+
+
+def pretrained(backbone, rng, scale=0.02):
+    """`backbone` given weights after it is built (as from a weight file)."""
+    backbone.set_weights([rng.standard_normal(w.shape).astype("float32") * scale
+                          for w in backbone.weights])
+    return backbone
+
+
+def test_image_classifier_augmentation_and_frozen_backbone():
+    """Transfer learning as in the guide, on a two-block CNN backbone (a VGG in
+    miniature: the same Conv2D/MaxPooling2D blocks and average pooling; VGG16 itself
+    is checked below without the slow fit)."""
+    rng = np.random.default_rng(2)
+    images, labels = bright_square_images(rng)
+    k = loopax.layers
+    inputs = loopax.Input((32, 32, 3))
+    x = k.Conv2D(8, 3, padding="same", activation="relu")(inputs)
+    x = k.MaxPooling2D(2)(k.Conv2D(8, 3, padding="same", activation="relu")(x))
+    x = k.MaxPooling2D(2)(k.Conv2D(16, 3, padding="same", activation="relu")(x))
+    backbone = pretrained(loopax.Model(inputs, k.GlobalAveragePooling2D()(x)), rng, scale=0.05)
+    frozen_weights = backbone.get_weights()
+    preprocess = loopax.applications.vgg16.preprocess_input
+    model = frozen_classifier(backbone, preprocess)
+    model.compile(optimizer=loopax.optimizers.Adam(1e-2), loss="binary_crossentropy",
                   metrics=["accuracy"])
     history = model.fit(images, labels.astype("float32"), batch_size=16, epochs=3, verbose=0)
     losses = history.history["loss"]
     assert np.all(np.isfinite(losses)) and losses[-1] < losses[0]
     # Only the head trained; the backbone's weights are as built.
     assert len(model.trainable_weights) == 2
-    # Inference skips the augmentation: predict equals the layers applied by hand.
-    features = backbone.predict(loopax.applications.vgg16.preprocess_input(images[:4]),
-                                verbose=0)
-    kernel, bias = model.layers[-1].get_weights()
-    expected = 1 / (1 + np.exp(-(features @ kernel + bias)))
-    np.testing.assert_allclose(model.predict(images[:4], verbose=0), expected,
-                               rtol=1e-4, atol=1e-5)
+    for after, before in zip(backbone.get_weights(), frozen_weights):
+        np.testing.assert_array_equal(after, before)
+    assert_predict_skips_augmentation(model, backbone, preprocess, images[:4])
+
+
+def test_frozen_applications_vgg16_backbone_in_the_guide_model():
+    """The guide's backbone itself: VGG16 without its top, average-pooled, at its
+    smallest input size, frozen inside the augmenting model."""
+    rng = np.random.default_rng(2)
+    images, _ = bright_square_images(rng)
+    with mock.patch.object(loopax_random, "uniform", zeros):
+        backbone = loopax.applications.VGG16(weights=None, include_top=False,
+                                             input_shape=(32, 32, 3), pooling="avg")
+    pretrained(backbone, rng)
+    preprocess = loopax.applications.vgg16.preprocess_input
+    model = frozen_classifier(backbone, preprocess)
+    assert len(model.trainable_weights) == 2
+    assert_predict_skips_augmentation(model, backbone, preprocess, images[:4])
 
 
 def test_sequence_to_sequence_addition_rnn():

@@ -1,7 +1,9 @@
 """Recurrent layers against Keras itself: identical weights (copied from the
 Keras layer), same inputs and masks -> same outputs, states and gradients."""
 
-
+import contextlib
+import inspect
+from unittest import mock
 
 import jax
 import jax.numpy as jnp
@@ -36,13 +38,31 @@ def _assert_close(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=RTOL, atol=ATOL)
 
 
+@contextlib.contextmanager
+def _keras_weights_as_zeros():
+    """Keras layers built inside get every weight as zeros: their values are then
+    copied in from loopax's twin, and Keras's random initializers would compile
+    their kernels for every new shape (about a second each) for nothing."""
+    add_weight = keras.Layer.add_weight
+
+    def zeros_weight(self, *args, **kwargs):
+        weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        weight.arguments["initializer"] = "zeros"
+        return add_weight(*weight.args, **weight.kwargs)
+
+    with mock.patch.object(keras.Layer, "add_weight", zeros_weight):
+        yield
+
+
 def _twins(make, x):
     """(keras layer, loopax layer) made by `make(module)`, both built on x,
-    the loopax one holding the Keras weights."""
-    k_layer, l_layer = make(keras.layers), make(layers)
-    k_layer.build(x.shape)
+    the Keras one holding loopax's initial weights."""
+    l_layer = make(layers)
     l_layer.build(x.shape)
-    l_layer.set_weights(k_layer.get_weights())
+    with _keras_weights_as_zeros():
+        k_layer = make(keras.layers)
+        k_layer.build(x.shape)
+    k_layer.set_weights(l_layer.get_weights())
     return k_layer, l_layer
 
 
@@ -314,8 +334,10 @@ def test_functional_stack_under_jit_matches_keras():
         return lib.Model(inputs, h)
     x, mask = _data(13)
     x[~mask] = 0.0
-    k_model, l_model = build(keras), build(loopax)
-    l_model.set_weights(k_model.get_weights())
+    l_model = build(loopax)
+    with _keras_weights_as_zeros():
+        k_model = build(keras)
+    k_model.set_weights(l_model.get_weights())
     _assert_close(jax.jit(lambda x: l_model(x))(x), k_model(x))
 
 
