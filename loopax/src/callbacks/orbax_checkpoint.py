@@ -90,6 +90,8 @@ class OrbaxCheckpoint(Callback):
         optimizer = getattr(self._model, "optimizer", None)
         built = optimizer is not None and getattr(optimizer, "built", False)
         self._total_steps = int(optimizer.iterations.value) if built else 0
+        # Counted from the start of each fit(), as the trainer aligns its executions
+        # (Keras carries the count over from the previous fit; see docs/keras_differences.md).
         self._steps_since_save = 0
         self._last_batch = None
 
@@ -183,10 +185,14 @@ def read_checkpoint(path) -> tuple[dict, dict, str]:
             if not steps:
                 raise ValueError(f"{folder} holds no complete checkpoint.")
             step = steps[-1]
+        where = os.path.join(folder, str(step))
+        if os.path.isdir(os.path.join(where, "pytree")):
+            raise ValueError(f"{where} was written by Keras's OrbaxCheckpoint (orbax's v1 "
+                             "layout), which loopax does not read; see "
+                             "docs/keras_differences.md.")
         arrays, meta = store.restore(step)
     finally:
         store.close()
-    where = os.path.join(folder, str(step))
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{where} is not a checkpoint written by loopax's OrbaxCheckpoint "
                          "(Keras's OrbaxCheckpoint writes another layout; see "
