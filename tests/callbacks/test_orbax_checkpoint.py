@@ -45,7 +45,7 @@ VARIANTS = {
     "every3-two-fits-keep-all": dict(epochs=3, fits=2, save_freq=3, max_to_keep=None),
     "every3-steps-per-execution2": dict(epochs=2, save_freq=3, max_to_keep=None,
                                         steps_per_execution=2),
-    "every1-sync-keep3": dict(epochs=2, save_freq=1, max_to_keep=3, save_on_background=False),
+    "every1-sync-keep3": dict(epochs=1, save_freq=1, max_to_keep=3, save_on_background=False),
     "best-min-keep-all": dict(epochs=5, monitor="score", save_best_only=True, mode="min",
                               max_to_keep=None),
     "best-max-threshold": dict(epochs=5, monitor="score", save_best_only=True, mode="max",
