@@ -40,9 +40,8 @@ def _fit_saving(lib, directory, epochs, fits=1, steps_per_execution=1, **kwargs)
 
 VARIANTS = {
     "epoch-keep1": dict(epochs=3),
-    "epoch-keep-all": dict(epochs=3, max_to_keep=None),
     "every3-keep2": dict(epochs=3, save_freq=3, max_to_keep=2),
-    "every3-two-fits-keep-all": dict(epochs=3, fits=2, save_freq=3, max_to_keep=None),
+    "every4-two-fits-keep-all": dict(epochs=2, fits=2, save_freq=4, max_to_keep=None),
     "every3-steps-per-execution2": dict(epochs=2, save_freq=3, max_to_keep=None,
                                         steps_per_execution=2),
     "every1-sync-keep3": dict(epochs=1, save_freq=1, max_to_keep=3, save_on_background=False),
@@ -112,6 +111,13 @@ def test_keras_checkpoint_is_refused_naming_the_difference(tmp_path):
     _fit_saving(keras, tmp_path, epochs=1)
     with pytest.raises(ValueError, match="Keras's OrbaxCheckpoint"):
         _model(loopax).load_weights(str(tmp_path))
+
+
+def test_a_folder_without_checkpoints_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a checkpoint")
+    with pytest.raises(ValueError, match="without numbered checkpoints"):
+        _model(loopax).load_weights(str(tmp_path))
+    assert os.listdir(tmp_path) == ["notes.txt"]
 
 
 @pytest.mark.parametrize("save_freq", ["batch", 2.5], ids=["batch", "float"])

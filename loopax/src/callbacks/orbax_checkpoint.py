@@ -157,15 +157,6 @@ def checkpoint_contents(model, weights_only) -> tuple[dict, dict]:
     return arrays, meta
 
 
-def is_checkpoint_folder(path) -> bool:
-    """Whether `path` is a folder of OrbaxCheckpoint checkpoints or one step of it."""
-    path = os.fspath(path)
-    if not os.path.isdir(path):
-        return False
-    return _step_of(path) is not None or any(
-        name.isdigit() and os.path.isdir(os.path.join(path, name)) for name in os.listdir(path))
-
-
 def _step_of(path):
     """The step `path` names (`<folder>/<step>` holding `meta/`), or None."""
     name = os.path.basename(os.path.normpath(path))
@@ -178,6 +169,11 @@ def read_checkpoint(path) -> tuple[dict, dict, str]:
     path = os.path.abspath(os.fspath(path))
     step = _step_of(path)
     folder = os.path.dirname(path) if step is not None else path
+    if step is None and not any(name.isdigit() and os.path.isdir(os.path.join(folder, name))
+                                for name in os.listdir(folder)):
+        raise ValueError(f"{folder} is a folder without numbered checkpoints: pass a weights "
+                         "file, a model file, or a folder OrbaxCheckpoint wrote (or one of its "
+                         "<step> folders).")
     store = CheckpointStore(folder)
     try:
         if step is None:
