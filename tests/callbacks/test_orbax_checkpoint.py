@@ -62,6 +62,12 @@ def test_saves_the_steps_keras_saves(tmp_path, variant):
     assert ours == theirs and ours
 
 
+def test_max_to_keep_zero_keeps_nothing_as_keras_and_warns(tmp_path):
+    assert _fit_saving(keras, tmp_path / "keras", epochs=2, max_to_keep=0) == []
+    with pytest.warns(UserWarning, match="max_to_keep=0 keeps no checkpoint"):
+        assert _fit_saving(loopax, tmp_path / "loopax", epochs=2, max_to_keep=0) == []
+
+
 def _weights_and_slots(model):
     return [np.asarray(w) for w in model.get_weights()] + [
         np.asarray(v.value) for v in model.optimizer.variables]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from loopax.src.callbacks import monitor as monitor_lib
 from loopax.src.callbacks import progbar
@@ -62,9 +63,13 @@ class OrbaxCheckpoint(Callback):
         if save_freq != "epoch" and not isinstance(save_freq, int):
             raise ValueError(f"OrbaxCheckpoint: unrecognized save_freq={save_freq!r}; expected "
                              "'epoch' or an integer number of training steps.")
-        if max_to_keep is not None and not (isinstance(max_to_keep, int) and max_to_keep >= 1):
-            raise ValueError(f"OrbaxCheckpoint: max_to_keep must be a positive int or None (keep "
-                             f"all), got {max_to_keep!r}.")
+        if max_to_keep is not None and not isinstance(max_to_keep, int):
+            raise ValueError(f"OrbaxCheckpoint: max_to_keep must be an int or None (keep all), "
+                             f"got {max_to_keep!r}.")
+        if max_to_keep is not None and max_to_keep < 1:
+            warnings.warn(f"OrbaxCheckpoint: max_to_keep={max_to_keep} keeps no checkpoint (as "
+                          "in Keras, each is deleted); pass a positive number, or None to keep "
+                          "all.", stacklevel=2)
         self.directory = os.fspath(directory)
         self.monitor = monitor
         self.verbose = verbose
@@ -75,7 +80,8 @@ class OrbaxCheckpoint(Callback):
         self.max_to_keep = max_to_keep
         self.save_on_background = save_on_background
         self.save_weights_only = save_weights_only
-        self.store = CheckpointStore(self.directory, max_to_keep=max_to_keep or sys.maxsize,
+        keep = sys.maxsize if max_to_keep is None else max(max_to_keep, 1)
+        self.store = CheckpointStore(self.directory, max_to_keep=keep,
                                      asynchronous=save_on_background)
         self._total_steps = 0
         self._steps_since_save = 0
@@ -118,6 +124,9 @@ class OrbaxCheckpoint(Callback):
         if self.verbose > 0:
             progbar._write(f"\n{where.capitalize()}: saving checkpoint {step} to "
                            f"{self.directory}\n")
+        if self.max_to_keep is not None and self.max_to_keep < 1:
+            os.makedirs(self.directory, exist_ok=True)   # Keras's folder, left empty
+            return
         arrays, meta = checkpoint_contents(self.model, self.save_weights_only)
         self.store.save(int(step), arrays, meta)
 
