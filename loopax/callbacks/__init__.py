@@ -9,6 +9,7 @@ from loopax.src.callbacks.history import History
 from loopax.src.callbacks.lambda_callback import LambdaCallback
 from loopax.src.callbacks.learning_rate_scheduler import LearningRateScheduler
 from loopax.src.callbacks.model_checkpoint import ModelCheckpoint
+from loopax.src.callbacks.orbax_checkpoint import OrbaxCheckpoint
 from loopax.src.callbacks.progbar_logger import ProgbarLogger
 from loopax.src.callbacks.reduce_lr_on_plateau import ReduceLROnPlateau
 from loopax.src.callbacks.remote_monitor import RemoteMonitor
@@ -18,6 +19,7 @@ from loopax.src.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore", "Callback", "CallbackList", "CSVLogger", "EarlyStopping", "History", "LambdaCallback",
-    "LearningRateScheduler", "ModelCheckpoint", "ProgbarLogger", "ReduceLROnPlateau", "RemoteMonitor",
+    "LearningRateScheduler", "ModelCheckpoint", "OrbaxCheckpoint",
+    "ProgbarLogger", "ReduceLROnPlateau", "RemoteMonitor",
     "SwapEMAWeights", "TensorBoard", "TerminateOnNaN",
 ]

@@ -304,7 +304,8 @@ class Model(Trainer, Layer):
         """Reads weights written by `save_weights` (or `save`, or Keras) into this model.
 
         Args:
-            filepath: A `.weights.h5`/safetensors file or a `.keras` archive.
+            filepath: A `.weights.h5`/safetensors file, a `.keras` archive, or an
+                `OrbaxCheckpoint` folder (its latest checkpoint, or a `<folder>/<step>`).
             skip_mismatch: Load the weights that match and warn about the rest, instead of
                 raising.
 

@@ -37,12 +37,18 @@ def _optimizer_variables(model):
     return list(optimizer.variables)
 
 
-def to_bytes(model) -> bytes | None:
-    """The archive entry's bytes, or None when there is nothing to save."""
+def state_arrays(model) -> dict[str, np.ndarray]:
+    """`{key: array}` of the optimizer variables and seed states (keyed as above)."""
     arrays = {f"optimizer/{i:04d}": np.asarray(v.value)
               for i, v in enumerate(_optimizer_variables(model))}
     arrays.update({f"seed/{key}": np.asarray(v.value)
                    for key, v in _seed_states(model).items()})
+    return arrays
+
+
+def to_bytes(model) -> bytes | None:
+    """The archive entry's bytes, or None when there is nothing to save."""
+    arrays = state_arrays(model)
     if not arrays:
         return None
     return safetensors_numpy.save(arrays, metadata={"format": "loopax.training_state",
@@ -52,7 +58,12 @@ def to_bytes(model) -> bytes | None:
 def restore(model, data: bytes, where: str, compiled: bool):
     """Assigns the saved seed states, and the optimizer's variables when the
     model was compiled from the file (building the optimizer first)."""
-    arrays = weights_file.read_safetensors(data, f"{where} ({ENTRY})")
+    restore_arrays(model, weights_file.read_safetensors(data, f"{where} ({ENTRY})"), where,
+                   compiled)
+
+
+def restore_arrays(model, arrays: dict, where: str, compiled: bool):
+    """`restore` from `{key: array}` (keyed as `state_arrays`)."""
     seeds = _seed_states(model)
     for key, array in arrays.items():
         if key.startswith("seed/") and key[5:] in seeds:

@@ -130,6 +130,11 @@ def _own_store_layers(model):
 # --------------------------------------------------------------------------
 
 def weights_to_bytes(model) -> bytes:
+    return safetensors_numpy.save(weight_arrays(model), metadata={"format": FORMAT, "version": "1"})
+
+
+def weight_arrays(model) -> dict[str, np.ndarray]:
+    """`{key: array}`: what a weights file holds (keyed as `expected_weights`)."""
     custom = _own_store_layers(model)
     skip = set().union(*(own for _, _, own in custom))
     arrays = {key: np.asarray(var.value) for key, var in zip(weight_keys(model), model.weights)
@@ -139,7 +144,7 @@ def weights_to_bytes(model) -> bytes:
         layer.save_own_variables(store)
         for key, value in store.items():
             arrays[f"{prefix}{OWN_STORE}{key}"] = np.asarray(value)
-    return safetensors_numpy.save(arrays, metadata={"format": FORMAT, "version": "1"})
+    return arrays
 
 
 def expected_weights(model) -> dict[str, tuple[int, ...]]:
@@ -387,6 +392,9 @@ def load_weights(model, filepath, skip_mismatch=False):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")
+    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it uses this module)
+        from loopax.src.callbacks import orbax_checkpoint
+        return orbax_checkpoint.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if keras_format.is_keras_file(filepath):
         return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):
