@@ -30,6 +30,12 @@ IN_FUNCTION_ALLOWED = {
         "Model(inputs, outputs) returns its own subclass Functional (as in Keras)",
     ("loopax.src.models.model", "loopax.src.models.sequential"):
         "Model.__new__ leaves its subclass Sequential alone",
+    ("loopax.src.saving.model_file", "loopax.src.saving.checkpoint_folders"):
+        "load_model(folder) reads an OrbaxCheckpoint folder, whose reader is built on "
+        "this module's config loading",
+    ("loopax.src.saving.weights_file", "loopax.src.saving.checkpoint_folders"):
+        "load_weights(folder) reads an OrbaxCheckpoint folder, whose reader is built on "
+        "this module's weight matching",
 }
 
 

@@ -140,10 +140,10 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No model file at {filepath!r}.")
-    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it uses this module)
-        from loopax.src.callbacks import orbax_checkpoint
+    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
+        from loopax.src.saving import checkpoint_folders
         with serialization.safe_mode_scope(safe_mode):
-            return orbax_checkpoint.load_model(filepath, custom_objects, compile)
+            return checkpoint_folders.load_model(filepath, custom_objects, compile)
     if not zipfile.is_zipfile(filepath):
         if weights_file._is_zip(filepath):
             raise ValueError(f"{filepath} is a damaged or truncated zip archive.")

@@ -392,9 +392,9 @@ def load_weights(model, filepath, skip_mismatch=False):
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")
-    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it uses this module)
-        from loopax.src.callbacks import orbax_checkpoint
-        return orbax_checkpoint.load_weights(model, filepath, skip_mismatch=skip_mismatch)
+    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
+        from loopax.src.saving import checkpoint_folders
+        return checkpoint_folders.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if keras_format.is_keras_file(filepath):
         return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):
