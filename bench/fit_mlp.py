@@ -196,7 +196,8 @@ def keras_us(epochs, samples):
 def _train_planner(model):
     """The planner of fit()'s device-data training passes (None before one ran)."""
     from loopax.src.trainers.pass_kind import TRAIN
-    return model._compiled_steps.planners.get((TRAIN, True))
+    engine = getattr(model, "_compiled_steps", None)   # None: a Keras model
+    return None if engine is None else engine.planners.get((TRAIN, True))
 
 
 def main():
