@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # keras_reference skips this module without Keras.
 from keras_reference import keras
-from test_gptq import CALIBRATION, SEQ, TOKENS, identity, token_model
+from test_gptq import CALIBRATION, SEQ, TOKENS, assert_quantized_like_keras, identity, token_model
 
 import loopax
 from loopax.src.quantizers import awq
@@ -79,18 +79,7 @@ def quantized_pair(request):
 
 def test_quantized_weights_and_outputs_match_keras(quantized_pair):
     ours, theirs, _ = quantized_pair
-    for mine, keras_layer in zip(ours.layers[1:], theirs.layers[1:]):   # past the Input
-        assert mine.dtype_policy.name == keras_layer.dtype_policy.name, mine.name
-        assert type(mine.dtype_policy).__name__ == type(keras_layer.dtype_policy).__name__
-        keras_weights = [(w.name, np.asarray(w.value)) for w in keras_layer.weights]
-        our_weights = [(w.name, np.asarray(w.value)) for w in mine.weights]
-        assert [n for n, _ in our_weights] == [n for n, _ in keras_weights], mine.name
-        for (name, value), (_, expected) in zip(our_weights, keras_weights):
-            assert value.dtype == expected.dtype, (mine.name, name)
-            np.testing.assert_allclose(value, expected, rtol=1e-6, atol=1e-7,
-                                       err_msg=f"{mine.name}/{name}")
-    np.testing.assert_allclose(np.asarray(ours(TOKENS)), np.asarray(theirs(TOKENS)),
-                               rtol=1e-5, atol=1e-6)
+    assert_quantized_like_keras(ours, theirs)
 
 
 def test_channel_scales_follow_the_activations(quantized_pair):

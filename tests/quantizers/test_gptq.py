@@ -103,8 +103,8 @@ def quantized_pair(request):
     return ours, theirs, theirs_float
 
 
-def test_quantized_weights_and_outputs_match_keras(quantized_pair):
-    ours, theirs, _ = quantized_pair
+def assert_quantized_like_keras(ours, theirs):
+    """Every layer's policy, weight names, dtypes and values, and the outputs, as Keras's."""
     for mine, keras_layer in zip(ours.layers[1:], theirs.layers[1:]):   # past the Input
         assert mine.dtype_policy.name == keras_layer.dtype_policy.name, mine.name
         assert type(mine.dtype_policy).__name__ == type(keras_layer.dtype_policy).__name__
@@ -117,6 +117,11 @@ def test_quantized_weights_and_outputs_match_keras(quantized_pair):
                                        err_msg=f"{mine.name}/{name}")
     np.testing.assert_allclose(np.asarray(ours(TOKENS)), np.asarray(theirs(TOKENS)),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_quantized_weights_and_outputs_match_keras(quantized_pair):
+    ours, theirs, _ = quantized_pair
+    assert_quantized_like_keras(ours, theirs)
 
 
 def test_calibration_inputs_change_the_weights(quantized_pair):
