@@ -19,13 +19,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # keras_reference skips this module without Keras.
 from keras_reference import keras
-from test_gptq import CALIBRATION, SEQ, TOKENS, assert_quantized_like_keras, identity, token_model
+from test_gptq import (
+    CALIBRATION,
+    SEQ,
+    TOKENS,
+    assert_quantized_like_keras,
+    identity,
+    keras_layerwise,
+    token_model,
+)
 
 import loopax
 from loopax.src.quantizers import awq
 
 keras_awq = importlib.import_module("keras.src.quantizers.awq")
-keras_gptq_core = importlib.import_module("keras.src.quantizers.gptq_core")
 
 
 def awq_config(module, structure, **settings):
@@ -35,26 +42,14 @@ def awq_config(module, structure, **settings):
 
 
 def keras_reference(pre_layers, blocks, config):
-    """Keras's AWQ as `apply_awq_layerwise` describes it, each block (one layer
-    here) fed its real inputs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for layer in blocks:
-            layer.quantize("awq", config=config)
-    windows = keras_gptq_core.get_dataloader(identity, SEQ, CALIBRATION, num_samples=4)
-    inputs = []
-    for window in windows:
-        x = keras.ops.convert_to_tensor(window, dtype="int32")
-        for layer in pre_layers:
-            x = layer(x)
-        inputs.append(x)
-    for layer in blocks:
+    """Keras's AWQ: activation magnitudes per window, then its scale search."""
+    def solve(layer, inputs):
         solver = keras_awq.AWQ(layer, config)
         for x in inputs:
             solver.update_activation_magnitudes(keras.ops.reshape(x, (-1, solver.rows)))
         solver.quantize_layer()
-        inputs = [layer(x) for x in inputs]
 
+    keras_layerwise("awq", pre_layers, blocks, config, solve)
 
 SETTINGS = [
     pytest.param(dict(group_size=4), id="groups_of_4"),

@@ -55,14 +55,15 @@ def gptq_config(module, structure, **settings):
         quantization_layer_structure=structure, **settings)
 
 
-def keras_reference(model, pre_layers, blocks, config):
-    """Keras's GPTQ as `apply_gptq_layerwise` describes it, each block (one
-    layer here) fed its real inputs: Keras's windows and pre-block layers,
-    `GPTQ.update_hessian_with_batch` per window, then Keras's solver."""
+def keras_layerwise(mode, pre_layers, blocks, config, solve):
+    """Keras's layer-wise calibration as its `apply_<mode>_layerwise` describes
+    it: each block (one layer here) quantized, then solved by
+    `solve(layer, inputs)` on its real inputs (Keras's windows through the
+    pre-block layers, then through the blocks already solved)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for layer in blocks:
-            layer.quantize("gptq", config=config)
+            layer.quantize(mode, config=config)
     windows = keras_gptq_core.get_dataloader(identity, SEQ, CALIBRATION, num_samples=4)
     inputs = []
     for window in windows:
@@ -71,11 +72,19 @@ def keras_reference(model, pre_layers, blocks, config):
             x = layer(x)
         inputs.append(x)
     for layer in blocks:
+        solve(layer, inputs)
+        inputs = [layer(x) for x in inputs]
+
+
+def keras_reference(model, pre_layers, blocks, config):
+    """Keras's GPTQ: `GPTQ.update_hessian_with_batch` per window, then its solver."""
+    def solve(layer, inputs):
         solver = keras_gptq.GPTQ(layer, config)
         for x in inputs:
             solver.update_hessian_with_batch(keras.ops.reshape(x, (-1, solver.rows)))
         solver.quantize_and_correct_layer()
-        inputs = [layer(x) for x in inputs]
+
+    keras_layerwise("gptq", pre_layers, blocks, config, solve)
     return model
 
 
