@@ -46,6 +46,8 @@ class Package:
 
 
 PACKAGES: dict[str, Package] = {
+    "loopax.callbacks": Package(
+        """Callbacks: hooks into `fit`, `evaluate` and `predict` (Keras names).""", all=True),
 }
 
 
