@@ -46,8 +46,16 @@ class Package:
 
 
 PACKAGES: dict[str, Package] = {
+    "loopax.activations": Package(
+        """Activation functions by name or as callables: `loopax.activations.get("relu")`."""),
     "loopax.callbacks": Package(
         """Callbacks: hooks into `fit`, `evaluate` and `predict` (Keras names).""", all=True),
+    "loopax.constraints": Package(
+        """Weight constraints: `MaxNorm`, `NonNeg`, `UnitNorm`, `MinMaxNorm`, `get("non_neg")`."""),
+    "loopax.initializers": Package(
+        """Weight initializers (Keras names): `GlorotUniform()`, `get("he_normal")`, ..."""),
+    "loopax.regularizers": Package(
+        """Weight regularizers: `L1`, `L2`, `L1L2`, `OrthogonalRegularizer`, `get("l2")`."""),
 }
 
 
@@ -191,7 +199,7 @@ def render(package: str, spec: Package, exports: list[Export]) -> str:
         if module in plain:
             statements.append(_from_import(module, sorted(set(plain[module]), key=_isort_key)))
         for _, alias, name in sorted((r for r in renamed if r[0] == module),
-                                     key=lambda r: _isort_key(r[1])):
+                                     key=lambda r: (_isort_key(r[2]), _isort_key(r[1]))):
             statements.append(f"from {module} import {name} as {alias}")
     text = HEADER + f'"""{spec.doc}"""\n\n' + "\n".join(statements) + "\n"
     if spec.all:
