@@ -54,6 +54,11 @@ PACKAGES: dict[str, Package] = {
         """Weight constraints: `MaxNorm`, `NonNeg`, `UnitNorm`, `MinMaxNorm`, `get("non_neg")`."""),
     "loopax.initializers": Package(
         """Weight initializers (Keras names): `GlorotUniform()`, `get("he_normal")`, ..."""),
+    "loopax.losses": Package(
+        """Losses: `Loss` classes, per-sample loss functions, and `get` by name.""", all=True),
+    "loopax.metrics": Package(
+        """Metrics: stateful (`update_state`, `result`, `reset_state`) and stateless
+(`stateless_update_state`, `stateless_result`, `stateless_reset_state`)."""),
     "loopax.regularizers": Package(
         """Weight regularizers: `L1`, `L2`, `L1L2`, `OrthogonalRegularizer`, `get("l2")`."""),
 }
