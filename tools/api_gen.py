@@ -25,6 +25,7 @@ Left hand-written, because they are not lists of names defined in `loopax/src`:
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -59,6 +60,13 @@ PACKAGES: dict[str, Package] = {
     "loopax.metrics": Package(
         """Metrics: stateful (`update_state`, `result`, `reset_state`) and stateless
 (`stateless_update_state`, `stateless_result`, `stateless_reset_state`)."""),
+    "loopax.optimizers": Package(
+        """Public optimizers API (Keras names): `loopax.optimizers.Adam`, `get`, `schedules`.""", submodules=("legacy", "schedules",)),
+    "loopax.optimizers.legacy": Package(
+        """Keras 2's optimizers (Keras's `keras.optimizers.legacy`): each name raises the
+ImportError Keras 3 raises when created; use `loopax.optimizers` instead."""),
+    "loopax.optimizers.schedules": Package(
+        """Public learning-rate schedules (Keras names)."""),
     "loopax.regularizers": Package(
         """Weight regularizers: `L1`, `L2`, `L1L2`, `OrthogonalRegularizer`, `get("l2")`."""),
 }
@@ -173,11 +181,16 @@ def check(exports: list[Export], packages: dict[str, Package] = PACKAGES) -> Non
         seen[e.path] = e
 
 
-def _isort_key(name: str) -> tuple[int, str]:
-    """isort's order_by_type: CONSTANTS, then Classes, then functions and variables."""
-    if name.isupper() and len(name) > 1:
-        return 0, name
-    return (1, name) if name[:1].isupper() else (2, name)
+def _natural(text: str) -> tuple:
+    """Digits compare as numbers (ResNet50 before ResNet101), as ruff's isort."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
+def _isort_key(name: str) -> tuple:
+    """ruff's isort order of imported members: CONSTANTS, then Classes, then the rest, each
+    in natural order ignoring case."""
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, _natural(name.lower()), _natural(name)
 
 
 def _from_import(module: str, members: list[str]) -> str:
@@ -200,11 +213,11 @@ def render(package: str, spec: Package, exports: list[Export]) -> str:
     if spec.submodules:
         plain.setdefault(package, []).extend(spec.submodules)
     statements = []
-    for module in sorted(set(plain) | {m for m, _, _ in renamed}):
+    for module in sorted(set(plain) | {m for m, _, _ in renamed}, key=_natural):
         if module in plain:
             statements.append(_from_import(module, sorted(set(plain[module]), key=_isort_key)))
         for _, alias, name in sorted((r for r in renamed if r[0] == module),
-                                     key=lambda r: (_isort_key(r[2]), _isort_key(r[1]))):
+                                     key=lambda r: (_isort_key(r[2]), _natural(r[1]))):
             statements.append(f"from {module} import {name} as {alias}")
     text = HEADER + f'"""{spec.doc}"""\n\n' + "\n".join(statements) + "\n"
     if spec.all:

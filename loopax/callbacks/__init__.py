@@ -21,9 +21,9 @@ from loopax.src.callbacks.terminate_on_nan import TerminateOnNaN
 
 __all__ = [
     "BackupAndRestore",
-    "CSVLogger",
     "Callback",
     "CallbackList",
+    "CSVLogger",
     "EarlyStopping",
     "History",
     "LambdaCallback",
