@@ -55,6 +55,8 @@ PACKAGES: dict[str, Package] = {
         """Weight constraints: `MaxNorm`, `NonNeg`, `UnitNorm`, `MinMaxNorm`, `get("non_neg")`."""),
     "loopax.initializers": Package(
         """Weight initializers (Keras names): `GlorotUniform()`, `get("he_normal")`, ..."""),
+    "loopax.layers": Package(
+        """Layers (Keras names): `loopax.layers.Dense`, `Conv2D`, `BatchNormalization`, ..."""),
     "loopax.losses": Package(
         """Losses: `Loss` classes, per-sample loss functions, and `get` by name.""", all=True),
     "loopax.metrics": Package(
