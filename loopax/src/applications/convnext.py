@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation, Dense
@@ -156,7 +157,12 @@ def _variant(size):
 
 
 ConvNeXtTiny = _variant("Tiny")
+export("loopax.applications.ConvNeXtTiny")(ConvNeXtTiny)
 ConvNeXtSmall = _variant("Small")
+export("loopax.applications.ConvNeXtSmall")(ConvNeXtSmall)
 ConvNeXtBase = _variant("Base")
+export("loopax.applications.ConvNeXtBase")(ConvNeXtBase)
 ConvNeXtLarge = _variant("Large")
+export("loopax.applications.ConvNeXtLarge")(ConvNeXtLarge)
 ConvNeXtXLarge = _variant("XLarge")
+export("loopax.applications.ConvNeXtXLarge")(ConvNeXtXLarge)

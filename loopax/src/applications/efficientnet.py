@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.applications.mobilenet_v2 import make_divisible
 from loopax.src.layers.convolutional import Conv2D
@@ -158,13 +159,21 @@ def _variant(size):
 
 
 EfficientNetB0 = _variant("B0")
+export("loopax.applications.EfficientNetB0")(EfficientNetB0)
 EfficientNetB1 = _variant("B1")
+export("loopax.applications.EfficientNetB1")(EfficientNetB1)
 EfficientNetB2 = _variant("B2")
+export("loopax.applications.EfficientNetB2")(EfficientNetB2)
 EfficientNetB3 = _variant("B3")
+export("loopax.applications.EfficientNetB3")(EfficientNetB3)
 EfficientNetB4 = _variant("B4")
+export("loopax.applications.EfficientNetB4")(EfficientNetB4)
 EfficientNetB5 = _variant("B5")
+export("loopax.applications.EfficientNetB5")(EfficientNetB5)
 EfficientNetB6 = _variant("B6")
+export("loopax.applications.EfficientNetB6")(EfficientNetB6)
 EfficientNetB7 = _variant("B7")
+export("loopax.applications.EfficientNetB7")(EfficientNetB7)
 
 
 def preprocess_input(x, data_format=None):

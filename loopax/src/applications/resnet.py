@@ -4,6 +4,7 @@ layer names as Keras's so its weight files load."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation
@@ -119,11 +120,17 @@ def _variant(owner, depth, preact):
 
 
 ResNet50 = _variant("ResNet50", 50, preact=False)
+export("loopax.applications.ResNet50")(ResNet50)
 ResNet101 = _variant("ResNet101", 101, preact=False)
+export("loopax.applications.ResNet101")(ResNet101)
 ResNet152 = _variant("ResNet152", 152, preact=False)
+export("loopax.applications.ResNet152")(ResNet152)
 ResNet50V2 = _variant("ResNet50V2", 50, preact=True)
+export("loopax.applications.ResNet50V2")(ResNet50V2)
 ResNet101V2 = _variant("ResNet101V2", 101, preact=True)
+export("loopax.applications.ResNet101V2")(ResNet101V2)
 ResNet152V2 = _variant("ResNet152V2", 152, preact=True)
+export("loopax.applications.ResNet152V2")(ResNet152V2)
 
 
 def preprocess_input(x, data_format=None):

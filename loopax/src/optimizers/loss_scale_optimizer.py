@@ -30,7 +30,7 @@ _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clip
                     loss_scale_factor=None, gradient_accumulation_steps=None)
 
 
-@export("loopax.optimizers.LossScaleOptimizer")
+@export("loopax.mixed_precision.LossScaleOptimizer", "loopax.optimizers.LossScaleOptimizer")
 @register_optimizer(wrapper=True)
 class LossScaleOptimizer(Optimizer):
     """Wraps `inner_optimizer` with dynamic loss scaling.
