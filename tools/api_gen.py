@@ -8,8 +8,9 @@ package in `PACKAGES`, then regenerates `tests/api_names.txt` and the reference 
 (`docs/reference/`), the two steps that do import loopax. Adding a layer is: write the class
 with its `@export("loopax.layers.Name")`, run this command.
 
-Keras generates its `keras/api` the same way (namex); namex imports the package to read the
-export marks, so this generator is its own ~150 lines instead.
+Keras generates its `keras/api` the same way with namex; namex's decorator sets an attribute
+on the object and its generator imports every module to find them, so it does not fit a
+generation that imports nothing, and this one reads the source instead.
 
 Left hand-written, because they are not lists of names defined in `loopax/src`:
 
