@@ -74,6 +74,20 @@ def test_a_path_exported_twice_names_both_places(tmp_path):
         _generate(root)
 
 
+def test_an_export_the_generator_cannot_see_is_refused(tmp_path):
+    root = _fake_tree(tmp_path, {"dense.py": """\
+        from loopax.src.api_export import export
+
+
+        def make():
+            @export("loopax.layers.Dense")
+            class Dense:
+                pass
+        """})
+    with pytest.raises(api_gen.ExportError, match=r"loopax/src/dense.py:5: this export\(\) is not"):
+        _generate(root)
+
+
 def test_the_generated_init_imports_each_export_from_its_definition(tmp_path):
     root = _fake_tree(tmp_path, {"pooling.py": """\
         from loopax.src.api_export import export

@@ -26,6 +26,7 @@ Left hand-written, because they are not lists of names defined in `loopax/src`:
 from __future__ import annotations
 
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -47,6 +48,7 @@ class Package:
     all: bool = False
 
 
+# The generated packages (a new public package is one more line here).
 PACKAGES: dict[str, Package] = {
     "loopax.activations": Package(
         """Activation functions by name or as callables: `loopax.activations.get("relu")`."""),
@@ -188,8 +190,7 @@ def _imports_export(tree: ast.Module) -> bool:
 
 def _export_paths(call: ast.expr) -> list[str] | None:
     """The paths of `export("a", "b")`, or None when `call` is not such a call."""
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-            and call.func.id == "export"):
+    if not _is_export_call(call):
         return None
     if call.keywords or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
                                 for a in call.args):
@@ -198,29 +199,50 @@ def _export_paths(call: ast.expr) -> list[str] | None:
     return [a.value for a in call.args]
 
 
-def _exports_of_statement(node: ast.stmt) -> list[tuple[list[str], str, int]]:
-    """[(paths, bound name, line)] declared by one module-level statement: a decorator on a
-    def or class, `NAME = export(...)(value)`, or `export(...)(NAME)`."""
+FORMS = ("a decorator on a module-level def or class, `NAME = export(...)(value)` or "
+         "`export(...)(NAME)` at module level")
+
+
+def _exports_of_statement(node: ast.stmt) -> list[tuple[ast.Call, str]]:
+    """[(the export call, the name it binds)] declared by one module-level statement: a
+    decorator on a def or class, `NAME = export(...)(value)`, or `export(...)(NAME)`."""
     found = []
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        for decorator in node.decorator_list:
-            paths = _export_paths(decorator)
-            if paths is not None:
-                found.append((paths, node.name, decorator.lineno))
+        found = [(d, node.name) for d in node.decorator_list if _export_paths(d) is not None]
     elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-        paths = _export_paths(node.value.func)
-        if paths is not None:
+        if _export_paths(node.value.func) is not None:
             if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                 raise ExportError("write `NAME = export(...)(value)` with one plain name")
-            found.append((paths, node.targets[0].id, node.lineno))
+            found = [(node.value.func, node.targets[0].id)]
     elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        paths = _export_paths(node.value.func)
-        if paths is not None:
+        if _export_paths(node.value.func) is not None:
             args = node.value.args
             if len(args) != 1 or not isinstance(args[0], ast.Name):
                 raise ExportError("write `export(...)(NAME)` with a module-level name")
-            found.append((paths, args[0].id, node.lineno))
+            found = [(node.value.func, args[0].id)]
     return found
+
+
+def _exports_of_file(tree: ast.Module) -> list[tuple[list[str], str, int]]:
+    """[(paths, bound name, line)] of a module; an export() call in any other place (inside a
+    function, a class, an `if`) is an error, since the generator would not see it."""
+    found, seen_calls = [], set()
+    for node in tree.body:
+        try:
+            for call, name in _exports_of_statement(node):
+                found.append((_export_paths(call), name, call.lineno))
+                seen_calls.add(id(call))
+        except ExportError as e:
+            raise ExportError(f"{node.lineno}: {e}") from None
+    for node in ast.walk(tree):
+        if id(node) not in seen_calls and _is_export_call(node):
+            raise ExportError(f"{node.lineno}: this export() is not read; write it as {FORMS}")
+    return found
+
+
+def _is_export_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "export")
 
 
 def module_name(file: Path, root: Path = ROOT) -> str:
@@ -236,13 +258,12 @@ def collect_exports(src: Path = SRC, root: Path = ROOT) -> list[Export]:
         if not _imports_export(tree):
             continue
         where = file.relative_to(root).as_posix()
-        for node in tree.body:
-            try:
-                found = _exports_of_statement(node)
-            except ExportError as e:
-                raise ExportError(f"{where}:{node.lineno}: {e}") from None
-            for paths, name, line in found:
-                exports += [Export(p, module_name(file, root), name, where, line) for p in paths]
+        try:
+            found = _exports_of_file(tree)
+        except ExportError as e:
+            raise ExportError(f"{where}:{e}") from None
+        for paths, name, line in found:
+            exports += [Export(p, module_name(file, root), name, where, line) for p in paths]
     return exports
 
 
@@ -336,12 +357,16 @@ def generated_files(root: Path = ROOT, packages: dict[str, Package] = PACKAGES) 
 
 
 def _run_python(code: str) -> None:
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                   env={**__import__("os").environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "jax"})
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KERAS_BACKEND": "jax"}
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, env=env)
 
 
 def main() -> None:
-    for path, text in generated_files().items():
+    try:
+        files = generated_files()
+    except ExportError as e:
+        sys.exit(f"tools/api_gen.py: {e}")
+    for path, text in files.items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
