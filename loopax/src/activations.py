@@ -41,7 +41,7 @@ from loopax.src.ops.numpy import tanh
 from loopax.src.tensor import op
 from loopax.src.utils.registry import Registry, name_table
 
-# Defined elsewhere, public here too.
+# Public under Keras's activation names, defined as ops or by JAX.
 export("loopax.activations.hard_sigmoid")(hard_sigmoid)
 export("loopax.activations.hard_silu")(hard_silu)
 export("loopax.activations.hard_tanh")(hard_tanh)

@@ -18,8 +18,10 @@ from __future__ import annotations
 def export(*paths: str):
     """A decorator that marks an object as public under `paths` ("loopax.layers.Dense").
 
-    Write it as a decorator on a class or function, or call it on a module-level name
-    (`export("loopax.losses.ALL_OBJECTS")(ALL_OBJECTS)`). Returns the object unchanged.
+    Write it as a decorator on a class or function, call it on a module-level name
+    (`export("loopax.activations.relu6")(relu6)`), or around a value
+    (`ResNet50 = export("loopax.applications.ResNet50")(_variant(...))`). Returns the object
+    unchanged.
     """
     if not paths or not all(isinstance(p, str) and p.startswith("loopax.") for p in paths):
         raise ValueError(f"export() takes public paths such as 'loopax.layers.Dense', got {paths!r}")

@@ -156,13 +156,8 @@ def _variant(size):
     return constructor
 
 
-ConvNeXtTiny = _variant("Tiny")
-export("loopax.applications.ConvNeXtTiny")(ConvNeXtTiny)
-ConvNeXtSmall = _variant("Small")
-export("loopax.applications.ConvNeXtSmall")(ConvNeXtSmall)
-ConvNeXtBase = _variant("Base")
-export("loopax.applications.ConvNeXtBase")(ConvNeXtBase)
-ConvNeXtLarge = _variant("Large")
-export("loopax.applications.ConvNeXtLarge")(ConvNeXtLarge)
-ConvNeXtXLarge = _variant("XLarge")
-export("loopax.applications.ConvNeXtXLarge")(ConvNeXtXLarge)
+ConvNeXtTiny = export("loopax.applications.ConvNeXtTiny")(_variant("Tiny"))
+ConvNeXtSmall = export("loopax.applications.ConvNeXtSmall")(_variant("Small"))
+ConvNeXtBase = export("loopax.applications.ConvNeXtBase")(_variant("Base"))
+ConvNeXtLarge = export("loopax.applications.ConvNeXtLarge")(_variant("Large"))
+ConvNeXtXLarge = export("loopax.applications.ConvNeXtXLarge")(_variant("XLarge"))

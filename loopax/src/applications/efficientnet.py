@@ -158,22 +158,14 @@ def _variant(size):
     return constructor
 
 
-EfficientNetB0 = _variant("B0")
-export("loopax.applications.EfficientNetB0")(EfficientNetB0)
-EfficientNetB1 = _variant("B1")
-export("loopax.applications.EfficientNetB1")(EfficientNetB1)
-EfficientNetB2 = _variant("B2")
-export("loopax.applications.EfficientNetB2")(EfficientNetB2)
-EfficientNetB3 = _variant("B3")
-export("loopax.applications.EfficientNetB3")(EfficientNetB3)
-EfficientNetB4 = _variant("B4")
-export("loopax.applications.EfficientNetB4")(EfficientNetB4)
-EfficientNetB5 = _variant("B5")
-export("loopax.applications.EfficientNetB5")(EfficientNetB5)
-EfficientNetB6 = _variant("B6")
-export("loopax.applications.EfficientNetB6")(EfficientNetB6)
-EfficientNetB7 = _variant("B7")
-export("loopax.applications.EfficientNetB7")(EfficientNetB7)
+EfficientNetB0 = export("loopax.applications.EfficientNetB0")(_variant("B0"))
+EfficientNetB1 = export("loopax.applications.EfficientNetB1")(_variant("B1"))
+EfficientNetB2 = export("loopax.applications.EfficientNetB2")(_variant("B2"))
+EfficientNetB3 = export("loopax.applications.EfficientNetB3")(_variant("B3"))
+EfficientNetB4 = export("loopax.applications.EfficientNetB4")(_variant("B4"))
+EfficientNetB5 = export("loopax.applications.EfficientNetB5")(_variant("B5"))
+EfficientNetB6 = export("loopax.applications.EfficientNetB6")(_variant("B6"))
+EfficientNetB7 = export("loopax.applications.EfficientNetB7")(_variant("B7"))
 
 
 def preprocess_input(x, data_format=None):
