@@ -27,9 +27,13 @@ def _load_generator():
 api_gen = _load_generator()
 
 
+@pytest.fixture(scope="module")
+def generated():
+    return api_gen.generated_files()
+
+
 @pytest.mark.parametrize("package", sorted(api_gen.PACKAGES))
-def test_committed_init_is_what_the_generator_writes(package):
-    generated = api_gen.generated_files()
+def test_committed_init_is_what_the_generator_writes(package, generated):
     path = api_gen.init_file(package)
     assert path.read_text(encoding="utf-8") == generated[path], (
         f"{path.relative_to(ROOT)} differs from the export() names in loopax/src: "
