@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.ops.nn import (
     celu,
     elu,
@@ -40,10 +41,26 @@ from loopax.src.ops.numpy import tanh
 from loopax.src.tensor import op
 from loopax.src.utils.registry import Registry, name_table
 
+# Public under Keras's activation names, defined as ops or by JAX.
+export("loopax.activations.hard_sigmoid")(hard_sigmoid)
+export("loopax.activations.hard_silu")(hard_silu)
+export("loopax.activations.hard_tanh")(hard_tanh)
+export("loopax.activations.log_sigmoid")(log_sigmoid)
+export("loopax.activations.relu6")(relu6)
+export("loopax.activations.selu")(selu)
+export("loopax.activations.sigmoid")(sigmoid)
+export("loopax.activations.silu")(silu)
+export("loopax.activations.softplus")(softplus)
+export("loopax.activations.softsign")(softsign)
+export("loopax.activations.tanh")(tanh)
+
 swish = silu
+export("loopax.activations.swish")(swish)
 hard_swish = hard_silu
+export("loopax.activations.hard_swish")(hard_swish)
 
 
+@export("loopax.activations.relu")
 @op
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """max(x, 0), with an optional leak below `threshold` and a cap at `max_value`.
@@ -66,6 +83,7 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     return out
 
 
+@export("loopax.activations.gelu")
 @op
 def gelu(x, approximate=False):
     """Gaussian error linear unit, `x * Phi(x)`; exact by default, as Keras's activation.
@@ -80,6 +98,7 @@ def gelu(x, approximate=False):
     return jax.nn.gelu(x, approximate=approximate)
 
 
+@export("loopax.activations.exponential")
 @op
 def exponential(x):
     """`exp(x)`.
@@ -93,6 +112,7 @@ def exponential(x):
     return jnp.exp(x)
 
 
+@export("loopax.activations.mish")
 @op
 def mish(x):
     """x · tanh(softplus(x)).
@@ -106,6 +126,7 @@ def mish(x):
     return x * jnp.tanh(jax.nn.softplus(x))
 
 
+@export("loopax.activations.linear")
 def linear(x):
     """The identity.
 
@@ -133,6 +154,7 @@ _REGISTRY = Registry("activation", name_table(
      "tanh_shrink": tanh_shrink, "threshold": threshold}))
 
 
+@export("loopax.activations.serialize")
 def serialize(activation):
     """The name of a built-in activation; other callables come back unchanged.
 
@@ -145,6 +167,7 @@ def serialize(activation):
     return _REGISTRY.serialize(activation)
 
 
+@export("loopax.activations.deserialize")
 def deserialize(name, custom_objects=None):
     """The activation function a name (or Keras config) refers to.
 
@@ -161,6 +184,7 @@ def deserialize(name, custom_objects=None):
     return _REGISTRY.deserialize(name, custom_objects)
 
 
+@export("loopax.activations.get")
 def get(identifier):
     """An activation function from a name, a callable, or None (linear).
 

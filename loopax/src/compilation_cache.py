@@ -25,6 +25,8 @@ import warnings
 import jax
 from jax.experimental.compilation_cache import compilation_cache as _jax_cache
 
+from loopax.src.api_export import export
+
 __all__ = ["DEFAULT_MAX_SIZE_BYTES", "clear_compilation_cache", "compilation_cache_dir",
            "disable_compilation_cache", "enable_compilation_cache"]
 
@@ -37,11 +39,13 @@ def _default_dir() -> str:
     return os.path.join(os.path.expanduser(home), "cache", "jax")
 
 
+@export("loopax.config.compilation_cache_dir")
 def compilation_cache_dir() -> str | None:
     """Returns the directory compiled programs are kept in, or None when the cache is off."""
     return jax.config.jax_compilation_cache_dir
 
 
+@export("loopax.config.enable_compilation_cache")
 def enable_compilation_cache(directory: str | None = None,
                              max_size_bytes: int = DEFAULT_MAX_SIZE_BYTES) -> bool:
     """Keeps every compiled program in `directory` (default `$LOOPAX_HOME/cache/jax`) so
@@ -68,12 +72,14 @@ def enable_compilation_cache(directory: str | None = None,
     return True
 
 
+@export("loopax.config.disable_compilation_cache")
 def disable_compilation_cache() -> None:
     """Stops reading and writing compiled programs on disk (what is there stays)."""
     jax.config.update("jax_compilation_cache_dir", None)
     _jax_cache.reset_cache()
 
 
+@export("loopax.config.clear_compilation_cache")
 def clear_compilation_cache() -> None:
     """Deletes the programs kept in the cache directory (the cache stays on)."""
     directory = compilation_cache_dir()

@@ -14,6 +14,7 @@ import warnings
 import jax
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.dtypes import floatx, set_floatx, standardize
 
 __all__ = ["backend", "disable_flash_attention", "disable_traceback_filtering",
@@ -29,6 +30,7 @@ _PYTHON_TYPE_DTYPES = {bool: "bool", int: "int32", "int": "int32", float: "float
                        complex: "complex64"}
 
 
+@export("loopax.backend.standardize_dtype", "loopax.utils.standardize_dtype")
 def standardize_dtype(dtype) -> str:
     """A dtype's canonical name, as Keras's `standardize_dtype`: None is `floatx()`,
     Python's `int`/`float`/`complex` are "int32"/"float32"/"complex64".
@@ -51,6 +53,7 @@ _IMAGE_DATA_FORMATS = ("channels_last", "channels_first")
 _image_data_format = "channels_last"
 
 
+@export("loopax.backend.backend", "loopax.config.backend")
 def backend() -> str:
     """Returns the backend loopax runs on: always "jax"."""
     return "jax"
@@ -59,11 +62,13 @@ def backend() -> str:
 _epsilon = dtypes.EPSILON
 
 
+@export("loopax.backend.epsilon", "loopax.config.epsilon")
 def epsilon() -> float:
     """Returns the fuzz factor (1e-7 unless `set_epsilon` changed it)."""
     return _epsilon
 
 
+@export("loopax.backend.set_epsilon", "loopax.config.set_epsilon")
 def set_epsilon(value: float) -> None:
     """Sets the value `epsilon()` returns (Keras's `set_epsilon`).
 
@@ -83,6 +88,7 @@ def set_epsilon(value: float) -> None:
                       "loss.", stacklevel=2)
 
 
+@export("loopax.backend.image_data_format", "loopax.config.image_data_format")
 def image_data_format() -> str:
     """Returns the layout that layers and ops given `data_format=None` use:
     "channels_last" (`(batch, *spatial, channels)`, the default) or "channels_first"
@@ -90,6 +96,7 @@ def image_data_format() -> str:
     return _image_data_format
 
 
+@export("loopax.backend.set_image_data_format", "loopax.config.set_image_data_format")
 def set_image_data_format(data_format: str) -> None:
     """Sets the layout that layers and ops given `data_format=None` use.
 
@@ -110,6 +117,7 @@ def set_image_data_format(data_format: str) -> None:
     _image_data_format = value
 
 
+@export("loopax.config.set_backend")
 def set_backend(backend: str) -> None:
     """Keras's backend switch: loopax runs on JAX only, so "jax" is accepted (nothing
     changes) and any other backend is an error.
@@ -131,18 +139,21 @@ def set_backend(backend: str) -> None:
 _flash_attention: bool | None = None
 
 
+@export("loopax.config.enable_flash_attention")
 def enable_flash_attention() -> None:
     """Lets attention layers try flash attention (the default; Keras stores None)."""
     global _flash_attention
     _flash_attention = None
 
 
+@export("loopax.config.disable_flash_attention")
 def disable_flash_attention() -> None:
     """Tells attention layers not to use flash attention."""
     global _flash_attention
     _flash_attention = False
 
 
+@export("loopax.config.is_flash_attention_enabled")
 def is_flash_attention_enabled() -> bool | None:
     """Returns False after `disable_flash_attention()`, otherwise None (Keras's values).
     On loopax XLA picks the attention kernel either way (a no-op switch)."""
@@ -151,28 +162,33 @@ def is_flash_attention_enabled() -> bool | None:
 
 # Traceback filtering: loopax's own frames are not filtered, JAX's internal frames
 # are (jax's `jax_traceback_filtering`); the switch turns that on ("auto") or off.
+@export("loopax.config.enable_traceback_filtering")
 def enable_traceback_filtering() -> None:
     """Hides JAX's internal frames in tracebacks (the default)."""
     jax.config.update("jax_traceback_filtering", "auto")
 
 
+@export("loopax.config.disable_traceback_filtering")
 def disable_traceback_filtering() -> None:
     """Shows every frame, JAX's internal ones included, in tracebacks."""
     jax.config.update("jax_traceback_filtering", "off")
 
 
+@export("loopax.config.is_traceback_filtering_enabled")
 def is_traceback_filtering_enabled() -> bool:
     """Returns whether tracebacks are filtered (True unless
     `disable_traceback_filtering()`)."""
     return jax.config.jax_traceback_filtering != "off"
 
 
+@export("loopax.config.is_nnx_enabled")
 def is_nnx_enabled() -> bool:
     """Returns False: Keras's switch for Flax NNX variables on JAX; loopax's variables
     are its own."""
     return False
 
 
+@export("loopax.config.enable_unsafe_deserialization")
 def enable_unsafe_deserialization() -> None:
     """Keras's switch that lets `load_model` run a `Lambda`'s saved bytecode. loopax
     never runs code from a file (docs/saving.md), so there is nothing to unlock: a
@@ -190,6 +206,7 @@ _max_epochs = _int_from_environment("KERAS_MAX_EPOCHS")
 _max_steps_per_epoch = _int_from_environment("KERAS_MAX_STEPS_PER_EPOCH")
 
 
+@export("loopax.config.set_max_epochs")
 def set_max_epochs(max_epochs: int | None) -> None:
     """Caps the epochs of every `fit()`, for quick debugging runs.
 
@@ -200,6 +217,7 @@ def set_max_epochs(max_epochs: int | None) -> None:
     _max_epochs = max_epochs
 
 
+@export("loopax.config.set_max_steps_per_epoch")
 def set_max_steps_per_epoch(max_steps_per_epoch: int | None) -> None:
     """Caps the steps of every epoch of `fit()`, `evaluate()` and `predict()`, for quick
     debugging runs.
@@ -211,11 +229,13 @@ def set_max_steps_per_epoch(max_steps_per_epoch: int | None) -> None:
     _max_steps_per_epoch = max_steps_per_epoch
 
 
+@export("loopax.config.max_epochs")
 def max_epochs() -> int | None:
     """Returns the cap `set_max_epochs` (or `KERAS_MAX_EPOCHS`) set, or None."""
     return _max_epochs
 
 
+@export("loopax.config.max_steps_per_epoch")
 def max_steps_per_epoch() -> int | None:
     """Returns the cap `set_max_steps_per_epoch` (or `KERAS_MAX_STEPS_PER_EPOCH`) set, or
     None."""

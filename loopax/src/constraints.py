@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.tensor import unwrap
 from loopax.src.utils.registry import Registry, name_table
 
@@ -19,6 +20,7 @@ def _norms(w, axis):
     return jnp.sqrt(jnp.sum(jnp.square(w), axis=axis, keepdims=True))
 
 
+@export("loopax.constraints.Constraint")
 class Constraint:
     """Base class: subclasses implement `__call__(w) -> w`."""
 
@@ -37,6 +39,7 @@ class Constraint:
         return f"{type(self).__name__}({args})"
 
 
+@export("loopax.constraints.MaxNorm", "loopax.constraints.max_norm")
 class MaxNorm(Constraint):
     """Rescales slices along `axis` whose L2 norm exceeds `max_value`.
 
@@ -61,6 +64,7 @@ class MaxNorm(Constraint):
         return {"max_value": self.max_value, "axis": self.axis}
 
 
+@export("loopax.constraints.NonNeg", "loopax.constraints.non_neg")
 class NonNeg(Constraint):
     """Sets negative entries to zero."""
 
@@ -69,6 +73,7 @@ class NonNeg(Constraint):
         return w * (w >= 0).astype(w.dtype)
 
 
+@export("loopax.constraints.UnitNorm", "loopax.constraints.unit_norm")
 class UnitNorm(Constraint):
     """Rescales slices along `axis` to unit L2 norm.
 
@@ -87,6 +92,7 @@ class UnitNorm(Constraint):
         return {"axis": self.axis}
 
 
+@export("loopax.constraints.MinMaxNorm", "loopax.constraints.min_max_norm")
 class MinMaxNorm(Constraint):
     """Moves slice norms into [min_value, max_value]:
     new norm = rate · clip(norm) + (1 - rate) · norm.
@@ -121,6 +127,7 @@ _REGISTRY = Registry("constraint", name_table(_CLASSES), base=Constraint,
 max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
 
 
+@export("loopax.constraints.serialize")
 def serialize(constraint):
     """Serializes constraint to a Keras-style config dict (`class_name` and `config`).
 
@@ -133,6 +140,7 @@ def serialize(constraint):
     return _REGISTRY.serialize(constraint)
 
 
+@export("loopax.constraints.deserialize")
 def deserialize(config, custom_objects=None):
     """The constraint a Keras-style config dict (or name) describes.
 
@@ -149,6 +157,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.constraints.get")
 def get(identifier):
     """A constraint from None, a name ("max_norm", "non_neg", ...), a config
     dict or a callable.

@@ -2,6 +2,8 @@
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
+
 _FLOATX = "float32"
 
 # The fuzz factor Keras calls `epsilon()`: keeps probabilities off 0 and 1 in
@@ -9,12 +11,14 @@ _FLOATX = "float32"
 EPSILON = 1e-7
 
 
+@export("loopax.backend.floatx", "loopax.config.floatx")
 def floatx() -> str:
     """Returns the default float dtype name for weights and inputs ("float32" unless
     `set_floatx` changed it)."""
     return _FLOATX
 
 
+@export("loopax.backend.set_floatx", "loopax.config.set_floatx")
 def set_floatx(dtype: str):
     """Sets the default float dtype (`floatx()`) of weights and inputs created from now on.
 
@@ -54,6 +58,7 @@ def standardize(dtype) -> str:
                         "e.g. 'float32', 'int32', 'bfloat16'.") from None
 
 
+@export("loopax.backend.is_float_dtype")
 def is_float(dtype) -> bool:
     """Whether `dtype` is a floating-point dtype (bfloat16 included).
 
@@ -66,6 +71,7 @@ def is_float(dtype) -> bool:
     return jnp.issubdtype(jnp.dtype(dtype), jnp.floating)
 
 
+@export("loopax.backend.is_int_dtype")
 def is_int(dtype) -> bool:
     """Whether `dtype` is an integer dtype (signed or unsigned).
 

@@ -27,6 +27,7 @@ import numpy as np
 from jax import export as jax_export
 
 from loopax.src import dtypes, tree
+from loopax.src.api_export import export
 from loopax.src.saving.archive import open_archive, parse_json, read_entry
 from loopax.src.state import Variable, pure
 
@@ -67,6 +68,7 @@ def _default_signature(resource):
     return [inputs[0] if len(inputs) == 1 else list(inputs)]
 
 
+@export("loopax.export.ExportArchive")
 class ExportArchive:
     """Collects a model's inference functions ("endpoints") and writes them as
     StableHLO with the variables' values; `loopax.export.load` runs them back.
@@ -222,6 +224,7 @@ def _serialize(exported):
                           "install it: pip install 'loopax[export]'.") from None
 
 
+@export("loopax.export.ReloadedArchive")
 class ReloadedArchive:
     """An archive read back by `load`: each endpoint is a method, each variable
     collection a list of arrays.
@@ -251,6 +254,7 @@ class ReloadedArchive:
         return sorted(self._endpoints)
 
 
+@export("loopax.export.load")
 def load(filepath):
     """Reads an archive that `ExportArchive.write_out` wrote.
 

@@ -17,9 +17,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes, random, state
+from loopax.src.api_export import export
 from loopax.src.utils.registry import Registry, name_table
 
 
+@export("loopax.initializers.compute_fans")
 def compute_fans(shape, input_axes=None, output_axes=None):
     """(fan_in, fan_out) of a weight shape, as Keras computes them.
 
@@ -99,6 +101,7 @@ def _filled(shape, value, dtype):
     return jax.device_put(np.full(shape, value, jnp.dtype(dtype)))
 
 
+@export("loopax.initializers.Initializer")
 class Initializer:
     """Base class: subclasses implement `__call__(shape, dtype=None)`."""
 
@@ -120,6 +123,7 @@ class Initializer:
         return f"{type(self).__name__}({args})"
 
 
+@export("loopax.initializers.Zeros", "loopax.initializers.zeros")
 class Zeros(Initializer):
     """All zeros: `Zeros()(shape, dtype=None)` -> an array of `shape` in `dtype`
     (default `loopax.config.floatx()`)."""
@@ -128,6 +132,7 @@ class Zeros(Initializer):
         return _filled(shape, 0, dtype)
 
 
+@export("loopax.initializers.Ones", "loopax.initializers.ones")
 class Ones(Initializer):
     """All ones: `Ones()(shape, dtype=None)` -> an array of `shape` in `dtype`
     (default `loopax.config.floatx()`)."""
@@ -136,6 +141,7 @@ class Ones(Initializer):
         return _filled(shape, 1, dtype)
 
 
+@export("loopax.initializers.Constant", "loopax.initializers.constant")
 class Constant(Initializer):
     """Every entry equals `value`.
 
@@ -168,6 +174,7 @@ class RandomInitializer(Initializer):
         return {"seed": self.seed if not isinstance(self.seed, random.SeedGenerator) else None}
 
 
+@export("loopax.initializers.RandomNormal", "loopax.initializers.random_normal")
 class RandomNormal(RandomInitializer):
     """N(mean, stddev²).
 
@@ -196,6 +203,7 @@ class RandomNormal(RandomInitializer):
         return {"mean": self.mean, "stddev": self.stddev, **super().get_config()}
 
 
+@export("loopax.initializers.TruncatedNormal", "loopax.initializers.truncated_normal")
 class TruncatedNormal(RandomNormal):
     """N(mean, stddev²) redrawn beyond two standard deviations.
 
@@ -217,6 +225,7 @@ class TruncatedNormal(RandomNormal):
                                                          _dtype(dtype), seed=self.seed), shape)
 
 
+@export("loopax.initializers.RandomUniform", "loopax.initializers.random_uniform")
 class RandomUniform(RandomInitializer):
     """U[minval, maxval).
 
@@ -245,6 +254,7 @@ class RandomUniform(RandomInitializer):
         return {"minval": self.minval, "maxval": self.maxval, **super().get_config()}
 
 
+@export("loopax.initializers.VarianceScaling", "loopax.initializers.variance_scaling")
 class VarianceScaling(RandomInitializer):
     """Samples with variance `scale / n`, n the fan chosen by `mode`.
 
@@ -308,6 +318,7 @@ class _VarianceScalingPreset(VarianceScaling):
         return {**RandomInitializer.get_config(self), **self._axes_config()}
 
 
+@export("loopax.initializers.GlorotUniform", "loopax.initializers.glorot_uniform")
 class GlorotUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(6 / (fan_in + fan_out)).
 
@@ -331,6 +342,7 @@ class GlorotUniform(_VarianceScalingPreset):
         super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
 
+@export("loopax.initializers.GlorotNormal", "loopax.initializers.glorot_normal")
 class GlorotNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(2 / (fan_in + fan_out)).
 
@@ -354,6 +366,7 @@ class GlorotNormal(_VarianceScalingPreset):
         super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
+@export("loopax.initializers.HeNormal", "loopax.initializers.he_normal")
 class HeNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(2 / fan_in).
 
@@ -377,6 +390,7 @@ class HeNormal(_VarianceScalingPreset):
         super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
+@export("loopax.initializers.HeUniform", "loopax.initializers.he_uniform")
 class HeUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(6 / fan_in).
 
@@ -400,6 +414,7 @@ class HeUniform(_VarianceScalingPreset):
         super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
+@export("loopax.initializers.LecunNormal", "loopax.initializers.lecun_normal")
 class LecunNormal(_VarianceScalingPreset):
     """Truncated normal, stddev sqrt(1 / fan_in).
 
@@ -423,6 +438,7 @@ class LecunNormal(_VarianceScalingPreset):
         super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
+@export("loopax.initializers.LecunUniform", "loopax.initializers.lecun_uniform")
 class LecunUniform(_VarianceScalingPreset):
     """U[-l, l], l = sqrt(3 / fan_in).
 
@@ -446,6 +462,11 @@ class LecunUniform(_VarianceScalingPreset):
         super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
+@export(
+    "loopax.initializers.Orthogonal",
+    "loopax.initializers.OrthogonalInitializer",
+    "loopax.initializers.orthogonal",
+)
 class Orthogonal(RandomInitializer):
     """A (semi-)orthogonal matrix times `gain`; shapes of rank > 2 are
     flattened to (prod(shape[:-1]), shape[-1]).
@@ -493,6 +514,11 @@ def _orthogonalize(a, gain, transpose, shape, dtype):
     return (gain * q).reshape(shape).astype(dtype)
 
 
+@export(
+    "loopax.initializers.Identity",
+    "loopax.initializers.IdentityInitializer",
+    "loopax.initializers.identity",
+)
 class Identity(Initializer):
     """`gain` times the identity matrix (2-D shapes only; a non-square one has ones
     on its main diagonal).
@@ -523,6 +549,11 @@ class Identity(Initializer):
 IdentityInitializer = Identity
 
 
+@export(
+    "loopax.initializers.STFT",
+    "loopax.initializers.STFTInitializer",
+    "loopax.initializers.stft",
+)
 class STFT(Initializer):
     """Conv kernels whose convolution computes one side (real or imaginary) of a
     short-time Fourier transform, for spectrogram layers.
@@ -614,6 +645,7 @@ _REGISTRY = Registry(
     accepts="an Initializer or a callable")
 
 
+@export("loopax.initializers.serialize")
 def serialize(initializer):
     """`{"class_name": ..., "config": ...}` for a loopax initializer; other
     callables come back unchanged.
@@ -628,6 +660,7 @@ def serialize(initializer):
     return _REGISTRY.serialize(initializer)
 
 
+@export("loopax.initializers.deserialize")
 def deserialize(config, custom_objects=None):
     """The initializer a `serialize()` dict (or a name) describes.
 
@@ -644,6 +677,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.initializers.get")
 def get(identifier):
     """An initializer from a name, a config dict, an Initializer or a callable.
 

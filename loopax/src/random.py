@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.state import (
     StateScope,
     Variable,
@@ -257,6 +258,7 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
     return jnp.where(keep, inputs / (1.0 - rate), jnp.zeros_like(inputs))
 
 
+@export("loopax.utils.set_random_seed")
 def set_random_seed(seed: int):
     """Seeds Python's `random`, NumPy and loopax's global generator.
 

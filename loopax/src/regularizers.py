@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.tensor import unwrap
 from loopax.src.utils.registry import Registry, name_table
 
 
+@export("loopax.regularizers.Regularizer")
 class Regularizer:
     """Base class: subclasses implement `__call__(x) -> scalar`."""
 
@@ -37,6 +39,7 @@ def _check_factor(name, value):
     return value
 
 
+@export("loopax.regularizers.L1L2", "loopax.regularizers.l1_l2")
 class L1L2(Regularizer):
     """l1 · sum(|x|) + l2 · sum(x²).
 
@@ -65,6 +68,7 @@ class L1L2(Regularizer):
         return {"l1": self.l1, "l2": self.l2}
 
 
+@export("loopax.regularizers.L1", "loopax.regularizers.l1")
 class L1(Regularizer):
     """l1 · sum(|x|).
 
@@ -85,6 +89,7 @@ class L1(Regularizer):
         return {"l1": self.l1}
 
 
+@export("loopax.regularizers.L2", "loopax.regularizers.l2")
 class L2(Regularizer):
     """l2 · sum(x²) (no factor 1/2, as in Keras).
 
@@ -105,6 +110,7 @@ class L2(Regularizer):
         return {"l2": self.l2}
 
 
+@export("loopax.regularizers.OrthogonalRegularizer", "loopax.regularizers.orthogonal_regularizer")
 class OrthogonalRegularizer(Regularizer):
     """Pushes the rows (or columns) of a 2-D weight towards orthonormality:
     factor · mean of |off-diagonal entries| of the Gram matrix of the
@@ -150,6 +156,7 @@ _REGISTRY = Registry("regularizer", name_table(_CLASSES, {"l1_l2": L1L2}),
 l1, l2, l1_l2, orthogonal_regularizer = L1, L2, L1L2, OrthogonalRegularizer
 
 
+@export("loopax.regularizers.serialize")
 def serialize(regularizer):
     """Serializes regularizer to a Keras-style config dict (`class_name` and `config`).
 
@@ -162,6 +169,7 @@ def serialize(regularizer):
     return _REGISTRY.serialize(regularizer)
 
 
+@export("loopax.regularizers.deserialize")
 def deserialize(config, custom_objects=None):
     """The regularizer a Keras-style config dict (or name) describes.
 
@@ -178,6 +186,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.regularizers.get")
 def get(identifier):
     """A regularizer from None, a name ("l1", "l2", "l1_l2"), a config dict
     or a callable.

@@ -21,6 +21,8 @@ import contextlib
 import inspect
 import threading
 
+from loopax.src.api_export import export
+
 # Names and values quoted in error messages are cut to this many characters.
 MAX_QUOTED = 120
 
@@ -51,6 +53,11 @@ class _Scopes(threading.local):
 _scopes = _Scopes()
 
 
+@export(
+    "loopax.saving.register_keras_serializable",
+    "loopax.saving.register_serializable",
+    "loopax.utils.register_keras_serializable",
+)
 def register_serializable(package="Custom", name=None):
     """Decorator registering a class (or function) for `load_model` and
     `deserialize` under `"package>name"` (name defaults to `__name__`).
@@ -78,6 +85,7 @@ def register_serializable(package="Custom", name=None):
     return decorator
 
 
+@export("loopax.saving.get_registered_name", "loopax.utils.get_registered_name")
 def get_registered_name(obj) -> str:
     """`"package>Name"` for a registered object, else its `__name__`.
 
@@ -95,12 +103,19 @@ def is_registered(obj) -> bool:
     return id(obj) in _NAME_OF and _REGISTERED.get(_NAME_OF[id(obj)]) is obj
 
 
+@export("loopax.saving.get_custom_objects", "loopax.utils.get_custom_objects")
 def get_custom_objects() -> dict:
     """Returns the registry of custom objects (`"package>Name"` -> object); editing the
     dict edits the registry."""
     return _REGISTERED
 
 
+@export(
+    "loopax.saving.CustomObjectScope",
+    "loopax.saving.custom_object_scope",
+    "loopax.utils.CustomObjectScope",
+    "loopax.utils.custom_object_scope",
+)
 @contextlib.contextmanager
 def custom_object_scope(*objects):
     """Makes `{name: class_or_function}` dicts resolvable inside the block.
@@ -203,6 +218,7 @@ def core_class(name: str) -> type:
     return _CORE_CLASSES[name]
 
 
+@export("loopax.saving.get_registered_object", "loopax.utils.get_registered_object")
 def get_registered_object(name, custom_objects=None, module_objects=None):
     """The object `name` refers to, or None.
 
@@ -241,6 +257,11 @@ def _resolve(class_name, registered_name, custom_objects):
     return builtin(class_name)
 
 
+@export(
+    "loopax.saving.serialize",
+    "loopax.saving.serialize_keras_object",
+    "loopax.utils.serialize_keras_object",
+)
 def serialize(obj):
     """`{"class_name", "config"[, "registered_name", "build_config"]}` for an
     object with get_config(); a function as `{"class_name": "function",
@@ -281,6 +302,11 @@ def serialize(obj):
     return entry
 
 
+@export(
+    "loopax.saving.deserialize",
+    "loopax.saving.deserialize_keras_object",
+    "loopax.utils.deserialize_keras_object",
+)
 def deserialize(config, custom_objects=None, safe_mode=True):
     """The object a `serialize()` dict describes (classes via `from_config`,
     then `build_from_config` with the saved `build_config`).

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 
@@ -733,6 +734,7 @@ def unique_name(prefix: str) -> str:
     return prefix if n == 0 else f"{prefix}_{n}"
 
 
+@export("loopax.backend.get_uid")
 def get_uid(prefix: str = "") -> int:
     """Counts the names handed out for `prefix`: 1 the first call, then 2, ... (shared
     with automatic layer names, as Keras's `backend.get_uid`; reset by `clear_session`).
@@ -747,6 +749,7 @@ def get_uid(prefix: str = "") -> int:
     return _name_counts[prefix]
 
 
+@export("loopax.backend.clear_session", "loopax.utils.clear_session")
 def clear_session() -> None:
     """Resets automatic layer names (`dense`, `dense_1`, ... start again)."""
     _name_counts.clear()

@@ -13,7 +13,10 @@ from __future__ import annotations
 import collections
 import warnings
 
+from loopax.src.api_export import export
 
+
+@export("loopax.tree.MAP_TO_NONE")
 class MAP_TO_NONE:
     """Returned by `traverse`'s `func`: replace that sub-structure with None."""
 
@@ -22,6 +25,7 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+@export("loopax.tree.is_nested")
 def is_nested(structure) -> bool:
     """Whether `structure` is a container node (list, tuple, namedtuple, dict, deque).
 
@@ -110,6 +114,7 @@ def _aligned_children(first, other):
     return [other[key] for key in _keys(first)]
 
 
+@export("loopax.tree.flatten")
 def flatten(structure) -> list:
     """The leaves of `structure`, in order.
 
@@ -125,6 +130,7 @@ def flatten(structure) -> list:
     return [leaf for child in _children(structure) for leaf in flatten(child)]
 
 
+@export("loopax.tree.flatten_with_path")
 def flatten_with_path(structure) -> list:
     """The leaves of `structure` with their paths.
 
@@ -141,6 +147,7 @@ def flatten_with_path(structure) -> list:
             for path, leaf in flatten_with_path(structure[key])]
 
 
+@export("loopax.tree.map_structure")
 def map_structure(func, *structures, none_is_leaf=True):
     """`func` applied to the leaves of `structures` (same layout), in the first's layout.
 
@@ -176,6 +183,7 @@ def map_structure(func, *structures, none_is_leaf=True):
                             for row in zip(*columns)])
 
 
+@export("loopax.tree.map_structure_up_to")
 def map_structure_up_to(shallow_structure, func, *structures):
     """`func` applied to the sub-structures of `structures` found at the leaves of
     `shallow_structure` (None leaves included).
@@ -203,6 +211,7 @@ def map_structure_up_to(shallow_structure, func, *structures):
         for shallow, *row in zip(_children(shallow_structure), *columns)])
 
 
+@export("loopax.tree.assert_same_structure")
 def assert_same_structure(a, b, check_types=None) -> None:
     """Raises a ValueError unless `a` and `b` are nested alike (list, tuple and each
     namedtuple type differ; dict-likes with the same keys match).
@@ -219,6 +228,7 @@ def assert_same_structure(a, b, check_types=None) -> None:
     map_structure(lambda *_: None, a, b)
 
 
+@export("loopax.tree.assert_same_paths")
 def assert_same_paths(a, b) -> None:
     """Raises a ValueError (listing the differing paths) unless `a` and `b` have the
     same leaf paths, whatever their container types.
@@ -238,6 +248,7 @@ def assert_same_paths(a, b) -> None:
         raise ValueError(message)
 
 
+@export("loopax.tree.pack_sequence_as")
 def pack_sequence_as(structure, flat_sequence):
     """`flat_sequence`'s items in `structure`'s layout (the inverse of `flatten`).
 
@@ -271,6 +282,7 @@ def pack_sequence_as(structure, flat_sequence):
     return pack(structure)
 
 
+@export("loopax.tree.traverse")
 def traverse(func, structure, top_down=True):
     """Applies `func` to every sub-structure, depth first.
 
@@ -309,6 +321,7 @@ def traverse(func, structure, top_down=True):
     return None if result is MAP_TO_NONE else result
 
 
+@export("loopax.tree.lists_to_tuples")
 def lists_to_tuples(structure):
     """`structure` with every list turned into a tuple.
 
@@ -326,6 +339,7 @@ def _is_shape(x):
     return isinstance(x, (list, tuple)) and all(isinstance(e, (int, type(None))) for e in x)
 
 
+@export("loopax.tree.map_shape_structure")
 def map_shape_structure(func, structure):
     """`map_structure` where lists/tuples of ints and Nones (shapes) are leaves.
 

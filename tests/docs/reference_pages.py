@@ -2,7 +2,8 @@
 
 One page per public module, one mkdocstrings entry (`::: loopax.layers.Dense`) per public
 name, so the reference covers exactly the public API that tests/test_public_api.py pins.
-Regenerate after the API changes:
+Regenerate after the API changes (`python tools/api_gen.py` runs this too, after writing the
+public `__init__.py` files and tests/api_names.txt):
 
     python tests/docs/reference_pages.py
 """

@@ -101,6 +101,32 @@ def test_every_optimizer_class_registers_its_name_where_it_is_defined():
     assert OPTIMIZERS.objects == {**optimizers.ALL_OPTIMIZERS, **wrappers}
 
 
+def test_a_new_optimizer_is_listed_in_all_optimizers_by_its_decorator_alone():
+    # Adding an optimizer touches only its module: `@register_optimizer` fills the name
+    # table and `ALL_OPTIMIZERS`; a wrapper of another optimizer stays out of the latter.
+    from loopax.src import serialization
+    from loopax.src.optimizers.registry import _BY_NAME, OPTIMIZERS, register_optimizer
+
+    @register_optimizer
+    class PlainStepForTest(optimizers.SGD):
+        pass
+
+    @register_optimizer(wrapper=True)
+    class WrapperForTest(optimizers.SGD):
+        pass
+
+    try:
+        assert optimizers.ALL_OPTIMIZERS["PlainStepForTest"] is PlainStepForTest
+        assert "WrapperForTest" not in optimizers.ALL_OPTIMIZERS
+        assert isinstance(OPTIMIZERS.get("plainstepfortest"), PlainStepForTest)
+        assert isinstance(OPTIMIZERS.get("WrapperForTest"), WrapperForTest)
+    finally:
+        optimizers.ALL_OPTIMIZERS.pop("PlainStepForTest", None)
+        for name in ("PlainStepForTest", "WrapperForTest"):
+            _BY_NAME.pop(name, None)
+            serialization._BUILTINS["optimizer"].pop(name, None)
+
+
 def test_optimizer_modules_do_not_patch_classes_from_outside():
     # A class's behaviour is declared in its own body: no module-level
     # `SomeClass.attribute = ...` anywhere in loopax/src/optimizers.

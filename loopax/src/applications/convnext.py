@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation, Dense
@@ -155,8 +156,8 @@ def _variant(size):
     return constructor
 
 
-ConvNeXtTiny = _variant("Tiny")
-ConvNeXtSmall = _variant("Small")
-ConvNeXtBase = _variant("Base")
-ConvNeXtLarge = _variant("Large")
-ConvNeXtXLarge = _variant("XLarge")
+ConvNeXtTiny = export("loopax.applications.ConvNeXtTiny")(_variant("Tiny"))
+ConvNeXtSmall = export("loopax.applications.ConvNeXtSmall")(_variant("Small"))
+ConvNeXtBase = export("loopax.applications.ConvNeXtBase")(_variant("Base"))
+ConvNeXtLarge = export("loopax.applications.ConvNeXtLarge")(_variant("Large"))
+ConvNeXtXLarge = export("loopax.applications.ConvNeXtXLarge")(_variant("XLarge"))

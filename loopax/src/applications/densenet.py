@@ -4,6 +4,7 @@ them; one builder, layer names as Keras's."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation
@@ -69,7 +70,10 @@ _DOC = ("{owner} on `(batch, height, width, 3)` images preprocessed with "
         "`loopax.applications.densenet.preprocess_input` (\"torch\" mode; default size 224).")
 DenseNet121 = building.named_variant(build_densenet, "DenseNet121", "densenet", _DOC,
                                      blocks=BLOCKS[121])
+export("loopax.applications.DenseNet121")(DenseNet121)
 DenseNet169 = building.named_variant(build_densenet, "DenseNet169", "densenet", _DOC,
                                      blocks=BLOCKS[169])
+export("loopax.applications.DenseNet169")(DenseNet169)
 DenseNet201 = building.named_variant(build_densenet, "DenseNet201", "densenet", _DOC,
                                      blocks=BLOCKS[201])
+export("loopax.applications.DenseNet201")(DenseNet201)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.applications.mobilenet_v2 import make_divisible
 from loopax.src.layers.convolutional import Conv2D
@@ -157,14 +158,14 @@ def _variant(size):
     return constructor
 
 
-EfficientNetB0 = _variant("B0")
-EfficientNetB1 = _variant("B1")
-EfficientNetB2 = _variant("B2")
-EfficientNetB3 = _variant("B3")
-EfficientNetB4 = _variant("B4")
-EfficientNetB5 = _variant("B5")
-EfficientNetB6 = _variant("B6")
-EfficientNetB7 = _variant("B7")
+EfficientNetB0 = export("loopax.applications.EfficientNetB0")(_variant("B0"))
+EfficientNetB1 = export("loopax.applications.EfficientNetB1")(_variant("B1"))
+EfficientNetB2 = export("loopax.applications.EfficientNetB2")(_variant("B2"))
+EfficientNetB3 = export("loopax.applications.EfficientNetB3")(_variant("B3"))
+EfficientNetB4 = export("loopax.applications.EfficientNetB4")(_variant("B4"))
+EfficientNetB5 = export("loopax.applications.EfficientNetB5")(_variant("B5"))
+EfficientNetB6 = export("loopax.applications.EfficientNetB6")(_variant("B6"))
+EfficientNetB7 = export("loopax.applications.EfficientNetB7")(_variant("B7"))
 
 
 def preprocess_input(x, data_format=None):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, efficientnet
 from loopax.src.applications.efficientnet import CONV_INIT
 from loopax.src.layers.convolutional import Conv2D
@@ -152,10 +153,10 @@ def _variant(size):
     return constructor
 
 
-EfficientNetV2B0 = _variant("B0")
-EfficientNetV2B1 = _variant("B1")
-EfficientNetV2B2 = _variant("B2")
-EfficientNetV2B3 = _variant("B3")
-EfficientNetV2S = _variant("S")
-EfficientNetV2M = _variant("M")
-EfficientNetV2L = _variant("L")
+EfficientNetV2B0 = export("loopax.applications.EfficientNetV2B0")(_variant("B0"))
+EfficientNetV2B1 = export("loopax.applications.EfficientNetV2B1")(_variant("B1"))
+EfficientNetV2B2 = export("loopax.applications.EfficientNetV2B2")(_variant("B2"))
+EfficientNetV2B3 = export("loopax.applications.EfficientNetV2B3")(_variant("B3"))
+EfficientNetV2S = export("loopax.applications.EfficientNetV2S")(_variant("S"))
+EfficientNetV2M = export("loopax.applications.EfficientNetV2M")(_variant("M"))
+EfficientNetV2L = export("loopax.applications.EfficientNetV2L")(_variant("L"))

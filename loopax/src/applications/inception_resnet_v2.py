@@ -4,6 +4,7 @@ input; layers created in Keras's order (many are auto-named)."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation
@@ -78,6 +79,7 @@ def _reduction(x, branches, name):
     return Concatenate(axis=3, name=name)(outputs)
 
 
+@export("loopax.applications.InceptionResNetV2")
 def InceptionResNetV2(include_top=True, weights="imagenet", input_tensor=None,
                       input_shape=None, pooling=None, classes=1000,
                       classifier_activation="softmax", name="inception_resnet_v2"):

@@ -4,6 +4,7 @@ order (most are auto-named, so the order is what maps Keras's weight files)."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation
@@ -62,6 +63,7 @@ def module_8(x, index):
                        name=f"mixed{9 + index}")
 
 
+@export("loopax.applications.InceptionV3")
 def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
                 pooling=None, classes=1000, classifier_activation="softmax",
                 name="inception_v3"):

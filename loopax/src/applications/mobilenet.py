@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.activation_layers import ReLU
 from loopax.src.layers.convolutional import Conv2D
@@ -42,6 +43,7 @@ def _published_rows(input_shape):
     return rows if rows == cols and rows in _PUBLISHED_ROWS else 224
 
 
+@export("loopax.applications.MobileNet")
 def MobileNet(input_shape=None, alpha=1.0, depth_multiplier=1, dropout=1e-3,
               include_top=True, weights="imagenet", input_tensor=None, pooling=None,
               classes=1000, classifier_activation="softmax", name=None):

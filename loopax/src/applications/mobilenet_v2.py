@@ -3,6 +3,7 @@ bottlenecks, layer names as Keras's."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.activation_layers import ReLU
 from loopax.src.layers.convolutional import Conv2D
@@ -53,6 +54,7 @@ def inverted_residual_block(inputs, expansion, stride, alpha, filters, block_id)
     return x
 
 
+@export("loopax.applications.MobileNetV2")
 def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet",
                 input_tensor=None, pooling=None, classes=1000,
                 classifier_activation="softmax", name=None):

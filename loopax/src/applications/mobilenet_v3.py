@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.applications.mobilenet_v2 import make_divisible
 from loopax.src.layers.activation_layers import ReLU
@@ -180,4 +181,6 @@ def _variant(owner, blocks, last_point_ch, model_type):
 
 
 MobileNetV3Small = _variant("MobileNetV3Small", SMALL, 1024, "small")
+export("loopax.applications.MobileNetV3Small")(MobileNetV3Small)
 MobileNetV3Large = _variant("MobileNetV3Large", LARGE, 1280, "large")
+export("loopax.applications.MobileNetV3Large")(MobileNetV3Large)

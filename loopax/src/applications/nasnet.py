@@ -4,6 +4,7 @@ outputs; one builder, layers created in Keras's order and names."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.convolutional_depthwise import SeparableConv2D
@@ -154,6 +155,7 @@ def build_nasnet(penultimate_filters, num_blocks, stem_block_filters, skip_reduc
     return building.finish(inputs, x, name, weights)
 
 
+@export("loopax.applications.NASNetMobile")
 def NASNetMobile(input_shape=None, include_top=True, weights="imagenet", input_tensor=None,
                  pooling=None, classes=1000, classifier_activation="softmax",
                  name="nasnet_mobile"):
@@ -164,6 +166,7 @@ def NASNetMobile(input_shape=None, include_top=True, weights="imagenet", input_t
                         "NASNetMobile")
 
 
+@export("loopax.applications.NASNetLarge")
 def NASNetLarge(input_shape=None, include_top=True, weights="imagenet", input_tensor=None,
                 pooling=None, classes=1000, classifier_activation="softmax",
                 name="nasnet_large"):

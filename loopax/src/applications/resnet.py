@@ -4,6 +4,7 @@ layer names as Keras's so its weight files load."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Activation
@@ -118,12 +119,12 @@ def _variant(owner, depth, preact):
                                   _DOC, blocks=DEPTHS[depth], preact=preact)
 
 
-ResNet50 = _variant("ResNet50", 50, preact=False)
-ResNet101 = _variant("ResNet101", 101, preact=False)
-ResNet152 = _variant("ResNet152", 152, preact=False)
-ResNet50V2 = _variant("ResNet50V2", 50, preact=True)
-ResNet101V2 = _variant("ResNet101V2", 101, preact=True)
-ResNet152V2 = _variant("ResNet152V2", 152, preact=True)
+ResNet50 = export("loopax.applications.ResNet50")(_variant("ResNet50", 50, preact=False))
+ResNet101 = export("loopax.applications.ResNet101")(_variant("ResNet101", 101, preact=False))
+ResNet152 = export("loopax.applications.ResNet152")(_variant("ResNet152", 152, preact=False))
+ResNet50V2 = export("loopax.applications.ResNet50V2")(_variant("ResNet50V2", 50, preact=True))
+ResNet101V2 = export("loopax.applications.ResNet101V2")(_variant("ResNet101V2", 101, preact=True))
+ResNet152V2 = export("loopax.applications.ResNet152V2")(_variant("ResNet152V2", 152, preact=True))
 
 
 def preprocess_input(x, data_format=None):

@@ -3,6 +3,7 @@ Keras's."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.core import Dense, Flatten
@@ -13,6 +14,7 @@ BLOCKS = {16: ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)),
           19: ((64, 2), (128, 2), (256, 4), (512, 4), (512, 4))}
 
 
+@export("loopax.applications.VGG16")
 def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
           pooling=None, classes=1000, classifier_activation="softmax", name="vgg16"):
     """VGG16: five blocks of 3x3 convolutions and 2x2 max pooling; with
@@ -50,6 +52,7 @@ def VGG16(include_top=True, weights="imagenet", input_tensor=None, input_shape=N
                      classifier_activation, name)
 
 
+@export("loopax.applications.VGG19")
 def VGG19(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
           pooling=None, classes=1000, classifier_activation="softmax", name="vgg19"):
     return build_vgg(19, include_top, weights, input_tensor, input_shape, pooling, classes,

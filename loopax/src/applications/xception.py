@@ -4,6 +4,7 @@ Keras's."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.applications import building
 from loopax.src.layers.convolutional import Conv2D
 from loopax.src.layers.convolutional_depthwise import SeparableConv2D
@@ -37,6 +38,7 @@ def _downsampling_block(x, filters, block, first_activation=True):
     return add([x, residual])
 
 
+@export("loopax.applications.Xception")
 def Xception(include_top=True, weights="imagenet", input_tensor=None, input_shape=None,
              pooling=None, classes=1000, classifier_activation="softmax", name="xception"):
     inputs, _, weights = building.prepare("Xception", weights, include_top, classes, pooling,

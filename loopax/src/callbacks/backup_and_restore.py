@@ -28,12 +28,14 @@ import warnings
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback, keeps_backup_state
 from loopax.src.saving.checkpoint import CheckpointStore
 
 FORMAT = "loopax.backup"
 
 
+@export("loopax.callbacks.BackupAndRestore")
 class BackupAndRestore(Callback):
     """Backs up the training state so that re-running `fit` resumes exactly.
 

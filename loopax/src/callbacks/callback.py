@@ -1,5 +1,7 @@
 """`Callback`: the base class of everything `fit`, `evaluate` and `predict` notify."""
 
+from loopax.src.api_export import export
+
 TRAIN_BATCH_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end")
 TEST_BATCH_HOOKS = ("on_test_batch_begin", "on_test_batch_end")
 PREDICT_BATCH_HOOKS = ("on_predict_batch_begin", "on_predict_batch_end")
@@ -11,6 +13,7 @@ HOOKS = (
 ) + TRAIN_BATCH_HOOKS + TEST_BATCH_HOOKS + PREDICT_BATCH_HOOKS
 
 
+@export("loopax.callbacks.Callback")
 class Callback:
     """Base class for callbacks: override the hooks you need.
 

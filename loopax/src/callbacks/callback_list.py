@@ -2,6 +2,7 @@
 
 from typing import NamedTuple
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import (
     PREDICT_BATCH_HOOKS,
     TEST_BATCH_HOOKS,
@@ -41,6 +42,7 @@ class BatchNeeds(NamedTuple):
                 "fused execution (see the Callback docstring).")
 
 
+@export("loopax.callbacks.CallbackList")
 class CallbackList(Callback):
     """Forwards every hook to `callbacks`, adding a `History` and a `ProgbarLogger` when asked.
 

@@ -7,9 +7,11 @@ import os
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.CSVLogger")
 class CSVLogger(Callback):
     """Writes `epoch` and every logged value (sorted by name) per epoch to `filename`.
 

@@ -2,11 +2,13 @@
 
 import math
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import monitor as monitor_lib
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.EarlyStopping")
 class EarlyStopping(Callback):
     """Stops training when `monitor` has not improved for `patience` epochs.
 

@@ -2,9 +2,11 @@
 
 import math
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.History")
 class History(Callback):
     """Records each epoch's logs: `history[name]` is a list with one value per epoch.
 

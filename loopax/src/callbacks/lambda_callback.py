@@ -1,8 +1,10 @@
 """`LambdaCallback`: a callback made of plain functions."""
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import HOOKS, Callback
 
 
+@export("loopax.callbacks.LambdaCallback")
 class LambdaCallback(Callback):
     """Builds a callback from functions, e.g. `LambdaCallback(on_epoch_end=lambda epoch, logs: ...)`.
 

@@ -5,11 +5,13 @@ import numbers
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
 from loopax.src.callbacks.learning_rate import get_learning_rate, set_learning_rate
 
 
+@export("loopax.callbacks.LearningRateScheduler")
 class LearningRateScheduler(Callback):
     """At the start of each epoch sets `lr = schedule(epoch, lr)` (0-based epoch).
 

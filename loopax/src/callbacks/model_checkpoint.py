@@ -3,11 +3,13 @@
 import math
 import os
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import monitor as monitor_lib
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.ModelCheckpoint")
 class ModelCheckpoint(Callback):
     """Saves the model every epoch (or every `save_freq` steps), or only when it improves.
 

@@ -25,6 +25,7 @@ import os
 import sys
 import warnings
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import monitor as monitor_lib
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
@@ -32,6 +33,7 @@ from loopax.src.saving.checkpoint import CheckpointStore
 from loopax.src.saving.checkpoint_folders import checkpoint_contents
 
 
+@export("loopax.callbacks.OrbaxCheckpoint")
 class OrbaxCheckpoint(Callback):
     """Saves the model's state with orbax every epoch (or every `save_freq` steps).
 

@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.utils import io_utils
 
 _clock = time.monotonic  # tests substitute a fake clock here
@@ -59,6 +60,7 @@ def _is_live_display():
     return bool(isatty and isatty()) or "ipykernel" in sys.modules
 
 
+@export("loopax.utils.Progbar")
 class Progbar:
     """Displays a progress bar.
 

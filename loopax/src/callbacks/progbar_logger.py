@@ -1,10 +1,12 @@
 """`ProgbarLogger`: prints `Epoch i/n` and a progress bar per epoch, evaluate and predict."""
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import progbar as progbar_module
 from loopax.src.callbacks.callback import Callback
 from loopax.src.callbacks.logs import logs_to_host
 
 
+@export("loopax.callbacks.ProgbarLogger")
 class ProgbarLogger(Callback):
     """Prints training progress: a live bar in a terminal, one line per epoch otherwise.
 

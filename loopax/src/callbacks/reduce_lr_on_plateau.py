@@ -5,12 +5,14 @@ import warnings
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import monitor as monitor_lib
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
 from loopax.src.callbacks.learning_rate import get_learning_rate, set_learning_rate
 
 
+@export("loopax.callbacks.ReduceLROnPlateau")
 class ReduceLROnPlateau(Callback):
     """Multiplies the learning rate by `factor` after `patience` epochs without improvement.
 

@@ -11,9 +11,11 @@ import warnings
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.RemoteMonitor")
 class RemoteMonitor(Callback):
     """Sends `{"epoch": epoch, **logs}` to `root + path` with an HTTP POST at the
     end of every epoch.

@@ -9,9 +9,11 @@ later `ModelCheckpoint` saves them) until the next epoch begins; after the
 last epoch they stay (both sides then hold the averages).
 """
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.SwapEMAWeights")
 class SwapEMAWeights(Callback):
     """Swaps the model's weights with the optimizer's EMA weights around evaluation.
 

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks.callback import Callback
 from loopax.src.callbacks.logs import logs_to_host
 
@@ -17,6 +18,7 @@ def _require_tensorboardx():
             "pip install loopax[tensorboard]")
 
 
+@export("loopax.callbacks.TensorBoard")
 class TensorBoard(Callback):
     """Logs losses and metrics for TensorBoard (`tensorboard --logdir=log_dir`).
 

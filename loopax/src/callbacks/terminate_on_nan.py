@@ -2,10 +2,12 @@
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.callbacks import progbar
 from loopax.src.callbacks.callback import Callback
 
 
+@export("loopax.callbacks.TerminateOnNaN")
 class TerminateOnNaN(Callback):
     """Sets `model.stop_training` and prints `Batch N: Invalid loss, terminating training`."""
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import losses, tree
+from loopax.src.api_export import export
 
 
 def _as_loss(loss):
@@ -28,6 +29,7 @@ def _summed(values):
     return jnp.sum(jnp.stack([jnp.asarray(v, jnp.float32) for v in tree.flatten(values)]))
 
 
+@export("loopax.distillation.DistillationLoss")
 class DistillationLoss:
     """Base class of distillation losses: subclasses implement `compute_loss`."""
 
@@ -63,6 +65,7 @@ class DistillationLoss:
         """
 
 
+@export("loopax.distillation.FeatureDistillation")
 class FeatureDistillation(DistillationLoss):
     """Compares the outputs of a teacher layer and a student layer (or of the final
     outputs when no layer is named) with `loss`, averaged.
@@ -163,6 +166,7 @@ def _deserialize_losses(config):
     return None if config is None else losses.deserialize(config)
 
 
+@export("loopax.distillation.LogitsDistillation")
 class LogitsDistillation(DistillationLoss):
     """Compares the final outputs (logits) after dividing both by `temperature`.
 

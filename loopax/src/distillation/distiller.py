@@ -10,6 +10,7 @@ to `compile`) and `distillation_loss` is the weighted sum of the distillation lo
 import jax.numpy as jnp
 
 from loopax.src import serialization, tree
+from loopax.src.api_export import export
 from loopax.src.distillation.distillation_loss import _as_loss
 from loopax.src.metrics import Mean
 from loopax.src.models.functional import Functional
@@ -18,6 +19,7 @@ from loopax.src.models.model import Model
 FINAL_OUTPUT = "final_output"
 
 
+@export("loopax.distillation.Distiller")
 class Distiller(Model):
     """A model whose `fit()` distills `teacher` into `student`; calling it runs the
     student. The teacher is frozen (`trainable = False`).

@@ -13,6 +13,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from loopax.src.api_export import export
+
 
 def _devices_of(device_type=None):
     if device_type is None:
@@ -23,6 +25,7 @@ def _devices_of(device_type=None):
         raise ValueError(f"list_devices: no {device_type!r} devices here ({e}).") from None
 
 
+@export("loopax.distribution.list_devices")
 def list_devices(device_type=None) -> list[str]:
     """All devices (of every process) of `device_type` ("cpu", "gpu", "tpu"; default:
     the default backend's), as strings `"cpu:0"`, `"gpu:3"`.
@@ -40,6 +43,7 @@ def list_devices(device_type=None) -> list[str]:
     return [f"{d.platform}:{d.id}" for d in _devices_of(device_type)]
 
 
+@export("loopax.distribution.get_device_count")
 def get_device_count(device_type=None) -> int:
     """How many devices `list_devices(device_type)` returns.
 
@@ -70,6 +74,7 @@ def _to_jax_device(device):
                      f"got {device!r}.")
 
 
+@export("loopax.distribution.DeviceMesh")
 class DeviceMesh:
     """A grid of devices with a name per axis.
 
@@ -137,6 +142,7 @@ class DeviceMesh:
         return f"<DeviceMesh shape={self._shape}, axis_names={self._axis_names}>"
 
 
+@export("loopax.distribution.TensorLayout")
 class TensorLayout:
     """Which mesh axis splits each dimension of an array.
 

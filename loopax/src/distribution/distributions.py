@@ -13,6 +13,7 @@ import warnings
 import jax
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.distribution import multi_host
 from loopax.src.distribution.device_mesh import DeviceMesh, TensorLayout
 from loopax.src.distribution.layout_map import LayoutMap
@@ -22,11 +23,13 @@ DEFAULT_BATCH_DIM_NAME = "batch"
 _current = None
 
 
+@export("loopax.distribution.distribution")
 def distribution():
     """Returns the current distribution (None: everything on the default device)."""
     return _current
 
 
+@export("loopax.distribution.set_distribution")
 def set_distribution(value):
     """Makes `value` (a Distribution, or None to clear) the current distribution.
     Set it before creating the model: Variables are placed when created.
@@ -44,6 +47,7 @@ def set_distribution(value):
     _current = value
 
 
+@export("loopax.distribution.Distribution")
 class Distribution:
     """Where Variables and batches live on a `DeviceMesh`.
 
@@ -145,6 +149,7 @@ class Distribution:
                 f"batch_dim_name={self._batch_dim_name!r}>")
 
 
+@export("loopax.distribution.DataParallel")
 class DataParallel(Distribution):
     """Every Variable replicated on every device; each batch split over them.
 
@@ -171,6 +176,7 @@ class DataParallel(Distribution):
         super().__init__(device_mesh, None, auto_shard_dataset)
 
 
+@export("loopax.distribution.ModelParallel")
 class ModelParallel(Distribution):
     """Variables split as a `LayoutMap` says (the rest replicated); batches split
     along `batch_dim_name`.

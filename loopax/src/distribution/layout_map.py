@@ -5,9 +5,11 @@ from __future__ import annotations
 import collections
 import re
 
+from loopax.src.api_export import export
 from loopax.src.distribution.device_mesh import TensorLayout, check_axes_exist
 
 
+@export("loopax.distribution.LayoutMap")
 class LayoutMap(collections.abc.MutableMapping):
     """Maps variable paths to layouts, as a dict whose keys are also regexes.
 

@@ -6,7 +6,10 @@ import os
 
 import jax
 
+from loopax.src.api_export import export
 
+
+@export("loopax.distribution.initialize")
 def initialize(job_addresses=None, num_processes=None, process_id=None,
                local_device_ids=None):
     """Joins this process to a multi-process job (call it first, in every process).

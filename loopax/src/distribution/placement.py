@@ -29,6 +29,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from loopax.src.api_export import export
 from loopax.src.distribution.device_mesh import TensorLayout, check_layout_fits
 from loopax.src.distribution.distributions import (
     ModelParallel,
@@ -304,6 +305,7 @@ def to_host(tree):
 # public helpers for custom loops
 # --------------------------------------------------------------------------
 
+@export("loopax.distribution.distribute_tensor")
 def distribute_tensor(tensor, layout):
     """`tensor` laid out as `layout` (a TensorLayout or a jax Sharding): inside a
     compiled function a sharding constraint, outside a transfer.
@@ -329,6 +331,7 @@ def distribute_tensor(tensor, layout):
     return _put(value, sharding)
 
 
+@export("loopax.distribution.distribute_batch")
 def distribute_batch(batch, distribution_=None):
     """A (process-local) batch — arrays or a tuple/dict of arrays — as global
     arrays split along dimension 0 over the distribution's batch axis, ready

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import activations, constraints, initializers, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.tensor import unwrap
@@ -24,6 +25,7 @@ def _non_negative(value, name, owner, allow_none=False):
                      f"{' or None' if allow_none else ''}, got {value!r}.")
 
 
+@export("loopax.layers.ReLU")
 @closed_form_output_shape
 class ReLU(Layer):
     """`x` above `threshold` (capped at `max_value`), `negative_slope · (x - threshold)` below.
@@ -59,6 +61,7 @@ class ReLU(Layer):
                 "negative_slope": self.negative_slope, "threshold": self.threshold}
 
 
+@export("loopax.layers.LeakyReLU")
 @closed_form_output_shape
 class LeakyReLU(Layer):
     """`x` for x >= 0, `negative_slope · x` below.
@@ -88,6 +91,7 @@ class LeakyReLU(Layer):
         return {**super().get_config(), "negative_slope": self.negative_slope}
 
 
+@export("loopax.layers.PReLU")
 class PReLU(Layer):
     """Leaky ReLU with a learned slope: `max(x, 0) - alpha · max(-x, 0)`.
 
@@ -150,6 +154,7 @@ class PReLU(Layer):
                 "shared_axes": self.shared_axes}
 
 
+@export("loopax.layers.ELU")
 @closed_form_output_shape
 class ELU(Layer):
     """`x` for x > 0, `alpha · (exp(x) - 1)` below.
@@ -173,6 +178,7 @@ class ELU(Layer):
         return {**super().get_config(), "alpha": self.alpha}
 
 
+@export("loopax.layers.Softmax")
 @closed_form_output_shape
 class Softmax(Layer):
     """Softmax over `axis` (an int or a tuple of axes).

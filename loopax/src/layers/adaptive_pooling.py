@@ -12,6 +12,7 @@ from typing import Sequence
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.ops.nn import adaptive_average_pool, adaptive_max_pool
@@ -63,6 +64,7 @@ class BaseAdaptivePooling(Layer):
                 "data_format": self.data_format}
 
 
+@export("loopax.layers.AdaptiveMaxPooling1D")
 class AdaptiveMaxPooling1D(BaseAdaptivePooling):
     """Max over windows sized to give a fixed output: `(batch, steps, channels)` ->
     `(batch, out_steps, channels)`, whatever the input's spatial size.
@@ -89,6 +91,7 @@ class AdaptiveMaxPooling1D(BaseAdaptivePooling):
         super().__init__(1, "max", output_size, data_format, **kwargs)
 
 
+@export("loopax.layers.AdaptiveMaxPooling2D")
 class AdaptiveMaxPooling2D(BaseAdaptivePooling):
     """Max over windows sized to give a fixed output: `(batch, h, w, channels)` ->
     `(batch, out_h, out_w, channels)`, whatever the input's spatial size.
@@ -115,6 +118,7 @@ class AdaptiveMaxPooling2D(BaseAdaptivePooling):
         super().__init__(2, "max", output_size, data_format, **kwargs)
 
 
+@export("loopax.layers.AdaptiveMaxPooling3D")
 class AdaptiveMaxPooling3D(BaseAdaptivePooling):
     """Max over windows sized to give a fixed output: `(batch, d, h, w, channels)` ->
     `(batch, out_d, out_h, out_w, channels)`, whatever the input's spatial size.
@@ -141,6 +145,7 @@ class AdaptiveMaxPooling3D(BaseAdaptivePooling):
         super().__init__(3, "max", output_size, data_format, **kwargs)
 
 
+@export("loopax.layers.AdaptiveAveragePooling1D")
 class AdaptiveAveragePooling1D(BaseAdaptivePooling):
     """Mean over windows sized to give a fixed output: `(batch, steps, channels)` ->
     `(batch, out_steps, channels)`, whatever the input's spatial size.
@@ -167,6 +172,7 @@ class AdaptiveAveragePooling1D(BaseAdaptivePooling):
         super().__init__(1, "average", output_size, data_format, **kwargs)
 
 
+@export("loopax.layers.AdaptiveAveragePooling2D")
 class AdaptiveAveragePooling2D(BaseAdaptivePooling):
     """Mean over windows sized to give a fixed output: `(batch, h, w, channels)` ->
     `(batch, out_h, out_w, channels)`, whatever the input's spatial size.
@@ -193,6 +199,7 @@ class AdaptiveAveragePooling2D(BaseAdaptivePooling):
         super().__init__(2, "average", output_size, data_format, **kwargs)
 
 
+@export("loopax.layers.AdaptiveAveragePooling3D")
 class AdaptiveAveragePooling3D(BaseAdaptivePooling):
     """Mean over windows sized to give a fixed output: `(batch, d, h, w, channels)` ->
     `(batch, out_d, out_h, out_w, channels)`, whatever the input's spatial size.

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import constraints, initializers, random, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.einsum_dense import EinsumDense
 from loopax.src.layers.layer import InputSpec, Layer
@@ -154,6 +155,7 @@ class _QueryValueAttention(Layer):
                 "seed": self.seed}
 
 
+@export("loopax.layers.MultiHeadAttention")
 class MultiHeadAttention(_QueryValueAttention):
     """Multi-head scaled dot-product attention.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import _factor_pair, _value_range
 from loopax.src.layers.augmentation_policies import policy_layers
 from loopax.src.layers.geometric_augmentation import _check_interpolation
@@ -23,6 +24,7 @@ def _positive_int(value, argument):
     return value
 
 
+@export("loopax.layers.AugMix")
 class AugMix(_ImageAugmentation):
     """Mixes `num_chains` randomly augmented copies of each batch with the batch.
 

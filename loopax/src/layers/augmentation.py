@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.layer import Layer
 from loopax.src.ops.image import AFFINE_INTERPOLATIONS, affine_transform
@@ -127,6 +128,7 @@ def rotation_matrix(angle_degrees, height, width):
                       sin, cos, cy - cx * sin - cy * cos, zeros, zeros], axis=1)
 
 
+@export("loopax.layers.RandomRotation")
 class RandomRotation(_RandomWarp):
     """Rotates each image by a random angle in `factor · 360°` (a number `f`:
     `[-f, f]`; a pair: `[lower, upper]`, fractions of a full turn,
@@ -178,6 +180,7 @@ class RandomRotation(_RandomWarp):
         return {**super().get_config(), "factor": self.factor}
 
 
+@export("loopax.layers.RandomZoom")
 class RandomZoom(_RandomWarp):
     """Zooms each image by a random factor: `height_factor` `f` draws the
     vertical scale of the sampled box in `[1 + lower, 1 + upper]` (negative
@@ -258,6 +261,7 @@ class RandomZoom(_RandomWarp):
                 "width_factor": self.width_factor}
 
 
+@export("loopax.layers.RandomTranslation")
 class RandomTranslation(_RandomWarp):
     """Shifts each image by a random fraction of its size: `height_factor`
     and `width_factor` as a number `f` (`[-f, f]`) or a pair, in [-1, 1]
@@ -336,6 +340,7 @@ def _value_range(value_range, owner):
     return value_range
 
 
+@export("loopax.layers.RandomContrast")
 class RandomContrast(_RandomImageLayer):
     """Scales each image's deviation from its per-channel mean by a random
     factor in `[1 - lower, 1 + upper]`, then clips to `value_range`.
@@ -390,6 +395,7 @@ class RandomContrast(_RandomImageLayer):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}
 
 
+@export("loopax.layers.RandomBrightness")
 class RandomBrightness(_RandomImageLayer):
     """Adds a random `delta · (high - low)` to each image, `delta` in
     `factor` (a number `f`: `[-f, f]`; a pair, in [-1, 1]), then clips to

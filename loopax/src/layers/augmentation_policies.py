@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import jax
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import (
     RandomBrightness,
     RandomContrast,
@@ -52,6 +53,7 @@ def policy_layers(factor, value_range, interpolation, seed, data_format, dtype):
     }
 
 
+@export("loopax.layers.RandAugment")
 class RandAugment(_ImageAugmentation):
     """Applies `num_ops` augmentations in a row, each picked uniformly (per
     batch) from: shear, translation, rotation, brightness, colour

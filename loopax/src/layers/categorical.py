@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.tensor import unwrap
 
@@ -63,6 +64,7 @@ def encode_categorical(indices, output_mode, depth, dtype="float32", count_weigh
     return out[0] if squeeze else out
 
 
+@export("loopax.layers.CategoryEncoding")
 class CategoryEncoding(Layer):
     """Encodes integer indices in `[0, num_tokens)`: `output_mode` "one_hot",
     "multi_hot" (default) or "count" (optionally weighted by
@@ -140,6 +142,7 @@ def _compress(summary, epsilon):
     return np.stack([points, weights]).astype("float32")
 
 
+@export("loopax.layers.Discretization")
 class Discretization(Layer):
     """Buckets numbers: output `i` for `bin_boundaries[i-1] <= x <
     bin_boundaries[i]` (0 below the first boundary, `len(bin_boundaries)`

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import _value_range
 from loopax.src.layers.image_augmentation import _ImageAugmentation
 
@@ -63,6 +64,7 @@ def clahe(images, clip_limit, tile_grid_size):
     return (top * (1 - wy) + bottom * wy)[:, :height, :width]
 
 
+@export("loopax.layers.ContrastLimitedAdaptiveHistogramEqualization")
 class ContrastLimitedAdaptiveHistogramEqualization(_ImageAugmentation):
     """Equalizes each channel's histogram per tile of a `tile_grid_size` grid,
     each tile's histogram clipped at `clip_limit` times its mean (the excess is

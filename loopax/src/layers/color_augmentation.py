@@ -10,6 +10,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import (
     RandomBrightness,
     RandomContrast,
@@ -77,6 +78,7 @@ class _ColorLayer(_ImageAugmentation):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}
 
 
+@export("loopax.layers.RandomColorDegeneration")
 class RandomColorDegeneration(_ColorLayer):
     """Blends each RGB image toward its grayscale version:
     `x + f · (gray(x) - x)`, `f` drawn per image from `factor`, clipped to
@@ -120,6 +122,7 @@ class RandomColorDegeneration(_ColorLayer):
         return jnp.clip(images + factor * (gray - images), *self.value_range)
 
 
+@export("loopax.layers.RandomSaturation")
 class RandomSaturation(_ColorLayer):
     """Scales each image's HSV saturation by `f / (1 - f)`, `f` drawn per
     image from `factor` (0.5: unchanged, 0: grayscale, near 1: saturated).
@@ -165,6 +168,7 @@ class RandomSaturation(_ColorLayer):
         return hsv_to_rgb(jnp.stack([hue, saturation, value], axis=axis), axis)
 
 
+@export("loopax.layers.RandomHue")
 class RandomHue(_ColorLayer):
     """Rotates each image's hue by `±f / 2` of a full turn, `f` drawn per
     image from `factor` and the sign at random; clipped to `value_range`.
@@ -214,6 +218,7 @@ class RandomHue(_ColorLayer):
         return rgb * (high - low) + low
 
 
+@export("loopax.layers.RandomColorJitter")
 class RandomColorJitter(_ImageAugmentation):
     """Random brightness, contrast, saturation and hue changes, in that
     order, each by the layer of that name (RandomBrightness, RandomContrast,
@@ -273,6 +278,7 @@ class RandomColorJitter(_ImageAugmentation):
                 "seed": self.seed}
 
 
+@export("loopax.layers.RandomSharpness")
 class RandomSharpness(_ColorLayer):
     """Sharpens or blurs each image: `x + (1 - 2f) · (smooth(x) - x)`, `f`
     drawn per image from `factor`, `smooth` the 3×3 filter with 5/13 at the
@@ -328,6 +334,7 @@ def _gaussian(size, sigma, dtype):
     return weights / jnp.sum(weights)
 
 
+@export("loopax.layers.RandomGaussianBlur")
 class RandomGaussianBlur(_ColorLayer):
     """Blurs each image, with a probability drawn per image from `factor`,
     by a Gaussian filter of `kernel_size` whose standard deviations (x, y)

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, random, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     dimension_numbers,
@@ -267,6 +268,7 @@ class _ConvLSTM(RNN):
         return cls(**config)
 
 
+@export("loopax.layers.ConvLSTM1D")
 class ConvLSTM1D(_ConvLSTM):
     """1-D convolutional LSTM: an LSTM whose input and recurrent
     transformations are convolutions, with feature-map states.
@@ -327,6 +329,7 @@ class ConvLSTM1D(_ConvLSTM):
     rank = 1
 
 
+@export("loopax.layers.ConvLSTM2D")
 class ConvLSTM2D(_ConvLSTM):
     """2-D convolutional LSTM: an LSTM whose input and recurrent
     transformations are convolutions, with feature-map states.
@@ -387,6 +390,7 @@ class ConvLSTM2D(_ConvLSTM):
     rank = 2
 
 
+@export("loopax.layers.ConvLSTM3D")
 class ConvLSTM3D(_ConvLSTM):
     """3-D convolutional LSTM: an LSTM whose input and recurrent
     transformations are convolutions, with feature-map states.

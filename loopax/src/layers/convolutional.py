@@ -11,6 +11,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     dimension_numbers,
@@ -148,6 +149,7 @@ class BaseConv(Layer):
                 "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
+@export("loopax.layers.Conv1D", "loopax.layers.Convolution1D")
 class Conv1D(BaseConv):
     """1-D convolution: `(batch, steps, channels)` -> `(batch, new_steps, filters)`.
 
@@ -195,6 +197,7 @@ class Conv1D(BaseConv):
                          dilation_rate, groups, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.Conv2D", "loopax.layers.Convolution2D")
 class Conv2D(BaseConv):
     """2-D convolution: `(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`.
 
@@ -242,6 +245,7 @@ class Conv2D(BaseConv):
                          dilation_rate, groups, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.Conv3D", "loopax.layers.Convolution3D")
 class Conv3D(BaseConv):
     """3-D convolution: `(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, regularizers, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     dimension_numbers,
@@ -219,6 +220,7 @@ class BaseSeparableConv(_DepthwiseBase):
                 "pointwise_constraint": constraints.serialize(self.pointwise_constraint)}
 
 
+@export("loopax.layers.DepthwiseConv1D")
 class DepthwiseConv1D(BaseDepthwiseConv):
     """`(batch, steps, channels)` -> `(batch, new_steps, channels · depth_multiplier)`.
 
@@ -262,6 +264,7 @@ class DepthwiseConv1D(BaseDepthwiseConv):
                          dilation_rate, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.DepthwiseConv2D")
 class DepthwiseConv2D(BaseDepthwiseConv):
     """`(batch, h, w, channels)` -> `(batch, h', w', channels · depth_multiplier)`.
 
@@ -306,6 +309,7 @@ class DepthwiseConv2D(BaseDepthwiseConv):
                          dilation_rate, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.SeparableConv1D", "loopax.layers.SeparableConvolution1D")
 class SeparableConv1D(BaseSeparableConv):
     """`(batch, steps, channels)` -> `(batch, new_steps, filters)`.
 
@@ -355,6 +359,7 @@ class SeparableConv1D(BaseSeparableConv):
                          dilation_rate, depth_multiplier, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.SeparableConv2D", "loopax.layers.SeparableConvolution2D")
 class SeparableConv2D(BaseSeparableConv):
     """`(batch, h, w, channels)` -> `(batch, h', w', filters)`.
 

@@ -14,6 +14,7 @@ Output size per spatial axis (k' = (k - 1) · dilation + 1):
 from __future__ import annotations
 
 from loopax.src import activations, constraints, initializers, regularizers, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     positive_int,
     standardize_data_format,
@@ -144,6 +145,7 @@ class BaseConvTranspose(Layer):
                 "bias_constraint": constraints.serialize(self.bias_constraint)}
 
 
+@export("loopax.layers.Conv1DTranspose", "loopax.layers.Convolution1DTranspose")
 class Conv1DTranspose(BaseConvTranspose):
     """`(batch, steps, channels)` -> `(batch, new_steps, filters)`.
 
@@ -188,6 +190,7 @@ class Conv1DTranspose(BaseConvTranspose):
                          data_format, dilation_rate, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.Conv2DTranspose", "loopax.layers.Convolution2DTranspose")
 class Conv2DTranspose(BaseConvTranspose):
     """`(batch, h, w, channels)` -> `(batch, new_h, new_w, filters)`.
 
@@ -233,6 +236,7 @@ class Conv2DTranspose(BaseConvTranspose):
                          data_format, dilation_rate, activation, use_bias, **kwargs)
 
 
+@export("loopax.layers.Conv3DTranspose", "loopax.layers.Convolution3DTranspose")
 class Conv3DTranspose(BaseConvTranspose):
     """`(batch, d, h, w, channels)` -> `(batch, d', h', w', filters)`.
 

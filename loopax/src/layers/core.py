@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import activations, constraints, initializers, quantizers, random, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers import quantization
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
@@ -19,6 +20,7 @@ from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 
+@export("loopax.layers.Dense")
 @closed_form_output_shape
 class Dense(Layer):
     """`activation(inputs @ kernel + bias)` on the last axis.
@@ -229,6 +231,7 @@ class Dense(Layer):
                 **quantization.config_entry(self)}
 
 
+@export("loopax.layers.Activation")
 @closed_form_output_shape
 class Activation(Layer):
     """Applies an activation function (a name or a callable).
@@ -256,6 +259,7 @@ class Activation(Layer):
         return {**super().get_config(), "activation": activations.serialize(self.activation)}
 
 
+@export("loopax.layers.Dropout")
 @closed_form_output_shape
 class Dropout(Layer):
     """In training, zeroes each entry with probability `rate` and scales the
@@ -305,6 +309,7 @@ class Dropout(Layer):
                 "noise_shape": self.noise_shape, "seed": self.seed}
 
 
+@export("loopax.layers.Flatten")
 @closed_form_output_shape
 class Flatten(Layer):
     """`(batch, d1, d2, ...)` -> `(batch, d1 · d2 · ...)`.
@@ -344,6 +349,7 @@ class Flatten(Layer):
         return {**super().get_config(), "data_format": self.data_format}
 
 
+@export("loopax.layers.Reshape")
 @closed_form_output_shape
 class Reshape(Layer):
     """`(batch, ...)` -> `(batch, *target_shape)`; one entry may be -1.
@@ -394,6 +400,7 @@ class Reshape(Layer):
         return {**super().get_config(), "target_shape": self.target_shape}
 
 
+@export("loopax.layers.Embedding")
 class Embedding(Layer):
     """Looks up rows of `embeddings` (shape `(input_dim, output_dim)`):
     integer input `(...)` -> output `(..., output_dim)`.
@@ -542,6 +549,7 @@ class Embedding(Layer):
                 "mask_zero": self.mask_zero, **quantization.config_entry(self)}
 
 
+@export("loopax.layers.ActivityRegularization")
 class ActivityRegularization(Layer):
     """Returns its input and adds `l1 · sum|x| + l2 · sum x²` to `losses`.
 
@@ -567,6 +575,7 @@ class ActivityRegularization(Layer):
         return {**super().get_config(), "l1": self.l1, "l2": self.l2}
 
 
+@export("loopax.layers.Identity")
 class Identity(Layer):
     """Returns its input unchanged (a placeholder, e.g. an optional block turned off).
 

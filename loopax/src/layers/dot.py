@@ -5,12 +5,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.tensor import unwrap
 
 _EPSILON = 1e-7  # Keras' backend.epsilon(): bounds the inverse norm in `normalize`
 
 
+@export("loopax.layers.Dot")
 class Dot(Layer):
     """Per sample, contracts axis `axes[0]` of `x1` with axis `axes[1]` of
     `x2`: `(b, *r1, k, *s1)` · `(b, *r2, k, *s2)` -> `(b, *r1, *s1, *r2, *s2)`
@@ -58,6 +60,7 @@ class Dot(Layer):
         return {**super().get_config(), "axes": self.axes, "normalize": self.normalize}
 
 
+@export("loopax.layers.dot")
 def dot(inputs, axes=-1, **kwargs):
     """Functional form of `Dot`: the per-sample dot product of two inputs.
 

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.tensor import unwrap
 
@@ -34,6 +35,7 @@ def _check_inputs(layer, inputs, mask=None):
                          f"[query_mask, value_mask]; got {mask!r:.120}.")
 
 
+@export("loopax.layers.Attention")
 class Attention(Layer):
     """Dot-product attention: `softmax(query @ key^T [* scale]) @ value`.
 
@@ -125,6 +127,7 @@ class Attention(Layer):
                 "score_mode": self.score_mode, "dropout": self.dropout, "seed": self.seed}
 
 
+@export("loopax.layers.AdditiveAttention")
 class AdditiveAttention(Attention):
     """Additive attention: scores `sum(scale * tanh(query + key), axis=-1)`
     with a learned per-feature `scale` (of size dim) when `use_scale`.

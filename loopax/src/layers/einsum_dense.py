@@ -15,6 +15,7 @@ import re
 import jax.numpy as jnp
 
 from loopax.src import activations, constraints, initializers, quantizers, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers import quantization
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.quantizers import quantization_config
@@ -56,6 +57,7 @@ def parse_equation(equation, bias_axes=None):
     return inputs, kernel, outputs, ellipsis
 
 
+@export("loopax.layers.EinsumDense")
 class EinsumDense(Layer):
     """`activation(einsum(equation, inputs, kernel) + bias)`.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import _WARP_FILL_MODES, _factor_pair
 from loopax.src.layers.image_augmentation import _ImageAugmentation
 from loopax.src.ops.image import affine_transform
@@ -39,6 +40,7 @@ def homography(start_points, end_points):
     return jnp.linalg.solve(system, targets)[..., 0]
 
 
+@export("loopax.layers.RandomShear")
 class RandomShear(_ImageAugmentation):
     """Shears each image: output pixel `(x, y)` reads the input at
     `(x + sx · y, sy · x + y)`, with `sx`, `sy` drawn per image from
@@ -121,6 +123,7 @@ class RandomShear(_ImageAugmentation):
                 "fill_value": self.fill_value}
 
 
+@export("loopax.layers.RandomPerspective")
 class RandomPerspective(_ImageAugmentation):
     """Warps each image, with a probability drawn per image from `factor`,
     by the perspective transform that moves its four corners by random

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.attention import (
     _allowed_positions,
@@ -16,6 +17,7 @@ from loopax.src.layers.layer import InputSpec
 from loopax.src.tensor import unwrap
 
 
+@export("loopax.layers.GroupQueryAttention")
 class GroupedQueryAttention(_QueryValueAttention):
     """Grouped-query attention (`keras.layers.GroupQueryAttention`).
 

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.categorical import check_output_mode, encode_categorical
 from loopax.src.layers.hashing import exact_host_values, fingerprint64
 from loopax.src.layers.layer import Layer
@@ -48,6 +49,7 @@ def cross_hash(values, num_bins: int) -> int:
     return crossed % (num_bins or _INT64_MAX)
 
 
+@export("loopax.layers.HashedCrossing")
 class HashedCrossing(Layer):
     """Crosses two or more categorical features: `hash(features) % num_bins`,
     with the hash of TensorFlow's `tf.sparse.cross_hashed` (so the bins are

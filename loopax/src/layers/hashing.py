@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers import symbolic
 from loopax.src.layers.categorical import check_output_mode, encode_categorical
 from loopax.src.layers.layer import Layer
@@ -207,6 +208,7 @@ def hash_to_bins(values, num_bins, salt=None):
     return np.asarray(hashed, dtype=np.int64).reshape(values.shape)
 
 
+@export("loopax.layers.Hashing")
 class Hashing(Layer):
     """Hashes strings or integers into `num_bins` buckets (FarmHash
     Fingerprint64, or keyed SipHash when `salt` is given, as Keras).

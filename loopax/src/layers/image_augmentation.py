@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.augmentation import _factor_pair, _RandomImageLayer, _value_range
 from loopax.src.layers.layer import Layer
@@ -135,6 +136,7 @@ def _random_box(key, batch, length, ratio, dtype):
     return start, start + span
 
 
+@export("loopax.layers.MixUp")
 class MixUp(_ImageAugmentation):
     """MixUp (Zhang et al., 2018): each image (and label) becomes
     `w · x + (1 - w) · x[perm]`, with one random permutation of the batch and
@@ -182,6 +184,7 @@ class MixUp(_ImageAugmentation):
         return {**super().get_config(), "alpha": self.alpha}
 
 
+@export("loopax.layers.CutMix")
 class CutMix(_ImageAugmentation):
     """CutMix (Yun et al., 2019): a random box of each image is replaced by
     the same box of another image of the batch; labels are mixed by the
@@ -244,6 +247,7 @@ class CutMix(_ImageAugmentation):
         return {**super().get_config(), "factor": self.factor}
 
 
+@export("loopax.layers.RandomGrayscale")
 class RandomGrayscale(_ImageAugmentation):
     """Turns each image to grayscale with probability `factor`, keeping its
     channel count (every channel holds the luminance
@@ -299,6 +303,7 @@ class RandomGrayscale(_ImageAugmentation):
         return {**super().get_config(), "factor": self.factor}
 
 
+@export("loopax.layers.RandomInvert")
 class RandomInvert(_ImageAugmentation):
     """Replaces each image `x` by `high - x` (`value_range = (low, high)`)
     with a probability drawn per image from `factor`.
@@ -345,6 +350,7 @@ class RandomInvert(_ImageAugmentation):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}
 
 
+@export("loopax.layers.Solarization")
 class Solarization(_ImageAugmentation):
     """Solarizes images: on the 0..255 scale, adds a random `addition`,
     clips to 0..255, and replaces each pixel `p >= threshold` by `255 - p`.
@@ -399,6 +405,7 @@ class Solarization(_ImageAugmentation):
                 "threshold_factor": self.threshold_factor}
 
 
+@export("loopax.layers.RandomPosterization")
 class RandomPosterization(_ImageAugmentation):
     """Keeps only the `bits` highest bits of each 8-bit colour value, `bits`
     drawn per image from `factor` (integers in `[low, high)`; a number `f`
@@ -446,6 +453,7 @@ class RandomPosterization(_ImageAugmentation):
         return {**super().get_config(), "factor": self.factor, "value_range": self.value_range}
 
 
+@export("loopax.layers.AutoContrast")
 class AutoContrast(_ImageAugmentation):
     """Stretches each image channel to the full `value_range`: its lowest
     value maps to `low`, its highest to `high` (a constant channel is kept).
@@ -485,6 +493,7 @@ class AutoContrast(_ImageAugmentation):
         return {**super().get_config(), "value_range": self.value_range}
 
 
+@export("loopax.layers.Equalization")
 class Equalization(_ImageAugmentation):
     """Histogram equalization of each channel on the 0..255 scale: values
     are binned into `bins` bins and remapped through the normalised
@@ -547,6 +556,7 @@ class Equalization(_ImageAugmentation):
         return {**super().get_config(), "bins": self.bins, "value_range": self.value_range}
 
 
+@export("loopax.layers.RandomErasing")
 class RandomErasing(_ImageAugmentation):
     """Random Erasing (Zhong et al., 2020): with a probability drawn per
     image from `factor`, a random box is filled with `fill_value` (or, when

@@ -3,6 +3,7 @@
 import warnings
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.layers import op_layer  # noqa: F401  (installs ops' symbolic fallback)
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Node, SymbolicTensor
@@ -10,6 +11,7 @@ from loopax.src.serialization import register_core_class
 from loopax.src.state import unique_name
 
 
+@export("loopax.layers.InputLayer")
 @register_core_class
 class InputLayer(Layer):
     """Produces the symbolic input tensor of a functional model.
@@ -83,6 +85,7 @@ def _from_tensor(tensor, shape, batch_size, batch_shape, dtype):
     return tensor.shape, tensor.dtype
 
 
+@export("loopax.layers.Input")
 def Input(shape=None, batch_size=None, dtype=None, sparse=None, ragged=None, batch_shape=None,
           name=None, tensor=None, optional=False):
     """A symbolic input of shape `(batch_size, *shape)` for functional models.

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.lambda_layer import function_config, load_function
 from loopax.src.layers.layer import Layer
 from loopax.src.state import Variable, name_scope, tracing
@@ -82,6 +83,7 @@ def _ones_like_shapes(input_shape):
     return type(input_shape)(_ones_like_shapes(shape) for shape in input_shape)
 
 
+@export("loopax.layers.JaxLayer")
 class JaxLayer(Layer):
     """A layer running a pure-JAX model function `call_fn`.
 
@@ -232,6 +234,7 @@ class JaxLayer(Layer):
         return cls(**config)
 
 
+@export("loopax.layers.FlaxLayer")
 class FlaxLayer(JaxLayer):
     """A layer running a Flax linen module (`flax.linen.Module`).
 

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from loopax.src import activations, serialization
+from loopax.src.api_export import export
 from loopax.src.layers import symbolic
 from loopax.src.layers.layer import Layer, retyped
 from loopax.src.ops import core, image, linalg, math, nn
@@ -118,6 +119,7 @@ def _parameter_names(fn):
     return {p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
 
+@export("loopax.layers.Lambda")
 class Lambda(Layer):
     """Wraps a function `function(inputs, **arguments)` as a layer.
 

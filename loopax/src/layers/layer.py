@@ -36,6 +36,7 @@ from loopax.src import (
     serialization,
     tape,
 )
+from loopax.src.api_export import export
 from loopax.src.array_types import ArrayLike, DTypeLike, Shape
 from loopax.src.distribution.distributions import distribution
 from loopax.src.distribution.placement import distribute_tensor
@@ -78,6 +79,7 @@ jax.tree_util.register_pytree_node(
     LossList, lambda l: (list(l), None), lambda _, children: LossList(children))
 
 
+@export("loopax.layers.InputSpec")
 class InputSpec:
     """What a layer accepts, checked on every call.
 
@@ -176,6 +178,7 @@ def _shape_of(x):
     return tuple(shape) if shape is not None else np.shape(x)
 
 
+@export("loopax.layers.Layer")
 class Layer(Module):
     """Base class for layers.
 

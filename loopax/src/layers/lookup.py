@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.categorical import OUTPUT_MODES, check_output_mode, encode_categorical
 from loopax.src.layers.hashing import hash_to_bins
 from loopax.src.layers.layer import Layer
@@ -279,6 +280,7 @@ class IndexLookup(Layer):
                 "pad_to_max_tokens": self.pad_to_max_tokens, "sparse": self.sparse}
 
 
+@export("loopax.layers.StringLookup")
 class StringLookup(IndexLookup):
     """Maps strings to integer indices (or back, with `invert=True`); the OOV
     token is "[UNK]", no mask token unless `mask_token` is given.
@@ -329,6 +331,7 @@ class StringLookup(IndexLookup):
         return {**super().get_config(), "encoding": self.encoding}
 
 
+@export("loopax.layers.IntegerLookup")
 class IntegerLookup(IndexLookup):
     """Maps integers to indices (or back, with `invert=True`); the OOV token
     is -1, no mask token unless `mask_token` is given (e.g. 0).

@@ -18,6 +18,7 @@ import weakref
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.op_layer import call_on_symbolic
 from loopax.src.layers.symbolic import is_symbolic
@@ -109,6 +110,7 @@ def _set_output_masks(flat_outputs, output_masks):
             set_keras_mask(y, mask)
 
 
+@export("loopax.layers.Masking")
 class Masking(Layer):
     """Marks timesteps whose features all equal `mask_value` as padding.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.layer import Layer
 from loopax.src.tensor import unwrap
@@ -14,6 +15,7 @@ from loopax.src.utils.bounding_boxes import SUPPORTED_FORMATS
 _DICT_KEYS = ("images", "labels", "bounding_boxes", "segmentation_masks")
 
 
+@export("loopax.layers.MaxNumBoundingBoxes")
 class MaxNumBoundingBoxes(Layer):
     """Cuts or pads each image's boxes to exactly `max_number`.
 

@@ -11,6 +11,7 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import closed_form_output_shape
 from loopax.src.tensor import unwrap
@@ -59,6 +60,7 @@ class _Merge(Layer):
         return (batch.pop() if len(batch) == 1 else None,) + out
 
 
+@export("loopax.layers.Add")
 class Add(_Merge):
     """Sum of the inputs.
 
@@ -76,6 +78,7 @@ class Add(_Merge):
         return functools.reduce(jnp.add, xs)
 
 
+@export("loopax.layers.Subtract")
 class Subtract(_Merge):
     """`inputs[0] - inputs[1]` (exactly two inputs).
 
@@ -94,6 +97,7 @@ class Subtract(_Merge):
         return xs[0] - xs[1]
 
 
+@export("loopax.layers.Multiply")
 class Multiply(_Merge):
     """Elementwise product of the inputs.
 
@@ -111,6 +115,7 @@ class Multiply(_Merge):
         return functools.reduce(jnp.multiply, xs)
 
 
+@export("loopax.layers.Average")
 class Average(_Merge):
     """Elementwise mean of the inputs.
 
@@ -128,6 +133,7 @@ class Average(_Merge):
         return functools.reduce(jnp.add, xs) / len(xs)
 
 
+@export("loopax.layers.Maximum")
 class Maximum(_Merge):
     """Elementwise maximum of the inputs.
 
@@ -145,6 +151,7 @@ class Maximum(_Merge):
         return functools.reduce(jnp.maximum, xs)
 
 
+@export("loopax.layers.Minimum")
 class Minimum(_Merge):
     """Elementwise minimum of the inputs.
 
@@ -162,6 +169,7 @@ class Minimum(_Merge):
         return functools.reduce(jnp.minimum, xs)
 
 
+@export("loopax.layers.Concatenate")
 @closed_form_output_shape
 class Concatenate(_Merge):
     """Joins the inputs along `axis`; all other sizes must match.
@@ -242,6 +250,7 @@ def _broadcast_sizes(layer, a, b):
     return tuple(lead) + tuple(out)
 
 
+@export("loopax.layers.add")
 def add(inputs, **kwargs):
     """Functional form of `Add`: the sum of the inputs.
 
@@ -255,6 +264,7 @@ def add(inputs, **kwargs):
     return Add(**kwargs)(inputs)
 
 
+@export("loopax.layers.subtract")
 def subtract(inputs, **kwargs):
     """Functional form of `Subtract`: `inputs[0] - inputs[1]`.
 
@@ -268,6 +278,7 @@ def subtract(inputs, **kwargs):
     return Subtract(**kwargs)(inputs)
 
 
+@export("loopax.layers.multiply")
 def multiply(inputs, **kwargs):
     """Functional form of `Multiply`: the elementwise product.
 
@@ -281,6 +292,7 @@ def multiply(inputs, **kwargs):
     return Multiply(**kwargs)(inputs)
 
 
+@export("loopax.layers.average")
 def average(inputs, **kwargs):
     """Functional form of `Average`: the elementwise mean.
 
@@ -294,6 +306,7 @@ def average(inputs, **kwargs):
     return Average(**kwargs)(inputs)
 
 
+@export("loopax.layers.maximum")
 def maximum(inputs, **kwargs):
     """Functional form of `Maximum`: the elementwise maximum.
 
@@ -307,6 +320,7 @@ def maximum(inputs, **kwargs):
     return Maximum(**kwargs)(inputs)
 
 
+@export("loopax.layers.minimum")
 def minimum(inputs, **kwargs):
     """Functional form of `Minimum`: the elementwise minimum.
 
@@ -320,6 +334,7 @@ def minimum(inputs, **kwargs):
     return Minimum(**kwargs)(inputs)
 
 
+@export("loopax.layers.concatenate")
 def concatenate(inputs, axis=-1, **kwargs):
     """Functional form of `Concatenate`: joins the inputs along `axis`.
 

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.core import Dropout
 from loopax.src.layers.layer import InputSpec, Layer
@@ -45,6 +46,7 @@ class _SpatialDropout(Dropout):
         return config
 
 
+@export("loopax.layers.SpatialDropout1D")
 class SpatialDropout1D(_SpatialDropout):
     """Drops whole channels of `(batch, steps, channels)`.
 
@@ -70,6 +72,7 @@ class SpatialDropout1D(_SpatialDropout):
         return config
 
 
+@export("loopax.layers.SpatialDropout2D")
 class SpatialDropout2D(_SpatialDropout):
     """Drops whole channels of `(batch, h, w, channels)`.
 
@@ -90,6 +93,7 @@ class SpatialDropout2D(_SpatialDropout):
     rank = 2
 
 
+@export("loopax.layers.SpatialDropout3D")
 class SpatialDropout3D(_SpatialDropout):
     """Drops whole channels of `(batch, d, h, w, channels)`.
 
@@ -128,6 +132,7 @@ class _SeededNoise(Layer):
         self.built = True
 
 
+@export("loopax.layers.GaussianNoise")
 class GaussianNoise(_SeededNoise):
     """Adds N(0, stddev²) noise in training.
 
@@ -157,6 +162,7 @@ class GaussianNoise(_SeededNoise):
         return {**super().get_config(), "stddev": self.stddev, "seed": self.seed}
 
 
+@export("loopax.layers.GaussianDropout")
 class GaussianDropout(_SeededNoise):
     """Multiplies by N(1, rate / (1 - rate)) noise in training (the mean and
     variance of Dropout's scaled keep mask).
@@ -187,6 +193,7 @@ class GaussianDropout(_SeededNoise):
         return {**super().get_config(), "rate": self.rate, "seed": self.seed}
 
 
+@export("loopax.layers.AlphaDropout")
 class AlphaDropout(_SeededNoise):
     """Dropout for SELU networks: dropped entries are set to SELU's negative
     saturation value, then an affine map restores the input's mean and

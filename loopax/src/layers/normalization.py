@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import constraints, initializers, regularizers
+from loopax.src.api_export import export
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.tensor import unwrap
@@ -26,6 +27,7 @@ def _positive_axes(axes, rank, owner):
     return tuple(out)
 
 
+@export("loopax.layers.BatchNormalization")
 @closed_form_output_shape
 class BatchNormalization(Layer):
     """Normalizes each feature (along `axis`) over the batch.
@@ -155,6 +157,7 @@ class BatchNormalization(Layer):
                 "synchronized": self.synchronized}
 
 
+@export("loopax.layers.LayerNormalization")
 @closed_form_output_shape
 class LayerNormalization(Layer):
     """Normalizes each sample over `axis` (default the last):
@@ -259,6 +262,7 @@ class LayerNormalization(Layer):
                 "gamma_constraint": constraints.serialize(self.gamma_constraint)}
 
 
+@export("loopax.layers.GroupNormalization")
 class GroupNormalization(Layer):
     """Splits the channels (`axis`) into `groups` and normalizes each sample's
     group over its channels and all other non-batch axes:
@@ -361,6 +365,7 @@ class GroupNormalization(Layer):
                 "gamma_constraint": constraints.serialize(self.gamma_constraint)}
 
 
+@export("loopax.layers.UnitNormalization")
 class UnitNormalization(Layer):
     """Scales each sample to unit L2 norm over `axis` (an int or a list):
     `x / max(||x||, 1e-12)`.
@@ -395,6 +400,7 @@ class UnitNormalization(Layer):
         return {**super().get_config(), "axis": self.axis}
 
 
+@export("loopax.layers.RMSNormalization")
 class RMSNormalization(Layer):
     """`y = scale · x / sqrt(mean(x²) + epsilon)` over `axis` (an int or a
     list), with a learned `scale` of the normalized axes' shape (no centring).

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.masking import masks_of
 
 
+@export("loopax.layers.Pipeline")
 class Pipeline(Layer):
     """Applies `layers` one after the other, e.g. an augmentation chain.
 

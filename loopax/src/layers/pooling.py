@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     check_window_fits,
     spatial_axes_of,
@@ -87,6 +88,7 @@ class BasePooling(Layer):
                 "padding": self.padding, "data_format": self.data_format}
 
 
+@export("loopax.layers.MaxPool1D", "loopax.layers.MaxPooling1D")
 class MaxPooling1D(BasePooling):
     """Max over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`.
 
@@ -113,6 +115,7 @@ class MaxPooling1D(BasePooling):
         super().__init__(1, "max", pool_size, strides, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.MaxPool2D", "loopax.layers.MaxPooling2D")
 class MaxPooling2D(BasePooling):
     """Max over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`.
 
@@ -140,6 +143,7 @@ class MaxPooling2D(BasePooling):
         super().__init__(2, "max", pool_size, strides, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.AveragePooling1D", "loopax.layers.AvgPool1D")
 class AveragePooling1D(BasePooling):
     """Mean over windows: `(batch, steps, channels)` -> `(batch, pooled_steps, channels)`.
 
@@ -166,6 +170,7 @@ class AveragePooling1D(BasePooling):
         super().__init__(1, "average", pool_size, strides, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.AveragePooling2D", "loopax.layers.AvgPool2D")
 class AveragePooling2D(BasePooling):
     """Mean over windows: `(batch, h, w, channels)` -> `(batch, pooled_h, pooled_w, channels)`.
 
@@ -193,6 +198,7 @@ class AveragePooling2D(BasePooling):
         super().__init__(2, "average", pool_size, strides, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.MaxPool3D", "loopax.layers.MaxPooling3D")
 class MaxPooling3D(BasePooling):
     """Max over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`.
 
@@ -220,6 +226,7 @@ class MaxPooling3D(BasePooling):
         super().__init__(3, "max", pool_size, strides, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.AveragePooling3D", "loopax.layers.AvgPool3D")
 class AveragePooling3D(BasePooling):
     """Mean over windows: `(batch, d, h, w, channels)` -> `(batch, d', h', w', channels)`.
 
@@ -283,6 +290,7 @@ class BaseGlobalPooling(Layer):
                 "keepdims": self.keepdims}
 
 
+@export("loopax.layers.GlobalAveragePooling1D", "loopax.layers.GlobalAvgPool1D")
 class GlobalAveragePooling1D(BaseGlobalPooling):
     """Mean over steps: `(batch, steps, channels)` -> `(batch, channels)`.
 
@@ -313,6 +321,7 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
         return total / jnp.sum(keep.astype(x.dtype), axis=steps_axis, keepdims=self.keepdims)
 
 
+@export("loopax.layers.GlobalAveragePooling2D", "loopax.layers.GlobalAvgPool2D")
 class GlobalAveragePooling2D(BaseGlobalPooling):
     """Mean over positions: `(batch, h, w, channels)` -> `(batch, channels)`.
 
@@ -330,6 +339,7 @@ class GlobalAveragePooling2D(BaseGlobalPooling):
         super().__init__(2, "average", data_format, keepdims, **kwargs)
 
 
+@export("loopax.layers.GlobalMaxPool1D", "loopax.layers.GlobalMaxPooling1D")
 class GlobalMaxPooling1D(BaseGlobalPooling):
     """Max over steps: `(batch, steps, channels)` -> `(batch, channels)`.
 
@@ -347,6 +357,7 @@ class GlobalMaxPooling1D(BaseGlobalPooling):
         super().__init__(1, "max", data_format, keepdims, **kwargs)
 
 
+@export("loopax.layers.GlobalMaxPool2D", "loopax.layers.GlobalMaxPooling2D")
 class GlobalMaxPooling2D(BaseGlobalPooling):
     """Max over positions: `(batch, h, w, channels)` -> `(batch, channels)`.
 
@@ -364,6 +375,7 @@ class GlobalMaxPooling2D(BaseGlobalPooling):
         super().__init__(2, "max", data_format, keepdims, **kwargs)
 
 
+@export("loopax.layers.GlobalAveragePooling3D", "loopax.layers.GlobalAvgPool3D")
 class GlobalAveragePooling3D(BaseGlobalPooling):
     """Mean over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`.
 
@@ -381,6 +393,7 @@ class GlobalAveragePooling3D(BaseGlobalPooling):
         super().__init__(3, "average", data_format, keepdims, **kwargs)
 
 
+@export("loopax.layers.GlobalMaxPool3D", "loopax.layers.GlobalMaxPooling3D")
 class GlobalMaxPooling3D(BaseGlobalPooling):
     """Max over positions: `(batch, d, h, w, channels)` -> `(batch, channels)`.
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import Layer
 from loopax.src.ops.image import RESIZE_INTERPOLATIONS, resize
@@ -25,6 +26,7 @@ from loopax.src.tensor import unwrap
 _EPSILON = 1e-7  # Keras' backend.epsilon()
 
 
+@export("loopax.layers.Rescaling")
 class Rescaling(Layer):
     """`inputs · scale + offset` (e.g. `Rescaling(1 / 255)` for pixels), in the
     layer's float dtype; `scale`/`offset` may be arrays broadcast to the input.
@@ -50,6 +52,7 @@ class Rescaling(Layer):
         return {**super().get_config(), "scale": self.scale, "offset": self.offset}
 
 
+@export("loopax.layers.Normalization")
 class Normalization(Layer):
     """`(inputs - mean) / max(sqrt(variance), 1e-7)` per feature along `axis`
     (`invert=True`: the inverse map).
@@ -178,6 +181,7 @@ class _ImageLayer(Layer):
                 "data_format": self.data_format}
 
 
+@export("loopax.layers.Resizing")
 class Resizing(_ImageLayer):
     """Resizes images to `(height, width)` with `loopax.ops.image.resize`.
 
@@ -234,6 +238,7 @@ class Resizing(_ImageLayer):
                 "fill_value": self.fill_value, "antialias": self.antialias}
 
 
+@export("loopax.layers.CenterCrop")
 class CenterCrop(_ImageLayer):
     """The central `(height, width)` box; an image smaller than that is
     cropped to the target aspect ratio and resized up instead (as Keras).
@@ -264,6 +269,7 @@ class CenterCrop(_ImageLayer):
         return self._crop(x, dh // 2, dw // 2)
 
 
+@export("loopax.layers.RandomFlip")
 class RandomFlip(Layer):
     """In training, flips each image left-right and/or up-down with
     probability 1/2 (`mode`: "horizontal", "vertical" or
@@ -320,6 +326,7 @@ class RandomFlip(Layer):
                 "data_format": self.data_format}
 
 
+@export("loopax.layers.RandomCrop")
 class RandomCrop(_ImageLayer):
     """In training, one random `(height, width)` box for the whole batch;
     the identity at inference (as Keras 3). An input not larger than the box

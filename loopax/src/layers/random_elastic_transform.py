@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.augmentation import _WARP_FILL_MODES, _factor_pair, _value_range
 from loopax.src.layers.geometric_augmentation import _check_interpolation
 from loopax.src.layers.image_augmentation import _ImageAugmentation
@@ -19,6 +20,7 @@ def elastic_parameters(height, width, distortion_factor):
             min(height, width) * 0.05 * distortion_factor)
 
 
+@export("loopax.layers.RandomElasticTransform")
 class RandomElasticTransform(_ImageAugmentation):
     """Distorts each image, with a random probability drawn from `factor`, by
     an elastic displacement field of random strength drawn from `scale`.

@@ -26,6 +26,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import activations, constraints, initializers, random, regularizers, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.wrapper import Wrapper
@@ -166,6 +167,7 @@ class _BuiltinCell(Layer):
                 "seed": self.seed}
 
 
+@export("loopax.layers.SimpleRNNCell")
 class SimpleRNNCell(_BuiltinCell):
     """`h = activation(x @ kernel + bias + h_prev @ recurrent_kernel)`; output
     and state are `h`, `(batch, units)`.
@@ -220,6 +222,7 @@ class SimpleRNNCell(_BuiltinCell):
         return output, [output]
 
 
+@export("loopax.layers.LSTMCell")
 class LSTMCell(_BuiltinCell):
     """Long short-term memory, gates in Keras's order (input, forget, cell,
     output): kernels `(features, 4 * units)` and `(units, 4 * units)`, bias
@@ -272,6 +275,7 @@ class LSTMCell(_BuiltinCell):
                 "unit_forget_bias": self.unit_forget_bias}
 
 
+@export("loopax.layers.GRUCell")
 class GRUCell(_BuiltinCell):
     """Gated recurrent unit, gates in Keras's order (update z, reset r,
     candidate h): kernels `(features, 3 * units)`, `(units, 3 * units)`.
@@ -339,6 +343,7 @@ class GRUCell(_BuiltinCell):
                 "reset_after": self.reset_after}
 
 
+@export("loopax.layers.StackedRNNCells")
 class StackedRNNCells(Layer):
     """Cells run one after another within each timestep: cell i's output is
     cell i+1's input. `state_size` lists each cell's `state_size`; the
@@ -522,6 +527,7 @@ def _state_variables(states):
     return jax.tree_util.tree_leaves(states, is_leaf=_is_variable)
 
 
+@export("loopax.layers.RNN")
 class RNN(Layer):
     """Runs a cell over the time axis.
 
@@ -766,6 +772,7 @@ def _snake(name):
     return _snake_case(name)
 
 
+@export("loopax.layers.SimpleRNN")
 class SimpleRNN(_BuiltinRNN):
     """A fully connected RNN: `RNN(SimpleRNNCell(units, ...))`; arguments as
     `SimpleRNNCell` and `RNN`.
@@ -812,6 +819,7 @@ class SimpleRNN(_BuiltinRNN):
     cell_class = SimpleRNNCell
 
 
+@export("loopax.layers.LSTM")
 class LSTM(_BuiltinRNN):
     """Long short-term memory: `RNN(LSTMCell(units, ...))`; arguments as
     `LSTMCell` and `RNN`. `return_state=True` returns `[output, h, c]`.
@@ -861,6 +869,7 @@ class LSTM(_BuiltinRNN):
     cell_only_args = ("recurrent_activation", "unit_forget_bias")
 
 
+@export("loopax.layers.GRU")
 class GRU(_BuiltinRNN):
     """Gated recurrent unit: `RNN(GRUCell(units, ...))`; arguments as
     `GRUCell` (`reset_after=True` by default, as Keras) and `RNN`.
@@ -917,6 +926,7 @@ class GRU(_BuiltinRNN):
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
 
 
+@export("loopax.layers.Bidirectional")
 class Bidirectional(Layer):
     """Runs a copy of an RNN layer forwards and another backwards and
     merges their outputs.
@@ -1032,6 +1042,7 @@ class Bidirectional(Layer):
         return cls(layer, backward_layer=backward, **config)
 
 
+@export("loopax.layers.TimeDistributed")
 class TimeDistributed(Wrapper):
     """Applies `layer` to every timestep: `(batch, timesteps, ...)` ->
     `(batch, timesteps, ...)`, with the same weights at each step.

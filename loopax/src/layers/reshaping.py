@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import (
     positive_int,
     standardize_data_format,
@@ -99,6 +100,7 @@ class _UpSampling(_SpatialLayer):
         return {**super().get_config(), "size": self.size}
 
 
+@export("loopax.layers.UpSampling1D")
 class UpSampling1D(_UpSampling):
     """`(batch, steps, features)` -> `(batch, steps · size, features)`.
 
@@ -119,6 +121,7 @@ class UpSampling1D(_UpSampling):
         return {**super().get_config(), "size": self.size[0]}
 
 
+@export("loopax.layers.UpSampling2D")
 class UpSampling2D(_UpSampling):
     """`(batch, h, w, c)` -> `(batch, h · size[0], w · size[1], c)` by
     repetition ("nearest") or by `loopax.ops.image.resize` with the other
@@ -157,6 +160,7 @@ class UpSampling2D(_UpSampling):
         return {**super().get_config(), "interpolation": self.interpolation}
 
 
+@export("loopax.layers.UpSampling3D")
 class UpSampling3D(_UpSampling):
     """`(batch, d, h, w, c)` -> `(batch, d · s0, h · s1, w · s2, c)`.
 
@@ -196,6 +200,7 @@ class _ZeroPadding(_SpatialLayer):
         return {**super().get_config(), "padding": self.padding}
 
 
+@export("loopax.layers.ZeroPadding1D")
 class ZeroPadding1D(_ZeroPadding):
     """`(batch, steps, c)` -> `(batch, before + steps + after, c)`; `padding`
     an int or `(before, after)`.
@@ -218,6 +223,7 @@ class ZeroPadding1D(_ZeroPadding):
                 "data_format": self.data_format}
 
 
+@export("loopax.layers.ZeroPadding2D")
 class ZeroPadding2D(_ZeroPadding):
     """Pads rows and columns: `padding` an int, `(rows, cols)` or
     `((top, bottom), (left, right))`.
@@ -239,6 +245,7 @@ class ZeroPadding2D(_ZeroPadding):
         super().__init__(2, padding, data_format, **kwargs)
 
 
+@export("loopax.layers.ZeroPadding3D")
 class ZeroPadding3D(_ZeroPadding):
     """Pads depth, rows and columns: an int, 3 ints or 3 (before, after) pairs.
 
@@ -293,6 +300,7 @@ class _Cropping(_SpatialLayer):
         return {**super().get_config(), "cropping": self.cropping}
 
 
+@export("loopax.layers.Cropping1D")
 class Cropping1D(_Cropping):
     """`(batch, steps, c)` -> `(batch, steps - before - after, c)`.
 
@@ -312,6 +320,7 @@ class Cropping1D(_Cropping):
         return {**super().get_config(), "cropping": self.cropping[0]}
 
 
+@export("loopax.layers.Cropping2D")
 class Cropping2D(_Cropping):
     """Crops rows and columns: an int, `(rows, cols)` or `((top, bottom), (left, right))`.
 
@@ -333,6 +342,7 @@ class Cropping2D(_Cropping):
         super().__init__(2, cropping, data_format, **kwargs)
 
 
+@export("loopax.layers.Cropping3D")
 class Cropping3D(_Cropping):
     """Crops depth, rows and columns: an int, 3 ints or 3 (before, after) pairs.
 
@@ -354,6 +364,7 @@ class Cropping3D(_Cropping):
         super().__init__(3, cropping, data_format, **kwargs)
 
 
+@export("loopax.layers.RepeatVector")
 class RepeatVector(Layer):
     """`(batch, features)` -> `(batch, n, features)`.
 
@@ -379,6 +390,7 @@ class RepeatVector(Layer):
         return {**super().get_config(), "n": self.n}
 
 
+@export("loopax.layers.Permute")
 class Permute(Layer):
     """Reorders the non-batch axes: `dims` is a permutation of 1..rank-1,
     e.g. `Permute((2, 1))`: `(batch, a, b)` -> `(batch, b, a)`.

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.layers.core import Embedding
 from loopax.src.tensor import unwrap
 
 
+@export("loopax.layers.ReversibleEmbedding")
 class ReversibleEmbedding(Embedding):
     """Embedding lookup, or with `reverse=True` a linear map from
     `output_dim` back to `input_dim` (language-model logits).

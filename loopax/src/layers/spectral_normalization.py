@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from loopax.src import initializers
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.wrapper import Wrapper
 from loopax.src.module import track_created
@@ -35,6 +36,7 @@ def _l2_normalize(x, epsilon=1e-7):
     return x * jnp.minimum(lax.rsqrt(jnp.sum(jnp.square(x))), 1.0 / epsilon)
 
 
+@export("loopax.layers.SpectralNormalization")
 class SpectralNormalization(Wrapper):
     """Spectral normalization of a layer's `kernel` (or `embeddings`), which
     bounds the layer's Lipschitz constant (e.g. a GAN discriminator's).

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import initializers
+from loopax.src.api_export import export
 from loopax.src.config import epsilon
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.layer import InputSpec, Layer
@@ -44,6 +45,7 @@ def _check_stft_arguments(mode, frame_length, frame_step, fft_length, scaling, p
                          f"got padding={padding!r}.")
 
 
+@export("loopax.layers.STFTSpectrogram")
 class STFTSpectrogram(Layer):
     """Spectrogram of each channel of a signal by a short-time Fourier
     transform, computed as a strided 1-D convolution with STFT kernels
@@ -185,6 +187,7 @@ def linear_to_mel_weight_matrix(num_mel_bins, num_spectrogram_bins, sampling_rat
     return np.pad(weights, [(1, 0), (0, 0)]).astype(dtype)
 
 
+@export("loopax.layers.MelSpectrogram")
 class MelSpectrogram(Layer):
     """Mel-scale spectrogram of audio: `|STFT|^mag_exp` (centred frames,
     reflect-padded), mapped to `num_mel_bins` mel bands, then (with

@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 from loopax.src import activations, dtypes
+from loopax.src.api_export import export
 from loopax.src.state import Variable
 from loopax.src.tensor import Tensor
 
@@ -112,6 +113,7 @@ def merge_probe_shapes(a, b):
     return tuple(x if x == y else None for x, y in zip(a, b))
 
 
+@export("loopax.backend.is_keras_tensor", "loopax.utils.is_keras_tensor")
 def is_keras_tensor(x) -> bool:
     """Whether `x` is a symbolic tensor of the functional API (from
     `loopax.Input` or a layer called on one), as `keras.utils.is_keras_tensor`.
@@ -125,6 +127,7 @@ def is_keras_tensor(x) -> bool:
     return is_symbolic(x)
 
 
+@export("loopax.utils.get_source_inputs")
 def get_source_inputs(tensor) -> list:
     """The `Input` tensors that `tensor` is computed from, in discovery
     order (`keras.utils.get_source_inputs`).

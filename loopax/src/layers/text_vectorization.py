@@ -17,6 +17,7 @@ import re
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.lookup import StringLookup, read_vocabulary_file
 from loopax.src.tensor import unwrap
@@ -35,6 +36,7 @@ def _as_strings(values):
     return values.astype(str)
 
 
+@export("loopax.layers.TextVectorization")
 class TextVectorization(Layer):
     """Turns a batch of strings `(batch,)` or `(batch, 1)` into
     `(batch, sequence)` indices (`output_mode="int"`) or `(batch,

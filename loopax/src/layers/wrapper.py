@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.state import name_scope
 
 
+@export("loopax.layers.Wrapper")
 class Wrapper(Layer):
     """Base class of a layer that wraps another layer and adds behaviour
     around its call. Not a layer to use by itself: subclass it and

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+from loopax.src.api_export import export
 from loopax.src.losses import losses as _losses
 from loopax.src.losses.loss import (
     Loss,
@@ -35,6 +36,7 @@ _REGISTRY = Registry(
     accepts="a Loss object, a Loss class, or a function fn(y_true, y_pred) -> per-sample losses")
 
 
+@export("loopax.losses.get")
 def get(identifier):
     """A loss from a name, class, instance, config dict or callable (Keras's rule).
 
@@ -55,6 +57,7 @@ def get(identifier):
     return _REGISTRY.get(identifier)
 
 
+@export("loopax.losses.serialize")
 def serialize(loss):
     """{"class_name", "config"} for a Loss object, or a function's name.
 
@@ -77,6 +80,7 @@ def serialize(loss):
     return config
 
 
+@export("loopax.losses.deserialize")
 def deserialize(config, custom_objects=None):
     """The loss `serialize` described (`custom_objects` maps extra class names).
 

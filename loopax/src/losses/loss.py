@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.layers.masking import get_keras_mask
 from loopax.src.module import _snake_case
@@ -46,6 +47,7 @@ def standardize_reduction(reduction):
     return reduction
 
 
+@export("loopax.losses.Loss")
 class Loss:
     """Base class for losses: subclass it and implement `call(y_true, y_pred)`.
 
@@ -210,6 +212,7 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     return jnp.where(divisor == 0, jnp.zeros_like(total), total / jnp.where(divisor == 0, 1, divisor))
 
 
+@export("loopax.losses.reduce_weighted_values")
 def reduce_weighted_values(values, sample_weight=None, mask=None,
                            reduction="sum_over_batch_size", dtype=None, who="loss"):
     """Weights per-sample `values` by `sample_weight` and `mask`, then reduces.

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.losses.loss import EPSILON, Loss, check_same_shape, squeeze_or_expand_to_same_rank
 from loopax.src.ops.nn import ctc_loss
 from loopax.src.tensor import op
@@ -77,6 +78,12 @@ def _prepare(y_true, y_pred, who):
 # Regression
 # --------------------------------------------------------------------------
 
+@export(
+    "loopax.losses.MSE",
+    "loopax.losses.mean_squared_error",
+    "loopax.losses.mse",
+    "loopax.metrics.mean_squared_error",
+)
 @elementwise
 @op
 def mean_squared_error(y_true, y_pred):
@@ -97,6 +104,12 @@ def mean_squared_error(y_true, y_pred):
     return jnp.mean(jnp.square(y_true - y_pred), axis=-1)
 
 
+@export(
+    "loopax.losses.MAE",
+    "loopax.losses.mae",
+    "loopax.losses.mean_absolute_error",
+    "loopax.metrics.mean_absolute_error",
+)
 @elementwise
 @op
 def mean_absolute_error(y_true, y_pred):
@@ -117,6 +130,12 @@ def mean_absolute_error(y_true, y_pred):
     return jnp.mean(jnp.abs(y_true - y_pred), axis=-1)
 
 
+@export(
+    "loopax.losses.MAPE",
+    "loopax.losses.mape",
+    "loopax.losses.mean_absolute_percentage_error",
+    "loopax.metrics.mean_absolute_percentage_error",
+)
 @elementwise
 @op
 def mean_absolute_percentage_error(y_true, y_pred):
@@ -138,6 +157,12 @@ def mean_absolute_percentage_error(y_true, y_pred):
     return 100.0 * jnp.mean(diff, axis=-1)
 
 
+@export(
+    "loopax.losses.MSLE",
+    "loopax.losses.mean_squared_logarithmic_error",
+    "loopax.losses.msle",
+    "loopax.metrics.mean_squared_logarithmic_error",
+)
 @elementwise
 @op
 def mean_squared_logarithmic_error(y_true, y_pred):
@@ -160,6 +185,7 @@ def mean_squared_logarithmic_error(y_true, y_pred):
     return jnp.mean(jnp.square(first - second), axis=-1)
 
 
+@export("loopax.losses.huber", "loopax.metrics.huber")
 @elementwise
 @op
 def huber(y_true, y_pred, delta=1.0):
@@ -185,6 +211,7 @@ def huber(y_true, y_pred, delta=1.0):
     return jnp.mean(jnp.where(abs_error <= delta, quadratic, linear), axis=-1)
 
 
+@export("loopax.losses.log_cosh", "loopax.losses.logcosh", "loopax.metrics.log_cosh")
 @elementwise
 @op
 def log_cosh(y_true, y_pred):
@@ -206,6 +233,7 @@ def log_cosh(y_true, y_pred):
     return jnp.mean(x + jax.nn.softplus(-2.0 * x) - math.log(2.0), axis=-1)
 
 
+@export("loopax.losses.cosine_similarity")
 @op
 def cosine_similarity(y_true, y_pred, axis=-1):
     """-sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): -1 when aligned.
@@ -236,6 +264,12 @@ def l2_normalize(x, axis=-1):
 # Probabilistic
 # --------------------------------------------------------------------------
 
+@export(
+    "loopax.losses.BCE",
+    "loopax.losses.bce",
+    "loopax.losses.binary_crossentropy",
+    "loopax.metrics.binary_crossentropy",
+)
 @elementwise
 @op
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -274,6 +308,7 @@ def _elementwise_bce(y_true, y_pred, from_logits):
     return -(y_true * jnp.log(p) + (1.0 - y_true) * jnp.log(1.0 - p))
 
 
+@export("loopax.losses.binary_focal_crossentropy", "loopax.metrics.binary_focal_crossentropy")
 @elementwise
 @op
 def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25,
@@ -317,6 +352,7 @@ def _log_probabilities(y_pred, from_logits, axis):
     return jnp.log(jnp.clip(p, EPSILON, 1.0 - EPSILON))
 
 
+@export("loopax.losses.categorical_crossentropy", "loopax.metrics.categorical_crossentropy")
 @op
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     """-sum(y_true * log_softmax(y_pred), axis) for one-hot (or soft) labels.
@@ -363,6 +399,10 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -jnp.sum(y_true * _log_probabilities(y_pred, from_logits, axis), axis=axis)
 
 
+@export(
+    "loopax.losses.sparse_categorical_crossentropy",
+    "loopax.metrics.sparse_categorical_crossentropy",
+)
 @op
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     """categorical_crossentropy with integer labels: y_true (batch,) or (batch, 1)
@@ -406,6 +446,13 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     return losses
 
 
+@export(
+    "loopax.losses.KLD",
+    "loopax.losses.kl_divergence",
+    "loopax.losses.kld",
+    "loopax.losses.kullback_leibler_divergence",
+    "loopax.metrics.kl_divergence",
+)
 @op
 def kl_divergence(y_true, y_pred):
     """sum(t log(t / p), axis=-1) with t and p clipped to [eps, 1].
@@ -427,6 +474,7 @@ def kl_divergence(y_true, y_pred):
     return jnp.sum(y_true * jnp.log(y_true / y_pred), axis=-1)
 
 
+@export("loopax.losses.poisson", "loopax.metrics.poisson")
 @elementwise
 @op
 def poisson(y_true, y_pred):
@@ -457,6 +505,7 @@ def _hinge_labels(y_true):
     return jnp.where(is_binary, 2.0 * y_true - 1.0, y_true)
 
 
+@export("loopax.losses.hinge", "loopax.metrics.hinge")
 @elementwise
 @op
 def hinge(y_true, y_pred):
@@ -477,6 +526,7 @@ def hinge(y_true, y_pred):
     return jnp.mean(jnp.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0), axis=-1)
 
 
+@export("loopax.losses.squared_hinge", "loopax.metrics.squared_hinge")
 @elementwise
 @op
 def squared_hinge(y_true, y_pred):
@@ -497,6 +547,7 @@ def squared_hinge(y_true, y_pred):
     return jnp.mean(jnp.square(jnp.maximum(1.0 - _hinge_labels(y_true) * y_pred, 0.0)), axis=-1)
 
 
+@export("loopax.losses.categorical_hinge", "loopax.metrics.categorical_hinge")
 @op
 def categorical_hinge(y_true, y_pred):
     """max(max((1 - t) * p) - sum(t * p) + 1, 0) over the last axis, one-hot t.
@@ -518,6 +569,10 @@ def categorical_hinge(y_true, y_pred):
     return jnp.maximum(neg - pos + 1.0, 0.0)
 
 
+@export(
+    "loopax.losses.categorical_focal_crossentropy",
+    "loopax.metrics.categorical_focal_crossentropy",
+)
 @op
 def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False,
                                    label_smoothing=0.0, axis=-1):
@@ -556,6 +611,7 @@ def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_l
     return jnp.sum(alpha * jnp.power(1.0 - p, gamma) * (-y_true * jnp.log(p)), axis=axis)
 
 
+@export("loopax.losses.categorical_generalized_cross_entropy")
 @op
 def categorical_generalized_cross_entropy(y_true, y_pred, q):
     """The generalized crossentropy (1 - p**q) / q of the true class's
@@ -584,6 +640,7 @@ def categorical_generalized_cross_entropy(y_true, y_pred, q):
     return (1 - jnp.power(p, q)) / q
 
 
+@export("loopax.losses.dice")
 @op
 def dice(y_true, y_pred, axis=None):
     """1 - the Dice coefficient 2 |y_true . y_pred| / (|y_true| + |y_pred|)
@@ -604,6 +661,7 @@ def dice(y_true, y_pred, axis=None):
     return 1 - 2.0 * overlap / (total + EPSILON)
 
 
+@export("loopax.losses.tversky")
 @op
 def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
     """1 - the Tversky index tp / (tp + alpha fp + beta fn), where
@@ -658,6 +716,7 @@ def _circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagona
     return losses, losses > 0
 
 
+@export("loopax.losses.circle")
 @op
 def circle(y_true, y_pred, ref_labels=None, ref_embeddings=None, remove_diagonal=True,
            gamma=80.0, margin=0.4):
@@ -696,6 +755,7 @@ bce = BCE = binary_crossentropy
 # Sequences
 # --------------------------------------------------------------------------
 
+@export("loopax.losses.ctc")
 @op
 def ctc(y_true, y_pred):
     """CTC loss of padded label sequences against per-step class logits.
@@ -737,6 +797,7 @@ def _raw(fn):
     return getattr(fn, "__loopax_op__", fn)
 
 
+@export("loopax.losses.LossFunctionWrapper")
 class LossFunctionWrapper(Loss):
     """A `Loss` from a function `fn(y_true, y_pred, **kwargs)` of per-sample losses.
 
@@ -792,6 +853,7 @@ class LossFunctionWrapper(Loss):
 _R = "sum_over_batch_size"
 
 
+@export("loopax.losses.MeanSquaredError")
 class MeanSquaredError(LossFunctionWrapper):
     """Mean of squared errors over the last axis.
 
@@ -809,6 +871,7 @@ class MeanSquaredError(LossFunctionWrapper):
         super().__init__(mean_squared_error, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.MeanAbsoluteError")
 class MeanAbsoluteError(LossFunctionWrapper):
     """Mean of absolute errors over the last axis.
 
@@ -826,6 +889,7 @@ class MeanAbsoluteError(LossFunctionWrapper):
         super().__init__(mean_absolute_error, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.MeanAbsolutePercentageError")
 class MeanAbsolutePercentageError(LossFunctionWrapper):
     """100 * mean |(y_true - y_pred) / y_true| over the last axis.
 
@@ -844,6 +908,7 @@ class MeanAbsolutePercentageError(LossFunctionWrapper):
                          dtype=dtype)
 
 
+@export("loopax.losses.MeanSquaredLogarithmicError")
 class MeanSquaredLogarithmicError(LossFunctionWrapper):
     """Mean of (log(1 + y_pred) - log(1 + y_true))**2 over the last axis.
 
@@ -862,6 +927,7 @@ class MeanSquaredLogarithmicError(LossFunctionWrapper):
                          dtype=dtype)
 
 
+@export("loopax.losses.Huber")
 class Huber(LossFunctionWrapper):
     """Quadratic within `delta` of the target, linear beyond.
 
@@ -880,6 +946,7 @@ class Huber(LossFunctionWrapper):
         super().__init__(huber, reduction=reduction, name=name, dtype=dtype, delta=delta)
 
 
+@export("loopax.losses.LogCosh")
 class LogCosh(LossFunctionWrapper):
     """Mean of log(cosh(y_pred - y_true)) over the last axis.
 
@@ -897,6 +964,7 @@ class LogCosh(LossFunctionWrapper):
         super().__init__(log_cosh, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.CosineSimilarity")
 class CosineSimilarity(LossFunctionWrapper):
     """Negative cosine similarity along `axis` (-1 when aligned).
 
@@ -916,6 +984,7 @@ class CosineSimilarity(LossFunctionWrapper):
                          axis=axis)
 
 
+@export("loopax.losses.BinaryCrossentropy")
 class BinaryCrossentropy(LossFunctionWrapper):
     """Crossentropy of 0/1 labels and probabilities (or logits, `from_logits=True`).
 
@@ -938,6 +1007,7 @@ class BinaryCrossentropy(LossFunctionWrapper):
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
 
 
+@export("loopax.losses.BinaryFocalCrossentropy")
 class BinaryFocalCrossentropy(LossFunctionWrapper):
     """Binary crossentropy scaled by (1 - p_t)**gamma, so easy examples count less.
 
@@ -967,6 +1037,7 @@ class BinaryFocalCrossentropy(LossFunctionWrapper):
                          label_smoothing=label_smoothing, axis=axis)
 
 
+@export("loopax.losses.CategoricalCrossentropy")
 class CategoricalCrossentropy(LossFunctionWrapper):
     """Crossentropy of one-hot labels and class probabilities (or logits).
 
@@ -990,6 +1061,7 @@ class CategoricalCrossentropy(LossFunctionWrapper):
                          label_smoothing=label_smoothing, axis=axis)
 
 
+@export("loopax.losses.SparseCategoricalCrossentropy")
 class SparseCategoricalCrossentropy(LossFunctionWrapper):
     """Crossentropy of integer labels and class probabilities (or logits).
 
@@ -1030,6 +1102,7 @@ class SparseCategoricalCrossentropy(LossFunctionWrapper):
         return losses, labels != ignore
 
 
+@export("loopax.losses.KLDivergence")
 class KLDivergence(LossFunctionWrapper):
     """Kullback-Leibler divergence sum(t log(t / p)) over the last axis.
 
@@ -1047,6 +1120,7 @@ class KLDivergence(LossFunctionWrapper):
         super().__init__(kl_divergence, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.Poisson")
 class Poisson(LossFunctionWrapper):
     """Mean of y_pred - y_true log(y_pred) over the last axis.
 
@@ -1064,6 +1138,7 @@ class Poisson(LossFunctionWrapper):
         super().__init__(poisson, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.Hinge")
 class Hinge(LossFunctionWrapper):
     """Mean of max(1 - y_true y_pred, 0); labels -1/1 (0/1 are converted).
 
@@ -1081,6 +1156,7 @@ class Hinge(LossFunctionWrapper):
         super().__init__(hinge, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.SquaredHinge")
 class SquaredHinge(LossFunctionWrapper):
     """Mean of max(1 - y_true y_pred, 0)**2; labels -1/1 (0/1 are converted).
 
@@ -1098,6 +1174,7 @@ class SquaredHinge(LossFunctionWrapper):
         super().__init__(squared_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.CategoricalHinge")
 class CategoricalHinge(LossFunctionWrapper):
     """max(largest wrong-class score - true-class score + 1, 0), one-hot labels.
 
@@ -1115,6 +1192,7 @@ class CategoricalHinge(LossFunctionWrapper):
         super().__init__(categorical_hinge, reduction=reduction, name=name, dtype=dtype)
 
 
+@export("loopax.losses.CategoricalFocalCrossentropy")
 class CategoricalFocalCrossentropy(LossFunctionWrapper):
     """`categorical_focal_crossentropy`: crossentropy scaled by
     alpha * (1 - p)**gamma per class, one-hot labels.
@@ -1131,6 +1209,7 @@ class CategoricalFocalCrossentropy(LossFunctionWrapper):
                          label_smoothing=label_smoothing, axis=axis)
 
 
+@export("loopax.losses.CategoricalGeneralizedCrossEntropy")
 class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
     """`categorical_generalized_cross_entropy`: (1 - p**q) / q of the true
     class's probability, integer labels; robust to noisy labels.
@@ -1156,6 +1235,7 @@ class CategoricalGeneralizedCrossEntropy(LossFunctionWrapper):
         return _raw(self.fn)(y_true, y_pred, **self._fn_kwargs)
 
 
+@export("loopax.losses.Dice")
 class Dice(LossFunctionWrapper):
     """`dice`: 1 - the Dice coefficient of masks and predictions.
 
@@ -1168,6 +1248,7 @@ class Dice(LossFunctionWrapper):
         super().__init__(dice, reduction=reduction, name=name, dtype=dtype, axis=axis)
 
 
+@export("loopax.losses.Tversky")
 class Tversky(LossFunctionWrapper):
     """`tversky`: 1 - the Tversky index, weighting the two kinds of error
     by `alpha` and `beta`.
@@ -1183,6 +1264,7 @@ class Tversky(LossFunctionWrapper):
                          beta=beta, axis=axis)
 
 
+@export("loopax.losses.Circle")
 class Circle(LossFunctionWrapper):
     """`circle`: the Circle loss of L2-normalized embeddings against integer
     labels, pairs taken within the batch. Samples whose loss is 0 (nothing
@@ -1202,6 +1284,7 @@ class Circle(LossFunctionWrapper):
         return _circle(y_true, y_pred, **self._fn_kwargs)
 
 
+@export("loopax.losses.CTC")
 class CTC(LossFunctionWrapper):
     """Connectionist temporal classification loss (see `ctc`): y_true
     `(batch, max_label_length)` 0-padded labels, y_pred `(batch, max_time,

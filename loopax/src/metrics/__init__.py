@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.losses import is_binary_or_sparse_categorical, loss_kind
 from loopax.src.metrics.accuracy_metrics import (
     Accuracy,
@@ -106,6 +107,7 @@ _REGISTRY = Registry(
             "per-sample values")
 
 
+@export("loopax.metrics.get")
 def get(identifier):
     """A metric from a name, class, instance, config dict or callable.
 
@@ -125,6 +127,7 @@ def get(identifier):
     return _REGISTRY.get(identifier)
 
 
+@export("loopax.metrics.serialize")
 def serialize(metric):
     """{"class_name", "config"} for a Metric object.
 
@@ -138,6 +141,7 @@ def serialize(metric):
     return _REGISTRY.serialize(metric)
 
 
+@export("loopax.metrics.deserialize")
 def deserialize(config, custom_objects=None):
     """The metric `serialize` described (`custom_objects` maps extra class names).
 
@@ -154,6 +158,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.metrics.get_accuracy_for")
 def get_accuracy_for(loss=None, y_true_shape=None, y_pred_shape=None, name="accuracy"):
     """The accuracy metric that `metrics=["accuracy"]` means for one output.
 

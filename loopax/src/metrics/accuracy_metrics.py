@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.losses.losses import elementwise
 from loopax.src.metrics.metric import as_array
@@ -21,6 +22,7 @@ def _matches(a, b):
     return (a == b).astype(dtypes.floatx())
 
 
+@export("loopax.metrics.accuracy")
 @elementwise
 def accuracy(y_true, y_pred):
     """mean(y_true == y_pred, axis=-1): exact equality.
@@ -37,6 +39,7 @@ def accuracy(y_true, y_pred):
     return jnp.mean(_matches(y_true, y_pred), axis=-1)
 
 
+@export("loopax.metrics.binary_accuracy")
 @elementwise
 def binary_accuracy(y_true, y_pred, threshold=0.5):
     """mean(y_true == (y_pred > threshold), axis=-1).
@@ -68,6 +71,7 @@ def _integer_labels(y_true, y_pred):
     return y_true
 
 
+@export("loopax.metrics.categorical_accuracy")
 def categorical_accuracy(y_true, y_pred):
     """1.0 where argmax(y_true) == argmax(y_pred) over the last axis.
 
@@ -91,6 +95,7 @@ def categorical_accuracy(y_true, y_pred):
     return _matches(jnp.argmax(y_true, -1), jnp.argmax(y_pred, -1))
 
 
+@export("loopax.metrics.sparse_categorical_accuracy")
 def sparse_categorical_accuracy(y_true, y_pred):
     """1.0 where the integer label equals argmax(y_pred) over the last axis.
 
@@ -117,6 +122,7 @@ def _in_top_k(labels, y_pred, k):
     return jnp.sum(y_pred > score, axis=-1) < k
 
 
+@export("loopax.metrics.top_k_categorical_accuracy")
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the one-hot label's class is among the k highest scores.
 
@@ -132,6 +138,7 @@ def top_k_categorical_accuracy(y_true, y_pred, k=5):
     return _in_top_k(jnp.argmax(y_true, -1), y_pred, k).astype(dtypes.floatx())
 
 
+@export("loopax.metrics.sparse_top_k_categorical_accuracy")
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5, from_sorted_ids=False):
     """1.0 where the integer label is among the k highest scores.
 
@@ -163,6 +170,7 @@ class _AccuracyMetric(MeanMetricWrapper):
     _direction = "up"
 
 
+@export("loopax.metrics.Accuracy")
 class Accuracy(_AccuracyMetric):
     """How often predictions equal labels exactly.
 
@@ -177,6 +185,7 @@ class Accuracy(_AccuracyMetric):
         super().__init__(accuracy, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.BinaryAccuracy")
 class BinaryAccuracy(_AccuracyMetric):
     """How often (y_pred > threshold) equals the 0/1 label.
 
@@ -192,6 +201,7 @@ class BinaryAccuracy(_AccuracyMetric):
         super().__init__(binary_accuracy, name=name, dtype=dtype, threshold=threshold)
 
 
+@export("loopax.metrics.CategoricalAccuracy")
 class CategoricalAccuracy(_AccuracyMetric):
     """How often the argmax of y_pred is the class of the one-hot label.
 
@@ -206,6 +216,7 @@ class CategoricalAccuracy(_AccuracyMetric):
         super().__init__(categorical_accuracy, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.SparseCategoricalAccuracy")
 class SparseCategoricalAccuracy(_AccuracyMetric):
     """How often the argmax of y_pred equals the integer label.
 
@@ -220,6 +231,7 @@ class SparseCategoricalAccuracy(_AccuracyMetric):
         super().__init__(sparse_categorical_accuracy, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.TopKCategoricalAccuracy")
 class TopKCategoricalAccuracy(_AccuracyMetric):
     """How often the one-hot label's class is among the `k` highest scores.
 
@@ -235,6 +247,7 @@ class TopKCategoricalAccuracy(_AccuracyMetric):
         super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
 
 
+@export("loopax.metrics.SparseTopKCategoricalAccuracy")
 class SparseTopKCategoricalAccuracy(_AccuracyMetric):
     """How often the integer label is among the `k` highest scores.
 

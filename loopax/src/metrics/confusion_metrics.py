@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.losses.loss import EPSILON
 from loopax.src.metrics import metrics_utils
 from loopax.src.metrics.metric import Metric, as_array
@@ -41,6 +42,7 @@ class _ConfusionMatrixConditionCount(Metric):
         return {**super().get_config(), "thresholds": self.init_thresholds}
 
 
+@export("loopax.metrics.TruePositives")
 class TruePositives(_ConfusionMatrixConditionCount):
     """Weighted count of positive labels predicted positive (y_pred > threshold).
 
@@ -57,6 +59,7 @@ class TruePositives(_ConfusionMatrixConditionCount):
     _key = "true_positives"
 
 
+@export("loopax.metrics.FalsePositives")
 class FalsePositives(_ConfusionMatrixConditionCount):
     """Weighted count of negative labels predicted positive.
 
@@ -73,6 +76,7 @@ class FalsePositives(_ConfusionMatrixConditionCount):
     _key = "false_positives"
 
 
+@export("loopax.metrics.TrueNegatives")
 class TrueNegatives(_ConfusionMatrixConditionCount):
     """Weighted count of negative labels predicted negative.
 
@@ -89,6 +93,7 @@ class TrueNegatives(_ConfusionMatrixConditionCount):
     _key = "true_negatives"
 
 
+@export("loopax.metrics.FalseNegatives")
 class FalseNegatives(_ConfusionMatrixConditionCount):
     """Weighted count of positive labels predicted negative.
 
@@ -138,6 +143,7 @@ class _PrecisionRecall(Metric):
                 "top_k": self.top_k, "class_id": self.class_id}
 
 
+@export("loopax.metrics.Precision")
 class Precision(_PrecisionRecall):
     """tp / (tp + fp) at each threshold (default 0.5).
 
@@ -156,6 +162,7 @@ class Precision(_PrecisionRecall):
     _keys = ("true_positives", "false_positives")
 
 
+@export("loopax.metrics.Recall")
 class Recall(_PrecisionRecall):
     """tp / (tp + fn) at each threshold (default 0.5); `top_k`, `class_id` as Precision.
 
@@ -172,6 +179,7 @@ class Recall(_PrecisionRecall):
     _keys = ("true_positives", "false_negatives")
 
 
+@export("loopax.metrics.AUC")
 class AUC(Metric):
     """Area under the ROC or precision-recall curve, from counts at thresholds.
 
@@ -402,6 +410,7 @@ class _RateAtRate(Metric):
         return divide_no_nan(tp, tp + self.false_positives.value)
 
 
+@export("loopax.metrics.SensitivityAtSpecificity")
 class SensitivityAtSpecificity(_RateAtRate):
     """The best sensitivity (tp / (tp + fn)) over thresholds whose specificity
     (tn / (tn + fp)) is at least `specificity`; 0 when none is.
@@ -429,6 +438,7 @@ class SensitivityAtSpecificity(_RateAtRate):
         return self._specificity(), self._sensitivity()
 
 
+@export("loopax.metrics.SpecificityAtSensitivity")
 class SpecificityAtSensitivity(_RateAtRate):
     """The best specificity (tn / (tn + fp)) over thresholds whose sensitivity
     (tp / (tp + fn)) is at least `sensitivity`; 0 when none is.
@@ -456,6 +466,7 @@ class SpecificityAtSensitivity(_RateAtRate):
         return self._sensitivity(), self._specificity()
 
 
+@export("loopax.metrics.PrecisionAtRecall")
 class PrecisionAtRecall(_RateAtRate):
     """The best precision (tp / (tp + fp)) over thresholds whose recall
     (tp / (tp + fn)) is at least `recall`; 0 when none is.
@@ -483,6 +494,7 @@ class PrecisionAtRecall(_RateAtRate):
         return self._sensitivity(), self._precision()
 
 
+@export("loopax.metrics.RecallAtPrecision")
 class RecallAtPrecision(_RateAtRate):
     """The best recall (tp / (tp + fn)) over thresholds whose precision
     (tp / (tp + fp)) is at least `precision`; 0 when none is (the precision

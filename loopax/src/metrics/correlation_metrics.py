@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.losses.loss import EPSILON, squeeze_or_expand_to_same_rank
 from loopax.src.metrics.metric import as_array
 from loopax.src.metrics.reduction_metrics import MeanMetricWrapper
@@ -18,6 +19,7 @@ def _prepare(y_true, y_pred):
     return squeeze_or_expand_to_same_rank(as_array(y_true, y_pred.dtype), y_pred)
 
 
+@export("loopax.metrics.pearson_correlation")
 @op
 def pearson_correlation(y_true, y_pred, axis=-1):
     """Pearson's correlation of `y_true` and `y_pred` along `axis`: the mean
@@ -40,6 +42,7 @@ def pearson_correlation(y_true, y_pred, axis=-1):
     return jnp.mean(t * p, axis=axis)
 
 
+@export("loopax.metrics.concordance_correlation")
 @op
 def concordance_correlation(y_true, y_pred, axis=-1):
     """Lin's concordance correlation of `y_true` and `y_pred` along `axis`,
@@ -66,6 +69,7 @@ def concordance_correlation(y_true, y_pred, axis=-1):
     return jnp.mean(2 * products / (norm + EPSILON), axis=axis)
 
 
+@export("loopax.metrics.PearsonCorrelation")
 class PearsonCorrelation(MeanMetricWrapper):
     """The running mean of `pearson_correlation(y_true, y_pred, axis)`: each
     sample's correlation along `axis`, averaged (weighted by `sample_weight`)
@@ -85,6 +89,7 @@ class PearsonCorrelation(MeanMetricWrapper):
         self._direction = "up"
 
 
+@export("loopax.metrics.ConcordanceCorrelation")
 class ConcordanceCorrelation(MeanMetricWrapper):
     """The running mean of `concordance_correlation(y_true, y_pred, axis)`:
     each sample's coefficient along `axis`, averaged (weighted by

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.losses.loss import EPSILON
 from loopax.src.metrics import metrics_utils
 from loopax.src.metrics.metric import Metric, as_array
@@ -12,6 +13,7 @@ from loopax.src.metrics.metric import Metric, as_array
 _AVERAGES = (None, "micro", "macro", "weighted")
 
 
+@export("loopax.metrics.FBetaScore")
 class FBetaScore(Metric):
     """The F-beta score, (1 + beta^2) * P * R / (beta^2 * P + R), of
     multi-class or multi-label predictions of shape (batch, classes).
@@ -126,6 +128,7 @@ class FBetaScore(Metric):
                 "threshold": self.threshold}
 
 
+@export("loopax.metrics.F1Score")
 class F1Score(FBetaScore):
     """The F1 score, 2 * P * R / (P + R): `FBetaScore` with beta = 1.
 

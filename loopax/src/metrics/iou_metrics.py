@@ -8,11 +8,13 @@ import warnings
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.losses.loss import EPSILON
 from loopax.src.metrics import metrics_utils
 from loopax.src.metrics.metric import Metric, as_array
 
 
+@export("loopax.metrics.IoU")
 class IoU(Metric):
     """The mean intersection-over-union of the classes `target_class_ids`.
 
@@ -116,6 +118,7 @@ class IoU(Metric):
                 "axis": self.axis}
 
 
+@export("loopax.metrics.BinaryIoU")
 class BinaryIoU(IoU):
     """IoU of binary labels and scores: a score >= `threshold` predicts
     class 1, below it class 0; the IoUs of `target_class_ids` ((0, 1): both
@@ -155,6 +158,7 @@ class BinaryIoU(IoU):
                 "name": self.name, "dtype": self.dtype}
 
 
+@export("loopax.metrics.MeanIoU")
 class MeanIoU(IoU):
     """The mean IoU over all `num_classes` classes seen (IoU with
     `target_class_ids = range(num_classes)`).
@@ -181,6 +185,7 @@ class MeanIoU(IoU):
         return config
 
 
+@export("loopax.metrics.OneHotIoU")
 class OneHotIoU(IoU):
     """IoU of one-hot labels (argmax along `axis`) against scores (argmax
     too, unless `sparse_y_pred`), averaged over `target_class_ids`.
@@ -213,6 +218,7 @@ class OneHotIoU(IoU):
         return config
 
 
+@export("loopax.metrics.OneHotMeanIoU")
 class OneHotMeanIoU(MeanIoU):
     """The mean IoU over all classes of one-hot labels (argmax along `axis`)
     against scores (argmax too, unless `sparse_y_pred`).

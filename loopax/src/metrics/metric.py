@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, created_variables, owned, track_created
@@ -29,6 +30,7 @@ from loopax.src.state import Variable, check_values_match, name_scope, pure, uni
 from loopax.src.tensor import unwrap
 
 
+@export("loopax.metrics.Metric")
 class Metric:
     """Base class for metrics: implement `update_state` and `result`, create
     state with `add_variable` in `__init__`.

@@ -3,6 +3,7 @@ the loss functions of the same names."""
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.losses import losses
 from loopax.src.metrics.reduction_metrics import MeanMetricWrapper
 
@@ -11,6 +12,7 @@ class _LossMetric(MeanMetricWrapper):
     _direction = "down"
 
 
+@export("loopax.metrics.BinaryCrossentropy")
 class BinaryCrossentropy(_LossMetric):
     """Running mean of `binary_crossentropy`, one value per sample (`loopax.losses.binary_crossentropy`).
 
@@ -31,6 +33,7 @@ class BinaryCrossentropy(_LossMetric):
                          from_logits=from_logits, label_smoothing=label_smoothing)
 
 
+@export("loopax.metrics.CategoricalCrossentropy")
 class CategoricalCrossentropy(_LossMetric):
     """Running mean of `categorical_crossentropy`, one value per sample (`loopax.losses.categorical_crossentropy`).
 
@@ -52,6 +55,7 @@ class CategoricalCrossentropy(_LossMetric):
                          from_logits=from_logits, label_smoothing=label_smoothing, axis=axis)
 
 
+@export("loopax.metrics.SparseCategoricalCrossentropy")
 class SparseCategoricalCrossentropy(_LossMetric):
     """Running mean of `sparse_categorical_crossentropy`, one value per sample (`loopax.losses.sparse_categorical_crossentropy`).
 
@@ -71,6 +75,7 @@ class SparseCategoricalCrossentropy(_LossMetric):
                          from_logits=from_logits, axis=axis)
 
 
+@export("loopax.metrics.KLDivergence")
 class KLDivergence(_LossMetric):
     """Running mean of `kl_divergence`, one value per sample (`loopax.losses.kl_divergence`).
 
@@ -85,6 +90,7 @@ class KLDivergence(_LossMetric):
         super().__init__(losses.kl_divergence, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.Poisson")
 class Poisson(_LossMetric):
     """Running mean of `poisson`, one value per sample (`loopax.losses.poisson`).
 
@@ -99,6 +105,7 @@ class Poisson(_LossMetric):
         super().__init__(losses.poisson, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.Hinge")
 class Hinge(_LossMetric):
     """Running mean of `hinge`, one value per sample (`loopax.losses.hinge`).
 
@@ -113,6 +120,7 @@ class Hinge(_LossMetric):
         super().__init__(losses.hinge, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.SquaredHinge")
 class SquaredHinge(_LossMetric):
     """Running mean of `squared_hinge`, one value per sample (`loopax.losses.squared_hinge`).
 
@@ -127,6 +135,7 @@ class SquaredHinge(_LossMetric):
         super().__init__(losses.squared_hinge, name=name, dtype=dtype)
 
 
+@export("loopax.metrics.CategoricalHinge")
 class CategoricalHinge(_LossMetric):
     """Running mean of `categorical_hinge`, one value per sample (`loopax.losses.categorical_hinge`).
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src import losses
+from loopax.src.api_export import export
 from loopax.src.layers.masking import get_keras_mask
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.losses.losses import is_elementwise
@@ -45,6 +46,7 @@ def divide_no_nan(x, y):
     return jnp.where(y == 0, jnp.zeros_like(x / safe), x / safe)
 
 
+@export("loopax.metrics.Sum")
 class Sum(Metric):
     """The running (weighted) sum of the values passed to `update_state(values, sample_weight=None)`.
 
@@ -67,6 +69,7 @@ class Sum(Metric):
         return self.total.value
 
 
+@export("loopax.metrics.Mean")
 class Mean(Metric):
     """The running (weighted) mean of the values passed to `update_state`.
 
@@ -100,6 +103,7 @@ class Mean(Metric):
         return divide_no_nan(self.total.value, self.count.value)
 
 
+@export("loopax.metrics.MeanMetricWrapper")
 class MeanMetricWrapper(Mean):
     """The running mean of `fn(y_true, y_pred, **kwargs)`, a per-sample function.
 

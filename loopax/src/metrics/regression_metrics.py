@@ -7,12 +7,14 @@ import warnings
 import jax
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.losses import losses
 from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.metrics.metric import Metric, as_array
 from loopax.src.metrics.reduction_metrics import Mean, MeanMetricWrapper
 
 
+@export("loopax.metrics.MeanSquaredError")
 class MeanSquaredError(MeanMetricWrapper):
     """Running mean of mean((y_true - y_pred)**2, axis=-1).
 
@@ -28,6 +30,7 @@ class MeanSquaredError(MeanMetricWrapper):
         self._direction = "down"
 
 
+@export("loopax.metrics.MeanAbsoluteError")
 class MeanAbsoluteError(MeanMetricWrapper):
     """Running mean of mean(|y_true - y_pred|, axis=-1).
 
@@ -43,6 +46,7 @@ class MeanAbsoluteError(MeanMetricWrapper):
         self._direction = "down"
 
 
+@export("loopax.metrics.MeanAbsolutePercentageError")
 class MeanAbsolutePercentageError(MeanMetricWrapper):
     """Running mean of 100 * mean(|(y_true - y_pred) / y_true|, axis=-1).
 
@@ -58,6 +62,7 @@ class MeanAbsolutePercentageError(MeanMetricWrapper):
         self._direction = "down"
 
 
+@export("loopax.metrics.MeanSquaredLogarithmicError")
 class MeanSquaredLogarithmicError(MeanMetricWrapper):
     """Running mean of mean((log(1 + y_pred) - log(1 + y_true))**2, axis=-1).
 
@@ -73,6 +78,7 @@ class MeanSquaredLogarithmicError(MeanMetricWrapper):
         self._direction = "down"
 
 
+@export("loopax.metrics.LogCoshError")
 class LogCoshError(MeanMetricWrapper):
     """Running mean of mean(log(cosh(y_pred - y_true)), axis=-1).
 
@@ -88,6 +94,7 @@ class LogCoshError(MeanMetricWrapper):
         self._direction = "down"
 
 
+@export("loopax.metrics.cosine_similarity")
 def cosine_similarity(y_true, y_pred, axis=-1):
     """sum(l2_normalize(y_true) * l2_normalize(y_pred), axis): 1 when aligned.
 
@@ -102,6 +109,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     return -losses.cosine_similarity.__loopax_op__(y_true, y_pred, axis=axis)
 
 
+@export("loopax.metrics.CosineSimilarity")
 class CosineSimilarity(MeanMetricWrapper):
     """Running mean of the cosine similarity of y_true and y_pred along `axis`.
 
@@ -118,6 +126,7 @@ class CosineSimilarity(MeanMetricWrapper):
         self._direction = "up"
 
 
+@export("loopax.metrics.RootMeanSquaredError")
 class RootMeanSquaredError(Mean):
     """sqrt of the running mean of (y_true - y_pred)**2 over all elements of
     each sample (weighted per sample).
@@ -146,6 +155,7 @@ class RootMeanSquaredError(Mean):
 _R2_AGGREGATIONS = (None, "uniform_average", "variance_weighted_average")
 
 
+@export("loopax.metrics.R2Score")
 class R2Score(Metric):
     """The coefficient of determination, 1 - SS_res / SS_tot, of each output
     column of (batch, outputs) regression targets, over all batches.

@@ -28,6 +28,7 @@ from collections.abc import MutableMapping
 import jax.numpy as jnp
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 
 # The modes `quantize(mode)` knows (loopax builds int8, int4 and float8).
 QUANTIZATION_MODES = ("int8", "float8", "int4", "gptq", "awq")
@@ -36,6 +37,11 @@ _MIXED = {"mixed_float16": ("float16", "float32"),
           "mixed_bfloat16": ("bfloat16", "float32")}
 
 
+@export(
+    "loopax.dtype_policies.DTypePolicy",
+    "loopax.mixed_precision.DTypePolicy",
+    "loopax.mixed_precision.Policy",
+)
 class DTypePolicy:
     """A layer's compute and variable dtypes, from a policy name.
 
@@ -109,6 +115,7 @@ class DTypePolicy:
 Policy = DTypePolicy
 
 
+@export("loopax.dtype_policies.FloatDTypePolicy")
 class FloatDTypePolicy(DTypePolicy):
     """Keras's older name of a plain (float) `DTypePolicy`; equal to one of the same name.
 
@@ -120,6 +127,7 @@ class FloatDTypePolicy(DTypePolicy):
 _PLAIN = (DTypePolicy, FloatDTypePolicy)
 
 
+@export("loopax.dtype_policies.QuantizedDTypePolicy")
 class QuantizedDTypePolicy(DTypePolicy):
     """A quantized layer's policy: `mode` on top of the dtypes of `source_name`.
 
@@ -161,6 +169,7 @@ class QuantizedDTypePolicy(DTypePolicy):
         return {"mode": self._quantization_mode, "source_name": self._source_name}
 
 
+@export("loopax.dtype_policies.QuantizedFloat8DTypePolicy")
 class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
     """float8 training's policy.
 
@@ -191,6 +200,7 @@ class QuantizedFloat8DTypePolicy(QuantizedDTypePolicy):
         return {**super().get_config(), "amax_history_length": self._amax_history_length}
 
 
+@export("loopax.dtype_policies.Int4DTypePolicy")
 class Int4DTypePolicy(QuantizedDTypePolicy):
     """int4's policy, carrying the block size.
 
@@ -282,6 +292,7 @@ class _CalibratedDTypePolicy(QuantizedDTypePolicy):
                 "mode": f"{self.method}/{self.weight_bits}/{self.group_size}"}
 
 
+@export("loopax.dtype_policies.GPTQDTypePolicy")
 class GPTQDTypePolicy(_CalibratedDTypePolicy):
     """GPTQ's policy, carrying the bits and group size a saved layer is rebuilt with.
 
@@ -301,6 +312,7 @@ class GPTQDTypePolicy(_CalibratedDTypePolicy):
         check_gptq_weight_bits(weight_bits, where)
 
 
+@export("loopax.dtype_policies.AWQDTypePolicy")
 class AWQDTypePolicy(_CalibratedDTypePolicy):
     """AWQ's policy, carrying the group size a saved layer is rebuilt with.
 
@@ -343,6 +355,7 @@ def _is_quantized_name(name) -> bool:
     return isinstance(name, str) and name.startswith(QUANTIZATION_MODES)
 
 
+@export("loopax.dtype_policies.DTypePolicyMap")
 class DTypePolicyMap(DTypePolicy, MutableMapping):
     """Layer paths (or regular expressions over them) mapped to policies;
     a path that matches no key gets `default_policy`.
@@ -463,6 +476,7 @@ _CLASSES = {cls.__name__: cls for cls in (
     Int4DTypePolicy, GPTQDTypePolicy, AWQDTypePolicy, DTypePolicyMap)}
 
 
+@export("loopax.dtype_policies.serialize")
 def serialize(policy) -> dict:
     """A policy as Keras serializes it.
 
@@ -483,6 +497,7 @@ def serialize(policy) -> dict:
             "config": policy.get_config(), "registered_name": None}
 
 
+@export("loopax.dtype_policies.deserialize")
 def deserialize(config, custom_objects=None) -> DTypePolicy:
     """The policy a `serialize()` dict (Keras's or loopax's) describes.
 
@@ -528,6 +543,11 @@ class _Global(threading.local):
 _global = _Global()
 
 
+@export(
+    "loopax.config.set_dtype_policy",
+    "loopax.mixed_precision.set_dtype_policy",
+    "loopax.mixed_precision.set_global_policy",
+)
 def set_dtype_policy(policy):
     """Sets the policy of layers created without `dtype=` (a DTypePolicy or
     its name, e.g. "mixed_bfloat16"); None goes back to `floatx()`.
@@ -548,6 +568,11 @@ def set_dtype_policy(policy):
     _global.policy = policy
 
 
+@export(
+    "loopax.config.dtype_policy",
+    "loopax.mixed_precision.dtype_policy",
+    "loopax.mixed_precision.global_policy",
+)
 def dtype_policy() -> DTypePolicy:
     """Returns the global policy (a `DTypePolicy(floatx())` unless `set_dtype_policy`
     set one)."""
@@ -560,6 +585,7 @@ set_global_policy = set_dtype_policy
 global_policy = dtype_policy
 
 
+@export("loopax.dtype_policies.get")
 def get(identifier) -> DTypePolicy:
     """A policy from None (the global one), a DTypePolicy, its name, a dtype,
     or a Keras config dict `{"class_name": "DTypePolicy", "config": {...}}`.

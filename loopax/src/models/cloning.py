@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.saving import model_file
 
 
+@export("loopax.models.model_from_config")
 def model_from_config(config, custom_objects=None):
     """A new model from `{"class_name": ..., "config": ...}` (fresh weights).
 
@@ -26,6 +28,7 @@ def model_from_config(config, custom_objects=None):
     return serialization.deserialize(config, custom_objects=custom_objects)
 
 
+@export("loopax.models.clone_model")
 def clone_model(model, custom_objects=None):
     """A new model with the same architecture as `model` and fresh weights.
 
@@ -41,6 +44,7 @@ def clone_model(model, custom_objects=None):
                                      custom_objects=custom_objects)
 
 
+@export("loopax.models.model_from_json")
 def model_from_json(json_string, custom_objects=None):
     """A new model (fresh weights) from `model.to_json()`'s string, compiled
     if it was; Keras 3's `to_json()` output is read too. As with `load_model`,

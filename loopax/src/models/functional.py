@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.masking import set_keras_mask
@@ -25,6 +26,7 @@ from loopax.src.layers.symbolic import SymbolicTensor, is_symbolic
 from loopax.src.models.model import Model
 
 
+@export("loopax.models.Functional")
 @serialization.register_core_class
 class Functional(Model):
     """A model defined by symbolic `inputs` and `outputs` (tensors, or lists or dicts of them).

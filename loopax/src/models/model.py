@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import jax.numpy as jnp
 
 from loopax.src import dtypes, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer, _shape_of
 from loopax.src.layers.symbolic import any_symbolic
 from loopax.src.models import calibration, summary
@@ -72,6 +73,7 @@ def _is_json_able(value) -> bool:
         return False
 
 
+@export("loopax.models.Model")
 @serialization.register_core_class
 class Model(Trainer, Layer):
     """A layer with `fit`/`evaluate`/`predict`, `summary`, saving and weights I/O.

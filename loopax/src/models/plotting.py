@@ -17,6 +17,7 @@ import sys
 
 import jax
 
+from loopax.src.api_export import export
 from loopax.src.layers.symbolic import is_symbolic
 from loopax.src.models.functional import Functional
 from loopax.src.models.sequential import Sequential
@@ -167,6 +168,7 @@ def _edges(model):
             for position, tensor in enumerate(node.input_tensors)]
 
 
+@export("loopax.utils.model_to_dot")
 def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=True,
                  rankdir="TB", expand_nested=False, dpi=200, subgraph=False,
                  show_layer_activations=False, show_trainable=False, splines="ortho",
@@ -238,6 +240,7 @@ def model_to_dot(model, show_shapes=False, show_dtype=False, show_layer_names=Tr
     return dot
 
 
+@export("loopax.utils.plot_model")
 def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False,
                show_layer_names=False, rankdir="TB", expand_nested=False, dpi=200,
                show_layer_activations=False, show_trainable=False, splines="ortho",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from loopax.src import dtypes, serialization
+from loopax.src.api_export import export
 from loopax.src.layers.input_layer import InputLayer
 from loopax.src.layers.layer import Layer, scope_of
 from loopax.src.layers.symbolic import SymbolicTensor
@@ -18,6 +19,7 @@ from loopax.src.models.functional import Functional
 from loopax.src.models.model import Model
 
 
+@export("loopax.models.Sequential")
 @serialization.register_core_class
 class Sequential(Model):
     """`Sequential([layer, ...], name=None)`: each layer feeds the next.

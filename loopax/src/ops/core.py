@@ -24,6 +24,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.ops.numpy import clip, moveaxis, stack, where
 from loopax.src.ops.utils import as_array, compiled
@@ -187,6 +188,7 @@ is_float_dtype = dtypes.is_float
 is_int_dtype = dtypes.is_int
 
 
+@export("loopax.backend.result_type")
 def result_type(*dtypes_or_values: Any) -> str:
     """The dtype JAX promotes the given dtypes (or values) to.
 

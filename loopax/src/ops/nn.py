@@ -18,6 +18,7 @@ import numpy as np
 from jax import lax
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.config import image_data_format
 from loopax.src.ops.transposed_conv import transposed_conv
@@ -48,6 +49,7 @@ hard_tanh = op(compiled()(jax.nn.hard_tanh))
 selu = op(compiled()(jax.nn.selu))
 
 
+@export("loopax.activations.leaky_relu")
 @op
 @compiled("negative_slope")
 def leaky_relu(x: ArrayLike, negative_slope: float = 0.2) -> Array:
@@ -63,6 +65,7 @@ def leaky_relu(x: ArrayLike, negative_slope: float = 0.2) -> Array:
     return jax.nn.leaky_relu(x, negative_slope=negative_slope)
 
 
+@export("loopax.activations.elu")
 @op
 @compiled("alpha")
 def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
@@ -78,6 +81,7 @@ def elu(x: ArrayLike, alpha: float = 1.0) -> Array:
     return jax.nn.elu(x, alpha=alpha)
 
 
+@export("loopax.activations.celu")
 @op
 @compiled("alpha")
 def celu(x: ArrayLike, alpha: float = 1.0) -> Array:
@@ -108,6 +112,7 @@ def gelu(x: ArrayLike, approximate: bool = True) -> Array:
     return jax.nn.gelu(x, approximate=approximate)
 
 
+@export("loopax.activations.glu")
 @op
 @compiled("axis")
 def glu(x: ArrayLike, axis: Axis = -1) -> Array:
@@ -124,6 +129,7 @@ def glu(x: ArrayLike, axis: Axis = -1) -> Array:
     return a * jax.nn.sigmoid(b)
 
 
+@export("loopax.activations.tanh_shrink")
 @op
 @compiled()
 def tanh_shrink(x: ArrayLike) -> Array:
@@ -138,6 +144,7 @@ def tanh_shrink(x: ArrayLike) -> Array:
     return x - jnp.tanh(x)
 
 
+@export("loopax.activations.hard_shrink")
 @op
 @compiled("threshold")
 def hard_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
@@ -153,6 +160,7 @@ def hard_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
     return jnp.where(jnp.abs(x) > threshold, x, 0.0)
 
 
+@export("loopax.activations.soft_shrink")
 @op
 @compiled("threshold")
 def soft_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
@@ -168,6 +176,7 @@ def soft_shrink(x: ArrayLike, threshold: float = 0.5) -> Array:
     return jnp.sign(x) * jnp.maximum(jnp.abs(x) - threshold, 0.0)
 
 
+@export("loopax.activations.squareplus")
 @op
 @compiled()
 def squareplus(x: ArrayLike, b: float = 4) -> Array:
@@ -183,6 +192,7 @@ def squareplus(x: ArrayLike, b: float = 4) -> Array:
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
+@export("loopax.activations.sparse_plus")
 @op
 @compiled()
 def sparse_plus(x: ArrayLike) -> Array:
@@ -197,6 +207,7 @@ def sparse_plus(x: ArrayLike) -> Array:
     return jnp.where(x <= -1, 0.0, jnp.where(x >= 1, x, jnp.square(x + 1) / 4))
 
 
+@export("loopax.activations.softmax")
 @op
 @compiled("axis")
 def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
@@ -212,6 +223,7 @@ def softmax(x: ArrayLike, axis: Axis = -1) -> Array:
     return jax.nn.softmax(x, axis=axis)
 
 
+@export("loopax.activations.log_softmax")
 @op
 @compiled("axis")
 def log_softmax(x: ArrayLike, axis: Axis = -1) -> Array:
@@ -1001,6 +1013,7 @@ def dot_product_attention(query: ArrayLike, key: ArrayLike, value: ArrayLike,
 # More activations, image re-layout, PSNR
 # --------------------------------------------------------------------------
 
+@export("loopax.activations.threshold")
 @op
 @compiled()
 def threshold(x, threshold, default_value):
@@ -1017,6 +1030,7 @@ def threshold(x, threshold, default_value):
     return jnp.where(x > threshold, x, default_value)
 
 
+@export("loopax.activations.sparse_sigmoid")
 @op
 @compiled()
 def sparse_sigmoid(x):
@@ -1031,6 +1045,7 @@ def sparse_sigmoid(x):
     return jnp.clip((as_array(x) + 1) / 2, 0, 1)
 
 
+@export("loopax.activations.sparsemax")
 @op
 @compiled("axis")
 def sparsemax(x, axis=-1):

@@ -2,6 +2,7 @@
 
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers import schedules
 from loopax.src.optimizers.adafactor import Adafactor
 from loopax.src.optimizers.adam import Adam, Adamax, AdamW, Lamb, Nadam
@@ -12,18 +13,14 @@ from loopax.src.optimizers.multi_optimizer import MultiOptimizer, OptimizerMap
 from loopax.src.optimizers.muon import Muon
 from loopax.src.optimizers.optax_optimizer import Optax
 from loopax.src.optimizers.optimizer import Optimizer
+from loopax.src.optimizers.registry import ALL_OPTIMIZERS  # filled by @register_optimizer
 from loopax.src.optimizers.registry import OPTIMIZERS as _REGISTRY
 from loopax.src.optimizers.rmsprop import Adadelta, Adagrad, RMSprop
 from loopax.src.optimizers.schedule_free import ScheduleFreeAdamW
 from loopax.src.optimizers.sgd import SGD
 
-# The optimizers proper (the wrappers LossScaleOptimizer and MultiOptimizer left out); the
-# names `get` / `deserialize` know are registered at each class (`registry.py`).
-ALL_OPTIMIZERS = {cls.__name__: cls for cls in (
-    SGD, Adam, AdamW, Adamax, Nadam, RMSprop, Adagrad, Adadelta, Lion, Lamb, Adafactor, Ftrl, Muon,
-    ScheduleFreeAdamW)}
 
-
+@export("loopax.optimizers.serialize")
 def serialize(optimizer):
     """`{"class_name": ..., "config": ...}` for an optimizer.
 
@@ -37,6 +34,7 @@ def serialize(optimizer):
     return _REGISTRY.serialize(optimizer)
 
 
+@export("loopax.optimizers.deserialize")
 def deserialize(config, custom_objects=None):
     """The optimizer a `serialize()` dict (or a bare name) describes.
 
@@ -53,6 +51,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.optimizers.get")
 def get(identifier):
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an
     `optax.GradientTransformation` (wrapped in `Optax`).

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
 
@@ -75,6 +76,7 @@ def keras_adafactor(beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Adafactor")
 @register_optimizer
 class Adafactor(Optimizer):
     """Adafactor: memory-light adaptive steps with factored second moments.

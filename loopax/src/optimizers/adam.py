@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
 from loopax.src.optimizers.registry import register_optimizer
 
@@ -72,6 +73,7 @@ def scale_by_keras_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Adam")
 @register_optimizer
 class Adam(_MomentsOptimizer):
     """Adam (Kingma & Ba, 2014) with Keras's defaults and epsilon placement.
@@ -98,6 +100,7 @@ class Adam(_MomentsOptimizer):
         return {**super().get_config(), "amsgrad": self.amsgrad}
 
 
+@export("loopax.optimizers.AdamW")
 @register_optimizer
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter, 2019).
@@ -151,6 +154,7 @@ def scale_by_keras_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Adamax")
 @register_optimizer
 class Adamax(_MomentsOptimizer):
     """Adamax, Adam's infinity-norm variant (Kingma & Ba, 2014, section 7).
@@ -206,6 +210,7 @@ def scale_by_keras_nadam(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Nadam")
 @register_optimizer
 class Nadam(_MomentsOptimizer):
     """Nadam: Adam with Nesterov momentum (Dozat, 2015), Keras's form.
@@ -252,6 +257,7 @@ def scale_by_keras_lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Lamb")
 @register_optimizer
 class Lamb(_MomentsOptimizer):
     """LAMB (You et al., 2019): Adam's step rescaled per variable by the trust

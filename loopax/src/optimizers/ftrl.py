@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
 
@@ -59,6 +60,7 @@ def scale_by_keras_ftrl(learning_rate_power=-0.5, initial_accumulator_value=0.1,
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Ftrl")
 @register_optimizer
 class Ftrl(Optimizer):
     """FTRL-Proximal ("Follow The Regularized Leader"), Keras's variant with

@@ -2,7 +2,17 @@
 has. Every name is a class whose construction raises the ImportError Keras 3 raises,
 naming the fix."""
 
+from loopax.src.api_export import export
 
+
+@export(
+    "loopax.optimizers.legacy.Adagrad",
+    "loopax.optimizers.legacy.Adam",
+    "loopax.optimizers.legacy.Ftrl",
+    "loopax.optimizers.legacy.Optimizer",
+    "loopax.optimizers.legacy.RMSprop",
+    "loopax.optimizers.legacy.SGD",
+)
 class LegacyOptimizer:
     """Raises ImportError when created: `optimizers.legacy` is gone in Keras 3.
 

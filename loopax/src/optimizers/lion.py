@@ -3,10 +3,12 @@
 
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
 from loopax.src.optimizers.registry import register_optimizer
 
 
+@export("loopax.optimizers.Lion")
 @register_optimizer
 class Lion(Optimizer):
     """Lion: sign of an interpolated momentum.

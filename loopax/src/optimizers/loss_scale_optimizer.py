@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import OPTIMIZERS, register_optimizer
 from loopax.src.optimizers.state_cond import assign_cond
@@ -29,7 +30,8 @@ _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clip
                     loss_scale_factor=None, gradient_accumulation_steps=None)
 
 
-@register_optimizer
+@export("loopax.mixed_precision.LossScaleOptimizer", "loopax.optimizers.LossScaleOptimizer")
+@register_optimizer(wrapper=True)
 class LossScaleOptimizer(Optimizer):
     """Wraps `inner_optimizer` with dynamic loss scaling.
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import MutableMapping
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
@@ -32,6 +33,7 @@ def _check_inner(optimizer, where):
             "MultiOptimizer instead of a LossScaleOptimizer).")
 
 
+@export("loopax.optimizers.OptimizerMap")
 class OptimizerMap(MutableMapping):
     """Variable path (or regular expression) -> optimizer, with a default.
 
@@ -109,7 +111,8 @@ class OptimizerMap(MutableMapping):
 serialization.register_builtins("optimizer", [OptimizerMap])   # MultiOptimizer's config names it
 
 
-@register_optimizer
+@export("loopax.optimizers.MultiOptimizer")
+@register_optimizer(wrapper=True)
 class MultiOptimizer(Optimizer):
     """Updates each group of variables with its own optimizer.
 

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
 
@@ -99,6 +100,7 @@ def scale_by_keras_muon(adam_keys, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.Muon")
 @register_optimizer
 class Muon(Optimizer):
     """Muon: momentum orthogonalised by Newton-Schulz for 2-D weights, Keras's

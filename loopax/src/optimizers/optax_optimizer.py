@@ -23,9 +23,11 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 
 
+@export("loopax.optimizers.Optax")
 class Optax(Optimizer):
     """Wraps an optax GradientTransformation.
 

@@ -47,6 +47,7 @@ import optax
 from jax._src.array import ArrayImpl
 
 from loopax.src import dtypes, initializers
+from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import CREATED_VARIABLES, created_variables, owned, track_created
@@ -94,6 +95,7 @@ _ARRAY_TYPE = ArrayImpl
 _TRACER_TYPE = jax.core.Tracer
 
 
+@export("loopax.optimizers.Optimizer")
 class Optimizer:
     """Base class of loopax optimizers (Keras 3's API).
 

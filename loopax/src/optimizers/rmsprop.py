@@ -7,10 +7,12 @@ RMSprop's momentum, as in Keras, accumulates the learning-rate-scaled step:
 
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
 from loopax.src.optimizers.registry import register_optimizer
 
 
+@export("loopax.optimizers.RMSprop")
 @register_optimizer
 class RMSprop(Optimizer):
     """RMSprop (Hinton, 2012): `var -= lr * g / sqrt(v + eps)`, `v` the moving
@@ -48,6 +50,7 @@ class RMSprop(Optimizer):
                 "epsilon": self.epsilon, "centered": self.centered}
 
 
+@export("loopax.optimizers.Adagrad")
 @register_optimizer
 class Adagrad(Optimizer):
     """Adagrad (Duchi et al., 2011): `acc += g^2`, `var -= lr * g / sqrt(acc + eps)`.
@@ -78,6 +81,7 @@ class Adagrad(Optimizer):
                 "epsilon": self.epsilon}
 
 
+@export("loopax.optimizers.Adadelta")
 @register_optimizer
 class Adadelta(Optimizer):
     """Adadelta (Zeiler, 2012): `delta = sqrt(E[dx^2] + eps) / sqrt(E[g^2] + eps) * g`,

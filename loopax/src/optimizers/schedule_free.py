@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
 from loopax.src.state import unique_name
@@ -66,6 +67,7 @@ def scale_by_schedule_free_adamw(beta_1=0.9, beta_2=0.999, epsilon=1e-8, warmup_
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
 
 
+@export("loopax.optimizers.ScheduleFreeAdamW")
 @register_optimizer
 class ScheduleFreeAdamW(Optimizer):
     """Schedule-Free AdamW: AdamW without a learning-rate schedule, by interpolating

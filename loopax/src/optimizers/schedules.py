@@ -13,6 +13,7 @@ import math
 
 import jax.numpy as jnp
 
+from loopax.src.api_export import export
 from loopax.src.tensor import unwrap
 from loopax.src.utils.registry import Registry
 
@@ -21,6 +22,7 @@ def _as_float(step):
     return jnp.asarray(unwrap(step), jnp.float32)
 
 
+@export("loopax.optimizers.schedules.LearningRateSchedule")
 class LearningRateSchedule:
     """Base class: subclass it and define `__call__(step)` and `get_config()`."""
 
@@ -65,6 +67,7 @@ class _StepDecay(LearningRateSchedule):
                     staircase=self.staircase, name=self.name)
 
 
+@export("loopax.optimizers.schedules.ExponentialDecay")
 class ExponentialDecay(_StepDecay):
     """`initial_learning_rate * decay_rate ** p`, `p = step / decay_steps`
     (floored with `staircase=True`).
@@ -87,6 +90,7 @@ class ExponentialDecay(_StepDecay):
             jnp.float32(self.decay_rate), self._progress(step))
 
 
+@export("loopax.optimizers.schedules.PiecewiseConstantDecay")
 class PiecewiseConstantDecay(LearningRateSchedule):
     """`values[0]` while `step <= boundaries[0]`, `values[i]` while
     `boundaries[i-1] < step <= boundaries[i]`, `values[-1]` after the last.
@@ -125,6 +129,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return dict(boundaries=self.boundaries, values=self.values, name=self.name)
 
 
+@export("loopax.optimizers.schedules.PolynomialDecay")
 class PolynomialDecay(LearningRateSchedule):
     """`(initial - end) * (1 - step / decay_steps) ** power + end`.
 
@@ -174,6 +179,7 @@ class PolynomialDecay(LearningRateSchedule):
                     cycle=self.cycle, name=self.name)
 
 
+@export("loopax.optimizers.schedules.InverseTimeDecay")
 class InverseTimeDecay(_StepDecay):
     """`initial_learning_rate / (1 + decay_rate * p)`, `p = step / decay_steps`
     (floored with `staircase=True`).
@@ -201,6 +207,7 @@ def _cosine(fraction, alpha):
     return (1.0 - alpha) * cosine + alpha
 
 
+@export("loopax.optimizers.schedules.CosineDecay")
 class CosineDecay(LearningRateSchedule):
     """Cosine decay from a peak to `alpha * peak` over `decay_steps`, after
     an optional linear warmup.
@@ -257,6 +264,7 @@ class CosineDecay(LearningRateSchedule):
                     warmup_target=self.warmup_target, warmup_steps=self.warmup_steps)
 
 
+@export("loopax.optimizers.schedules.CosineDecayRestarts")
 class CosineDecayRestarts(LearningRateSchedule):
     """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter 2016).
 
@@ -310,6 +318,7 @@ class CosineDecayRestarts(LearningRateSchedule):
                     m_mul=self.m_mul, alpha=self.alpha, name=self.name)
 
 
+@export("loopax.optimizers.schedules.LinearWarmup")
 class LinearWarmup(LearningRateSchedule):
     """A linear warmup in front of any learning rate or schedule.
 
@@ -374,6 +383,7 @@ _REGISTRY = Registry("learning-rate schedule", ALL_SCHEDULES, base=LearningRateS
                      accepts="custom ones with `custom_objects={'Name': cls}`")
 
 
+@export("loopax.optimizers.schedules.serialize")
 def serialize(schedule):
     """`{"class_name": ..., "config": ...}` for a LearningRateSchedule.
 
@@ -386,6 +396,7 @@ def serialize(schedule):
     return _REGISTRY.serialize(schedule)
 
 
+@export("loopax.optimizers.schedules.deserialize")
 def deserialize(config, custom_objects=None):
     """The schedule a `serialize()` dict describes.
 

@@ -8,10 +8,12 @@ scaling by `-lr`, so a changing learning rate behaves as in Keras.
 
 import optax
 
+from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer, scale_by_learning_rate
 from loopax.src.optimizers.registry import register_optimizer
 
 
+@export("loopax.optimizers.SGD")
 @register_optimizer
 class SGD(Optimizer):
     """Gradient descent: `var -= lr * g`, optionally with momentum.

@@ -1,6 +1,7 @@
 """Quantizers, quantization configs and their arithmetic (`keras.quantizers`)."""
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.quantizers.awq_config import AWQConfig
 from loopax.src.quantizers.gptq_config import GPTQConfig
 from loopax.src.quantizers.quantization_config import (
@@ -33,6 +34,7 @@ _REGISTRY = Registry(
     accepts="a Quantizer or QuantizationConfig instance")
 
 
+@export("loopax.quantizers.serialize")
 def serialize(quantizer):
     """A quantizer or quantization config as a config dict.
 
@@ -47,6 +49,7 @@ def serialize(quantizer):
     return _REGISTRY.serialize(quantizer)
 
 
+@export("loopax.quantizers.deserialize")
 def deserialize(config, custom_objects=None):
     """The quantizer or quantization config a `serialize()` result describes.
 
@@ -60,6 +63,7 @@ def deserialize(config, custom_objects=None):
     return _REGISTRY.deserialize(config, custom_objects)
 
 
+@export("loopax.quantizers.get")
 def get(identifier, **kwargs):
     """A quantizer (or quantization config) from an identifier.
 

@@ -7,11 +7,13 @@ grouped 4-bit quantization (`loopax.src.quantizers.awq`).
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.mixed_precision.policies import check_awq_weight_bits as check_weight_bits
 from loopax.src.mixed_precision.policies import check_group_size
 from loopax.src.quantizers.quantization_config import QuantizationConfig
 
 
+@export("loopax.quantizers.AWQConfig")
 class AWQConfig(QuantizationConfig):
     """AWQ post-training quantization (Keras's `keras.quantizers.AWQConfig`).
 

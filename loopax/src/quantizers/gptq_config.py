@@ -7,11 +7,13 @@ calibration inputs (`loopax.src.quantizers.gptq`).
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.mixed_precision.policies import check_gptq_weight_bits as check_weight_bits
 from loopax.src.mixed_precision.policies import check_group_size
 from loopax.src.quantizers.quantization_config import QuantizationConfig
 
 
+@export("loopax.quantizers.GPTQConfig")
 class GPTQConfig(QuantizationConfig):
     """GPTQ post-training quantization (Keras's `keras.quantizers.GPTQConfig`).
 

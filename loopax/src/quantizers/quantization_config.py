@@ -10,6 +10,7 @@ rows per group with a zero point, or per channel with `block_size=None`/-1),
 from __future__ import annotations
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.mixed_precision import QUANTIZATION_MODES
 from loopax.src.quantizers.quantizers import AbsMaxQuantizer, Quantizer
 from loopax.src.utils.registry import Registry, name_table
@@ -27,6 +28,7 @@ def _deserialize(config):
     return None if config is None else _QUANTIZERS.deserialize(config)
 
 
+@export("loopax.quantizers.QuantizationConfig")
 class QuantizationConfig:
     """Base class of quantization configs: a weight and an activation quantizer
     (either may be None); subclasses name their `mode`.
@@ -65,6 +67,7 @@ class QuantizationConfig:
         return config.activation_quantizer if config is not None else default
 
 
+@export("loopax.quantizers.Int8QuantizationConfig")
 class Int8QuantizationConfig(QuantizationConfig):
     """int8 weights and (by default) int8 inputs.
 
@@ -92,6 +95,7 @@ class Int8QuantizationConfig(QuantizationConfig):
         return "int8"
 
 
+@export("loopax.quantizers.Int4QuantizationConfig")
 class Int4QuantizationConfig(QuantizationConfig):
     """int4 weights (packed two per byte), inputs not quantized by default.
 
@@ -146,6 +150,7 @@ class Int4QuantizationConfig(QuantizationConfig):
                    block_size=config.get("block_size"))
 
 
+@export("loopax.quantizers.Float8QuantizationConfig")
 class Float8QuantizationConfig(QuantizationConfig):
     """float8 training (delayed scaling); takes no quantizers."""
 

@@ -22,6 +22,7 @@ import ml_dtypes
 import numpy as np
 
 from loopax.src import config, dtypes
+from loopax.src.api_export import export
 from loopax.src.tensor import unwrap
 
 
@@ -29,6 +30,7 @@ def _array(x):
     return jnp.asarray(unwrap(x.value if hasattr(x, "assign") else x))
 
 
+@export("loopax.quantizers.Quantizer")
 class Quantizer:
     """Base class of quantizers: `quantizer(x)` returns quantized values.
 
@@ -50,6 +52,7 @@ class Quantizer:
         raise NotImplementedError(f"{self} does not implement get_config()")
 
 
+@export("loopax.quantizers.abs_max_quantize")
 def abs_max_quantize(inputs, axis, value_range=(-127, 127), dtype="int8", epsilon=None,
                      to_numpy=False):
     """`(round(x * scale) clipped to value_range, scale)` with
@@ -81,6 +84,7 @@ def abs_max_quantize(inputs, axis, value_range=(-127, 127), dtype="int8", epsilo
     return out.astype(dtype), scale
 
 
+@export("loopax.quantizers.abs_max_quantize_grouped_with_zero_point")
 def abs_max_quantize_grouped_with_zero_point(inputs, block_size, value_range=(-8, 7),
                                              dtype="int8", epsilon=None, to_numpy=False):
     """Asymmetric quantization of a 2-D `(input_dim, output_dim)` array in groups
@@ -137,6 +141,7 @@ def dequantize_grouped(quantized, scale, zero_point, group_index, axis=0):
     return (quantized.astype(scale.dtype) - zero) * scale
 
 
+@export("loopax.quantizers.AbsMaxQuantizer")
 class AbsMaxQuantizer(Quantizer):
     """Abs-max quantization (`abs_max_quantize`) as a callable:
     `quantizer(x, axis=None, to_numpy=False) -> (quantized, scale)`.
@@ -187,6 +192,7 @@ def _nudged_range(low, high, num_bits, narrow_range):
     return (quant_min - zero_point) * scale, (quant_max - zero_point) * scale, scale, inv_scale
 
 
+@export("loopax.quantizers.fake_quant_with_min_max_vars")
 def fake_quant_with_min_max_vars(inputs, min_vals, max_vals, num_bits=8, narrow_range=False,
                                  axis=None):
     """Quantizes `inputs` to `num_bits` levels within `[min_vals, max_vals]` and
@@ -240,6 +246,7 @@ def _fake_quant(num_bits, narrow_range, axis, x, low, high):
     return run(x, low, high)
 
 
+@export("loopax.quantizers.compute_float8_scale")
 def compute_float8_scale(amax, scale, dtype_max, margin=0):
     """The next float8 scale from the history's amax (Transformer Engine's
     delayed scaling).
@@ -260,6 +267,7 @@ def compute_float8_scale(amax, scale, dtype_max, margin=0):
     return 1.0 / factor
 
 
+@export("loopax.quantizers.compute_float8_amax_history")
 def compute_float8_amax_history(x, amax_history):
     """The history of absolute maxima updated with `x`'s.
 
@@ -275,6 +283,7 @@ def compute_float8_amax_history(x, amax_history):
     return jnp.roll(history, -1).at[0].set(amax)
 
 
+@export("loopax.quantizers.quantize_and_dequantize")
 def quantize_and_dequantize(inputs, scale, quantized_dtype, compute_dtype):
     """`inputs / scale` clipped to `quantized_dtype`'s range, cast to it and
     back, times `scale`: the float8 rounding error without float8 arithmetic.
@@ -300,6 +309,7 @@ def _check_pack_dtype(dtype):
         raise ValueError(f"Expected dtype to be 'int8' or 'uint8', but got {dtype!r}.")
 
 
+@export("loopax.quantizers.pack_int4")
 def pack_int4(arr, axis=0, dtype="int8"):
     """Packs int4 values (in `[-8, 7]`, stored as int8) two per byte along
     `axis`: the first of each pair in the low nibble. An odd length is
@@ -330,6 +340,7 @@ def pack_int4(arr, axis=0, dtype="int8"):
     return jnp.asarray(packed), tuple(packed.shape), orig_len
 
 
+@export("loopax.quantizers.unpack_int4")
 def unpack_int4(packed, orig_len, axis=0, dtype="int8"):
     """The inverse of `pack_int4`.
 

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
+from loopax.src.api_export import export
 from loopax.src.saving import archive, keras_format, model_file, weights_file
 from loopax.src.serialization import quoted
 
@@ -31,6 +32,7 @@ _MAX_INFLATION = 64
 _INFLATION_MARGIN_BYTES = 16 * 2**20
 
 
+@export("loopax.saving.KerasFileEditor")
 class KerasFileEditor:
     """Inspects and edits the weights in a `.keras` or `.weights.h5` file.
 

@@ -11,10 +11,12 @@ are built (see `loopax.src.serialization`).
 from __future__ import annotations
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
 from loopax.src.saving import keras_format
 
 
+@export("loopax.layers.serialize")
 def serialize(layer) -> dict:
     """The config dict of `layer` (a Layer or Model).
 
@@ -38,6 +40,7 @@ def serialize(layer) -> dict:
     return serialization.serialize(layer)
 
 
+@export("loopax.layers.deserialize")
 def deserialize(config, custom_objects=None):
     """The layer a `serialize()` dict describes (fresh weights).
 

@@ -25,6 +25,7 @@ import warnings
 import zipfile
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 from loopax.src.saving import archive, keras_format, training_state, weights_file
 from loopax.src.version import __version__
 
@@ -108,6 +109,7 @@ _MISMATCH_HINT = ("The weights do not fit the model its config.json describes: t
                   "damaged or was edited.")
 
 
+@export("loopax.models.load_model", "loopax.saving.load_model")
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     """Re-creates a model written by `model.save`, with its weights.
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from loopax.src.api_export import export
 from loopax.src.saving.model_file import load_model
 
 __all__ = ["load_model", "load_weights", "save_model", "save_weights"]
 
 
+@export("loopax.models.save_model", "loopax.saving.save_model")
 def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True):
     """`model.save(filepath)`: architecture, weights and (optionally) optimizer state
     in one zip file.
@@ -25,6 +27,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=T
     model.save(filepath, overwrite=overwrite, zipped=zipped, include_optimizer=include_optimizer)
 
 
+@export("loopax.saving.save_weights")
 def save_weights(model, filepath, overwrite=True):
     """`model.save_weights(filepath)`: the weights, to a safetensors file.
 
@@ -39,6 +42,7 @@ def save_weights(model, filepath, overwrite=True):
     model.save_weights(filepath, overwrite=overwrite)
 
 
+@export("loopax.saving.load_weights")
 def load_weights(model, filepath, skip_mismatch=False):
     """`model.load_weights(filepath)`: reads weights into `model`.
 

@@ -5,9 +5,12 @@ import difflib
 import json
 import warnings
 
+from loopax.src.api_export import export
+
 _OWN_ATTRIBUTES = ("_values", "_frozen")
 
 
+@export("loopax.utils.Config")
 class Config:
     """Named values, as attributes (`config.seed`) or items (`config["seed"]`).
 

@@ -15,6 +15,7 @@ import random
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.trainers.data_adapters.py_dataset import PyDataset
 
 LABEL_MODES = ("int", "categorical", "binary", None)
@@ -274,6 +275,10 @@ def datasets_from_files(directory, file_paths, labels, class_names, label_mode, 
 # ---------------------------------------------------------------- time series
 
 
+@export(
+    "loopax.utils.timeseries_dataset_from_array",
+    "loopax.preprocessing.timeseries_dataset_from_array",
+)
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1,
                                   sampling_rate=1, batch_size=128, shuffle=False, seed=None,
                                   start_index=None, end_index=None):
@@ -353,6 +358,7 @@ def _check_timeseries_args(n, sequence_stride, sampling_rate, start_index, end_i
 # ---------------------------------------------------------------- split_dataset
 
 
+@export("loopax.utils.split_dataset")
 def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=None):
     """Splits a dataset in two, as `keras.utils.split_dataset`.
 

@@ -15,6 +15,7 @@ import wave
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.ops.image import resize
 from loopax.src.utils import dataset_utils
@@ -54,6 +55,10 @@ def _build(directory, paths, labels, class_names, label_mode, subset, validation
 # ---------------------------------------------------------------- images
 
 
+@export(
+    "loopax.utils.image_dataset_from_directory",
+    "loopax.preprocessing.image_dataset_from_directory",
+)
 def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                  class_names=None, color_mode="rgb", batch_size=32,
                                  image_size=(256, 256), shuffle=True, seed=None,
@@ -190,6 +195,10 @@ def _pad_to_aspect_ratio(x, size):
 # ---------------------------------------------------------------- text
 
 
+@export(
+    "loopax.utils.text_dataset_from_directory",
+    "loopax.preprocessing.text_dataset_from_directory",
+)
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                 class_names=None, batch_size=32, max_length=None, shuffle=True,
                                 seed=None, validation_split=None, subset=None,
@@ -245,6 +254,7 @@ def read_text(path, max_length=None):
 # ---------------------------------------------------------------- audio
 
 
+@export("loopax.utils.audio_dataset_from_directory")
 def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                  class_names=None, batch_size=32, sampling_rate=None,
                                  output_sequence_length=None, ragged=False, shuffle=True,

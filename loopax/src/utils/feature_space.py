@@ -11,6 +11,7 @@ not built yet.
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.layers.categorical import CategoryEncoding, Discretization
 from loopax.src.layers.core import Identity
 from loopax.src.layers.hashing import Hashing
@@ -59,6 +60,7 @@ class Cross:
         return "_X_".join(self.feature_names)
 
 
+@export("loopax.utils.FeatureSpace")
 class FeatureSpace:
     """Preprocesses and encodes a dict of feature columns.
 

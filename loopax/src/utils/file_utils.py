@@ -9,6 +9,8 @@ import hashlib
 import os
 import urllib.request
 
+from loopax.src.api_export import export
+
 
 def loopax_home() -> str:
     """`$LOOPAX_HOME`, or `~/.loopax`."""
@@ -34,6 +36,7 @@ def _urlretrieve(url, destination):
             f.write(chunk)
 
 
+@export("loopax.utils.get_file")
 def get_file(fname, origin, file_hash=None, cache_subdir="datasets", cache_dir=None):
     """The local path of `fname`, downloading it from `origin` if it is not cached.
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.dtypes import floatx
 from loopax.src.ops.image import resize
@@ -35,6 +36,7 @@ def _data_format(data_format):
     return data_format
 
 
+@export("loopax.utils.array_to_img")
 def array_to_img(x, data_format=None, scale=True, dtype=None):
     """A PIL image from one image array.
 
@@ -75,6 +77,7 @@ def array_to_img(x, data_format=None, scale=True, dtype=None):
                      f"{x.shape}); use 1, 3 or 4.")
 
 
+@export("loopax.utils.img_to_array")
 def img_to_array(img, data_format=None, dtype=None):
     """The pixels of a PIL image as an array.
 
@@ -96,6 +99,7 @@ def img_to_array(img, data_format=None, dtype=None):
     return x.transpose(2, 0, 1) if data_format == "channels_first" else x
 
 
+@export("loopax.utils.save_img")
 def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
     """Writes an image array to a file.
 
@@ -121,6 +125,7 @@ def save_img(path, x, data_format=None, file_format=None, scale=True, **kwargs):
     img.save(path, format=file_format, **kwargs)
 
 
+@export("loopax.utils.load_img")
 def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
              keep_aspect_ratio=False):
     """Loads an image file as a PIL image.

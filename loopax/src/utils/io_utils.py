@@ -6,22 +6,30 @@ default), the `loopax` Python logger at INFO level once it is off (Keras sends i
 import logging
 import sys
 
+from loopax.src.api_export import export
+
 _interactive_logging = True
 logger = logging.getLogger("loopax")
 
 
+@export("loopax.config.enable_interactive_logging", "loopax.utils.enable_interactive_logging")
 def enable_interactive_logging() -> None:
     """Prints progress bars and messages to stdout (the default)."""
     global _interactive_logging
     _interactive_logging = True
 
 
+@export("loopax.config.disable_interactive_logging", "loopax.utils.disable_interactive_logging")
 def disable_interactive_logging() -> None:
     """Sends progress bars and messages to the `loopax` logger (INFO) instead of stdout."""
     global _interactive_logging
     _interactive_logging = False
 
 
+@export(
+    "loopax.config.is_interactive_logging_enabled",
+    "loopax.utils.is_interactive_logging_enabled",
+)
 def is_interactive_logging_enabled() -> bool:
     """Returns whether progress output goes to stdout (True) or to the `loopax` logger."""
     return _interactive_logging

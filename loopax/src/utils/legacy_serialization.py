@@ -8,10 +8,12 @@ module: names resolve through `module_objects`, `custom_objects`, the active
 import inspect
 
 from loopax.src import serialization
+from loopax.src.api_export import export
 
 _PASSIVE = "__passive_serialization__"
 
 
+@export("loopax.utils.legacy.serialize_keras_object", "loopax.legacy.saving.serialize_keras_object")
 def serialize_keras_object(instance):
     """An object in Keras 2's format.
 
@@ -51,6 +53,10 @@ def _serialize_item(value):
     return serialized
 
 
+@export(
+    "loopax.utils.legacy.deserialize_keras_object",
+    "loopax.legacy.saving.deserialize_keras_object",
+)
 def deserialize_keras_object(identifier, module_objects=None, custom_objects=None,
                              printable_module_name="object"):
     """The object a Keras 2 serialized form describes.

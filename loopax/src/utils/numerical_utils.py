@@ -6,7 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.api_export import export
 
+
+@export("loopax.utils.to_categorical")
 def to_categorical(x, num_classes=None):
     """One-hot encodes integer class labels.
 
@@ -47,6 +50,7 @@ def to_categorical(x, num_classes=None):
     return out
 
 
+@export("loopax.utils.normalize")
 def normalize(x, axis=-1, order=2):
     """`x` divided by its `order`-norm along `axis` (zero vectors stay zero).
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from loopax.src.api_export import export
 
+
+@export("loopax.utils.pad_sequences")
 def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre",
                   truncating="pre", value=0.0):
     """Pads (or truncates) each sequence to `maxlen` (default: the longest).

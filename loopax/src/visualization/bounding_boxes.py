@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.tensor import unwrap
 from loopax.src.utils.bounding_boxes import _format, convert_format
@@ -79,6 +80,7 @@ def _text_origin(x1, y1, font_scale, text_thickness):
     return x1 + 3, y1 + 2 * font_height + text_thickness + 3
 
 
+@export("loopax.visualization.draw_bounding_boxes")
 def draw_bounding_boxes(images, bounding_boxes, bounding_box_format, class_mapping=None,
                         color=(128, 128, 128), line_thickness=2, text_thickness=1,
                         font_scale=1.0, data_format=None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.tensor import unwrap
 
@@ -18,6 +19,7 @@ def _channels_last(array, data_format):
     return np.transpose(array, (0, 2, 3, 1)) if data_format == "channels_first" else array
 
 
+@export("loopax.visualization.draw_segmentation_masks")
 def draw_segmentation_masks(images, segmentation_masks, num_classes=None, color_mapping=None,
                             alpha=0.8, blend=True, ignore_index=-1, data_format=None):
     """Paints each pixel in the colour of its class and blends it with the image.

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.tensor import unwrap
 from loopax.src.visualization.bounding_boxes import draw_bounding_boxes
@@ -29,6 +30,7 @@ def _batch(images, owner):
     return images
 
 
+@export("loopax.visualization.plot_image_gallery")
 def plot_image_gallery(images, y_true=None, y_pred=None, label_map=None, rows=None, cols=None,
                        value_range=(0, 255), scale=2, path=None, show=None, transparent=True,
                        dpi=60, legend_handles=None, data_format=None):
@@ -100,6 +102,7 @@ def plot_image_gallery(images, y_true=None, y_pred=None, label_map=None, rows=No
     return fig
 
 
+@export("loopax.visualization.plot_segmentation_mask_gallery")
 def plot_segmentation_mask_gallery(images, num_classes, value_range=(0, 255), y_true=None,
                                    y_pred=None, color_mapping=None, blend=True, alpha=0.8,
                                    ignore_index=-1, data_format=None, **kwargs):
@@ -147,6 +150,7 @@ def _legend_patches(true_color, pred_color):
             patches.Patch(color=np.array(pred_color) / 255.0, label="Prediction")]
 
 
+@export("loopax.visualization.plot_bounding_box_gallery")
 def plot_bounding_box_gallery(images, bounding_box_format, y_true=None, y_pred=None,
                               value_range=(0, 255), true_color=(0, 188, 212),
                               pred_color=(255, 235, 59), line_thickness=2, font_scale=1.0,

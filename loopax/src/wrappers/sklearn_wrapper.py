@@ -8,6 +8,7 @@ import copy
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.models.cloning import clone_model
 from loopax.src.models.model import Model
 
@@ -144,6 +145,7 @@ class SKLBase(BaseEstimator):
         return self._target_encoder.inverse_transform(y)
 
 
+@export("loopax.wrappers.SKLearnClassifier")
 class SKLearnClassifier(ClassifierMixin, SKLBase):
     """A scikit-learn classifier: `fit` one-hot encodes the labels (binary or
     multiclass) for the model, `predict` returns labels, `classes_` the classes.
@@ -176,6 +178,7 @@ class SKLearnClassifier(ClassifierMixin, SKLBase):
         return tags
 
 
+@export("loopax.wrappers.SKLearnRegressor")
 class SKLearnRegressor(RegressorMixin, SKLBase):
     """A scikit-learn regressor: the targets go to the model as they are (a 1-D `y`
     as `(n, 1)`), `predict` gives them back in `y`'s shape.
@@ -194,6 +197,7 @@ class SKLearnRegressor(RegressorMixin, SKLBase):
         return tags
 
 
+@export("loopax.wrappers.SKLearnTransformer")
 class SKLearnTransformer(TransformerMixin, SKLBase):
     """A scikit-learn transformer: `transform(X)` is the fitted model's output (an
     embedding step of a pipeline).

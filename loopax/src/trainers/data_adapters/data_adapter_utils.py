@@ -9,8 +9,10 @@ import jax
 import numpy as np
 
 from loopax.src import dtypes
+from loopax.src.api_export import export
 
 
+@export("loopax.utils.unpack_x_y_sample_weight")
 def unpack_x_y_sample_weight(data):
     """`(x, y, sample_weight)` from a batch: `x`, `(x,)`, `(x, y)` or `(x, y, sw)`.
 
@@ -44,6 +46,7 @@ def unpack_x_y_sample_weight(data):
         "`([x1, x2], y)`.")
 
 
+@export("loopax.utils.pack_x_y_sample_weight")
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     """The inverse of `unpack_x_y_sample_weight`: the shortest tuple (or `x`).
 

@@ -13,9 +13,11 @@ import concurrent.futures
 
 import numpy as np
 
+from loopax.src.api_export import export
 from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
 
 
+@export("loopax.utils.PyDataset", "loopax.utils.Sequence")
 class PyDataset:
     """Base class for indexable datasets of batches.
 
