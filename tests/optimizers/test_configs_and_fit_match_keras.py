@@ -1,5 +1,5 @@
 """Ftrl, Lamb and Muon: configs, names, errors and `model.fit`, against
-Keras 3 (the update math is compared step by step in test_ftrl_lamb_muon.py)."""
+Keras 3 (the update math is compared step by step in test_updates_match_keras.py)."""
 
 import inspect
 from unittest import mock

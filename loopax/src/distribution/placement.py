@@ -144,8 +144,8 @@ def warn_unmatched_keys(layout_map, model, variables) -> None:
     replicated)."""
     warned = layout_map.warned_unmatched
     name = getattr(model, "name", "")
-    outputs = [f"{layer.scope_path}/output" for layer in model._layers_tree()] \
-        if hasattr(model, "_layers_tree") else []
+    layers = [model, *getattr(model, "submodules", ())]
+    outputs = [f"{layer.scope_path}/output" for layer in layers if hasattr(layer, "scope_path")]
     unmatched = [k for k in layout_map.unmatched_keys([v.path for v in variables] + outputs)
                  if (name, k) not in warned]
     if not unmatched:
