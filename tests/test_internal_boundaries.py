@@ -1,0 +1,54 @@
+"""The engine's boundaries (issue #20), kept by a scan of loopax/src: only `models/` and
+`trainers/` read a model's private attributes, and only `data_adapters/` branches on the
+class of a data adapter (everywhere else uses the `DataAdapter` interface)."""
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "loopax" / "src"
+
+
+def _sources(excluded):
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC).as_posix()
+        if not any(relative.startswith(folder) for folder in excluded):
+            yield relative, ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _is_model(node):
+    """`model` or `<anything>.model`."""
+    return (isinstance(node, ast.Name) and node.id == "model") or (
+        isinstance(node, ast.Attribute) and node.attr == "model")
+
+
+def private_model_reads(sources):
+    return sorted(f"{relative}:{node.lineno} model.{node.attr}"
+            for relative, tree in sources for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_")
+            and not node.attr.startswith("__") and _is_model(node.value))
+
+
+def adapter_class_checks(sources):
+    found = []
+    for relative, tree in sources:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" \
+                    and len(node.args) == 2 and "Adapter" in ast.unparse(node.args[1]):
+                found.append(f"{relative}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_scans_see_what_they_look_for():
+    code = ast.parse("model._trainer_state.bounds\nself.model._fns\nmodel.__class__\n"
+                     "isinstance(adapter, ArrayDataAdapter)\nisinstance(x, (int, a.PyDatasetAdapter))")
+    assert private_model_reads([("x.py", code)]) == ["x.py:1 model._trainer_state",
+                                                      "x.py:2 model._fns"]
+    assert len(adapter_class_checks([("x.py", code)])) == 2
+
+
+def test_only_models_and_trainers_read_a_models_private_attributes():
+    assert private_model_reads(_sources(excluded=("models/", "trainers/"))) == []
+
+
+def test_only_data_adapters_branch_on_an_adapter_class():
+    assert adapter_class_checks(_sources(excluded=("trainers/data_adapters/",))) == []
