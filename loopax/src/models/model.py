@@ -31,7 +31,7 @@ from loopax.src.layers.symbolic import any_symbolic
 from loopax.src.models import calibration, summary
 from loopax.src.quantizers import quantization_config
 from loopax.src.saving import model_file, weights_file
-from loopax.src.trainers import data_checks
+from loopax.src.trainers import in_use
 from loopax.src.trainers.trainer import Trainer
 
 
@@ -287,7 +287,7 @@ class Model(Trainer, Layer):
                               show_trainable=show_trainable, layer_range=layer_range)
 
     # ---- saving ------------------------------------------------------------
-    @data_checks.exclusive("save_weights")
+    @in_use.exclusive("save_weights")
     def save_weights(self, filepath: str | os.PathLike, overwrite: bool = True) -> None:
         """Writes `weights` to a safetensors file (see `loopax.saving`).
 
@@ -301,7 +301,7 @@ class Model(Trainer, Layer):
         """
         weights_file.save_weights(self, filepath, overwrite=overwrite)
 
-    @data_checks.exclusive("load_weights")
+    @in_use.exclusive("load_weights")
     def load_weights(self, filepath: str | os.PathLike, skip_mismatch: bool = False) -> None:
         """Reads weights written by `save_weights` (or `save`, or Keras) into this model.
 
@@ -319,7 +319,7 @@ class Model(Trainer, Layer):
         """
         weights_file.load_weights(self, filepath, skip_mismatch=skip_mismatch)
 
-    @data_checks.exclusive("save")
+    @in_use.exclusive("save")
     def save(self, filepath: str | os.PathLike, overwrite: bool = True, zipped: bool | None = None,
              include_optimizer: bool = True, **kwargs: Any) -> None:
         """Writes the architecture and weights to one zip file.

@@ -63,7 +63,7 @@ from loopax.src.distribution import placement
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
 from loopax.src.state import pure
-from loopax.src.trainers import data_checks, epoch_runner
+from loopax.src.trainers import data_checks, epoch_runner, in_use
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import (
@@ -505,7 +505,7 @@ class Trainer:
     # ======================================================================
     # fit
     # ======================================================================
-    @data_checks.exclusive("fit")
+    @in_use.exclusive("fit")
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
             verbose: int | str = "auto", callbacks: Sequence[Callback] | None = None,
             validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
@@ -686,7 +686,7 @@ class Trainer:
     # ======================================================================
     # evaluate
     # ======================================================================
-    @data_checks.exclusive("evaluate")
+    @in_use.exclusive("evaluate")
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: int | str = "auto", sample_weight: Any = None,
                  steps: int | None = None, callbacks: Sequence[Callback] | None = None,
@@ -780,7 +780,7 @@ class Trainer:
     # ======================================================================
     # predict
     # ======================================================================
-    @data_checks.exclusive("predict")
+    @in_use.exclusive("predict")
     def predict(self, x: Any, batch_size: int | None = None, verbose: int | str = "auto",
                 steps: int | None = None, callbacks: Sequence[Callback] | None = None) -> Any:
         """Computes the model's outputs for `x`, batch after batch.
