@@ -13,6 +13,7 @@ loopax-module imports -- at module level and inside functions -- and checks:
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,7 @@ def _package_of(name: str, is_package: bool) -> str:
     return name if is_package else name.rpartition(".")[0]
 
 
+@functools.cache
 def _parse_modules():
     """{module name: (path, is_package)} for every .py file under loopax/src."""
     modules = {}
@@ -172,7 +174,14 @@ class _Collector(ast.NodeVisitor):
 
 
 def build_graph():
-    """(edges, in-function imports): edges include both kinds of import."""
+    """(edges, in-function imports): edges include both kinds of import. Parsed once per
+    run (every test reads the same files); each caller gets its own copy of the edges."""
+    edges, in_function = _parsed_graph()
+    return {name: set(targets) for name, targets in edges.items()}, list(in_function)
+
+
+@functools.cache
+def _parsed_graph():
     modules = _parse_modules()
     edges = {name: set() for name in modules}
     in_function = []

@@ -3,16 +3,21 @@
 class of a data adapter (everywhere else uses the `DataAdapter` interface)."""
 
 import ast
+import functools
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "loopax" / "src"
 
 
+@functools.cache
+def _parsed():
+    return [(path.relative_to(SRC).as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+            for path in sorted(SRC.rglob("*.py"))]
+
+
 def _sources(excluded):
-    for path in sorted(SRC.rglob("*.py")):
-        relative = path.relative_to(SRC).as_posix()
-        if not any(relative.startswith(folder) for folder in excluded):
-            yield relative, ast.parse(path.read_text(encoding="utf-8"))
+    return [(relative, tree) for relative, tree in _parsed()
+            if not any(relative.startswith(folder) for folder in excluded)]
 
 
 def _is_model(node):
