@@ -4,6 +4,8 @@ The convention is in page_runner.py; regenerate a page's outputs with
 `python tests/docs/page_runner.py PAGE.md`.
 """
 
+import io
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -22,15 +24,26 @@ def test_every_seed_tutorial_has_a_guide_in_both_languages():
         assert name in english
 
 
+def _without_comments(code):
+    """The block's tokens less its comments (what runs): a translated comment
+    changes nothing that runs. Code that does not tokenize is kept whole."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        return [(t.type, t.string) for t in tokens
+                if t.type not in (tokenize.COMMENT, tokenize.NL)]
+    except (tokenize.TokenError, SyntaxError):
+        return code
+
+
 def _same_code(page, translation):
     def code(p):
-        return [b.code for b in blocks(p.read_text(encoding="utf-8"))]
+        return [_without_comments(b.code) for b in blocks(p.read_text(encoding="utf-8"))]
     return code(page) == code(translation)
 
 
-# A Korean page whose code blocks are the English page's, character for character, is
-# checked against the English page's run (its shown outputs must match what that run
-# printed); one whose code differs runs on its own.
+# A Korean page whose code blocks are the English page's but for comments is checked
+# against the English page's run (its shown outputs must match what that run printed);
+# one whose code differs runs on its own.
 TRANSLATED = {p: DOCS / "ko" / p.name for p in PAGES if p.parent.name == "guides"
               and (DOCS / "ko" / p.name).is_file() and _same_code(p, DOCS / "ko" / p.name)}
 TO_RUN = [p for p in PAGES if p not in TRANSLATED.values()]
@@ -85,3 +98,14 @@ def test_a_translation_is_checked_against_the_pages_run(tmp_path):
     translation.write_text("```python\nprint(6 * 7)\n```\n\n```text\n43\n```\n")
     with pytest.raises(AssertionError, match="ko.md:1"):
         check_page(str(page), str(tmp_path), translations=[str(translation)])
+
+
+def test_translated_comments_are_the_same_code_and_other_changes_are_not(tmp_path):
+    page, translation = tmp_path / "page.md", tmp_path / "ko.md"
+    page.write_text("```python\nx = 6  # six\n# then print\nprint(x * 7)\n```\n")
+    translation.write_text("```python\nx = 6  # 여섯\n# 그리고 출력\nprint(x * 7)\n```\n")
+    assert _same_code(page, translation)
+    translation.write_text("```python\nx = 6  # six\n# then print\nprint(x * 8)\n```\n")
+    assert not _same_code(page, translation)
+    translation.write_text("```python\nx = '# six'\nprint(x * 7)\n```\n")
+    assert not _same_code(page, translation)
