@@ -73,7 +73,7 @@ def _grads_keras(layer, x, mask, kwargs):
     def loss(weights, x):
         y, _ = layer.stateless_call(weights, others, x, mask=mask, **kwargs)
         return sum(jnp.sum(jnp.sin(t)) for t in _as_list(y))
-    return jax.grad(loss, argnums=(0, 1))(weights, jnp.asarray(x))
+    return jax.jit(jax.grad(loss, argnums=(0, 1)))(weights, jnp.asarray(x))
 
 
 def _grads_loopax(layer, x, mask, kwargs):
@@ -83,7 +83,7 @@ def _grads_loopax(layer, x, mask, kwargs):
     def loss(weights, x):
         y, _ = layer.stateless_call(weights, others, x, mask=mask, **kwargs)
         return sum(jnp.sum(jnp.sin(t)) for t in _as_list(y))
-    return jax.grad(loss, argnums=(0, 1))(weights, jnp.asarray(x))
+    return jax.jit(jax.grad(loss, argnums=(0, 1)))(weights, jnp.asarray(x))
 
 
 LAYERS = [
