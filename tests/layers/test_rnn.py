@@ -67,6 +67,8 @@ def _twins(make, x):
 
 
 def _grads_keras(layer, x, mask, kwargs):
+    # Both libraries' gradients under jit: one program per case (eager grad compiles
+    # one per op; the gradient test time halves); the compared numbers are the same.
     weights = [v.value for v in layer.trainable_variables]
     others = [v.value for v in layer.non_trainable_variables]
 
