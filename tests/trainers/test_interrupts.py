@@ -94,7 +94,7 @@ class _Interrupter:
     Tracing costs ~3x the run, so with it the run is traced only from the last
     compiled call's return before point `at` (the count there is known from
     `counted`; from a compiled call's return on, the count does not depend on
-    the lines before); `fired` records where the SIGINT went, which the test
+    the lines before); `fired_where` is where the SIGINT went, which the test
     compares with the counting run's `trail` to see that it is point `at`.
     """
 
