@@ -137,9 +137,10 @@ class _Interrupter:
         self.points_at_call.append(self.points)
 
     def _start_tracing(self, frame):
-        """Traces the rest of the run, also the lines left in the running FILES frames."""
+        """Traces the rest of the run, also the lines left in the FILES frames running
+        inside `run` (not those around it, which a full trace does not trace either)."""
         sys.settrace(self._calls)
-        while frame is not None:
+        while frame is not None and frame.f_code is not _Interrupter.run.__code__:
             if self._calls(frame, "call", None) is not None:
                 frame.f_trace = self._lines
             frame = frame.f_back
