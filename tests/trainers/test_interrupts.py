@@ -12,6 +12,7 @@ and `predict` and a further `fit` must work from there.
 The model is linear (Dense, MSE, plain SGD), so every state is a closed form.
 """
 
+import functools
 import os
 import signal
 import sys
@@ -88,34 +89,70 @@ class _Interrupter:
     call. A line that a function call already ran counts again only once a
     compiled call has returned since: every line of every step, but a loop
     over the Variables (write_back, refresh) counts its first pass only.
+
+    `counted`: the counting run of the same action (the run is deterministic).
+    Tracing costs ~3x the run, so with it the run is traced only from the last
+    compiled call's return before point `at` (the count there is known from
+    `counted`; from a compiled call's return on, the count does not depend on
+    the lines before); `fired_where` is where the SIGINT went, which the test
+    compares with the counting run's `trail` to see that it is point `at`.
     """
 
     FILES = {module.__file__ for module in (epoch_runner, live_state, host_prefetch,
                                             trainer)} | {__file__}
 
-    def __init__(self, at=None):
+    def __init__(self, at=None, counted=None):
         self.at, self.points, self.fired, self.active = at, 0, False, False
         self.calls = 0      # compiled calls returned
         self._seen = {}     # frame -> {(line, calls)} (frames kept alive: unique keys)
+        self.trail = []     # where each point was: (calls, file, function, line)
+        self.fired_where = None
+        self.points_at_call = [0]   # points counted when compiled call i returned
+        self._trace_from_call = 0   # tracing starts when this many compiled calls returned
+        if counted is not None:
+            self._trace_from_call = max(
+                i for i, points in enumerate(counted.points_at_call) if points < at)
+            self.points = counted.points_at_call[self._trace_from_call]
 
-    def point(self):
+    def point(self, where):
         if not self.active:
             return
         self.points += 1
-        if self.points == self.at:
-            self.fired = True
+        if self.at is None:
+            self.trail.append(where)
+        elif self.points == self.at:
+            self.fired, self.fired_where = True, where
             signal.raise_signal(signal.SIGINT)
 
     def compiled_call_returned(self):
+        if not self.active:
+            return
         self.calls += 1
-        self.point()
+        if self.calls < self._trace_from_call:
+            return
+        if self.calls == self._trace_from_call:
+            self._start_tracing(sys._getframe(1))   # count from here on (known so far)
+            return
+        self.point((self.calls, "compiled call returned"))
+        self.points_at_call.append(self.points)
+
+    def _start_tracing(self, frame):
+        """Traces the rest of the run, also the lines left in the FILES frames running
+        inside `run` (not those around it, which a full trace does not trace either)."""
+        sys.settrace(self._calls)
+        while frame is not None and frame.f_code is not _Interrupter.run.__code__:
+            if self._calls(frame, "call", None) is not None:
+                frame.f_trace = self._lines
+            frame = frame.f_back
 
     def _lines(self, frame, event, arg):
         if event == "line":
             seen = self._seen.setdefault(frame, set())
             if (frame.f_lineno, self.calls) not in seen:
                 seen.add((frame.f_lineno, self.calls))
-                self.point()
+                code = frame.f_code
+                self.point((self.calls, os.path.basename(code.co_filename), code.co_name,
+                            frame.f_lineno))
         return self._lines
 
     def _calls(self, frame, event, arg):
@@ -127,7 +164,8 @@ class _Interrupter:
     def run(self, action):
         """`action()` with a SIGINT at point `at`; whether it was interrupted."""
         self.active = True
-        sys.settrace(self._calls)
+        if self._trace_from_call == 0:
+            sys.settrace(self._calls)
         try:
             action()
         except KeyboardInterrupt:
@@ -226,15 +264,18 @@ def test_ctrl_c_at_every_point_leaves_a_working_model(run, monkeypatch, tmp_path
     action(model, tmp_path)   # compiles; the next run counts the points
     model.set_weights(initial)
     model.optimizer.iterations.assign(0)
-    assert not current[0].run(lambda: action(model, tmp_path))
-    total = current[0].points
+    counted = current[0]
+    run_once = functools.partial(action, model, tmp_path)   # one callable: the same points
+    assert not counted.run(run_once)
+    total = counted.points
     assert total > 20
     for at in range(1, total + 1):
         model.set_weights(initial)
         model.optimizer.iterations.assign(0)
-        current[0] = _Interrupter(at)
-        interrupted = current[0].run(lambda: action(model, tmp_path))
+        current[0] = _Interrupter(at, counted)
+        interrupted = current[0].run(run_once)
         assert interrupted == current[0].fired, f"point {at} of {total}"
+        assert current[0].fired_where == counted.trail[at - 1], f"point {at} of {total}"
         try:
             _check_consistent(model, states)
         except Exception as error:
