@@ -289,9 +289,14 @@ def assert_same_architecture(model, reference):
 
 
 def inference(model):
-    """`model(x, training=False)` compiled as one program: op-by-op dispatch would
-    compile each layer's ops on its own, several times slower for these models."""
-    return jax.jit(lambda x: model(x, training=False))
+    """`model(x, training=False)` on the model's current weights, compiled as one
+    program: op-by-op dispatch would compile each layer's ops on its own, several times
+    slower for these models. The weights go in as arguments (`stateless_call`), not as
+    constants baked into the program, which XLA compiles about 3x faster at -O0."""
+    step = jax.jit(lambda trainable, non_trainable, x: model.stateless_call(
+        trainable, non_trainable, x, training=False)[0])
+    return lambda x: step([v.value for v in model.trainable_variables],
+                          [v.value for v in model.non_trainable_variables], x)
 
 
 def assert_predicts_as_keras(reference, build, module, tmp_path):
