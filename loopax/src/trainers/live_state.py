@@ -44,17 +44,16 @@ class LiveState:
         """Reads the values from the Variables if they hold the current ones."""
         if not self.in_variables and self.values is not None:
             return
-        values = []
-        for group in self.groups:
-            out = []
-            for variable in group:
-                value = variable.value
-                if id(value) not in self._owned:
-                    # An array someone else may hold too (an initial value, a
-                    # callback's assignment): donate a copy, never the original.
-                    value = _copy(value)
-                out.append(placement.state_value(variable, value))
-            values.append(out)
+        values = [[variable.value for variable in group] for group in self.groups]
+        # An array someone else may hold too (an initial value, a callback's assignment):
+        # donate a copy, never the original. One device_put copies them all.
+        shared = [(g, i) for g, group in enumerate(values) for i, value in enumerate(group)
+                  if id(value) not in self._owned]
+        for (g, i), copy in zip(shared, _copies([values[g][i] for g, i in shared])):
+            values[g][i] = copy
+        values = [[placement.state_value(variable, value)
+                   for variable, value in zip(group, group_values)]
+                  for group, group_values in zip(self.groups, values)]
         self.stored(tuple(values))
         self.in_variables = True
 
@@ -91,10 +90,13 @@ class LiveState:
             self.in_variables = True
 
 
-def _copy(value):
-    """A copy of a state array to donate. `device_put(may_alias=False)` copies without
-    compiling a program (jnp.array(copy=True) compiles one per shape); an array
-    spread over several processes needs the compiled copy."""
-    if getattr(value, "is_fully_addressable", True):
-        return jax.device_put(value, may_alias=False)
-    return jnp.array(value, copy=True)
+def _copies(arrays):
+    """Copies of state arrays to donate. `device_put(may_alias=False)` copies without
+    compiling a program (jnp.array(copy=True) compiles one per shape), all in one call; an
+    array spread over several processes needs the compiled copy."""
+    local = [i for i, a in enumerate(arrays) if getattr(a, "is_fully_addressable", True)]
+    out = [jnp.array(a, copy=True) if getattr(a, "is_fully_addressable", True) is False else a
+           for a in arrays]
+    for i, copy in zip(local, jax.device_put([arrays[i] for i in local], may_alias=False)):
+        out[i] = copy
+    return out
