@@ -94,9 +94,6 @@ def _copies(arrays):
     """Copies of state arrays to donate. `device_put(may_alias=False)` copies without
     compiling a program (jnp.array(copy=True) compiles one per shape), all in one call; an
     array spread over several processes needs the compiled copy."""
-    local = [i for i, a in enumerate(arrays) if getattr(a, "is_fully_addressable", True)]
-    out = [jnp.array(a, copy=True) if getattr(a, "is_fully_addressable", True) is False else a
-           for a in arrays]
-    for i, copy in zip(local, jax.device_put([arrays[i] for i in local], may_alias=False)):
-        out[i] = copy
-    return out
+    spread = [getattr(a, "is_fully_addressable", True) is False for a in arrays]
+    local = iter(jax.device_put([a for a, s in zip(arrays, spread) if not s], may_alias=False))
+    return [jnp.array(a, copy=True) if s else next(local) for a, s in zip(arrays, spread)]
