@@ -75,3 +75,46 @@ def test_fused_conv_training_gives_the_bits_of_one_step_per_call(data):
     for a, b in zip(runs[1][0], runs[4][0], strict=True):
         np.testing.assert_array_equal(a, b)
     assert runs[1][1] == runs[4][1]
+
+
+def programs_compiled_by(run, monkeypatch):
+    """`(function name, compiler_options)` of every `jax.jit` made while `run()` runs."""
+    made, real_jit = [], jax.jit
+
+    def recording_jit(*args, **kwargs):
+        if args:
+            made.append((getattr(args[0], "__name__", "?"), kwargs.get("compiler_options")))
+        return real_jit(*args, **kwargs)
+
+    monkeypatch.setattr(jax, "jit", recording_jit)
+    run()
+    monkeypatch.setattr(jax, "jit", real_jit)
+    return made
+
+
+def test_convolution_steps_compile_with_the_older_emitters_and_other_steps_with_the_defaults(
+        monkeypatch):
+    """A convolution step's time is in Eigen's convolutions, which XLA's element-wise
+    emitters do not touch; the older emitters compile it in about half the time. Every
+    program of that step (train, test, predict; single steps and loops) gets them, so all
+    compute the same bits; a step without a convolution keeps XLA's defaults."""
+    x = np.random.default_rng(0).normal(size=(8, 6, 6, 1)).astype("float32")
+    conv_model = small_conv_model(2)
+    dense = loopax.Sequential([loopax.Input((6, 6, 1)), loopax.layers.Flatten(),
+                               loopax.layers.Dense(36), loopax.layers.Reshape((6, 6, 1))])
+    dense.compile(optimizer="adam", loss="mse", steps_per_execution=2)
+
+    def fit_evaluate_predict(model):
+        model.fit(x, x, batch_size=4, epochs=1, verbose=0)
+        model.evaluate(x, x, batch_size=4, verbose=0)
+        model.predict(x, batch_size=4, verbose=0)
+
+    conv_programs = programs_compiled_by(lambda: fit_evaluate_predict(conv_model), monkeypatch)
+    assert {name for name, options in conv_programs
+            if options == {"xla_cpu_use_fusion_emitters": False}} == {"one", "loop"}
+    assert [options for _, options in conv_programs if options is not None] and all(
+        options == {"xla_cpu_use_fusion_emitters": False}
+        for _, options in conv_programs if options is not None)
+    dense_programs = programs_compiled_by(lambda: fit_evaluate_predict(dense), monkeypatch)
+    assert {name for name, _ in dense_programs} >= {"one"}
+    assert [options for _, options in dense_programs if options is not None] == []

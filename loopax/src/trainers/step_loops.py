@@ -27,6 +27,15 @@ into Eigen's NHWC/HWIO form only at a program's top level (its
 ConvCanonicalization pass walks the entry computation only), so inside a
 `while` body they run as naive loop nests, 20-50x slower (bench/conv_fused.py).
 
+On CPU a program whose step holds a convolution compiles with XLA's older
+element-wise emitters (`step_jit`): its run time is in Eigen's convolutions,
+which the emitters do not touch, and they compile it in about half the time
+(bench/first_result.py's convnet: 2.6 -> 1.4 s of compile CPU per train
+step, steps as fast). Other programs keep XLA's default emitters, which run
+element-wise code (an LSTM's gates, attention's softmax) faster. Every
+program of one step holds the same ops, so a step's single-step program and
+its loops make the same choice and compute the same bits.
+
 Training loops donate the state (argument 0): XLA updates weights and
 optimizer slots in place, and the caller must not reuse the arrays it passed.
 """
@@ -40,6 +49,51 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+# XLA:CPU options for programs holding a convolution (see the module docstring).
+CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+
+
+def step_jit(fn, **jit_kwargs):
+    """`jax.jit(fn, **jit_kwargs)`; on CPU, a program holding a convolution gets
+    `CONVOLUTION_COMPILER_OPTIONS`, decided when it is first traced."""
+    if jax.default_backend() != "cpu":
+        return jax.jit(fn, **jit_kwargs)
+    return _ConvolutionAwareJit(fn, jit_kwargs)
+
+
+class _ConvolutionAwareJit:
+    """See `step_jit`. The first call, `lower` or `trace` traces `fn` with the
+    default options; a program with a convolution is then jitted again with
+    `CONVOLUTION_COMPILER_OPTIONS` (a second, warm trace). Other attributes
+    (`_cache_size`, ...) are the chosen jitted function's."""
+
+    def __init__(self, fn, jit_kwargs):
+        self._fn = fn
+        self._jit_kwargs = jit_kwargs
+        self._chosen = None
+        self._default = jax.jit(fn, **jit_kwargs)
+
+    def _choose(self, args, kwargs):
+        if self._chosen is None:
+            if has_convolution(self._default.trace(*args, **kwargs).jaxpr):
+                self._chosen = jax.jit(self._fn, compiler_options=CONVOLUTION_COMPILER_OPTIONS,
+                                       **self._jit_kwargs)
+            else:
+                self._chosen = self._default
+        return self._chosen
+
+    def __call__(self, *args, **kwargs):
+        return (self._chosen or self._choose(args, kwargs))(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return self._choose(args, kwargs).lower(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return self._choose(args, kwargs).trace(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._chosen or self._default, name)
 
 
 def _zeros_like_spec(tree):
@@ -104,8 +158,8 @@ def make_device_loop(step, finalize=_identity_finalize, donate=True, static=Fals
     def loop(state, data, order, row0, n, batch_size):
         return _run(step, lambda i: device_batch(data, order, row0, i, batch_size),
                     state, n, finalize)
-    return jax.jit(loop, static_argnames=("batch_size", "n") if static else ("batch_size",),
-                   donate_argnums=(0,) if donate else ())
+    return step_jit(loop, static_argnames=("batch_size", "n") if static else ("batch_size",),
+                    donate_argnums=(0,) if donate else ())
 
 
 def make_device_scan(step, finalize=_identity_finalize, donate=True):
@@ -116,7 +170,7 @@ def make_device_scan(step, finalize=_identity_finalize, donate=True):
 def make_stacked_loop(step, finalize=_identity_finalize, donate=True):
     def loop(state, stacked, n):
         return _run(step, lambda i: stacked_batch(stacked, i), state, n, finalize)
-    return jax.jit(loop, donate_argnums=(0,) if donate else ())
+    return step_jit(loop, donate_argnums=(0,) if donate else ())
 
 
 @jax.jit(static_argnames=("batch_size",))
@@ -180,7 +234,7 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
     def one(state, batch):
         logs, state = step(state, batch)
         return state, finalize(logs, state)
-    return CompilesAhead(jax.jit(one, donate_argnums=(0,) if donate else ())) if jit else one
+    return CompilesAhead(step_jit(one, donate_argnums=(0,) if donate else ())) if jit else one
 
 
 # ---- one-step programs compiled ahead, off the critical path --------------
@@ -289,6 +343,11 @@ class _FusedUnlessSlow:
         return getattr(self._fused, name)
 
 
+def has_convolution(jaxpr) -> bool:
+    """Whether `jaxpr` (or a jaxpr nested in it) holds a convolution."""
+    return any(eqn.primitive.name == "conv_general_dilated" for eqn in _equations(jaxpr))
+
+
 def has_slow_convolution(jaxpr) -> bool:
     """Whether `jaxpr` (or a jaxpr nested in it) holds a convolution whose
     dimension numbers are not NHWC / HWIO -> NHWC (any rank): the only form
@@ -340,7 +399,7 @@ def make_unfused_stacked_loop(step, finalize=_identity_finalize, donate=True):
     def one_of(state, stacked, i):
         logs, state = step(state, stacked_batch(stacked, i))
         return state, finalize(logs, state)
-    one = jax.jit(one_of, donate_argnums=(0,) if donate else ())
+    one = step_jit(one_of, donate_argnums=(0,) if donate else ())
 
     def loop(state, stacked, n):
         logs = None
@@ -372,7 +431,7 @@ def make_device_predict(predict):
     def loop(state, data, order, row0, n, batch_size, capacity):
         return _collect(predict, lambda i: device_batch(data, order, row0, i, batch_size),
                         state, n, capacity)
-    return jax.jit(loop, static_argnames=("batch_size", "capacity"))
+    return step_jit(loop, static_argnames=("batch_size", "capacity"))
 
 
 def make_unfused_device_predict(one):
@@ -394,5 +453,5 @@ def make_single_predict(predict, jit=True):
     def one(state, batch):
         out, state = predict(state, batch)
         return state, out
-    return CompilesAhead(jax.jit(one)) if jit else one
+    return CompilesAhead(step_jit(one)) if jit else one
 
