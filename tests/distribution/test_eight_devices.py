@@ -1,28 +1,25 @@
 """Data and model parallelism on 8 simulated CPU devices.
 
 The main pytest process has one device, so `eight_device_checks.py` runs once in
-a subprocess with XLA_FLAGS=--xla_force_host_platform_device_count=8; it trains
+a subprocess with XLA simulating 8 devices (`simulated_devices.py`); it trains
 each model distributed and on one device, and these tests compare the two.
 """
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from simulated_devices import environment_with_devices
 
 
 @pytest.fixture(scope="module")
 def runs():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     done = subprocess.run([sys.executable, str(Path(__file__).with_name(
-        "eight_device_checks.py"))], env=env, capture_output=True, text=True, timeout=600)
+        "eight_device_checks.py"))], env=environment_with_devices(8), capture_output=True,
+        text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     results = json.loads(done.stdout)
     assert results["device_count"] == 8

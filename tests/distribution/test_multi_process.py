@@ -8,7 +8,6 @@ on those global batches in that order.
 """
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -16,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from simulated_devices import ROOT, environment_with_devices
 from two_process_data import make_data, make_model
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("two_process_worker.py")
 
 
@@ -31,8 +30,7 @@ def free_port():
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("two_process")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = environment_with_devices(2)
     port = str(free_port())
     procs = [subprocess.Popen([sys.executable, str(WORKER), str(i), port,
                                str(folder / f"{i}.json")], env=env, cwd=ROOT,
