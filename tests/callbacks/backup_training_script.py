@@ -1,6 +1,6 @@
 """A training run for test_backup_and_restore.py, started as a subprocess:
 
-    python backup_training_script.py MODE BACKUP_DIR OUT_FILE
+    python backup_training_script.py MODE BACKUP_DIR OUT_FILE [wait]
 
 The training: arrays (on the device), Dropout, shuffle=True, validation data,
 EarlyStopping, ReduceLROnPlateau and CSVLogger.
@@ -12,6 +12,10 @@ MODE "reference": no BackupAndRestore, nothing slowed down;
      "finish": as "backup" (the same callbacks, so the same code path), but
                nothing slowed down or held: the run the test lets complete
                (the holds cost it ~15 s of sleep and change no result).
+
+With "wait", the run prints "READY" once loopax is imported and the model built, and
+starts training when a line comes on stdin: the test starts the next run while this
+one trains, so that the next one's ~2 s of imports are not waited for.
 
 Writes OUT_FILE.npz (the weights, the History as JSON, the CSV log) when
 fit() returns.
@@ -57,7 +61,7 @@ def hold_renames():
     async_path.rename = announced
 
 
-def main(mode, backup_dir, out_file):
+def main(mode, backup_dir, out_file, wait=None):
     keras.utils.set_random_seed(3)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(120, 6)).astype("float32")
@@ -68,6 +72,9 @@ def main(mode, backup_dir, out_file):
     model.compile(optimizer=keras.optimizers.Adam(0.02),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["accuracy"])
+    if wait == "wait":
+        print("READY", flush=True)
+        sys.stdin.readline()
     callbacks = [
         keras.callbacks.EarlyStopping(monitor="val_loss", patience=2, min_delta=0.02),
         keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.5, patience=1,
@@ -88,4 +95,4 @@ def main(mode, backup_dir, out_file):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -29,12 +29,12 @@ SCRIPT = Path(__file__).with_name("backup_training_script.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(mode, backup_dir, out_file):
+def _start(mode, backup_dir, out_file, *args, **kwargs):
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
                PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kwargs)
 
 
 class _Lines:
@@ -76,6 +76,21 @@ class _Lines:
         return "\n".join(line for line in self.lines if line is not None)
 
 
+class _Waiting:
+    """A training subprocess started ahead: it imports loopax and builds its model
+    while the run before it trains, and trains from `go()` on."""
+
+    def __init__(self, mode, backup_dir, out_file):
+        self.process = _start(mode, backup_dir, out_file, "wait", stdin=subprocess.PIPE)
+        self.lines = _Lines(self.process)
+
+    def go(self):
+        assert self.lines.wait_for("READY") is not None, self.lines.text()
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+        return self.process, self.lines
+
+
 def _kill_and_resume(tmp_path, kills):
     """Runs the training with kills as planned ("second write": while the second
     backup is renamed into place, so the next run resumes mid-epoch from the first;
@@ -83,29 +98,39 @@ def _kill_and_resume(tmp_path, kills):
     again until it completes. Returns the result file and the kill log."""
     backup_dir, out = tmp_path / "backup", tmp_path / "resumed"
     log = []
-    for plan in kills:
-        process = _start("backup", backup_dir, out)
-        lines = _Lines(process)
-        try:
-            assert lines.wait_for("TRAINING") is not None, lines.text()
-            if plan == "second write":   # backups every 5 steps: the second is step 10's
-                assert lines.wait_for(f"WRITING {backup_dir / '10'}") is not None, lines.text()
-            else:
-                time.sleep(plan)
-        finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
-        output = lines.text()
-        assert "DONE" not in output, "the run completed before it was killed: " + output
-        tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
-        complete = sorted(p.name for p in backup_dir.glob("*") if p.name.isdigit())
-        log.append((plan, tmp_dirs, complete))
-    for _ in range(5):
-        process = _start("finish", backup_dir, out)
-        output, _ = process.communicate(timeout=300)
-        assert process.returncode == 0, output
-        if "DONE" in output:
-            break
+    modes = ["backup"] * len(kills) + ["finish"]
+    upcoming = _Waiting(modes[0], backup_dir, out)
+    try:
+        for plan, next_mode in zip(kills, modes[1:]):
+            process, lines = upcoming.go()
+            upcoming = _Waiting(next_mode, backup_dir, out)
+            try:
+                assert lines.wait_for("TRAINING") is not None, lines.text()
+                if plan == "second write":   # backups every 5 steps: the second is step 10's
+                    assert lines.wait_for(f"WRITING {backup_dir / '10'}") is not None, \
+                        lines.text()
+                else:
+                    time.sleep(plan)
+            finally:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+            output = lines.text()
+            assert "DONE" not in output, "the run completed before it was killed: " + output
+            tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
+            complete = sorted(p.name for p in backup_dir.glob("*") if p.name.isdigit())
+            log.append((plan, tmp_dirs, complete))
+        for attempt in range(5):
+            if attempt:
+                upcoming = _Waiting("finish", backup_dir, out)
+            process, lines = upcoming.go()
+            process.wait(timeout=300)
+            output = lines.text()
+            assert process.returncode == 0, output
+            if "DONE" in output:
+                break
+    finally:
+        upcoming.process.kill()
+        upcoming.process.wait()
     assert not backup_dir.exists(), "the backup is deleted when fit() completes"
     return out, log
 
@@ -378,13 +403,16 @@ print("DONE", flush=True)
 
 
 def _start_holder(backup_dir):
-    """A fit() in another process, paused inside training with a backup being
-    written to `backup_dir`."""
+    """A fit() in another process that will pause inside training with a backup being
+    written to `backup_dir` (`_holding` waits until it does)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(backup_dir)], env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-    lines = _Lines(holder)
+    return holder, _Lines(holder)
+
+
+def _holding(holder, lines):
     assert lines.wait_for("HOLDING") is not None, lines.text()
     return holder, lines
 
@@ -397,29 +425,36 @@ def _fit_on(backup_dir, **kwargs):
     return model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[backup])
 
 
-def test_a_second_process_gets_a_clear_error_or_waits_when_asked_and_breaks_nothing(tmp_path):
-    """One holder serves both callers (a holder process costs ~3 s of imports): a fit()
-    on its folder is refused naming the holder; one with lock_timeout waits until the
-    holder's fit ends (released then), and the holder finishes undisturbed."""
-    holder, lines = _start_holder(tmp_path / "b")
-    release = threading.Timer(1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+def test_a_second_process_gets_a_clear_error_or_waits_and_a_killed_holder_releases_it(
+        tmp_path):
+    """Two holders start together (a holder process spends ~2 s importing; side by side
+    they import at once). One serves both callers: a fit() on its folder is refused
+    naming the holder; one with lock_timeout waits until the holder's fit ends
+    (released then), and the holder finishes undisturbed. The other is killed with
+    SIGKILL while it holds its folder, which a fit() then uses."""
+    first, second = _start_holder(tmp_path / "b"), _start_holder(tmp_path / "killed")
     try:
-        with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
-            _fit_on(tmp_path / "b")
-        release.start()
-        started = time.monotonic()
-        history = _fit_on(tmp_path / "b", lock_timeout=120)
-        assert time.monotonic() - started >= 0.9   # it waited for the holder
-        assert len(history.history["loss"]) == 2
-        holder.wait(timeout=120)
+        holder, lines = _holding(*first)
+        release = threading.Timer(
+            1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+        try:
+            with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
+                _fit_on(tmp_path / "b")
+            release.start()
+            started = time.monotonic()
+            history = _fit_on(tmp_path / "b", lock_timeout=120)
+            assert time.monotonic() - started >= 0.9   # it waited for the holder
+            assert len(history.history["loss"]) == 2
+            holder.wait(timeout=120)
+        finally:
+            release.cancel()
+        assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+
+        killed, _ = _holding(*second)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=60)
+        assert len(_fit_on(tmp_path / "killed").history["loss"]) == 2
     finally:
-        release.cancel()
-        holder.kill()
-    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
-
-
-def test_a_killed_holder_releases_the_folder(tmp_path):
-    holder, _ = _start_holder(tmp_path / "b")
-    holder.send_signal(signal.SIGKILL)
-    holder.wait(timeout=60)
-    assert len(_fit_on(tmp_path / "b").history["loss"]) == 2
+        for process, _ in (first, second):
+            process.kill()
+            process.wait()
