@@ -29,12 +29,12 @@ SCRIPT = Path(__file__).with_name("backup_training_script.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(mode, backup_dir, out_file, *args, **kwargs):
+def _serve():
+    """A `backup_training_script.py serve` process (its errors go to the test's stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
                PYTHONUNBUFFERED="1")
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, **kwargs)
+    return subprocess.Popen([sys.executable, str(SCRIPT), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
 
 
 class _Lines:
@@ -76,61 +76,101 @@ class _Lines:
         return "\n".join(line for line in self.lines if line is not None)
 
 
-class _Waiting:
-    """A training subprocess started ahead: it imports loopax and builds its model
-    while the run before it trains, and trains from `go()` on."""
+class _Runs:
+    """Training runs forked from one `backup_training_script.py serve` process, which
+    imports loopax once (a run then starts as a new process does after ~1.5 s of
+    imports; the kill test makes five)."""
 
-    def __init__(self, mode, backup_dir, out_file):
-        self.process = _start(mode, backup_dir, out_file, "wait", stdin=subprocess.PIPE)
-        self.lines = _Lines(self.process)
+    def __init__(self, folder):
+        self.folder, self.pids = folder, []
+        self.server = _serve()
 
-    def go(self):
-        assert self.lines.wait_for("READY") is not None, self.lines.text()
-        self.process.stdin.write("go\n")
-        self.process.stdin.flush()
-        return self.process, self.lines
+    def start(self, mode, backup_dir, out_file):
+        """A run of `mode`; its pid and its `_Log`."""
+        log = self.folder / f"run-{len(self.pids)}.log"
+        self.server.stdin.write(f"{mode} {backup_dir} {out_file} {log}\n")
+        self.server.stdin.flush()
+        started = self.server.stdout.readline()
+        assert started.startswith("STARTED"), f"the server answered {started!r}"
+        self.pids.append(int(started.split()[1]))
+        return self.pids[-1], _Log(log, self.pids[-1])
+
+    def close(self):
+        for pid in self.pids:
+            _kill(pid)
+        self.server.kill()
+        self.server.wait()
 
 
-def _kill_and_resume(tmp_path, kills):
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _kill(pid, timeout=60):
+    """SIGKILLs a run and waits until it is gone (the server reaps it)."""
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"run {pid} still there after SIGKILL"
+        time.sleep(0.01)
+
+
+class _Log:
+    """A run's output as it grows; `wait_for(prefix)` as `_Lines.wait_for`."""
+
+    def __init__(self, path, pid):
+        self.path, self.pid = path, pid
+
+    def lines(self):
+        return self.path.read_text().splitlines() if self.path.exists() else []
+
+    def wait_for(self, prefix, timeout=300):
+        deadline = time.monotonic() + timeout
+        while True:
+            ended = not _alive(self.pid)   # read before the lines: none comes after
+            found = [line for line in self.lines() if line.startswith(prefix)]
+            if found or ended:
+                return found[0] if found else None
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no line starting with {prefix!r}: {self.lines()[-20:]}")
+            time.sleep(0.01)
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _kill_and_resume(runs, tmp_path, kills):
     """Runs the training with kills as planned ("second write": while the second
     backup is renamed into place, so the next run resumes mid-epoch from the first;
     a float: that many seconds into training), then
     again until it completes. Returns the result file and the kill log."""
     backup_dir, out = tmp_path / "backup", tmp_path / "resumed"
     log = []
-    modes = ["backup"] * len(kills) + ["finish"]
-    upcoming = _Waiting(modes[0], backup_dir, out)
-    try:
-        for plan, next_mode in zip(kills, modes[1:]):
-            process, lines = upcoming.go()
-            upcoming = _Waiting(next_mode, backup_dir, out)
-            try:
-                assert lines.wait_for("TRAINING") is not None, lines.text()
-                if plan == "second write":   # backups every 5 steps: the second is step 10's
-                    assert lines.wait_for(f"WRITING {backup_dir / '10'}") is not None, \
-                        lines.text()
-                else:
-                    time.sleep(plan)
-            finally:
-                process.send_signal(signal.SIGKILL)
-                process.wait()
-            output = lines.text()
-            assert "DONE" not in output, "the run completed before it was killed: " + output
-            tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
-            complete = sorted(p.name for p in backup_dir.glob("*") if p.name.isdigit())
-            log.append((plan, tmp_dirs, complete))
-        for attempt in range(5):
-            if attempt:
-                upcoming = _Waiting("finish", backup_dir, out)
-            process, lines = upcoming.go()
-            process.wait(timeout=300)
-            output = lines.text()
-            assert process.returncode == 0, output
-            if "DONE" in output:
-                break
-    finally:
-        upcoming.process.kill()
-        upcoming.process.wait()
+    for plan in kills:
+        pid, lines = runs.start("backup", backup_dir, out)
+        try:
+            assert lines.wait_for("TRAINING") is not None, lines.text()
+            if plan == "second write":   # backups every 5 steps: the second is step 10's
+                assert lines.wait_for(f"WRITING {backup_dir / '10'}") is not None, lines.text()
+            else:
+                time.sleep(plan)
+        finally:
+            _kill(pid)
+        output = lines.text()
+        assert "DONE" not in output, "the run completed before it was killed: " + output
+        tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
+        complete = sorted(p.name for p in backup_dir.glob("*") if p.name.isdigit())
+        log.append((plan, tmp_dirs, complete))
+    for _ in range(5):
+        _, lines = runs.start("finish", backup_dir, out)
+        assert lines.wait_for("EXIT") == "EXIT 0", lines.text()
+        if "DONE" in lines.text():
+            break
     assert not backup_dir.exists(), "the backup is deleted when fit() completes"
     return out, log
 
@@ -142,12 +182,15 @@ def _load(path):
 
 
 def test_killed_training_resumes_bit_for_bit(tmp_path):
-    reference = _start("reference", tmp_path / "unused", tmp_path / "reference")
-    moments = random.Random(7)
-    kills = ["second write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
-    out, log = _kill_and_resume(tmp_path, kills)
-    output, _ = reference.communicate(timeout=300)
-    assert reference.returncode == 0, output
+    runs = _Runs(tmp_path)
+    try:
+        _, reference = runs.start("reference", tmp_path / "unused", tmp_path / "reference")
+        moments = random.Random(7)
+        kills = ["second write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
+        out, log = _kill_and_resume(runs, tmp_path, kills)
+        assert reference.wait_for("EXIT") == "EXIT 0", reference.text()
+    finally:
+        runs.close()
     # The kill during the second write left the half-written backup behind, and
     # the first complete: the next run resumed mid-epoch from it.
     assert log[0][1] and log[0][2], log
