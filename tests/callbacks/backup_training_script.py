@@ -25,6 +25,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -104,6 +105,8 @@ def serve():
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     for line in sys.stdin:
         mode, backup_dir, out_file, log_file = line.split()
+        if threading.active_count() != 1:   # a fork copies only this thread: none may run
+            raise RuntimeError(f"threads run in the server: {threading.enumerate()}")
         pid = os.fork()
         if pid == 0:
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)

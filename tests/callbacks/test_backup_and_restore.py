@@ -2,9 +2,9 @@
 moments, and while a backup is being written) and started again until it
 completes ends with the same weights, History and CSV log, bit for bit, as
 a run never interrupted (Dropout, shuffle, EarlyStopping and
-ReduceLROnPlateau on). The training runs are subprocesses of
-`backup_training_script.py`; the other tests resume in-process after an
-exception."""
+ReduceLROnPlateau on). The training runs are processes forked by
+`backup_training_script.py serve` (loopax imported once for all); the other
+tests resume in-process after an exception."""
 
 import functools
 import json

@@ -235,8 +235,8 @@ def _fit_arrays_with(*callbacks):
 # 4, 4 and 2 (the partial batch has its own compiled step); 8 rows two full batches.
 # Only training donates its input buffers; the other runs are checked all the same.
 # A callback with batch hooks and a save every step run together in one case: its points
-# are those of each alone (test_one_run_passes_the_points_of_each_callback_alone), and
-# one case costs half the two (each point is a run and a fit/predict check).
+# are those of each alone (test_one_run_passes_the_points_of_each_callback_alone): 946
+# points in place of 928 + 943, each a run and a predict/fit check.
 RUNS = {
     "fit-arrays-batch-callback-and-saving-every-step": (
         1, 8, _fit_arrays_with(_batch_hooks, _saving_every_step)),
