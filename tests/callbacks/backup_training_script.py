@@ -1,6 +1,7 @@
 """A training run for test_backup_and_restore.py, started as a subprocess:
 
     python backup_training_script.py MODE BACKUP_DIR OUT_FILE
+    python backup_training_script.py serve
 
 The training: arrays (on the device), Dropout, shuffle=True, validation data,
 EarlyStopping, ReduceLROnPlateau and CSVLogger.
@@ -13,13 +14,20 @@ MODE "reference": no BackupAndRestore, nothing slowed down;
                nothing slowed down or held: the run the test lets complete
                (the holds cost it ~15 s of sleep and change no result).
 
+"serve" imports loopax once and starts each run asked for on stdin in a forked child
+(see `serve`): a run then starts as a fresh process does after its ~1.5 s of imports.
+
 Writes OUT_FILE.npz (the weights, the History as JSON, the CSV log) when
 fit() returns.
 """
 
 import json
+import os
+import signal
 import sys
+import threading
 import time
+import traceback
 
 import numpy as np
 
@@ -87,5 +95,40 @@ def main(mode, backup_dir, out_file):
     print("DONE", flush=True)
 
 
+def serve():
+    """Reads "MODE BACKUP_DIR OUT_FILE LOG_FILE" lines on stdin; runs each `main` in a
+    forked child, its output in LOG_FILE (ending "EXIT 0" or, after a traceback,
+    "EXIT 1"), and prints "STARTED <pid>". Only imports have run here (no JAX backend,
+    no thread): each child initialises JAX as a new process does. Ended children are
+    reaped at once, so a pid that no longer exists is a run that ended."""
+    import orbax.checkpoint  # noqa: F401  (what each child's backups use: imported once)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    for line in sys.stdin:
+        mode, backup_dir, out_file, log_file = line.split()
+        if threading.active_count() != 1:   # a fork copies only this thread: none may run
+            raise RuntimeError(f"threads run in the server: {threading.enumerate()}")
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _run_child(mode, backup_dir, out_file, log_file)
+        print("STARTED", pid, flush=True)
+
+
+def _run_child(mode, backup_dir, out_file, log_file):
+    log = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)
+    code = 1
+    try:
+        main(mode, backup_dir, out_file)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        print("EXIT", code, flush=True)
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    serve() if sys.argv[1:] == ["serve"] else main(*sys.argv[1:4])

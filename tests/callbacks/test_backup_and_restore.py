@@ -2,9 +2,9 @@
 moments, and while a backup is being written) and started again until it
 completes ends with the same weights, History and CSV log, bit for bit, as
 a run never interrupted (Dropout, shuffle, EarlyStopping and
-ReduceLROnPlateau on). The training runs are subprocesses of
-`backup_training_script.py`; the other tests resume in-process after an
-exception."""
+ReduceLROnPlateau on). The training runs are processes forked by
+`backup_training_script.py serve` (loopax imported once for all); the other
+tests resume in-process after an exception."""
 
 import functools
 import json
@@ -29,12 +29,12 @@ SCRIPT = Path(__file__).with_name("backup_training_script.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(mode, backup_dir, out_file):
+def _serve():
+    """A `backup_training_script.py serve` process (its errors go to the test's stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu",
                PYTHONUNBUFFERED="1")
-    return subprocess.Popen(
-        [sys.executable, str(SCRIPT), mode, str(backup_dir), str(out_file)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    return subprocess.Popen([sys.executable, str(SCRIPT), "serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
 
 
 class _Lines:
@@ -76,7 +76,75 @@ class _Lines:
         return "\n".join(line for line in self.lines if line is not None)
 
 
-def _kill_and_resume(tmp_path, kills):
+class _Runs:
+    """Training runs forked from one `backup_training_script.py serve` process, which
+    imports loopax once (a run then starts as a new process does after ~1.5 s of
+    imports; the kill test makes five)."""
+
+    def __init__(self, folder):
+        self.folder, self.pids = folder, []
+        self.server = _serve()
+
+    def start(self, mode, backup_dir, out_file):
+        """A run of `mode`; its pid and its `_Log`."""
+        log = self.folder / f"run-{len(self.pids)}.log"
+        self.server.stdin.write(f"{mode} {backup_dir} {out_file} {log}\n")
+        self.server.stdin.flush()
+        started = self.server.stdout.readline()
+        assert started.startswith("STARTED"), f"the server answered {started!r}"
+        self.pids.append(int(started.split()[1]))
+        return self.pids[-1], _Log(log, self.pids[-1])
+
+    def close(self):
+        for pid in self.pids:
+            _kill(pid)
+        self.server.kill()
+        self.server.wait()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _kill(pid, timeout=60):
+    """SIGKILLs a run and waits until it is gone (the server reaps it)."""
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"run {pid} still there after SIGKILL"
+        time.sleep(0.01)
+
+
+class _Log:
+    """A run's output as it grows; `wait_for(prefix)` as `_Lines.wait_for`."""
+
+    def __init__(self, path, pid):
+        self.path, self.pid = path, pid
+
+    def lines(self):
+        return self.path.read_text().splitlines() if self.path.exists() else []
+
+    def wait_for(self, prefix, timeout=300):
+        deadline = time.monotonic() + timeout
+        while True:
+            ended = not _alive(self.pid)   # read before the lines: none comes after
+            found = [line for line in self.lines() if line.startswith(prefix)]
+            if found or ended:
+                return found[0] if found else None
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no line starting with {prefix!r}: {self.lines()[-20:]}")
+            time.sleep(0.01)
+
+    def text(self):
+        return "\n".join(self.lines())
+
+
+def _kill_and_resume(runs, tmp_path, kills):
     """Runs the training with kills as planned ("second write": while the second
     backup is renamed into place, so the next run resumes mid-epoch from the first;
     a float: that many seconds into training), then
@@ -84,8 +152,7 @@ def _kill_and_resume(tmp_path, kills):
     backup_dir, out = tmp_path / "backup", tmp_path / "resumed"
     log = []
     for plan in kills:
-        process = _start("backup", backup_dir, out)
-        lines = _Lines(process)
+        pid, lines = runs.start("backup", backup_dir, out)
         try:
             assert lines.wait_for("TRAINING") is not None, lines.text()
             if plan == "second write":   # backups every 5 steps: the second is step 10's
@@ -93,18 +160,16 @@ def _kill_and_resume(tmp_path, kills):
             else:
                 time.sleep(plan)
         finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
+            _kill(pid)
         output = lines.text()
         assert "DONE" not in output, "the run completed before it was killed: " + output
         tmp_dirs = [p.name for p in backup_dir.glob("*orbax-checkpoint-tmp*")]
         complete = sorted(p.name for p in backup_dir.glob("*") if p.name.isdigit())
         log.append((plan, tmp_dirs, complete))
     for _ in range(5):
-        process = _start("finish", backup_dir, out)
-        output, _ = process.communicate(timeout=300)
-        assert process.returncode == 0, output
-        if "DONE" in output:
+        _, lines = runs.start("finish", backup_dir, out)
+        assert lines.wait_for("EXIT") == "EXIT 0", lines.text()
+        if "DONE" in lines.text():
             break
     assert not backup_dir.exists(), "the backup is deleted when fit() completes"
     return out, log
@@ -117,12 +182,15 @@ def _load(path):
 
 
 def test_killed_training_resumes_bit_for_bit(tmp_path):
-    reference = _start("reference", tmp_path / "unused", tmp_path / "reference")
-    moments = random.Random(7)
-    kills = ["second write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
-    out, log = _kill_and_resume(tmp_path, kills)
-    output, _ = reference.communicate(timeout=300)
-    assert reference.returncode == 0, output
+    runs = _Runs(tmp_path)
+    try:
+        _, reference = runs.start("reference", tmp_path / "unused", tmp_path / "reference")
+        moments = random.Random(7)
+        kills = ["second write"] + [moments.uniform(0.0, 0.4) for _ in range(2)]
+        out, log = _kill_and_resume(runs, tmp_path, kills)
+        assert reference.wait_for("EXIT") == "EXIT 0", reference.text()
+    finally:
+        runs.close()
     # The kill during the second write left the half-written backup behind, and
     # the first complete: the next run resumed mid-epoch from it.
     assert log[0][1] and log[0][2], log
@@ -378,13 +446,16 @@ print("DONE", flush=True)
 
 
 def _start_holder(backup_dir):
-    """A fit() in another process, paused inside training with a backup being
-    written to `backup_dir`."""
+    """A fit() in another process that will pause inside training with a backup being
+    written to `backup_dir` (`_holding` waits until it does)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(backup_dir)], env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-    lines = _Lines(holder)
+    return holder, _Lines(holder)
+
+
+def _holding(holder, lines):
     assert lines.wait_for("HOLDING") is not None, lines.text()
     return holder, lines
 
@@ -397,29 +468,36 @@ def _fit_on(backup_dir, **kwargs):
     return model.fit(x, y, batch_size=4, epochs=2, verbose=0, callbacks=[backup])
 
 
-def test_a_second_process_gets_a_clear_error_or_waits_when_asked_and_breaks_nothing(tmp_path):
-    """One holder serves both callers (a holder process costs ~3 s of imports): a fit()
-    on its folder is refused naming the holder; one with lock_timeout waits until the
-    holder's fit ends (released then), and the holder finishes undisturbed."""
-    holder, lines = _start_holder(tmp_path / "b")
-    release = threading.Timer(1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+def test_a_second_process_gets_a_clear_error_or_waits_and_a_killed_holder_releases_it(
+        tmp_path):
+    """Two holders start together (a holder process spends ~2 s importing; side by side
+    they import at once). One serves both callers: a fit() on its folder is refused
+    naming the holder; one with lock_timeout waits until the holder's fit ends
+    (released then), and the holder finishes undisturbed. The other is killed with
+    SIGKILL while it holds its folder, which a fit() then uses."""
+    first, second = _start_holder(tmp_path / "b"), _start_holder(tmp_path / "killed")
     try:
-        with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
-            _fit_on(tmp_path / "b")
-        release.start()
-        started = time.monotonic()
-        history = _fit_on(tmp_path / "b", lock_timeout=120)
-        assert time.monotonic() - started >= 0.9   # it waited for the holder
-        assert len(history.history["loss"]) == 2
-        holder.wait(timeout=120)
+        holder, lines = _holding(*first)
+        release = threading.Timer(
+            1.0, lambda: (holder.stdin.write("go on\n"), holder.stdin.flush()))
+        try:
+            with pytest.raises(RuntimeError, match=f"in use by process {holder.pid}"):
+                _fit_on(tmp_path / "b")
+            release.start()
+            started = time.monotonic()
+            history = _fit_on(tmp_path / "b", lock_timeout=120)
+            assert time.monotonic() - started >= 0.9   # it waited for the holder
+            assert len(history.history["loss"]) == 2
+            holder.wait(timeout=120)
+        finally:
+            release.cancel()
+        assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
+
+        killed, _ = _holding(*second)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=60)
+        assert len(_fit_on(tmp_path / "killed").history["loss"]) == 2
     finally:
-        release.cancel()
-        holder.kill()
-    assert holder.returncode == 0 and "DONE" in lines.text(), lines.text()
-
-
-def test_a_killed_holder_releases_the_folder(tmp_path):
-    holder, _ = _start_holder(tmp_path / "b")
-    holder.send_signal(signal.SIGKILL)
-    holder.wait(timeout=60)
-    assert len(_fit_on(tmp_path / "b").history["loss"]) == 2
+        for process, _ in (first, second):
+            process.kill()
+            process.wait()
