@@ -1,6 +1,8 @@
-"""Dtype names and the default float type."""
+"""Dtype names, the default float type, and host data to arrays of a dtype."""
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from loopax.src.api_export import export
 
@@ -82,3 +84,21 @@ def is_int(dtype) -> bool:
         A Python bool.
     """
     return jnp.issubdtype(jnp.dtype(dtype), jnp.integer)
+
+
+def asarray(value, dtype=None) -> jax.Array:
+    """`jnp.asarray(value, dtype)` for a NumPy array, without a compile.
+
+    jax 0.10 casts a NumPy array with NumPy, then runs a small compiled program on the
+    result (`lax.stage`, or `convert_element_type` to the dtype it already has), compiled
+    again for every new shape: about 20 ms each, one per weight in a `set_weights` or
+    `load_weights`. Here the same NumPy cast makes the same array, and `jax.device_put`
+    moves it. Other values (lists, Python numbers, JAX arrays, tracers) and 64-bit dtypes
+    JAX does not enable go to `jnp.asarray`.
+    """
+    if not isinstance(value, (np.ndarray, np.generic)) or value.dtype.kind not in "biuf":
+        return jnp.asarray(value, dtype=dtype)
+    target = jax.dtypes.canonicalize_dtype(value.dtype if dtype is None else np.dtype(dtype))
+    if dtype is not None and target != np.dtype(dtype):
+        return jnp.asarray(value, dtype=dtype)   # a 64-bit dtype without x64: JAX warns
+    return jax.device_put(np.asarray(value, dtype=target))

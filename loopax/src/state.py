@@ -352,10 +352,10 @@ class Variable(ArrayValue):
             RuntimeError: `value` is a tracer and no state scope is active (a bare `jax.jit`).
         """
         value = _unwrap(value)
-        value = jnp.asarray(value, dtype=self.dtype) if not (
+        value = dtypes.asarray(value, self.dtype) if not (
             hasattr(value, "dtype") and value.dtype == self.dtype) else value
         if not is_tracer(value):
-            value = jnp.asarray(value)
+            value = dtypes.asarray(value)
         if tuple(value.shape) != self.shape:
             raise ValueError(
                 f"Cannot assign a value of shape {tuple(value.shape)} to "
@@ -516,7 +516,7 @@ def _to_value(value, dtype, where):
             dtype = dtypes.floatx() if arr.dtype.kind == "f" else (
                 jnp.int32 if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 else arr.dtype)
     try:
-        return jnp.asarray(value, dtype=dtype)
+        return dtypes.asarray(value, dtype)
     except TypeError as e:
         raise TypeError(
             f"Variable {where!r}: cannot make an array of {type(value).__name__}"

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import state
+from loopax.src import dtypes, state
 from loopax.src.array_types import ArrayLike, DTypeLike
 from loopax.src.state import ArrayValue, Variable, _state
 
@@ -118,7 +118,7 @@ def as_tensor(x):
     if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
         return Tensor(x)
     if isinstance(x, (np.ndarray, np.generic)):
-        return Tensor(jnp.asarray(x))
+        return Tensor(dtypes.asarray(x))
     return x
 
 
@@ -245,7 +245,7 @@ def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | N
         dtype = "float32"
     if dtype is None and isinstance(value, (np.ndarray, list, tuple)) and np.asarray(value).dtype == np.int64:
         dtype = "int32"
-    arr = jnp.asarray(value, dtype=dtype)
+    arr = dtypes.asarray(value, dtype=dtype)
     if shape is not None:
         arr = jnp.broadcast_to(arr, tuple(shape))
     return Tensor(arr)

@@ -160,8 +160,8 @@ def _standardize_input(x):
         return x
     if isinstance(x, np.ndarray):
         if x.dtype == np.float64:
-            return jnp.asarray(x, dtype=dtypes.floatx())
-        return jnp.asarray(x)
+            return dtypes.asarray(x, dtype=dtypes.floatx())
+        return dtypes.asarray(x)
     if isinstance(x, (float, int)) and not isinstance(x, bool):
         return jnp.asarray(x, dtype=dtypes.floatx() if isinstance(x, float) else None)
     if isinstance(x, Variable):
@@ -465,7 +465,7 @@ class Layer(Module):
             raise ValueError(f"set_weights on {self.name!r} does not match the layer's "
                              "weights:\n  " + "\n  ".join(problems))
         for var, w in zip(own, weights):
-            var.assign(jnp.asarray(w, dtype=var.dtype))
+            var.assign(dtypes.asarray(w, dtype=var.dtype))
 
     # ---- build and call --------------------------------------------------
     def build(self, input_shape: Any = None) -> None:
@@ -955,7 +955,7 @@ class Layer(Module):
             if value.shape != variable.shape:
                 raise ValueError(f"Layer {self.name!r}: saved weight {i} has shape "
                                  f"{value.shape}, but {variable.path} has {variable.shape}.")
-            variable.assign(jnp.asarray(value, dtype=variable.dtype))
+            variable.assign(dtypes.asarray(value, dtype=variable.dtype))
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"

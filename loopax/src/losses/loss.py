@@ -137,8 +137,8 @@ class Loss:
 
 @op
 def _loss_value(loss, y_true, y_pred, sample_weight, input_mask=None):
-    y_pred = jnp.asarray(unwrap(y_pred), dtype=loss.dtype)
-    y_true = jnp.asarray(unwrap(y_true), dtype=loss.dtype)
+    y_pred = dtypes.asarray(unwrap(y_pred), dtype=loss.dtype)
+    y_true = dtypes.asarray(unwrap(y_true), dtype=loss.dtype)
     values, mask = loss._losses_and_mask(y_true, y_pred)
     if input_mask is not None:
         input_mask = jnp.asarray(unwrap(input_mask), bool)
@@ -239,7 +239,7 @@ def reduce_weighted_values(values, sample_weight=None, mask=None,
     dtype = dtype or dtypes.floatx()
     values = jnp.asarray(values, dtype=dtype)
     if sample_weight is not None:
-        sample_weight = jnp.asarray(unwrap(sample_weight), dtype=dtype)
+        sample_weight = dtypes.asarray(unwrap(sample_weight), dtype=dtype)
     if mask is not None:
         mask = jnp.asarray(mask, dtype=dtype)
         if reduction in ("mean", "sum_over_batch_size"):

@@ -235,5 +235,5 @@ _CONSTANT_INITIALIZERS = {"zeros": jnp.zeros, "ones": jnp.ones}
 
 def as_array(x, dtype=None):
     """`x` (array, Variable, Tensor, list, number) as a JAX array, cast to `dtype`."""
-    x = jnp.asarray(unwrap(x))
+    x = dtypes.asarray(unwrap(x))
     return x if dtype is None else x.astype(dtype)

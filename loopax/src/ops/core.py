@@ -89,7 +89,7 @@ def convert_to_tensor(x: ArrayLike, dtype: DTypeLike = None, sparse: bool | None
     if dtype is None and isinstance(x, jax.Array):
         return x
     dtype = dtypes.standardize(dtype) if dtype is not None else _default_dtype(x)
-    return jnp.asarray(x, dtype=dtype)
+    return dtypes.asarray(x, dtype=dtype)
 
 
 @op

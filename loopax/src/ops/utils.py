@@ -4,15 +4,15 @@ import functools
 import inspect
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import dtypes
 from loopax.src.config import image_data_format
 
 
 def as_array(x):
     """`x` as a `jax.Array` (float64 NumPy input becomes float32, as JAX does)."""
-    return x if isinstance(x, jax.Array) else jnp.asarray(x)
+    return x if isinstance(x, jax.Array) else dtypes.asarray(x)
 
 
 def axis_arg(axis):

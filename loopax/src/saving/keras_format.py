@@ -32,9 +32,7 @@ import posixpath
 import warnings
 import zipfile
 
-import jax.numpy as jnp
-
-from loopax.src import mixed_precision, serialization
+from loopax.src import dtypes, mixed_precision, serialization
 from loopax.src.layers import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
@@ -625,7 +623,7 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
             raise ValueError(f"{where}: dataset {path!r} for {label} cannot be read "
                              f"(truncated or damaged: {e}).") from None
     for var, value in values:
-        var.assign(jnp.asarray(value, dtype=var.dtype))
+        var.assign(dtypes.asarray(value, dtype=var.dtype))
 
 
 def _some(items, limit=20) -> str:

@@ -16,10 +16,10 @@ config in `config.json`.
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
+from loopax.src import dtypes
 from loopax.src.saving import weights_file
 
 ENTRY = "training_state.safetensors"
@@ -90,4 +90,4 @@ def _assign(variable, array, key, where):
         raise ValueError(f"{where}: {key} has shape {tuple(array.shape)} and dtype "
                          f"{array.dtype}, but {variable.path} is {variable.shape} "
                          f"{variable.dtype}; the file does not belong to this model.")
-    variable.assign(jnp.asarray(array))
+    variable.assign(dtypes.asarray(array))

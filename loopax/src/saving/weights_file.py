@@ -30,7 +30,6 @@ import struct
 import tempfile
 import warnings
 
-import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from safetensors import numpy as safetensors_numpy
@@ -40,7 +39,7 @@ try:
 except ImportError:   # Windows: no advisory locks, so no cleanup of leftovers
     fcntl = None
 
-from loopax.src import serialization
+from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
 from loopax.src.saving import archive, keras_format
@@ -465,7 +464,7 @@ def assign_weights(model, arrays: dict):
                                for key in list(arrays) if key.startswith(start)}))
     for key, var in zip(weight_keys(model), model.weights):
         if id(var) not in skip and key in arrays:
-            var.assign(jnp.asarray(arrays[key], dtype=var.dtype))
+            var.assign(dtypes.asarray(arrays[key], dtype=var.dtype))
     for layer, store in stores:
         layer.load_own_variables(store)
 
