@@ -80,7 +80,8 @@ def search_scales(weights, activation_maxima, num_grid_points=20, group_size=-1)
     """AWQ's channel scales `(in,)` for `(out, in)` `weights` (see the module doc).
 
     The grid points run as one loop (`fori_loop`): written out, each point is a
-    copy of the round trip in the compiled program (1.4 s to compile at -O0)."""
+    copy of the round trip in the compiled program (test_awq's three layers:
+    4.3 s to compile written out, 0.8 s as a loop, -O0 on a loaded machine)."""
     weights = jnp.asarray(weights)
     x_max = jnp.asarray(activation_maxima).astype(jnp.float32)
     x_max = jnp.where(x_max < 1e-8, jnp.ones_like(x_max), x_max)
