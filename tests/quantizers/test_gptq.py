@@ -8,11 +8,14 @@ never records them (it hooks `layer.call`, but quantized layers run
 docs/keras_differences.md.
 """
 
+import functools
 import importlib
 import sys
 import warnings
 from pathlib import Path
+from unittest import mock
 
+import jax
 import numpy as np
 import pytest
 
@@ -25,6 +28,7 @@ from loopax.src.quantizers import gptq
 
 keras_gptq = importlib.import_module("keras.src.quantizers.gptq")
 keras_gptq_core = importlib.import_module("keras.src.quantizers.gptq_core")
+keras_gptq_solver = keras_gptq.gptq_quantize_matrix
 
 VOCAB, SEQ = 20, 12
 rng = np.random.default_rng(3)
@@ -76,6 +80,15 @@ def keras_layerwise(mode, pre_layers, blocks, config, solve):
         inputs = [layer(x) for x in inputs]
 
 
+def compiled_keras_solver(weights_transpose, inv_hessian, *, order_metric, **settings):
+    """Keras's `gptq_quantize_matrix` as one compiled program: op by op, its
+    column loop compiles a program per column slice (most of the ~190 programs
+    Keras's side compiled for this model).
+    The same operations on the same values; what is tested is GPTQ, not eager."""
+    solve = jax.jit(functools.partial(keras_gptq_solver, **settings))
+    return solve(weights_transpose, inv_hessian, order_metric=order_metric)
+
+
 def keras_reference(model, pre_layers, blocks, config):
     """Keras's GPTQ: `GPTQ.update_hessian_with_batch` per window, then its solver."""
     def solve(layer, inputs):
@@ -84,7 +97,8 @@ def keras_reference(model, pre_layers, blocks, config):
             solver.update_hessian_with_batch(keras.ops.reshape(x, (-1, solver.rows)))
         solver.quantize_and_correct_layer()
 
-    keras_layerwise("gptq", pre_layers, blocks, config, solve)
+    with mock.patch.object(keras_gptq, "gptq_quantize_matrix", compiled_keras_solver):
+        keras_layerwise("gptq", pre_layers, blocks, config, solve)
     return model
 
 

@@ -20,6 +20,7 @@ group, as a float: `row / group_size`, truncated when used).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -123,10 +124,13 @@ def _activation_order(metric):
     return jnp.argsort(-(metric + jitter * 1e-12))
 
 
+@functools.partial(jax.jit, static_argnames=(
+    "bits", "group_size", "symmetric", "per_channel", "activation_order", "block_columns"))
 def quantize_matrix(weights, inv_hessian, *, bits, group_size=-1, symmetric=False,
                     per_channel=True, activation_order=False, order_metric=None,
                     block_columns=BLOCK_COLUMNS):
-    """GPTQ on one `(out, in)` matrix.
+    """GPTQ on one `(out, in)` matrix (one compiled program per shape and
+    settings: its per-group slices, run op by op, compiled one program each).
 
     Args:
         weights: `(out, in)` float, a kernel transposed.
@@ -206,13 +210,19 @@ class HessianEstimate:
         x = jnp.reshape(jnp.asarray(inputs), (-1, self.rows)).astype(jnp.float32)
         if x.shape[0] == 0:
             raise ValueError("GPTQ: a calibration batch has no rows.")
-        gram = x.T @ x
-        gram = (gram + gram.T) / 2.0
         total = self.count + x.shape[0]
-        if self.count > 0:
-            self.hessian = self.hessian * (jnp.float32(self.count) / jnp.float32(total))
-        self.hessian = self.hessian + (jnp.float32(2.0) / jnp.float32(total)) * gram
+        self.hessian = _running_mean_step(self.hessian, x, jnp.float32(self.count),
+                                          jnp.float32(total))
         self.count = total
+
+
+@jax.jit
+def _running_mean_step(hessian, x, count, total):
+    """`hessian` (the mean over `count` rows) updated with the rows of `x`
+    (`total` rows in all), as one compiled program per input shape."""
+    gram = x.T @ x
+    gram = (gram + gram.T) / 2.0
+    return hessian * (count / total) + (jnp.float32(2.0) / total) * gram
 
 
 # ---- layers --------------------------------------------------------------------
@@ -236,18 +246,28 @@ def group_count(rows, group_size):
     return 1 if group_size == -1 else math.ceil(rows / group_size)
 
 
+@functools.partial(jax.jit, static_argnames=(
+    "bits", "group_size", "symmetric", "per_channel", "activation_order"))
+def _solve_kernel(kernel, hessian, damping, *, bits, group_size, symmetric, per_channel,
+                  activation_order):
+    """`quantize_matrix` of a kernel (any rank `matrix_shape` takes) with its
+    damped inverse Hessian, as one compiled program per layer shape."""
+    rows, columns = matrix_shape(kernel.shape)
+    inverse, diagonal = damped_inverse(hessian, damping)
+    return quantize_matrix(
+        jnp.reshape(kernel, (rows, columns)).T, inverse, bits=bits, group_size=group_size,
+        symmetric=symmetric, per_channel=per_channel, activation_order=activation_order,
+        order_metric=diagonal)
+
+
 def quantize_layer(layer, estimate, config):
     """Runs GPTQ on `layer`'s float kernel with the Hessian `estimate`
     (a `HessianEstimate`) and writes its quantized weights (the float kernel
     is dropped)."""
-    kernel = jnp.asarray(unwrap(layer.kernel.value))
-    rows, columns = matrix_shape(kernel.shape)
-    inverse, diagonal = damped_inverse(estimate.hessian, config.hessian_damping)
-    quantized, scale, zero, group_index = quantize_matrix(
-        jnp.reshape(kernel, (rows, columns)).T, inverse, bits=config.weight_bits,
-        group_size=config.group_size, symmetric=config.symmetric,
-        per_channel=config.per_channel, activation_order=config.activation_order,
-        order_metric=diagonal)
+    quantized, scale, zero, group_index = _solve_kernel(
+        jnp.asarray(unwrap(layer.kernel.value)), estimate.hessian, config.hessian_damping,
+        bits=config.weight_bits, group_size=config.group_size, symmetric=config.symmetric,
+        per_channel=config.per_channel, activation_order=config.activation_order)
     quantized = np.asarray(quantized).astype(np.uint8)
     if config.weight_bits == 4:
         quantized = pack_int4(quantized, axis=0, dtype="uint8")[0]
