@@ -124,8 +124,11 @@ def assert_same(ours, theirs, where="result"):
                                rtol=1e-4, atol=1e-5, err_msg=where)
 
 
-def check(script, tmp_path):
-    theirs = run(script, keras, tmp_path)
+def check(script, tmp_path, theirs=None):
+    """Runs `script` in both libraries (Keras's result given as `theirs`: run once for
+    several cases) and compares the results."""
+    if theirs is None:
+        theirs = run(script, keras, tmp_path)
     ours = run(script, loopax, tmp_path)
     if isinstance(ours, Raised) and not isinstance(theirs, Raised):
         raise AssertionError(f"Keras accepts it, loopax raised: {ours!r}") from ours.error
@@ -364,13 +367,36 @@ def _(lib, tmp):
     pytest.param(dict(steps_per_execution=3), id="steps_per_execution-3"),
     pytest.param(dict(auto_scale_loss=False), id="auto_scale_loss-False"),
 ])
-def test_compile_flags_keep_the_numbers(flags, tmp_path):
+def test_compile_flags_keep_the_numbers(flags, keras_once, tmp_path):
+    """None of these flags changes what Keras computes, so Keras's numbers without flags
+    (one jitted run for all flags, not one per flag, nor Keras's op-by-op eager run) are
+    the reference for loopax with each flag."""
+    check(train_and_evaluate_with(flags), tmp_path,
+          theirs=keras_once("no-flags", train_and_evaluate_with({})))
+
+
+def train_and_evaluate_with(flags):
     def script(lib, tmp):
         model = dense_model(lib)
         model.compile(sgd(lib), loss="mse", metrics=["mae"], **flags)
         return (fit_history(model, X, Y, epochs=2, batch_size=4, shuffle=False),
                 model.evaluate(X, Y, batch_size=4, verbose=0))
-    check(script, tmp_path)
+    return script
+
+
+@pytest.fixture(scope="module")
+def keras_once(tmp_path_factory):
+    """`keras_once(key, script)`: Keras's result of `script`, run once per module for
+    each `key`. For parametrized cases whose parameter changes nothing Keras computes
+    (checked against Keras run with each parameter when the sharing was introduced)."""
+    results = {}
+
+    def result(key, script):
+        if key not in results:
+            results[key] = run(script, keras, tmp_path_factory.mktemp(key))
+            assert not isinstance(results[key], Raised), results[key]
+        return results[key]
+    return result
 
 
 # --------------------------------------------------------------------------
@@ -660,10 +686,15 @@ def _(lib, tmp):
 
 
 @pytest.mark.parametrize("shuffle", [True, False, "batch"], ids=str)
-def test_fit_shuffle_values(shuffle, tmp_path):
-    def script(lib, tmp):   # one batch: the order of the rows does not change the numbers
-        return fit_history(compiled_dense(lib), X, Y, batch_size=N, epochs=2, shuffle=shuffle)
-    check(script, tmp_path)
+def test_fit_shuffle_values(shuffle, keras_once, tmp_path):
+    """One batch: the order of the rows does not change the numbers, so Keras's run
+    without shuffling is the reference for every value."""
+    def fit_with(shuffle):
+        def script(lib, tmp):
+            return fit_history(compiled_dense(lib), X, Y, batch_size=N, epochs=2,
+                               shuffle=shuffle)
+        return script
+    check(fit_with(shuffle), tmp_path, theirs=keras_once("no-shuffle", fit_with(False)))
 
 
 @pytest.mark.parametrize("verbose", [0, 1, 2, "auto"], ids=str)
