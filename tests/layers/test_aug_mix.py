@@ -96,7 +96,7 @@ def test_draws_follow_dirichlet_beta_and_uniform_picks():
                 [step["layer_index"] for chain in drawn["chain_transforms"] for step in chain])
 
     # Compiled once, the seed state carried from call to call: eagerly, each draw
-    # dispatched the 84 augmentations' parameter draws op by op.
+    # dispatched the 42 augmentations' parameter draws op by op.
     draw = loopax.function(draw)
     draws = [draw() for _ in range(300)]
     weights = np.stack([np.asarray(w) for w, _, _ in draws])
