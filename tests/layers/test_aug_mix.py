@@ -40,8 +40,12 @@ def _close(ours, keras_layer, x, transformation, message=""):
     np.testing.assert_allclose(np.asarray(ours), expected, atol=1e-3, err_msg=message)
 
 
+# Keras's draws for Python seeds 1, 2 and 19 hold every augmentation of each case
+# (shorter chains too) and Equalization once per case: its eager 256-bin loop takes
+# seconds per application on Keras's side (seeds 0-2 held it three times and no
+# posterization; Equalization twice in a row is test_image_augmentation's few_levels).
 @pytest.mark.parametrize("kwargs", CASES)
-@pytest.mark.parametrize("python_seed", [0, 1, 2], ids=lambda s: f"draw{s}")
+@pytest.mark.parametrize("python_seed", [1, 2, 19], ids=lambda s: f"draw{s}")
 def test_keras_drawn_transformations_replay(kwargs, python_seed):
     keras_layer, ours = keras.layers.AugMix(**kwargs, seed=1), loopax.layers.AugMix(**kwargs)
     x = _images_for(kwargs)
