@@ -55,7 +55,7 @@ def test_every_augmentation_of_a_keras_drawn_transformation_matches_keras(kwargs
 
 
 @pytest.mark.parametrize("kwargs", CASES[:2])
-def test_config_matches_keras_seeded_and_identity_at_inference(kwargs, tmp_path):
+def test_config_matches_keras_seeded_and_identity_at_inference(kwargs):
     keras_layer = keras.layers.RandAugment(**kwargs, seed=6)
     first, second = (loopax.layers.RandAugment(**kwargs, seed=6) for _ in range(2))
     ignore = ("name", "dtype")
@@ -63,10 +63,9 @@ def test_config_matches_keras_seeded_and_identity_at_inference(kwargs, tmp_path)
         {k: v for k, v in keras_layer.get_config().items() if k not in ignore}
     assert type(first).from_config(first.get_config()).get_config() == first.get_config()
     x = _images_for(kwargs)
-    with identical_programs_compiled_once(tmp_path):
-        out = np.asarray(first(x, training=True))
-        assert out.shape == x.shape and np.all(np.isfinite(out))
-        np.testing.assert_array_equal(out, second(x, training=True))
+    out = np.asarray(first(x, training=True))
+    assert out.shape == x.shape and np.all(np.isfinite(out))
+    np.testing.assert_array_equal(out, second(x, training=True))
     np.testing.assert_array_equal(first(x, training=False), x)
     np.testing.assert_array_equal(keras_layer(x, training=False), x)
 
