@@ -15,6 +15,7 @@ Tolerance: atol 1e-3 on 0..255 pixels (float32).
 
 import numpy as np
 import pytest
+from compile_once import identical_programs_compiled_once
 
 import loopax
 
@@ -243,10 +244,11 @@ def _augmentations():
             loopax.layers.Equalization((0, 1))]
 
 
-def test_augmentation_trains_in_fit_seeded_and_passes_through_at_inference():
+def test_augmentation_trains_in_fit_seeded_and_passes_through_at_inference(tmp_path):
     plain, _ = _train([])
-    augmented, history = _train(_augmentations())
-    again, _ = _train(_augmentations())
+    with identical_programs_compiled_once(tmp_path):
+        augmented, history = _train(_augmentations())
+        again, _ = _train(_augmentations())
     assert np.all(np.isfinite(history.history["loss"]))
     assert not np.allclose(plain.get_weights()[0], augmented.get_weights()[0])
     for a, b in zip(augmented.get_weights(), again.get_weights()):
