@@ -8,7 +8,7 @@ import pytest
 from trainer_testlib import mlp, regression_data
 
 import loopax
-from loopax.src.trainers import step_loops
+from loopax.src.trainers import padded_batches, step_loops
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
 
 
@@ -36,7 +36,10 @@ def single_program(model, kind):
     return model._compiled_steps.function(kind, Mode.SINGLE)
 
 
-def test_partial_and_validation_batches_are_compiled_ahead(compile_ahead):
+def test_partial_and_validation_batches_are_compiled_ahead(compile_ahead, monkeypatch):
+    # A model whose partial batches run padded has no programs of their own
+    # (test_padded_batches.py); one that keeps a program per batch shape:
+    monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", False)
     model, *_ = fit_evaluate_predict()
     programs = {kind: single_program(model, kind).programs() for kind in (TRAIN, TEST, PREDICT)}
     if compile_ahead:

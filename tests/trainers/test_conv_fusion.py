@@ -110,11 +110,12 @@ def test_convolution_steps_compile_with_the_older_emitters_and_other_steps_with_
         model.predict(x, batch_size=4, verbose=0)
 
     conv_programs = programs_compiled_by(lambda: fit_evaluate_predict(conv_model), monkeypatch)
-    assert {name for name, options in conv_programs
+    # "one": a one-step program ("one_counting_rows" where a padded batch may run it)
+    assert {name.partition("_")[0] for name, options in conv_programs
             if options == {"xla_cpu_use_fusion_emitters": False}} == {"one", "loop"}
     assert [options for _, options in conv_programs if options is not None] and all(
         options == {"xla_cpu_use_fusion_emitters": False}
         for _, options in conv_programs if options is not None)
     dense_programs = programs_compiled_by(lambda: fit_evaluate_predict(dense), monkeypatch)
-    assert {name for name, _ in dense_programs} >= {"one"}
+    assert {name.partition("_")[0] for name, _ in dense_programs} >= {"one"}
     assert [options for _, options in dense_programs if options is not None] == []

@@ -17,6 +17,7 @@ import numpy as np
 
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
+from loopax.src.losses import padded_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.state import _state
 from loopax.src.tensor import unwrap
@@ -311,14 +312,15 @@ class CompileLoss:
                     f"The model was compiled with a loss for output {self.names[i]!r} but "
                     "the data gives it no target y. Pass y (x, y pairs), or compile "
                     "without that loss and compute it in train_step.")
-            value = loss(targets[i], preds[i], sample_weight=weights[i])
+            value = loss(targets[i], preds[i],
+                         sample_weight=padded_rows.row_weights(weights[i], preds[i]))
             check_scalar(value, f"loss {getattr(loss, 'name', loss)!r} of output "
                                 f"{self.names[i]!r}")
             values.append(value)
             total = total + weight * value if weight != 1.0 else total + value
         self.last_losses = values
         if self.metrics:
-            n = batch_size_of(preds)
+            n = padded_rows.real_rows(batch_size_of(preds))
             for tracker, value in zip(self.metrics, values):
                 if _scoped_or_eager(tracker, value):
                     tracker.update_state(value, sample_weight=n)
@@ -432,8 +434,10 @@ class CompileMetrics(Metric):
         for i, metric, weighted in self.entries:
             if targets[i] is None:
                 continue
-            if weighted and weights[i] is not None:
-                metric.update_state(targets[i], preds[i], sample_weight=weights[i])
+            weight = weights[i] if weighted else None
+            weight = padded_rows.row_weights(weight, preds[i])   # padding rows weigh 0
+            if weight is not None:
+                metric.update_state(targets[i], preds[i], sample_weight=weight)
             else:
                 metric.update_state(targets[i], preds[i])
 

@@ -80,6 +80,7 @@ class CompiledSteps:
         self.example_batch: Any = None
         self.output_spec: Any = None
         self.checked_batches: set = set()
+        self._pads: dict[tuple, bool] = {}
 
     @property
     def steps_per_execution(self):
@@ -105,6 +106,18 @@ class CompiledSteps:
 
     def stop_requested(self, kind: PassKind) -> bool:
         return bool(self.source.stop_requested(kind))
+
+    def pads_partial_batches(self, kind: PassKind) -> bool:
+        """Whether `kind`'s passes over device data run their last, partial batch
+        padded through the full batches' one-step program (padded_batches.py),
+        as the source says (a source without `pads_partial_batches`: never)."""
+        if self.run_eagerly:
+            return False
+        key = (kind, distribution())
+        if key not in self._pads:
+            ask = getattr(self.source, "pads_partial_batches", None)
+            self._pads[key] = ask is not None and bool(ask(kind))
+        return self._pads[key]
 
     def planner(self, kind: PassKind, on_device: bool = True) -> ExecutionPlanner:
         """The planner of `kind`'s passes over device-resident (or host) data."""
@@ -134,10 +147,12 @@ class CompiledSteps:
             return step_loops.make_single_step(step, finalize, jit=False)
         if mode is Mode.DEVICE_SINGLE:   # the batch-shaped step, fed from device data
             return step_loops.on_device_data(self.function(kind, Mode.SINGLE))
+        if mode is Mode.SINGLE:
+            return step_loops.make_single_step(step, finalize, donate=donate,
+                                               counts_rows=self.pads_partial_batches(kind))
         fn = {Mode.DEVICE: step_loops.make_device_loop,
               Mode.DEVICE_STATIC: step_loops.make_device_scan,
-              Mode.STACKED: step_loops.make_stacked_loop,
-              Mode.SINGLE: step_loops.make_single_step}[mode](step, finalize, donate=donate)
+              Mode.STACKED: step_loops.make_stacked_loop}[mode](step, finalize, donate=donate)
         if mode in (Mode.DEVICE, Mode.DEVICE_STATIC):
             return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
                 self.function(kind, Mode.DEVICE_SINGLE)))

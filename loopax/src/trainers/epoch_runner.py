@@ -137,13 +137,15 @@ def _call(fn, live, n, timed, *args, **kwargs):
     return logs, time.perf_counter() - start
 
 
-def _singles(fn, live, n, timed, data, order, row0, batch_size):
+def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
     """`n` one-step calls back to back (one execution for the callbacks); returns
     (logs, None) or, timed, (logs, (seconds, seconds to issue the calls)): the
-    calls return before the device finishes, so the second is the host's share."""
+    calls return before the device finishes, so the second is the host's share.
+    `rows`: the real rows of a padded batch (`Execution`)."""
     start = time.perf_counter() if timed else None
     for j in range(n):
-        logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size)
+        logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size,
+                         rows=rows)
     if not timed:
         return logs, None
     issued = time.perf_counter() - start
@@ -162,10 +164,16 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
         return
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    sizes = []
     if full_batches and adapter.num_full_batches and (engine.steps_per_execution in ("auto", 1)):
-        single.compile_ahead(values, data, adapter.batch_size)
+        sizes.append(adapter.batch_size)
     if adapter.partial_batch_size and steps == adapter.num_batches:
-        single.compile_ahead(values, data, adapter.partial_batch_size)
+        if not engine.pads_partial_batches(kind):
+            sizes.append(adapter.partial_batch_size)
+        elif full_batches or not adapter.num_full_batches:   # padded: the full batches' program
+            sizes.append(adapter.batch_size)
+    for size in dict.fromkeys(sizes):
+        single.compile_ahead(values, data, size)
 
 
 def _record(planner, kind, how, n, seconds, issued=None):
@@ -184,7 +192,8 @@ class Execution(NamedTuple):
         call) or "single" (`steps` one-step calls);
     first_step: the epoch's batch it starts at;
     row0, batch_size: where its first batch starts in the device data, and
-        the rows per batch (the last, partial batch has its own size);
+        the rows per batch (the last, partial batch has its own size, unless
+        padded to the full size);
     timed: the planner asked for its time; planned: the planner chose it
         (report its time back with `planner.record`).
     """
@@ -195,10 +204,11 @@ class Execution(NamedTuple):
     batch_size: int
     timed: bool
     planned: bool
+    rows: int | None = None   # a padded batch's real rows (padded_batches.py)
 
 
 def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_passes=None,
-               capacity=None):
+               capacity=None, pad_partial=False):
     """Cuts one epoch of device-resident `adapter` data into `Execution`s, for
     training, evaluation and prediction alike, from batch `start_step` on.
 
@@ -207,6 +217,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
     alone. `later_passes`: passes of this kind after this one (the planner
     weighs a loop's compile against the steps left; None: not weighed).
     `capacity`: the most steps one call may run (predict's output buffer).
+    `pad_partial`: the partial batch runs padded to the full size (its
+    `rows` say how many are real).
     The consumer runs each execution before asking for the next, and may stop
     early."""
     size = adapter.batch_size
@@ -222,11 +234,14 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
                 n = min(n, capacity)
         else:   # every batch alone, or the last, partial batch (its own shape)
             how, n, timed = "single", 1, False
+        rows = None
         if step < full:
             batch_size, row0 = size, step * size
+        elif pad_partial:   # the last, partial batch, through the full batches' program
+            batch_size, row0, rows = size, full * size, adapter.partial_batch_size
         else:   # the last, partial batch: compiled once
             batch_size, row0 = adapter.partial_batch_size, full * size
-        yield Execution(how, step, n, row0, batch_size, timed, planned)
+        yield Execution(how, step, n, row0, batch_size, timed, planned, rows)
         if how != "warm":
             step += n
 
@@ -243,8 +258,9 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
     live.refresh()
     compile_ahead(engine, kind, adapter, live.values, max_steps)
     step, logs = start_step, None
-    for how, step, n, row0, batch_size, timed, planned in executions(
-            adapter, planner, bounds, max_steps, start_step, later_passes):
+    for how, step, n, row0, batch_size, timed, planned, rows in executions(
+            adapter, planner, bounds, max_steps, start_step, later_passes,
+            pad_partial=engine.pads_partial_batches(kind)):
         if how == "warm":   # compiles the loop, runs no step
             live.refresh()
             _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
@@ -261,7 +277,8 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
             logs, seconds = _call(loop, live, n, timed, data, order, row0, n,
                                   batch_size=batch_size)
         else:
-            logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size)
+            logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size,
+                                     rows)
         issued = None
         if how == "single" and seconds is not None:
             seconds, issued = seconds
@@ -322,8 +339,9 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
     full = min(adapter.num_full_batches, steps)
     capacity = _predict_capacity(engine, full, live, data, adapter.batch_size)
     compile_ahead(engine, PREDICT, adapter, live.values, max_steps)
-    for how, step, n, row0, batch_size, timed, planned in executions(
-            adapter, planner, bounds, max_steps, capacity=capacity):
+    for how, step, n, row0, batch_size, timed, planned, rows in executions(
+            adapter, planner, bounds, max_steps, capacity=capacity,
+            pad_partial=engine.pads_partial_batches(PREDICT)):
         if how == "warm":
             live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
             planner.record("warm", 0, None)
@@ -339,11 +357,13 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
             outs = []
             for j in range(n):
                 one = live.call(single, data, None, row0 + j * batch_size,
-                                batch_size=batch_size)
+                                batch_size=batch_size, rows=rows)
                 outs.append(one)
             issued = time.perf_counter() - start
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
+            if rows is not None:   # a padded batch: its real rows' outputs
+                out = jax.tree_util.tree_map(lambda a: a[:rows], out)
         if planned:
             _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None,
                     issued if how == "single" and timed else None)

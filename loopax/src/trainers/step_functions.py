@@ -20,6 +20,7 @@ a model's `CompiledSteps` (compiled_steps.py compiles what it returns).
 from __future__ import annotations
 
 import inspect
+import logging
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +28,10 @@ import numpy as np
 
 from loopax.src import random
 from loopax.src.state import pure
+from loopax.src.trainers import padded_batches
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
+
+_logger = logging.getLogger("loopax")
 
 
 class ModelSteps:
@@ -42,6 +46,7 @@ class ModelSteps:
 
     def __init__(self, model, default_steps):
         self._model = model
+        self._default_steps = default_steps
         self._defaults = {kind.step_method: getattr(default_steps, kind.step_method)
                           for kind in (TRAIN, TEST, PREDICT)}
 
@@ -92,6 +97,14 @@ class ModelSteps:
 
         step = _carrying_seed_state(model_step, seed_variables)
         return step, groups + [seed_variables], style
+
+    def pads_partial_batches(self, kind):
+        """Whether `kind`'s passes run their partial batch padded through the full
+        batches' program (padded_batches.py); the reason why not is logged."""
+        reason = padded_batches.why_not_padded(self._model, kind, self._default_steps)
+        if reason is not None:
+            _logger.debug("%s keeps a program per batch shape: %s", kind.caller, reason)
+        return reason is None
 
     def finalize_logs(self, kind):
         """(logs, state) -> the logs to report: the step's dict, or the metrics'

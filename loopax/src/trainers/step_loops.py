@@ -50,6 +50,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from loopax.src.losses.padded_rows import padded_rows
+from loopax.src.trainers import padded_batches
+from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
+
 # XLA:CPU options for programs holding a convolution (see the module docstring).
 CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
 
@@ -215,8 +219,17 @@ class _OnDeviceData:
         self.one_step = one_step
         self._gather = take_batch_on_host if jax.default_backend() == "cpu" else take_batch
 
-    def __call__(self, state, data, order, row0, batch_size):
-        return self.one_step(state, self._gather(data, order, row0, batch_size=batch_size))
+    def __call__(self, state, data, order, row0, batch_size, rows=None):
+        """The step on the batch of `batch_size` rows at `row0`; with `rows` less
+        than that, on its first `rows` padded with copies to `batch_size`
+        (padded_batches.py: the program knows the real rows, or predict's
+        caller drops the padding's outputs)."""
+        if rows is None or rows == batch_size:
+            return self.one_step(state, self._gather(data, order, row0, batch_size=batch_size))
+        batch = padded_batches.gather_padded(data, order, row0, rows, batch_size)
+        if getattr(self.one_step, "counts_rows", False):
+            return self.one_step(state, batch, rows)
+        return self.one_step(state, batch)
 
     def compile_ahead(self, state, data, batch_size):
         if isinstance(self.one_step, CompilesAhead):
@@ -230,11 +243,27 @@ class _OnDeviceData:
         return self.one_step.ahead_seconds(_batch_spec(data, batch_size))
 
 
-def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True):
+def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True,
+                     counts_rows=False):
+    """`one(state, batch) -> (state, logs)`. With `counts_rows` (and `jit`) it is
+    `one(state, batch, rows=None)`: the program takes the batch's real rows as an
+    argument (None: all of them), so a padded partial batch runs it too
+    (padded_batches.py)."""
     def one(state, batch):
         logs, state = step(state, batch)
         return state, finalize(logs, state)
-    return CompilesAhead(step_jit(one, donate_argnums=(0,) if donate else ())) if jit else one
+
+    def one_counting_rows(state, batch, rows):
+        with padded_rows(rows, batch_size_of(batch)):
+            logs, state = step(state, batch)
+        return state, finalize(logs, state)
+
+    if not jit:
+        return one
+    if counts_rows:
+        return CompilesAhead(step_jit(one_counting_rows, donate_argnums=(0,) if donate else ()),
+                             counts_rows=True)
+    return CompilesAhead(step_jit(one, donate_argnums=(0,) if donate else ()))
 
 
 # ---- one-step programs compiled ahead, off the critical path --------------
@@ -272,8 +301,9 @@ class CompilesAhead:
     call would compile (the same lowering), so the results are the same.
     Other attributes are the jitted function's."""
 
-    def __init__(self, jitted):
+    def __init__(self, jitted, counts_rows=False):
         self._jitted = jitted
+        self.counts_rows = counts_rows   # called as (state, batch, rows): make_single_step
         self._ahead = {}      # batch signature -> Future of (compiled, seconds)
         self._called = set()  # batch signatures compiled by a call
 
@@ -284,7 +314,8 @@ class CompilesAhead:
         key = _batch_signature(batch_spec)
         if not COMPILE_AHEAD or key in self._ahead or key in self._called:
             return
-        lowered = self._jitted.lower(state, batch_spec)
+        rows = (jax.ShapeDtypeStruct((), np.int32),) if self.counts_rows else ()
+        lowered = self._jitted.lower(state, batch_spec, *rows)
         self._ahead[key] = _background_compiler().submit(_timed_compile, lowered)
 
     def programs(self) -> dict:
@@ -296,16 +327,19 @@ class CompilesAhead:
         future = self._ahead.get(_batch_signature(batch_spec))
         return 0.0 if future is None else future.result()[1]
 
-    def __call__(self, state, batch):
+    def __call__(self, state, batch, rows=None):
         key = _batch_signature(batch)
+        args = (state, batch)
+        if self.counts_rows:
+            args += (np.int32(batch_size_of(batch) if rows is None else rows),)
         future = self._ahead.get(key)
         if future is not None:
             try:
-                return future.result()[0](state, batch)
+                return future.result()[0](*args)
             except TypeError:   # the state's types changed since: a call compiles it
                 del self._ahead[key]
         self._called.add(key)
-        return self._jitted(state, batch)
+        return self._jitted(*args)
 
     def __getattr__(self, name):
         return getattr(self._jitted, name)

@@ -60,6 +60,7 @@ from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.distribution import placement
+from loopax.src.losses.padded_rows import real_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
 from loopax.src.state import pure
@@ -427,7 +428,7 @@ class Trainer:
                 optimizer_values, grads, trainable)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=batch_size_of(x))
+            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -447,7 +448,7 @@ class Trainer:
             training=False)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=batch_size_of(x))
+            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)

@@ -1,0 +1,175 @@
+"""A pass's last, partial batch, run by the full batches' one-step program.
+
+The last batch of a pass over array data is usually shorter than the others,
+and a batch of another shape is another program to compile: as long to compile
+as the full batches' for training, one more for each evaluation. In a short
+script that is most of the first epoch (#19). Where the model's step treats
+each row on its own, the partial batch instead runs through the full batches'
+program: `gather_padded` fills it up to the full size with copies of its own
+rows, and the step is traced knowing how many rows are real
+(losses/padded_rows.py), so the loss, its gradient, the metrics and the loss
+tracker count those only, and predict drops the padding's outputs. The numbers
+are the unpadded batch's up to the order of float additions
+(tests/trainers/test_padded_batches.py compares both programs, and Keras).
+
+`why_not_padded(model, kind)` says when a pass keeps Keras's one program per
+batch shape instead, for anything that may mix rows or see the padding: a
+step, `compute_loss` or `compute_metrics` of the user's, a subclassed model,
+a layer that is not a row-wise built-in (a custom or `Lambda` layer, batch
+statistics, masks, activity regularizers, stateful RNNs), a loss or metric
+that is not a built-in, a distribution, or random draws JAX would not make
+the same for a batch's first rows (`jax_threefry_partitionable` off).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from loopax.src.distribution import distribution
+from loopax.src.layers import (
+    activation_layers,
+    adaptive_pooling,
+    attention,
+    convolutional,
+    convolutional_depthwise,
+    convolutional_transpose,
+    core,
+    einsum_dense,
+    grouped_query_attention,
+    input_layer,
+    merging,
+    noise,
+    normalization,
+    op_layer,
+    pooling,
+    recurrent,
+    reshaping,
+)
+from loopax.src.layers.layer import Layer
+from loopax.src.trainers.pass_kind import PREDICT, TRAIN
+
+# Whether passes pad their partial batch where they can (tests switch it off to compare).
+PAD_PARTIAL_BATCHES = True
+
+
+def _classes(*modules, leave_out=()):
+    found = set()
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, Layer) \
+                    and value.__module__ == module.__name__ and value.__name__ not in leave_out:
+                found.add(value)
+    return frozenset(found)
+
+
+# Built-in layers whose outputs for a row depend on that row alone, in training
+# and inference (random draws included: JAX draws the same numbers for a batch's
+# first rows whatever its size, with partitionable threefry).
+_ROW_WISE = _classes(
+    activation_layers, adaptive_pooling, attention, convolutional, convolutional_depthwise,
+    convolutional_transpose, einsum_dense, grouped_query_attention, input_layer, noise,
+    pooling, reshaping)
+_ROW_WISE |= {core.Dense, core.Activation, core.Dropout, core.Flatten, core.Reshape,
+              core.Embedding, core.Identity,
+              merging.Add, merging.Subtract, merging.Multiply, merging.Average,
+              merging.Maximum, merging.Minimum, merging.Concatenate,
+              normalization.LayerNormalization, normalization.GroupNormalization,
+              normalization.UnitNormalization, normalization.RMSNormalization,
+              recurrent.SimpleRNNCell, recurrent.LSTMCell, recurrent.GRUCell,
+              recurrent.StackedRNNCells, recurrent.SimpleRNN, recurrent.LSTM, recurrent.GRU,
+              recurrent.Bidirectional}
+# Models that are graphs of their layers (a subclass may have its own `call`).
+_GRAPH_MODELS = frozenset({"loopax.src.models.functional.Functional",
+                           "loopax.src.models.sequential.Sequential"})
+# Row-wise only in inference (training normalizes with the batch's statistics).
+_ROW_WISE_IN_INFERENCE = frozenset({normalization.BatchNormalization})
+
+_ELEMENTWISE_OPERATORS = frozenset(
+    id(op_layer._raw(fn)) for table in (op_layer._BINARY, op_layer._COMPARISONS, op_layer._UNARY)
+    for name, fn in table.items() if name != "matmul")
+
+
+def why_not_padded(model, kind, default_steps) -> str | None:
+    """None when `kind`'s passes (a `PassKind`) may pad their partial batch,
+    else the reason they keep a program per batch shape. `default_steps`: the
+    class whose step and loss methods are the default ones (`Trainer`)."""
+    if not PAD_PARTIAL_BATCHES:
+        return "switched off"
+    if distribution() is not None:
+        return "a distribution is set"
+    cls = type(model)
+    for method in (kind.step_method,) + (() if kind is PREDICT else (
+            "compute_loss", "compute_metrics", "stateless_compute_loss")):
+        if getattr(cls, method) is not getattr(default_steps, method):
+            return f"{method} is overridden"
+    if kind is TRAIN and not (jax.config.jax_threefry_partitionable
+                              and jax.config.jax_default_prng_impl == "threefry2x32"):
+        return "random draws depend on the batch size (jax_threefry_partitionable is off)"
+    reason = _layers_reason(model, training=kind is TRAIN)
+    if reason or kind is PREDICT:
+        return reason
+    return _loss_and_metrics_reason(model)
+
+
+def _layers_reason(model, training):
+    seen, todo = set(), [model]
+    while todo:
+        layer = todo.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        cls = type(layer)
+        row_wise = cls in _ROW_WISE or f"{cls.__module__}.{cls.__qualname__}" in _GRAPH_MODELS or (not training and cls in _ROW_WISE_IN_INFERENCE) or (
+            cls is op_layer.OpLayer and (id(op_layer._raw(layer.fn)) in _ELEMENTWISE_OPERATORS
+                                         or isinstance(layer.fn, jnp.ufunc)))
+        if not row_wise:
+            return f"layer {layer.name!r} ({cls.__name__}) may mix rows"
+        if getattr(layer, "activity_regularizer", None) is not None:
+            return f"layer {layer.name!r} has an activity regularizer"
+        if getattr(layer, "mask_zero", False) or getattr(layer, "stateful", False):
+            return f"layer {layer.name!r} is masked or stateful"
+        if cls is merging.Concatenate and layer.axis == 0:
+            return f"layer {layer.name!r} concatenates along the batch"
+        todo.extend(layer.layers)
+    return None
+
+
+def _builtin(obj) -> bool:
+    return type(obj).__module__.startswith("loopax.src.")
+
+
+def _loss_and_metrics_reason(model):
+    compiled_loss = model._compile_loss
+    if compiled_loss is not None:
+        for _, loss, _ in getattr(compiled_loss, "entries", ()):
+            fn = getattr(loss, "fn", None)
+            if not _builtin(loss) or (fn is not None and not getattr(
+                    fn, "__module__", "").startswith("loopax.src.")):
+                return f"loss {getattr(loss, 'name', loss)!r} is not a built-in"
+    compiled_metrics = model._compile_metrics
+    for _, metric, _ in getattr(compiled_metrics, "entries", ()):
+        fn = getattr(metric, "_fn", None)
+        if not _builtin(metric) or (fn is not None and not getattr(
+                fn, "__module__", "").startswith("loopax.src.")):
+            return f"metric {metric.name!r} is not a built-in"
+    return None
+
+
+def gather_padded(data, order, row0, rows, size):
+    """`size` rows of device-resident `data`: the `rows` from `row0` on (in
+    `order`, or the natural order for None), then copies of them."""
+    index = row0 + np.arange(size) % rows
+    if jax.default_backend() == "cpu":   # host memory already: NumPy, no program
+        if order is not None:
+            index = np.asarray(order)[index]
+        return jax.tree_util.tree_map(lambda a: np.asarray(a)[index], data)
+    return _take_rows(data, order, jnp.asarray(index, jnp.int32))
+
+
+@jax.jit
+def _take_rows(data, order, index):
+    if order is not None:
+        index = order[index]
+    return jax.tree_util.tree_map(lambda a: jnp.take(a, index, axis=0), data)
