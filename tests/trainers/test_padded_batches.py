@@ -7,6 +7,8 @@ a program per batch shape, as Keras."""
 import sys
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -145,6 +147,39 @@ def test_the_padding_weighs_nothing_in_loss_gradient_and_metrics(monkeypatch):
     np.testing.assert_allclose(new_bias, [bias], rtol=1e-5)
     assert history.history["loss"][0] == pytest.approx(sum(losses) / 9, rel=1e-5)
     assert history.history["mae"][0] == pytest.approx(np.mean(errors), rel=1e-5)
+
+
+@hypothesis.settings(max_examples=6, deadline=None)
+@hypothesis.given(rows=st.integers(9, 30), batch_size=st.sampled_from([4, 7, 8]),
+                  weighted=st.booleans())
+def test_any_partial_batch_trains_as_unpadded(rows, batch_size, weighted):
+    """Any number of rows and batch size (a partial batch of 1 to batch_size - 1
+    rows, or none), with or without sample weights: the same weights, history
+    and evaluation as the unpadded program's."""
+    rng = np.random.default_rng(rows)
+    x = rng.normal(size=(rows, 3)).astype("float32")
+    y = rng.integers(0, 2, rows)
+    weights = rng.random(rows).astype("float32") if weighted else None
+    results = []
+    with pytest.MonkeyPatch.context() as patch:
+        for pad in (True, False):
+            patch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", pad)
+            loopax.utils.set_random_seed(0)
+            inputs = loopax.Input((3,))
+            h = layers.Dropout(0.25)(layers.Dense(4, activation="relu")(inputs))
+            model = loopax.Model(inputs, layers.Dense(2)(h))
+            model.compile(optimizer=loopax.optimizers.Adam(0.05), metrics=["accuracy"],
+                          loss=loopax.losses.SparseCategoricalCrossentropy(from_logits=True))
+            history = model.fit(x, y, sample_weight=weights, batch_size=batch_size, epochs=2,
+                                verbose=0)
+            results.append((model.get_weights(), history.history,
+                            model.evaluate(x, y, batch_size=batch_size, verbose=0)))
+    (w1, h1, e1), (w0, h0, e0) = results
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for name in h0:
+        np.testing.assert_allclose(h1[name], h0[name], rtol=1e-5, err_msg=name)
+    np.testing.assert_allclose(e1, e0, rtol=1e-5)
 
 
 class RowMixing(layers.Layer):

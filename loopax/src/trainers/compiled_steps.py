@@ -81,6 +81,7 @@ class CompiledSteps:
         self.output_spec: Any = None
         self.checked_batches: set = set()
         self._pads: dict[tuple, bool] = {}
+        self._partial_expected: set[PassKind] = set()
 
     @property
     def steps_per_execution(self):
@@ -107,16 +108,28 @@ class CompiledSteps:
     def stop_requested(self, kind: PassKind) -> bool:
         return bool(self.source.stop_requested(kind))
 
+    def expect_batches(self, kind: PassKind, adapter) -> None:
+        """Notes, before a pass of `kind` over `adapter`'s data asks for its programs,
+        whether that data ends in a partial batch (see `pads_partial_batches`)."""
+        if adapter.partial_batch_size:
+            self._partial_expected.add(kind)
+
     def pads_partial_batches(self, kind: PassKind) -> bool:
         """Whether `kind`'s passes over device data run their last, partial batch
-        padded through the full batches' one-step program (padded_batches.py),
-        as the source says (a source without `pads_partial_batches`: never)."""
+        padded through the full batches' one-step program (padded_batches.py):
+        the source says the steps are row-wise (a source without
+        `pads_partial_batches`: never) and, for training and evaluation, a pass
+        expected a partial batch before the program was built. The program then
+        takes the batch's real rows as an argument; one built for data without a
+        partial batch does not (it traces and compiles a little less), and a
+        later partial batch gets a program of its own. Decided once per engine."""
         if self.run_eagerly:
             return False
         key = (kind, distribution())
         if key not in self._pads:
             ask = getattr(self.source, "pads_partial_batches", None)
-            self._pads[key] = ask is not None and bool(ask(kind))
+            self._pads[key] = ask is not None and bool(ask(kind)) and (
+                kind is PREDICT or kind in self._partial_expected)
         return self._pads[key]
 
     def planner(self, kind: PassKind, on_device: bool = True) -> ExecutionPlanner:

@@ -159,6 +159,7 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
     yet: the last, partial batch's when the pass reaches it, and with
     `full_batches` the full batches' too (fit() asks for its validation pass's
     before training starts). `values`: the state the programs take."""
+    engine.expect_batches(kind, adapter)
     single = engine.function(kind, Mode.DEVICE_SINGLE)
     if engine.run_eagerly or not hasattr(single, "compile_ahead"):
         return
@@ -248,6 +249,7 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
 
 def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0, later_passes=0):
+    engine.expect_batches(kind, adapter)
     loop = engine.function(kind, Mode.DEVICE)
     static_loop = engine.function(kind, Mode.DEVICE_STATIC) if planner.static_loops else None
     single = engine.function(kind, Mode.DEVICE_SINGLE)
