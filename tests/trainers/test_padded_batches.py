@@ -223,6 +223,7 @@ KEEP_A_PROGRAM_PER_SHAPE = {
     "a metric function of the user's": lambda: _dense_on(compile_args=dict(
         optimizer="sgd", loss="mse", metrics=[lambda y, p: loopax.ops.mean(p, axis=-1)])),
     "an overridden train_step": _overridden_train_step,
+    "a softmax over the batch": lambda: _dense_on(layers.Softmax(axis=-2)),
     "batch statistics": _batch_normalized,
 }
 
@@ -246,6 +247,16 @@ def test_batch_statistics_keep_training_unpadded_but_evaluation_padded():
     assert padded_batches.why_not_padded(model, TRAIN, Trainer) is not None
     assert padded_batches.why_not_padded(model, TEST, Trainer) is None
     assert padded_batches.why_not_padded(model, PREDICT, Trainer) is None
+
+
+def test_axes_along_the_batch_are_seen():
+    inputs = loopax.Input((4, 5))
+    joined = layers.Concatenate(axis=0)([inputs, inputs])
+    by_rows = layers.Concatenate(axis=-2)([inputs, inputs])
+    normalized = layers.Softmax(axis=-3)(inputs)
+    model = loopax.Model(inputs, [joined, by_rows, normalized])
+    found = [padded_batches._acts_along_the_batch(layer) for layer in model.layers[1:]]
+    assert found == [True, False, True]
 
 
 def test_a_row_wise_model_pads():

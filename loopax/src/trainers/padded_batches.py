@@ -16,7 +16,7 @@ are the unpadded batch's up to the order of float additions
 batch shape instead, for anything that may mix rows or see the padding: a
 step, `compute_loss` or `compute_metrics` of the user's, a subclassed model,
 a layer that is not a row-wise built-in (a custom or `Lambda` layer, batch
-statistics, masks, activity regularizers, stateful RNNs), a loss or metric
+statistics, an axis along the batch, masks, activity regularizers, stateful RNNs), a loss or metric
 that is not a built-in, a distribution, or random draws JAX would not make
 the same for a batch's first rows (`jax_threefry_partitionable` off).
 """
@@ -130,10 +130,28 @@ def _layers_reason(model, training):
             return f"layer {layer.name!r} has an activity regularizer"
         if getattr(layer, "mask_zero", False) or getattr(layer, "stateful", False):
             return f"layer {layer.name!r} is masked or stateful"
-        if cls is merging.Concatenate and layer.axis == 0:
-            return f"layer {layer.name!r} concatenates along the batch"
+        if _acts_along_the_batch(layer):
+            return f"layer {layer.name!r} normalizes or concatenates along the batch axis"
         todo.extend(layer.layers)
     return None
+
+
+def _acts_along_the_batch(layer) -> bool:
+    """Whether a layer's `axis` (Softmax, Concatenate, the normalizations) is the
+    batch axis: 0, or a negative axis counted from the rank of the layer's input
+    in its graph (a layer a built-in layer calls itself, as attention's softmax,
+    has its axes from that layer)."""
+    axes = getattr(layer, "axis", None)
+    if axes is None:
+        return False
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    try:
+        inputs = layer.input
+        rank = len((inputs[0] if isinstance(inputs, (list, tuple)) else inputs).shape)
+    except Exception:   # noqa: BLE001 -- not called in a graph: rank unknown
+        rank = None
+    return any(axis == 0 or (rank is not None and axis + rank == 0)
+               for axis in axes if isinstance(axis, int))
 
 
 def _builtin(obj) -> bool:
