@@ -182,6 +182,48 @@ def test_any_partial_batch_trains_as_unpadded(rows, batch_size, weighted):
     np.testing.assert_allclose(e1, e0, rtol=1e-5)
 
 
+class Batches(loopax.utils.PyDataset):
+    """45 rows in batches of 8 from the host: the last has 5 rows."""
+
+    def __init__(self, x, y):
+        super().__init__()
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return -(-len(self.x) // BATCH)
+
+    def __getitem__(self, i):
+        return self.x[i * BATCH:(i + 1) * BATCH], self.y[i * BATCH:(i + 1) * BATCH]
+
+
+def test_host_batches_pad_their_partial_batch_too(monkeypatch):
+    """Data from the host (a PyDataset; generators and tf.data alike): the smaller
+    last batch runs padded through the first batches' program, same numbers."""
+    rng = np.random.default_rng(2)
+    x, y = rng.integers(1, 50, (ROWS, 7)), rng.integers(0, 3, ROWS)
+    results, counts = [], []
+    for pad in (True, False):
+        monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", pad)
+        loopax.utils.set_random_seed(0)
+        model = lstm_model()
+        model.compile(optimizer=loopax.optimizers.Adam(0.01),
+                      loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+        history = model.fit(Batches(x, y), epochs=2, verbose=0)
+        evaluated = model.evaluate(Batches(x, y), verbose=0)
+        predicted = model.predict(Batches(x, y), verbose=0)
+        results.append((model.get_weights(), history.history, evaluated, predicted))
+        counts.append([programs(model, kind) for kind in (TRAIN, TEST, PREDICT)])
+    assert counts == [[1, 1, 1], [2, 2, 2]]
+    (w1, h1, e1, p1), (w0, h0, e0, p0) = results
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    for name in h0:
+        np.testing.assert_allclose(h1[name], h0[name], rtol=1e-5, err_msg=name)
+    np.testing.assert_allclose(e1, e0, rtol=1e-5)
+    assert p1.shape == p0.shape == (ROWS, 3)
+    np.testing.assert_allclose(p1, p0, rtol=1e-5, atol=1e-6)
+
+
 class RowMixing(layers.Layer):
     """Subtracts the batch mean: each row's output depends on the others."""
 

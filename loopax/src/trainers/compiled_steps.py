@@ -110,8 +110,9 @@ class CompiledSteps:
 
     def expect_batches(self, kind: PassKind, adapter) -> None:
         """Notes, before a pass of `kind` over `adapter`'s data asks for its programs,
-        whether that data ends in a partial batch (see `pads_partial_batches`)."""
-        if adapter.partial_batch_size:
+        whether that data may end in a partial batch (unknown for a generator: it
+        may), see `pads_partial_batches`."""
+        if adapter.partial_batch_size is None or adapter.partial_batch_size:
             self._partial_expected.add(kind)
 
     def pads_partial_batches(self, kind: PassKind) -> bool:

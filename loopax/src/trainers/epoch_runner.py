@@ -300,16 +300,17 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
 def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0):
     eager = engine.run_eagerly
+    engine.expect_batches(kind, adapter)
     single = engine.function(kind, Mode.SINGLE)
     stacked_loop = None if eager else engine.function(kind, Mode.STACKED)
     steps = max_steps if max_steps is not None else adapter.num_batches
     batches = adapter.get_numpy_iterator(seed, start=start_step)
     chunks = HostChunks(batches, steps, planner, bounds,
                         stack=not eager and not bounds.every_batch, to_device=not eager,
-                        first_step=start_step)
+                        first_step=start_step, pad_rows=engine.pads_partial_batches(kind))
     logs, done = None, start_step
     try:
-        for step, n, data, stacked in chunks:
+        for step, n, data, stacked, rows in chunks:
             if bounds.sync:
                 live.write_back()
             begin(step)
@@ -318,7 +319,11 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
                 logs, _ = _call(stacked_loop, live, n, False, data, n)
             else:
                 timed = not eager and planner.host_next()[1]
-                logs, seconds = _call(single, live, 1, timed, to_jax(data) if eager else data)
+                if rows is not None:   # a smaller batch padded to the first one's rows
+                    logs, seconds = _call(single, live, 1, timed, data, rows)
+                else:
+                    logs, seconds = _call(single, live, 1, timed,
+                                          to_jax(data) if eager else data)
                 planner.host_record(1, seconds)
             if bounds.sync:
                 live.write_back()
@@ -397,12 +402,14 @@ def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bound
     steps = max_steps if max_steps is not None else adapter.num_batches
     chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
                         engine.planner(PREDICT, on_device=False), bounds, stack=False,
-                        to_device=not eager)
+                        to_device=not eager, pad_rows=engine.pads_partial_batches(PREDICT))
     try:
-        for step, _, data, _ in chunks:
+        for step, _, data, _, rows in chunks:
             callbacks.on_predict_batch_begin(step)
             out = live.call(single, to_jax(data) if eager else data)
             out = placement.to_host(out)
+            if rows is not None:   # a padded batch: its real rows' outputs
+                out = jax.tree_util.tree_map(lambda a: a[:rows], out)
             pieces.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
             if engine.stop_requested(PREDICT):

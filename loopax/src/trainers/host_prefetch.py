@@ -24,6 +24,7 @@ import numpy as np
 from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters.data_adapter_utils import shape_signature
 from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
+from loopax.src.trainers.padded_batches import pad_host_batch
 
 
 class Chunk(NamedTuple):
@@ -31,11 +32,14 @@ class Chunk(NamedTuple):
 
     stacked: `data` holds the batches stacked on a leading axis, padded to
     the chunk capacity (a `Mode.STACKED` loop runs `steps` of them);
-    otherwise `data` is one batch (`steps` is 1)."""
+    otherwise `data` is one batch (`steps` is 1).
+    rows: for a smaller batch padded to the first batch's rows (`pad_rows`),
+    its real rows; else None."""
     first_step: int
     steps: int
     data: Any
     stacked: bool
+    rows: int | None = None
 
 
 class HostChunks:
@@ -43,8 +47,9 @@ class HostChunks:
     (steps numbered from `first_step`, up to `max_steps`)."""
 
     def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
-                 stack=True, depth=2, to_device=True, first_step=0):
+                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False):
         self._batches = batches
+        self._pad_rows = pad_rows   # a smaller batch is padded to the first one's rows
         self._first_step = first_step
         self._max_steps = max_steps
         self._planner = planner
@@ -124,7 +129,12 @@ class HostChunks:
                         pending = nxt
                         break
                     group.append(nxt)
-                if capacity == 1:
+                padded = (pad_host_batch(first, main_signature)
+                          if self._pad_rows and signature != main_signature else None)
+                if padded is not None:   # run by the full batches' program
+                    item = Chunk(step, 1, self._device(padded[0]), stacked=False,
+                                 rows=padded[1])
+                elif capacity == 1:
                     item = Chunk(step, 1, self._device(first), stacked=False)
                 else:
                     # Padded to `capacity` so every chunk has one shape (one compile).

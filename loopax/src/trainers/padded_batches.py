@@ -5,8 +5,8 @@ and a batch of another shape is another program to compile: as long to compile
 as the full batches' for training, one more for each evaluation. In a short
 script that is most of the first epoch (#19). Where the model's step treats
 each row on its own, the partial batch instead runs through the full batches'
-program: `gather_padded` fills it up to the full size with copies of its own
-rows, and the step is traced knowing how many rows are real
+program: `gather_padded` (device data) or `pad_host_batch` (a generator's
+batches) fills it up to the full size with copies of its own rows, and the step is traced knowing how many rows are real
 (losses/padded_rows.py), so the loss, its gradient, the metrics and the loss
 tracker count those only, and predict drops the padding's outputs. The numbers
 are the unpadded batch's up to the order of float additions
@@ -173,6 +173,27 @@ def _loss_and_metrics_reason(model):
                 fn, "__module__", "").startswith("loopax.src.")):
             return f"metric {metric.name!r} is not a built-in"
     return None
+
+
+def pad_host_batch(batch, signature):
+    """`(batch padded to the rows of batches with `signature`, its real rows)` for
+    a host batch (NumPy leaves) that has the same structure, dtypes and trailing
+    shapes but fewer rows (a generator's last, partial batch); None otherwise."""
+    leaves, treedef = jax.tree_util.tree_flatten(batch)
+    full_treedef, full = signature
+    if treedef != full_treedef or len(leaves) != len(full) or not leaves:
+        return None
+    rows = {np.shape(a)[0] if np.ndim(a) else None for a in leaves}
+    size = {shape[0] if shape else None for shape, _ in full}
+    if len(rows) != 1 or len(size) != 1 or None in rows or None in size:
+        return None
+    rows, size = rows.pop(), size.pop()
+    if not 0 < rows < size or any(
+            tuple(np.shape(a)[1:]) != shape[1:] or str(getattr(a, "dtype", None)) != dtype
+            for a, (shape, dtype) in zip(leaves, full)):
+        return None
+    index = np.arange(size) % rows
+    return jax.tree_util.tree_unflatten(treedef, [np.asarray(a)[index] for a in leaves]), rows
 
 
 def gather_padded(data, order, row0, rows, size):
