@@ -5,8 +5,9 @@ and a batch of another shape is another program to compile: as long to compile
 as the full batches' for training, one more for each evaluation. In a short
 script that is most of the first epoch (#19). Where the model's step treats
 each row on its own, the partial batch instead runs through the full batches'
-program: `gather_padded` (device data) or `pad_host_batch` (a generator's
-batches) fills it up to the full size with copies of its own rows, and the step is traced knowing how many rows are real
+program: `step_loops.take_padded_batch` (device data) or `pad_host_batch` (a
+generator's batches) fills it up to the full size with copies of its own
+rows, and the step is traced knowing how many rows are real
 (losses/padded_rows.py), so the loss, its gradient, the metrics and the loss
 tracker count those only, and predict drops the padding's outputs. The numbers
 are the unpadded batch's up to the order of float additions
@@ -16,9 +17,10 @@ are the unpadded batch's up to the order of float additions
 batch shape instead, for anything that may mix rows or see the padding: a
 step, `compute_loss` or `compute_metrics` of the user's, a subclassed model,
 a layer that is not a row-wise built-in (a custom or `Lambda` layer, batch
-statistics, an axis along the batch, masks, activity regularizers, stateful RNNs), a loss or metric
-that is not a built-in, a distribution, or random draws JAX would not make
-the same for a batch's first rows (`jax_threefry_partitionable` off).
+statistics, an axis along the batch, masks, activity regularizers, stateful
+RNNs), a loss or metric that is not a built-in, a distribution, or random
+draws JAX would not make the same for a batch's first rows
+(`jax_threefry_partitionable` off).
 """
 
 from __future__ import annotations
@@ -194,21 +196,3 @@ def pad_host_batch(batch, signature):
         return None
     index = np.arange(size) % rows
     return jax.tree_util.tree_unflatten(treedef, [np.asarray(a)[index] for a in leaves]), rows
-
-
-def gather_padded(data, order, row0, rows, size):
-    """`size` rows of device-resident `data`: the `rows` from `row0` on (in
-    `order`, or the natural order for None), then copies of them."""
-    index = row0 + np.arange(size) % rows
-    if jax.default_backend() == "cpu":   # host memory already: NumPy, no program
-        if order is not None:
-            index = np.asarray(order)[index]
-        return jax.tree_util.tree_map(lambda a: np.asarray(a)[index], data)
-    return _take_rows(data, order, jnp.asarray(index, jnp.int32))
-
-
-@jax.jit
-def _take_rows(data, order, index):
-    if order is not None:
-        index = order[index]
-    return jax.tree_util.tree_map(lambda a: jnp.take(a, index, axis=0), data)

@@ -51,7 +51,6 @@ import numpy as np
 from jax import lax
 
 from loopax.src.losses.padded_rows import padded_rows
-from loopax.src.trainers import padded_batches
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
 
 # XLA:CPU options for programs holding a convolution (see the module docstring).
@@ -195,6 +194,24 @@ def take_batch_on_host(data, order, row0, batch_size):
     return jax.tree_util.tree_map(lambda a: np.asarray(a)[rows], data)
 
 
+def take_padded_batch(data, order, row0, rows, batch_size):
+    """The `rows` rows at `row0` of a device-resident dataset (in `order`, or the
+    natural order for None), then copies of them up to `batch_size` rows: a
+    partial batch padded for the full batches' program (padded_batches.py). On
+    CPU with NumPy, as `take_batch_on_host`; elsewhere by `gather_rows`."""
+    index = row0 + np.arange(batch_size) % rows
+    if jax.default_backend() == "cpu":
+        if order is not None:
+            index = np.asarray(order)[index]
+        return jax.tree_util.tree_map(lambda a: np.asarray(a)[index], data)
+    return _take_rows(data, order, jnp.asarray(index, jnp.int32))
+
+
+@jax.jit
+def _take_rows(data, order, index):
+    return gather_rows(data, index if order is None else order[index])
+
+
 def on_device_data(one_step):
     """`one_step(state, batch)` (a `make_single_step` / `make_single_predict`
     program) with the device loops' signature `(state, data, order, row0,
@@ -226,7 +243,7 @@ class _OnDeviceData:
         caller drops the padding's outputs)."""
         if rows is None or rows == batch_size:
             return self.one_step(state, self._gather(data, order, row0, batch_size=batch_size))
-        batch = padded_batches.gather_padded(data, order, row0, rows, batch_size)
+        batch = take_padded_batch(data, order, row0, rows, batch_size)
         if getattr(self.one_step, "counts_rows", False):
             return self.one_step(state, batch, rows)
         return self.one_step(state, batch)
