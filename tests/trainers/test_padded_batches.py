@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import loopax
-from loopax.src.trainers import padded_batches
+from loopax.src.trainers import padded_batches, step_loops
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
 from loopax.src.trainers.trainer import Trainer
 
@@ -289,6 +289,22 @@ def test_batch_statistics_keep_training_unpadded_but_evaluation_padded():
     assert padded_batches.why_not_padded(model, TRAIN, Trainer) is not None
     assert padded_batches.why_not_padded(model, TEST, Trainer) is None
     assert padded_batches.why_not_padded(model, PREDICT, Trainer) is None
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_the_device_gather_pads_like_the_host_gather(ordered):
+    """`take_padded_batch` gathers with NumPy on CPU and with a compiled gather
+    elsewhere: both give the partial batch's rows, then copies of them."""
+    data = {"x": np.arange(40, dtype="float32").reshape(10, 4), "y": np.arange(10)}
+    order = np.random.default_rng(0).permutation(10).astype("int32") if ordered else None
+    host = step_loops.take_padded_batch(data, order, 8, 2, 4)
+    index = np.array([8, 9, 8, 9])
+    rows = index if order is None else order[index]
+    np.testing.assert_array_equal(host["x"], data["x"][rows])
+    np.testing.assert_array_equal(host["y"], data["y"][rows])
+    device = step_loops._take_rows(data, order, np.asarray(index, "int32"))
+    for name in data:
+        np.testing.assert_array_equal(np.asarray(device[name]), host[name])
 
 
 def test_axes_along_the_batch_are_seen():
