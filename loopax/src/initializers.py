@@ -56,16 +56,9 @@ def _dtype(dtype):
 
 # Weights up to this many entries are drawn at the next power-of-two size;
 # up to `_SMALL_SIZE` whatever JAX's PRNG, above it only where the values are
-# those of a draw at the weight's own shape (`_prefix_stable_prng`).
+# those of a draw at the weight's own shape (`random.prefix_stable_draws`).
 _BUCKETED_SIZE = 1 << 22
 _SMALL_SIZE = 1 << 16
-
-
-def _prefix_stable_prng() -> bool:
-    """Whether entry i of a draw is the same at any draw size: JAX's threefry in
-    its partitionable form (the default) computes each entry from its index."""
-    return bool(jax.config.jax_threefry_partitionable) and \
-        jax.config.jax_default_prng_impl == "threefry2x32"
 
 
 def _sample(draw, shape):
@@ -82,7 +75,7 @@ def _sample(draw, shape):
     itself, as in Keras."""
     shape = tuple(shape)
     size = math.prod(shape)
-    if size > (_BUCKETED_SIZE if _prefix_stable_prng() else _SMALL_SIZE):
+    if size > (_BUCKETED_SIZE if random.prefix_stable_draws() else _SMALL_SIZE):
         return draw(shape)
     bucket = 1 << max(size - 1, 0).bit_length()
     values = draw((bucket,))

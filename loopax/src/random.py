@@ -156,6 +156,15 @@ def draw_key(seed):
         f"None; got {type(seed).__name__}.")
 
 
+def prefix_stable_draws() -> bool:
+    """Whether entry i of a draw is the same at any draw size: JAX's threefry in
+    its partitionable form (the default) computes each entry from its index.
+    Initializers then draw weights at a few bucketed sizes, and a padded batch's
+    dropout draws its real rows' numbers (trainers/padded_batches.py)."""
+    return bool(jax.config.jax_threefry_partitionable) and \
+        jax.config.jax_default_prng_impl == "threefry2x32"
+
+
 def _dtype(dtype):
     return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 

@@ -119,3 +119,13 @@ def _install_symbolic_operators(cls):
 
 
 _install_symbolic_operators(SymbolicTensor)
+
+_ELEMENTWISE = frozenset(id(_raw(fn)) for table in (_BINARY, _COMPARISONS, _UNARY)
+                         for name, fn in table.items() if name != "matmul")
+
+
+def is_elementwise(layer: OpLayer) -> bool:
+    """Whether `layer`'s op works entry by entry (a Python operator other than
+    `@`, or a NumPy-style ufunc): each row of its output depends on that row of
+    its inputs only."""
+    return id(_raw(layer.fn)) in _ELEMENTWISE or isinstance(layer.fn, jnp.ufunc)

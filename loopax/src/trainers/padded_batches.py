@@ -26,9 +26,9 @@ draws JAX would not make the same for a batch's first rows
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import random
 from loopax.src.distribution import distribution
 from loopax.src.layers import (
     activation_layers,
@@ -56,14 +56,11 @@ from loopax.src.trainers.pass_kind import PREDICT, TRAIN
 PAD_PARTIAL_BATCHES = True
 
 
-def _classes(*modules, leave_out=()):
-    found = set()
-    for module in modules:
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, Layer) \
-                    and value.__module__ == module.__name__ and value.__name__ not in leave_out:
-                found.add(value)
-    return frozenset(found)
+def _classes(*modules):
+    """The Layer classes the `modules` define."""
+    return frozenset(value for module in modules for value in vars(module).values()
+                     if isinstance(value, type) and issubclass(value, Layer)
+                     and value.__module__ == module.__name__)
 
 
 # Built-in layers whose outputs for a row depend on that row alone, in training
@@ -88,10 +85,6 @@ _GRAPH_MODELS = frozenset({"loopax.src.models.functional.Functional",
 # Row-wise only in inference (training normalizes with the batch's statistics).
 _ROW_WISE_IN_INFERENCE = frozenset({normalization.BatchNormalization})
 
-_ELEMENTWISE_OPERATORS = frozenset(
-    id(op_layer._raw(fn)) for table in (op_layer._BINARY, op_layer._COMPARISONS, op_layer._UNARY)
-    for name, fn in table.items() if name != "matmul")
-
 
 def why_not_padded(model, kind, default_steps) -> str | None:
     """None when `kind`'s passes (a `PassKind`) may pad their partial batch,
@@ -106,8 +99,7 @@ def why_not_padded(model, kind, default_steps) -> str | None:
             "compute_loss", "compute_metrics", "stateless_compute_loss")):
         if getattr(cls, method) is not getattr(default_steps, method):
             return f"{method} is overridden"
-    if kind is TRAIN and not (jax.config.jax_threefry_partitionable
-                              and jax.config.jax_default_prng_impl == "threefry2x32"):
+    if kind is TRAIN and not random.prefix_stable_draws():
         return "random draws depend on the batch size (jax_threefry_partitionable is off)"
     reason = _layers_reason(model, training=kind is TRAIN)
     if reason or kind is PREDICT:
@@ -122,12 +114,8 @@ def _layers_reason(model, training):
         if id(layer) in seen:
             continue
         seen.add(id(layer))
-        cls = type(layer)
-        row_wise = cls in _ROW_WISE or f"{cls.__module__}.{cls.__qualname__}" in _GRAPH_MODELS or (not training and cls in _ROW_WISE_IN_INFERENCE) or (
-            cls is op_layer.OpLayer and (id(op_layer._raw(layer.fn)) in _ELEMENTWISE_OPERATORS
-                                         or isinstance(layer.fn, jnp.ufunc)))
-        if not row_wise:
-            return f"layer {layer.name!r} ({cls.__name__}) may mix rows"
+        if not _row_wise_class(layer, training):
+            return f"layer {layer.name!r} ({type(layer).__name__}) may mix rows"
         if getattr(layer, "activity_regularizer", None) is not None:
             return f"layer {layer.name!r} has an activity regularizer"
         if getattr(layer, "mask_zero", False) or getattr(layer, "stateful", False):
@@ -136,6 +124,14 @@ def _layers_reason(model, training):
             return f"layer {layer.name!r} normalizes or concatenates along the batch axis"
         todo.extend(layer.layers)
     return None
+
+
+def _row_wise_class(layer, training) -> bool:
+    cls = type(layer)
+    if cls is op_layer.OpLayer:
+        return op_layer.is_elementwise(layer)
+    return (cls in _ROW_WISE or f"{cls.__module__}.{cls.__qualname__}" in _GRAPH_MODELS
+            or (not training and cls in _ROW_WISE_IN_INFERENCE))
 
 
 def _acts_along_the_batch(layer) -> bool:
