@@ -45,6 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax._src.array import ArrayImpl
+from jax.extend.core import Literal
 
 from loopax.src import dtypes, initializers
 from loopax.src.api_export import export
@@ -86,6 +87,44 @@ def scale_by_learning_rate():
             lambda g: g * jnp.asarray(-learning_rate, g.dtype), updates), state
 
     return optax.GradientTransformationExtraArgs(init_fn, update_fn)
+
+
+def _constant_state(init, params):
+    """`init(params)` computed with NumPy when every output is a constant (the
+    zeros or fills most optax states start from), so building an optimizer compiles
+    nothing; None when an output depends on the params' values."""
+    closed, shapes = jax.make_jaxpr(init, return_shape=True)(params)
+    values = {var: np.asarray(const) for var, const in zip(closed.jaxpr.constvars, closed.consts)}
+
+    def read(atom):
+        if isinstance(atom, Literal):
+            return np.asarray(atom.val, dtype=atom.aval.dtype)
+        return values.get(atom)
+
+    for eqn in closed.jaxpr.eqns:
+        rule = _CONSTANT_RULES.get(eqn.primitive.name)
+        operands = [read(atom) for atom in eqn.invars]
+        if rule is None or any(operand is None for operand in operands):
+            return None
+        (out,) = eqn.outvars
+        values[out] = np.asarray(rule(*operands, **eqn.params), dtype=out.aval.dtype)
+    outs = [read(atom) for atom in closed.jaxpr.outvars]
+    if any(out is None for out in outs):
+        return None
+    return jax.tree.unflatten(jax.tree.structure(shapes), [dtypes.asarray(out) for out in outs])
+
+
+def _broadcast_in_dim(operand, shape, broadcast_dimensions, **_):
+    expanded = [1] * len(shape)
+    for axis, size in zip(broadcast_dimensions, operand.shape):
+        expanded[axis] = size
+    return np.broadcast_to(operand.reshape(expanded), shape)
+
+
+_CONSTANT_RULES = {
+    "broadcast_in_dim": _broadcast_in_dim,
+    "convert_element_type": lambda operand, new_dtype, **_: operand.astype(new_dtype),
+}
 
 
 # A concrete jax.Array's class (fast type check), named without creating an
@@ -326,8 +365,10 @@ class Optimizer:
         if tracing():   # built inside a traced function: concrete slots all the same
             with jax.ensure_compile_time_eval():
                 state = self._tx.init(params)
-        else:   # one program, not one zeros_like per shape
-            state = jax.jit(self._tx.init)(params)
+        else:   # no program where the state is constants (zeros, fills); else one
+            state = _constant_state(self._tx.init, params)
+            if state is None:
+                state = jax.jit(self._tx.init)(params)
         leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
         keypaths = [path for path, _ in leaves]
         names = slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))

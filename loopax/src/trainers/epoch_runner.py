@@ -286,7 +286,9 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
             seconds, issued = seconds
         if planned:
             if how == "single" and seconds is not None and not planner.single_compiled:
-                seconds += single.ahead_seconds(data, batch_size)   # the compile it times
+                # The compile it times: a program compiled in the background took
+                # `ahead` seconds, of which the call waited for the rest, if any.
+                seconds = max(seconds, single.ahead_seconds(data, batch_size))
             _record(planner, kind, how, n, seconds, issued)
         if bounds.sync:
             live.write_back()

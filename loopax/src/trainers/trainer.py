@@ -610,6 +610,11 @@ class Trainer:
         if resume is not None:
             initial_epoch, seed = resume.begin(adapter, run)
             run.data_seed = seed
+        if epoch_runner.on_device(engine, adapter):
+            # The first step's program first: the background compiler works in
+            # order, so validation's compile after it, while the first epoch trains.
+            epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+                                       full_batches=True)
         if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
             # Compiled in the background while the first epoch trains.
             epoch_runner.compile_ahead(engine, TEST, val_adapter,
