@@ -5,12 +5,16 @@ first training step's program is asked for first, so validation's compile
 after it (and the main thread lowers them meanwhile). The
 user sees the same numbers; only the first epoch's time changes."""
 
+import threading
+import types
+
+import jax
 import numpy as np
 import pytest
 from trainer_testlib import mlp, regression_data
 
 import loopax
-from loopax.src.trainers import padded_batches, step_loops
+from loopax.src.trainers import epoch_runner, padded_batches, step_loops
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
 
 
@@ -69,3 +73,28 @@ def test_the_numbers_do_not_depend_on_where_programs_were_compiled(monkeypatch):
         np.testing.assert_array_equal(a, b)
     assert h1 == h0 and e1 == e0
     np.testing.assert_array_equal(p1, p0)
+
+
+def test_a_step_timed_during_a_background_compile_does_not_steer_the_planner():
+    """The planner's timings: a background compile shares the CPU with the steps
+    timed meanwhile, so their time is dropped (the planner times again later);
+    the first single step's time is its program's compile either way."""
+    release = threading.Event()
+    blocker = step_loops._background_compiler().submit(release.wait)   # holds the queue
+    program = step_loops.CompilesAhead(jax.jit(lambda state, batch: (state + batch.sum(), {})))
+    program.compile_ahead(jax.ShapeDtypeStruct((), np.float32),
+                          jax.ShapeDtypeStruct((4,), np.float32))
+    try:
+        assert step_loops.compiling_in_background()
+        timed = types.SimpleNamespace(single_compiled=True)
+        assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0) is None
+        assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0) is None
+        first = types.SimpleNamespace(single_compiled=False)
+        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5) == 0.5
+        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5) == 0.7
+    finally:
+        release.set()
+    blocker.result()
+    program.ahead_seconds(jax.ShapeDtypeStruct((4,), np.float32))   # waits for its compile
+    assert not step_loops.compiling_in_background()
+    assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0) == 0.01

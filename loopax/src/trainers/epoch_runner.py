@@ -26,6 +26,7 @@ from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
 from loopax.src.trainers.pass_kind import PREDICT, Mode
+from loopax.src.trainers.step_loops import compiling_in_background
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
@@ -135,6 +136,18 @@ def _call(fn, live, n, timed, *args, **kwargs):
         return logs, None
     jax.block_until_ready(logs)
     return logs, time.perf_counter() - start
+
+
+def _planner_seconds(planner, how, seconds, ahead_seconds):
+    """What a timed execution reports to the planner. The first single step: its
+    program's compile (a background compile took `ahead_seconds`, of which the
+    call waited for the rest, if any). Others: their time, or None when a
+    background compile shared the CPU as they ended (not the steps' own time)."""
+    if seconds is None:
+        return None
+    if how == "single" and not planner.single_compiled:
+        return max(seconds, ahead_seconds())
+    return None if compiling_in_background() else seconds
 
 
 def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
@@ -285,10 +298,8 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
         if how == "single" and seconds is not None:
             seconds, issued = seconds
         if planned:
-            if how == "single" and seconds is not None and not planner.single_compiled:
-                # The compile it times: a program compiled in the background took
-                # `ahead` seconds, of which the call waited for the rest, if any.
-                seconds = max(seconds, single.ahead_seconds(data, batch_size))
+            seconds = _planner_seconds(planner, how, seconds,
+                                       lambda: single.ahead_seconds(data, batch_size))
             _record(planner, kind, how, n, seconds, issued)
         if bounds.sync:
             live.write_back()
@@ -374,7 +385,10 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
             if rows is not None:   # a padded batch: its real rows' outputs
                 out = jax.tree_util.tree_map(lambda a: a[:rows], out)
         if planned:
-            _record(planner, PREDICT, how, n, time.perf_counter() - start if timed else None,
+            seconds = _planner_seconds(planner, how,
+                                       time.perf_counter() - start if timed else None,
+                                       lambda: single.ahead_seconds(data, batch_size))
+            _record(planner, PREDICT, how, n, seconds,
                     issued if how == "single" and timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})

@@ -289,6 +289,14 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True,
 # background (tests switch it off to compare).
 COMPILE_AHEAD = True
 _compiler = None
+_in_flight = []   # futures of background compiles not known to be done
+
+
+def compiling_in_background() -> bool:
+    """Whether a program is compiling in the background now: a step timed
+    meanwhile shares the CPU with it."""
+    _in_flight[:] = [future for future in _in_flight if not future.done()]
+    return bool(_in_flight)
 
 
 def _background_compiler():
@@ -333,7 +341,8 @@ class CompilesAhead:
             return
         rows = (jax.ShapeDtypeStruct((), np.int32),) if self.counts_rows else ()
         lowered = self._jitted.lower(state, batch_spec, *rows)
-        self._ahead[key] = _background_compiler().submit(_timed_compile, lowered)
+        self._ahead[key] = future = _background_compiler().submit(_timed_compile, lowered)
+        _in_flight.append(future)
 
     def programs(self) -> dict:
         """`{"by_call": n, "ahead": m}`: the batch shapes compiled so far by a call

@@ -610,16 +610,6 @@ class Trainer:
         if resume is not None:
             initial_epoch, seed = resume.begin(adapter, run)
             run.data_seed = seed
-        if epoch_runner.on_device(engine, adapter):
-            # The first step's program first: the background compiler works in
-            # order, so validation's compile after it, while the first epoch trains.
-            epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
-                                       full_batches=True)
-        if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
-            # Compiled in the background while the first epoch trains.
-            epoch_runner.compile_ahead(engine, TEST, val_adapter,
-                                       LiveState.current_values(engine.state_groups(TEST)),
-                                       validation_steps, full_batches=True)
         training_logs = None
         position = epoch_runner.DataPosition(adapter.batches_per_pass, steps_per_epoch)
         try:
@@ -633,6 +623,9 @@ class Trainer:
                     start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
+                if epoch == initial_epoch:
+                    _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch,
+                                           val_adapter, validation_steps)
                 data_start, data_end, data_epoch = position.epoch(epoch)
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
                                              (seed, data_epoch), data_end, bounds, start_step,
@@ -924,6 +917,20 @@ class Trainer:
 
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
+
+
+def _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch, val_adapter,
+                           validation_steps):
+    """Asks for fit()'s one-step programs as its first epoch starts, each lowered
+    here and compiled in the background, in order: the training step's (the first
+    step waits for it), then validation's (compiled while the epoch trains)."""
+    if epoch_runner.on_device(engine, adapter):
+        epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+                                   full_batches=True)
+    if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
+        epoch_runner.compile_ahead(engine, TEST, val_adapter,
+                                   LiveState.current_values(engine.state_groups(TEST)),
+                                   validation_steps, full_batches=True)
 
 
 def _should_validate(epoch, validation_freq):
