@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import jax
 import jax.numpy as jnp
@@ -115,3 +116,21 @@ def test_the_cache_stays_within_its_size_bound(tmp_path, restore_cache_setting):
     loopax.config.clear_compilation_cache()
     assert glob.glob(str(tmp_path / "*-cache")) == []
     np.testing.assert_allclose(jax.jit(lambda v: v + 1)(np.ones(3)), 2.0)
+
+
+def test_a_program_loaded_from_the_cache_reports_about_its_compile_as_saved(
+        tmp_path, restore_cache_setting):
+    """JAX stores a program's compile time in whole seconds, rounded down; a load
+    reports that plus half a second, less the load, as saved (this thread only)."""
+    assert loopax.config.enable_compilation_cache(str(tmp_path))
+    program = jax.jit(lambda v: jnp.sin(v) @ v.T)
+    x = jnp.ones((16, 16))
+    before = compilation_cache.compile_seconds_saved()
+    program(x)   # compiled and stored
+    assert compilation_cache.compile_seconds_saved() == before
+    jax.clear_caches()
+    start = time.perf_counter()
+    program(x)   # loaded
+    load = time.perf_counter() - start
+    saved = compilation_cache.compile_seconds_saved() - before
+    assert 0.5 - load <= saved <= 0.5   # compiled in under a second: stored as 0

@@ -14,6 +14,7 @@ import pytest
 from trainer_testlib import mlp, regression_data
 
 import loopax
+from loopax.src import compilation_cache
 from loopax.src.trainers import epoch_runner, padded_batches, step_loops
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
 
@@ -87,14 +88,40 @@ def test_a_step_timed_during_a_background_compile_does_not_steer_the_planner():
     try:
         assert step_loops.compiling_in_background()
         timed = types.SimpleNamespace(single_compiled=True)
-        assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0) is None
-        assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0) is None
+        assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, 0.0) is None
+        assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, 0.0) is None
         first = types.SimpleNamespace(single_compiled=False)
-        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5) == 0.5
-        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5) == 0.7
+        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5, 0.0) == 0.5
+        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5, 0.0) == 0.7
     finally:
         release.set()
     blocker.result()
     program.ahead_seconds(jax.ShapeDtypeStruct((4,), np.float32))   # waits for its compile
     assert not step_loops.compiling_in_background()
-    assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0) == 0.01
+    assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, 0.0) == 0.01
+
+
+def test_a_rerun_weighs_a_fused_loop_against_the_compile_not_the_cache_load(tmp_path):
+    """A second, identical model loads its one-step program from the compilation
+    cache: the planner still weighs a loop against a compile (the loop is not in the
+    cache), not against the fraction of a second the load took."""
+    def fit_once():
+        loopax.utils.set_random_seed(0)
+        x, y = regression_data(n=64)
+        model = mlp()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        return model._compiled_steps.planner(TRAIN).single_compile_seconds
+
+    setting = jax.config.jax_compilation_cache_dir
+    try:
+        assert loopax.config.enable_compilation_cache(str(tmp_path))
+        fit_once()
+        jax.clear_caches()   # as in a new process: programs come from the disk
+        estimate = fit_once()
+        assert estimate >= 0.4   # stored as 0 whole seconds: about half a second
+    finally:
+        if setting is None:
+            compilation_cache.disable_compilation_cache()
+        else:
+            compilation_cache.enable_compilation_cache(setting)
