@@ -91,8 +91,11 @@ def test_a_step_timed_during_a_background_compile_does_not_steer_the_planner():
         assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, 0.0) is None
         assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, 0.0) is None
         first = types.SimpleNamespace(single_compiled=False)
-        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5, 0.0) == 0.5
-        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5, 0.0) == 0.7
+        now = compilation_cache.compile_seconds_saved()   # no load since `now`
+        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5, now) == 0.5
+        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5, now) == 0.7
+        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.0,
+                                             now - 0.3) == pytest.approx(0.5)   # a load
     finally:
         release.set()
     blocker.result()
