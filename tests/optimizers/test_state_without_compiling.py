@@ -30,6 +30,14 @@ def compiles_during(fn):
     return events
 
 
+def weakly_typed():
+    """A transform whose state holds a weakly typed scalar, as `jnp.asarray(0.5)` is."""
+    return optax.GradientTransformation(
+        lambda params: {"scale": jnp.asarray(0.5),
+                        "zeros": jax.tree.map(jnp.zeros_like, params)},
+        lambda u, s, p=None: (u, s))
+
+
 def value_dependent():
     """A transform whose state is made from the parameters' values (a new
     function each time, so no earlier test's compiled program is reused)."""
@@ -45,7 +53,9 @@ def value_dependent():
     lambda: optax.chain(optax.clip_by_global_norm(1.0), optax.adafactor(0.1)),
     lambda: optax.sgd(0.1, momentum=0.9),
     value_dependent,
-], ids=["adam", "adagrad_fill", "adafactor_factored", "sgd_momentum", "from_values"])
+    weakly_typed,
+], ids=["adam", "adagrad_fill", "adafactor_factored", "sgd_momentum", "from_values",
+        "weakly_typed"])
 def test_slots_hold_what_init_returns(make_tx):
     init, _ = make_problem()
     init = [np.asarray(v) + 0.5 for v in init]   # nonzero, so a copy of the params shows
@@ -58,6 +68,7 @@ def test_slots_hold_what_init_returns(make_tx):
     assert len(slots) == len(expected)
     for slot, want in zip(slots, expected):
         assert slot.dtype == want.dtype and slot.shape == want.shape
+        assert slot.value.weak_type == want.weak_type   # dtype promotion in the update
         np.testing.assert_array_equal(np.asarray(slot.value), np.asarray(want))
 
 

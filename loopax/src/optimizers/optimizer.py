@@ -92,8 +92,11 @@ def scale_by_learning_rate():
 def _constant_state(init, params):
     """`init(params)` computed with NumPy when every output is a constant (the
     zeros or fills most optax states start from), so building an optimizer compiles
-    nothing; None when an output depends on the params' values."""
+    nothing; None when an output depends on the params' values or is weakly typed
+    (a NumPy array cannot carry that)."""
     closed, shapes = jax.make_jaxpr(init, return_shape=True)(params)
+    if any(atom.aval.weak_type for atom in closed.jaxpr.outvars):
+        return None
     values = {var: np.asarray(const) for var, const in zip(closed.jaxpr.constvars, closed.consts)}
 
     def read(atom):

@@ -43,6 +43,7 @@ optimizer slots in place, and the caller must not reuse the arrays it passed.
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 import time
 
 import jax
@@ -290,14 +291,21 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True,
 # background (tests switch it off to compare).
 COMPILE_AHEAD = True
 _compiler = None
-_in_flight = []   # futures of background compiles not known to be done
+_in_flight = 0   # background compiles asked for and not finished
+_in_flight_lock = threading.Lock()
 
 
 def compiling_in_background() -> bool:
-    """Whether a program is compiling in the background now: a step timed
-    meanwhile shares the CPU with it."""
-    _in_flight[:] = [future for future in _in_flight if not future.done()]
-    return bool(_in_flight)
+    """Whether a program is compiling (or waiting to) in the background now: a
+    step timed meanwhile shares the CPU with it."""
+    return _in_flight > 0
+
+
+def _compile_in_background(lowered) -> concurrent.futures.Future:
+    global _in_flight
+    with _in_flight_lock:
+        _in_flight += 1
+    return _background_compiler().submit(_timed_compile, lowered)
 
 
 def _background_compiler():
@@ -315,19 +323,25 @@ def _batch_signature(batch):
 def _timed_compile(lowered):
     """(compiled, seconds): the compile's time, or the time it took when the cache
     stored the program it loads instead (compilation_cache.compile_seconds_saved)."""
-    start, saved = time.perf_counter(), compile_seconds_saved()
-    compiled = lowered.compile()
-    return compiled, time.perf_counter() - start + compile_seconds_saved() - saved
+    global _in_flight
+    try:
+        start, saved = time.perf_counter(), compile_seconds_saved()
+        compiled = lowered.compile()
+        return compiled, time.perf_counter() - start + compile_seconds_saved() - saved
+    finally:
+        with _in_flight_lock:
+            _in_flight -= 1
 
 
 class CompilesAhead:
     """A jitted one-step program `fn(state, batch)` that can compile its
     program for a batch shape still to come in a background thread
-    (`compile_ahead`) while the steps before it run: the last, partial batch
-    of a pass and fit()'s validation batches then cost no compile on the
-    critical path (XLA compiles with the GIL released). It is the program a
-    call would compile (the same lowering), so the results are the same.
-    Other attributes are the jitted function's."""
+    (`compile_ahead`) while other work runs: fit()'s first training step
+    compiles while validation's is lowered, and validation's, like a pass's
+    last, partial batch's, while the steps before it run, off the critical path
+    (XLA compiles with the GIL released). It is the program a call would compile
+    (the same lowering), so the results are the same. Other attributes are the
+    jitted function's."""
 
     def __init__(self, jitted, counts_rows=False):
         self._jitted = jitted
@@ -344,8 +358,7 @@ class CompilesAhead:
             return
         rows = (jax.ShapeDtypeStruct((), np.int32),) if self.counts_rows else ()
         lowered = self._jitted.lower(state, batch_spec, *rows)
-        self._ahead[key] = future = _background_compiler().submit(_timed_compile, lowered)
-        _in_flight.append(future)
+        self._ahead[key] = _compile_in_background(lowered)
 
     def programs(self) -> dict:
         """`{"by_call": n, "ahead": m}`: the batch shapes compiled so far by a call
