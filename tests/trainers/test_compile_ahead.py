@@ -90,6 +90,7 @@ def test_a_step_timed_during_a_background_compile_does_not_steer_the_planner():
         timed = types.SimpleNamespace(single_compiled=True)
         assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, 0.0) is None
         assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, 0.0) is None
+        assert epoch_runner._own_time(0.01) is None   # a host-data step's timing
         first = types.SimpleNamespace(single_compiled=False)
         now = compilation_cache.compile_seconds_saved()   # no load since `now`
         assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5, now) == 0.5
@@ -102,6 +103,7 @@ def test_a_step_timed_during_a_background_compile_does_not_steer_the_planner():
     program.ahead_seconds(jax.ShapeDtypeStruct((4,), np.float32))   # waits for its compile
     assert not step_loops.compiling_in_background()
     assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, 0.0) == 0.01
+    assert epoch_runner._own_time(0.01) == 0.01
 
 
 def test_a_rerun_weighs_a_fused_loop_against_the_compile_not_the_cache_load(tmp_path):

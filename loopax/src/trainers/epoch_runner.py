@@ -146,11 +146,14 @@ def _planner_seconds(planner, how, seconds, ahead_seconds, saved_since):
     execution began); a background compile took `ahead_seconds`, of which the call
     waited for the rest, if any. Others: their time, or None when a background
     compile shared the CPU as they ended (not the steps' own time)."""
-    if seconds is None:
-        return None
-    if how == "single" and not planner.single_compiled:
+    if seconds is not None and how == "single" and not planner.single_compiled:
         return max(seconds + compile_seconds_saved() - saved_since, ahead_seconds())
-    return None if compiling_in_background() else seconds
+    return _own_time(seconds)
+
+
+def _own_time(seconds):
+    """`seconds`, or None when a background compile ran as the steps ended."""
+    return None if seconds is None or compiling_in_background() else seconds
 
 
 def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
@@ -341,7 +344,7 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
                 else:
                     logs, seconds = _call(single, live, 1, timed,
                                           to_jax(data) if eager else data)
-                planner.host_record(1, seconds)
+                planner.host_record(1, _own_time(seconds))
             if bounds.sync:
                 live.write_back()
             end(step + n - 1, logs)
