@@ -118,6 +118,12 @@ def compile_seconds_saved() -> float:
     return getattr(_saved, "seconds", 0.0)
 
 
+def programs_compiled() -> int:
+    """How many programs this thread has compiled or loaded from the cache so far:
+    a timing that spans one is not the time of the steps it ran."""
+    return getattr(_saved, "programs", 0)
+
+
 _saved = threading.local()
 _HALF_OF_THE_ROUNDING = 0.5
 
@@ -125,6 +131,8 @@ _HALF_OF_THE_ROUNDING = 0.5
 def _on_duration_event(event: str, seconds: float, **kwargs) -> None:
     if event == "/jax/compilation_cache/compile_time_saved_sec":   # stored - load
         _saved.seconds = compile_seconds_saved() + max(seconds + _HALF_OF_THE_ROUNDING, 0.0)
+    elif event == "/jax/core/compile/backend_compile_duration":
+        _saved.programs = programs_compiled() + 1
 
 
 jax.monitoring.register_event_duration_secs_listener(_on_duration_event)

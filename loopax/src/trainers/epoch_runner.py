@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from loopax.src.callbacks import progbar
-from loopax.src.compilation_cache import compile_seconds_saved
+from loopax.src.compilation_cache import compile_seconds_saved, programs_compiled
 from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
@@ -139,16 +139,23 @@ def _call(fn, live, n, timed, *args, **kwargs):
     return logs, time.perf_counter() - start
 
 
-def _planner_seconds(planner, how, seconds, ahead_seconds, saved_since):
+def _compile_marks():
+    """Where this thread's compiles stand, before an execution (`_planner_seconds`)."""
+    return compile_seconds_saved(), programs_compiled()
+
+
+def _planner_seconds(planner, how, seconds, ahead_seconds, marks):
     """What a timed execution reports to the planner. The first single step: its
-    program's compile, as long as compiling it took when the cache kept it
-    (`saved_since`: the compile seconds the cache saved this thread since the
-    execution began); a background compile took `ahead_seconds`, of which the call
-    waited for the rest, if any. Others: their time, or None when a background
-    compile shared the CPU as they ended (not the steps' own time)."""
+    program's compile, as long as compiling it took when the cache kept it (the
+    compile seconds the cache saved this thread since `marks`); a background
+    compile took `ahead_seconds`, of which the call waited for the rest, if any.
+    Others: their time, or None when it is not the steps' own: the execution
+    compiled a program (a new batch shape, a new loop length), or a background
+    compile shared the CPU as it ended."""
+    saved, compiled = marks
     if seconds is not None and how == "single" and not planner.single_compiled:
-        return max(seconds + compile_seconds_saved() - saved_since, ahead_seconds())
-    return _own_time(seconds)
+        return max(seconds + compile_seconds_saved() - saved, ahead_seconds())
+    return None if programs_compiled() != compiled else _own_time(seconds)
 
 
 def _own_time(seconds):
@@ -291,7 +298,7 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
             live.write_back()
         begin(step)
         live.refresh()
-        saved = compile_seconds_saved()
+        marks = _compile_marks()
         if how == "loop" and static_loop is not None and planner.static_size(n):
             logs, seconds = _call(static_loop, live, n, timed, data, order, row0, n,
                                   batch_size=batch_size)
@@ -306,7 +313,7 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
             seconds, issued = seconds
         if planned:
             seconds = _planner_seconds(planner, how, seconds,
-                                       lambda: single.ahead_seconds(data, batch_size), saved)
+                                       lambda: single.ahead_seconds(data, batch_size), marks)
             _record(planner, kind, how, n, seconds, issued)
         if bounds.sync:
             live.write_back()
@@ -374,7 +381,7 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
             planner.record("warm", 0, None)
             continue
         callbacks.on_predict_batch_begin(step)
-        start, saved = time.perf_counter(), compile_seconds_saved()
+        start, marks = time.perf_counter(), _compile_marks()
         if how == "loop":
             out = live.call(loop, data, None, row0, n, batch_size=batch_size,
                             capacity=capacity)
@@ -394,7 +401,7 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
         if planned:
             seconds = _planner_seconds(planner, how,
                                        time.perf_counter() - start if timed else None,
-                                       lambda: single.ahead_seconds(data, batch_size), saved)
+                                       lambda: single.ahead_seconds(data, batch_size), marks)
             _record(planner, PREDICT, how, n, seconds,
                     issued if how == "single" and timed else None)
         pieces.append(out)
