@@ -94,11 +94,14 @@ def test_a_timing_that_is_not_the_steps_own_does_not_steer_the_planner():
         assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, marks) is None
         assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, marks) is None
         assert epoch_runner._own_time(0.01) is None   # a host-data step's timing
-        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.5, marks) == 0.5
-        assert epoch_runner._planner_seconds(first, "single", 0.7, lambda: 0.5, marks) == 0.7
+
+        def first_seconds(seconds, ahead, marks):
+            return epoch_runner._planner_seconds(first, "single", seconds, lambda: ahead, marks)
+
+        assert first_seconds(0.2, 0.5, marks) == pytest.approx(0.5)
+        assert first_seconds(0.7, 0.5, marks) == pytest.approx(0.7)
         saved, compiled = marks
-        assert epoch_runner._planner_seconds(first, "single", 0.2, lambda: 0.0,
-                                             (saved - 0.3, compiled)) == pytest.approx(0.5)
+        assert first_seconds(0.2, 0.0, (saved - 0.3, compiled)) == pytest.approx(0.5)
     finally:
         release.set()
     blocker.result()
