@@ -156,7 +156,7 @@ class CompiledSteps:
         if kind is PREDICT:
             return self._build_predict(step, mode)
         finalize = self.source.finalize_logs(kind)
-        donate = kind.trains
+        donate = True   # a state argument returned undonated, even unchanged, is copied
         if self.run_eagerly:
             return step_loops.make_single_step(step, finalize, jit=False)
         if mode is Mode.DEVICE_SINGLE:   # the batch-shaped step, fed from device data

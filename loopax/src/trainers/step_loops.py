@@ -36,8 +36,10 @@ element-wise code (an LSTM's gates, attention's softmax) faster. Every
 program of one step holds the same ops, so a step's single-step program and
 its loops make the same choice and compute the same bits.
 
-Training loops donate the state (argument 0): XLA updates weights and
-optimizer slots in place, and the caller must not reuse the arrays it passed.
+Every program donates the state (argument 0): training's updates weights and
+optimizer slots in place, and evaluation's and prediction's return the weights
+they were given without a copy (an argument returned undonated is copied every
+call, unchanged or not). The caller must not reuse the arrays it passed.
 """
 
 from __future__ import annotations
@@ -507,7 +509,7 @@ def make_device_predict(predict):
     def loop(state, data, order, row0, n, batch_size, capacity):
         return _collect(predict, lambda i: device_batch(data, order, row0, i, batch_size),
                         state, n, capacity)
-    return step_jit(loop, static_argnames=("batch_size", "capacity"))
+    return step_jit(loop, static_argnames=("batch_size", "capacity"), donate_argnums=(0,))
 
 
 def make_unfused_device_predict(one):
@@ -529,5 +531,5 @@ def make_single_predict(predict, jit=True):
     def one(state, batch):
         out, state = predict(state, batch)
         return state, out
-    return CompilesAhead(step_jit(one)) if jit else one
+    return CompilesAhead(step_jit(one, donate_argnums=(0,))) if jit else one
 
