@@ -93,7 +93,7 @@ def test_a_timing_that_is_not_the_steps_own_does_not_steer_the_planner():
         marks = epoch_runner._compile_marks()
         assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, marks) is None
         assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, marks) is None
-        assert epoch_runner._own_time(0.01) is None   # a host-data step's timing
+        assert epoch_runner._own_time(0.01, marks) is None   # a host-data step's timing
 
         def first_seconds(seconds, ahead, marks):
             return epoch_runner._planner_seconds(first, "single", seconds, lambda: ahead, marks)
@@ -109,10 +109,11 @@ def test_a_timing_that_is_not_the_steps_own_does_not_steer_the_planner():
     assert not step_loops.compiling_in_background()
     marks = epoch_runner._compile_marks()
     assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, marks) == 0.01
-    assert epoch_runner._own_time(0.01) == 0.01
+    assert epoch_runner._own_time(0.01, marks) == 0.01
     jax.jit(lambda v: v * 3.0 + 1.0)(np.ones(7, np.float32))   # a program compiled here
     assert epoch_runner._planner_seconds(timed, "single", 0.2, lambda: 0.0, marks) is None
     assert epoch_runner._planner_seconds(timed, "loop", 0.2, lambda: 0.0, marks) is None
+    assert epoch_runner._own_time(0.2, marks) is None
 
 
 def test_evaluate_at_a_new_batch_size_times_its_steps_not_their_compile():

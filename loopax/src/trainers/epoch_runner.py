@@ -162,15 +162,17 @@ def _planner_seconds(planner, how, seconds, ahead_seconds, marks):
     Others: their time, or None when it is not the steps' own: the execution
     compiled a program (a new batch shape, a new loop length), or a background
     compile shared the CPU as it ended."""
-    saved, compiled = marks
     if seconds is not None and how == "single" and not planner.single_compiled:
-        return max(seconds + compile_seconds_saved() - saved, ahead_seconds())
-    return None if programs_compiled() != compiled else _own_time(seconds)
+        return max(seconds + compile_seconds_saved() - marks[0], ahead_seconds())
+    return _own_time(seconds, marks)
 
 
-def _own_time(seconds):
-    """`seconds`, or None when a background compile ran as the steps ended."""
-    return None if seconds is None or compiling_in_background() else seconds
+def _own_time(seconds, marks):
+    """`seconds`, or None when the execution compiled or loaded a program since
+    `marks` or a background compile ran as it ended."""
+    if seconds is None or programs_compiled() != marks[1] or compiling_in_background():
+        return None
+    return seconds
 
 
 def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
@@ -356,12 +358,13 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
                 logs, _ = _call(stacked_loop, live, n, False, data, n)
             else:
                 timed = not eager and planner.host_next()[1]
+                marks = _compile_marks()
                 if rows is not None:   # a smaller batch padded to the first one's rows
                     logs, seconds = _call(single, live, 1, timed, data, rows)
                 else:
                     logs, seconds = _call(single, live, 1, timed,
                                           to_jax(data) if eager else data)
-                planner.host_record(1, _own_time(seconds))
+                planner.host_record(1, _own_time(seconds, marks))
             if bounds.sync:
                 live.write_back()
             end(step + n - 1, logs)
