@@ -138,7 +138,7 @@ def test_evaluate_at_a_new_batch_size_times_its_steps_not_their_compile():
         model.evaluate(x, y, batch_size=7, verbose=0)   # a shape no other test compiles
     finally:
         jax.monitoring.unregister_event_duration_listener(on_compile)
-    samples = model._compiled_steps.planner(TEST).single.samples
+    samples = model._compiled_steps.planner(TEST, True, 7).single.samples
     assert compiles and samples
     # Each timed step is far quicker than the compile evaluate() ran first.
     assert max(seconds / n for n, seconds, _ in samples) < min(compiles) / 2, (samples, compiles)
@@ -154,7 +154,7 @@ def test_a_rerun_weighs_a_fused_loop_against_the_compile_not_the_cache_load(tmp_
         model = mlp()
         model.compile(optimizer="adam", loss="mse")
         model.fit(x, y, batch_size=8, epochs=1, verbose=0)
-        return model._compiled_steps.planner(TRAIN).single_compile_seconds
+        return model._compiled_steps.planner(TRAIN, True, 8).single_compile_seconds
 
     setting = jax.config.jax_compilation_cache_dir
     try:

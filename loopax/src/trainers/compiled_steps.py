@@ -63,7 +63,8 @@ class CompiledSteps:
         run_eagerly: run the steps as plain Python (the model's setting).
         functions: `(kind, mode, run_eagerly[, distribution])` -> the compiled
             (or eager) function.
-        planners: `(kind, on_device)` -> the `ExecutionPlanner` of those passes.
+        planners: `(kind, on_device, batch_size)` -> the `ExecutionPlanner` of those
+            passes.
         example_batch: `jax.ShapeDtypeStruct`s of the latest first batch.
         output_spec: the model's output spec for a batch checked against the
             compiled loss.
@@ -73,7 +74,7 @@ class CompiledSteps:
     def __init__(self, source: StepSource, steps_per_execution="auto", run_eagerly=False):
         self.source = source
         self.run_eagerly = bool(run_eagerly)
-        self.planners: dict[tuple[PassKind, bool], ExecutionPlanner] = {}
+        self.planners: dict[tuple[PassKind, bool, int | None], ExecutionPlanner] = {}
         self.steps_per_execution = steps_per_execution
         self._value_steps: dict[PassKind, tuple] = {}
         self.functions: dict[tuple, Callable] = {}
@@ -133,13 +134,17 @@ class CompiledSteps:
                 kind is PREDICT or kind in self._partial_expected)
         return self._pads[key]
 
-    def planner(self, kind: PassKind, on_device: bool = True) -> ExecutionPlanner:
-        """The planner of `kind`'s passes over device-resident (or host) data."""
-        if (kind, on_device) not in self.planners:
-            self.planners[kind, on_device] = ExecutionPlanner(
+    def planner(self, kind: PassKind, on_device: bool = True,
+                batch_size: int | None = None) -> ExecutionPlanner:
+        """The planner of `kind`'s passes over device-resident (or host) data in
+        batches of `batch_size` rows: another batch size runs other programs, whose
+        steps take other times (validation's 128 rows and evaluate()'s 32)."""
+        key = (kind, on_device, batch_size)
+        if key not in self.planners:
+            self.planners[key] = ExecutionPlanner(
                 self.steps_per_execution, static_loops=static_loops_wanted(),
                 weigh_compile=jax.default_backend() == "cpu")
-        return self.planners[kind, on_device]
+        return self.planners[key]
 
     def function(self, kind: PassKind, mode: Mode):
         """The compiled (or eager) function of `kind` and `mode`, built once."""

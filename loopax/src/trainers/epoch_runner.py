@@ -108,7 +108,7 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
     end = _shifted(getattr(callbacks, kind.batch_end), data_start)
     device = on_device(engine, adapter)
-    planner = engine.planner(kind, device)
+    planner = engine.planner(kind, device, adapter.batch_size)
     adapter.on_epoch_begin()
     start_step += data_start
     bounds.first_step -= data_start   # the execution bounds count the epoch's own steps
@@ -380,7 +380,7 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
 def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bounds):
     loop = engine.function(PREDICT, Mode.DEVICE)
     single = engine.function(PREDICT, Mode.DEVICE_SINGLE)
-    planner = engine.planner(PREDICT)
+    planner = engine.planner(PREDICT, True, adapter.batch_size)
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
@@ -444,7 +444,8 @@ def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bound
     single = engine.function(PREDICT, Mode.SINGLE)
     steps = max_steps if max_steps is not None else adapter.num_batches
     chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
-                        engine.planner(PREDICT, on_device=False), bounds, stack=False,
+                        engine.planner(PREDICT, False, adapter.batch_size), bounds,
+                        stack=False,
                         to_device=not eager, pad_rows=engine.pads_partial_batches(PREDICT))
     try:
         for step, _, data, _, rows in chunks:
