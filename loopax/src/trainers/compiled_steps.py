@@ -161,23 +161,22 @@ class CompiledSteps:
         if kind is PREDICT:
             return self._build_predict(step, mode)
         finalize = self.source.finalize_logs(kind)
-        donate = True   # a state argument returned undonated, even unchanged, is copied
         if self.run_eagerly:
             return step_loops.make_single_step(step, finalize, jit=False)
         if mode is Mode.DEVICE_SINGLE:   # the batch-shaped step, fed from device data
             return step_loops.on_device_data(self.function(kind, Mode.SINGLE))
         if mode is Mode.SINGLE:
-            return step_loops.make_single_step(step, finalize, donate=donate,
+            return step_loops.make_single_step(step, finalize,
                                                counts_rows=self.pads_partial_batches(kind))
         fn = {Mode.DEVICE: step_loops.make_device_loop,
               Mode.DEVICE_STATIC: step_loops.make_device_scan,
-              Mode.STACKED: step_loops.make_stacked_loop}[mode](step, finalize, donate=donate)
+              Mode.STACKED: step_loops.make_stacked_loop}[mode](step, finalize)
         if mode in (Mode.DEVICE, Mode.DEVICE_STATIC):
             return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
                 self.function(kind, Mode.DEVICE_SINGLE)))
         if mode is Mode.STACKED:
             return step_loops.unless_slow_in_loops(
-                fn, step_loops.make_unfused_stacked_loop(step, finalize, donate=donate))
+                fn, step_loops.make_unfused_stacked_loop(step, finalize))
         return fn
 
     def _build_predict(self, step, mode):

@@ -159,25 +159,25 @@ def _identity_finalize(logs, state):
     return logs
 
 
-def make_device_loop(step, finalize=_identity_finalize, donate=True, static=False):
+def make_device_loop(step, finalize=_identity_finalize, static=False):
     """`loop(state, data, order, row0, n, batch_size) -> (state, logs)`; with
     `static`, `n` (like `batch_size`) is static: one program per value."""
     def loop(state, data, order, row0, n, batch_size):
         return _run(step, lambda i: device_batch(data, order, row0, i, batch_size),
                     state, n, finalize)
     return step_jit(loop, static_argnames=("batch_size", "n") if static else ("batch_size",),
-                    donate_argnums=(0,) if donate else ())
+                    donate_argnums=(0,))
 
 
-def make_device_scan(step, finalize=_identity_finalize, donate=True):
+def make_device_scan(step, finalize=_identity_finalize):
     """`make_device_loop` with a static trip count."""
-    return make_device_loop(step, finalize, donate, static=True)
+    return make_device_loop(step, finalize, static=True)
 
 
-def make_stacked_loop(step, finalize=_identity_finalize, donate=True):
+def make_stacked_loop(step, finalize=_identity_finalize):
     def loop(state, stacked, n):
         return _run(step, lambda i: stacked_batch(stacked, i), state, n, finalize)
-    return step_jit(loop, donate_argnums=(0,) if donate else ())
+    return step_jit(loop, donate_argnums=(0,))
 
 
 @jax.jit(static_argnames=("batch_size",))
@@ -264,7 +264,7 @@ class _OnDeviceData:
         return self.one_step.ahead_seconds(_batch_spec(data, batch_size))
 
 
-def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True,
+def make_single_step(step, finalize=_identity_finalize, jit=True,
                      counts_rows=False):
     """`one(state, batch) -> (state, logs)`. With `counts_rows` (and `jit`) it is
     `one(state, batch, rows=None)`: the program takes the batch's real rows as an
@@ -282,9 +282,9 @@ def make_single_step(step, finalize=_identity_finalize, donate=True, jit=True,
     if not jit:
         return one
     if counts_rows:
-        return CompilesAhead(step_jit(one_counting_rows, donate_argnums=(0,) if donate else ()),
+        return CompilesAhead(step_jit(one_counting_rows, donate_argnums=(0,)),
                              counts_rows=True)
-    return CompilesAhead(step_jit(one, donate_argnums=(0,) if donate else ()))
+    return CompilesAhead(step_jit(one, donate_argnums=(0,)))
 
 
 # ---- one-step programs compiled ahead, off the critical path --------------
@@ -472,12 +472,12 @@ def make_unfused_device_loop(one):
     return loop
 
 
-def make_unfused_stacked_loop(step, finalize=_identity_finalize, donate=True):
+def make_unfused_stacked_loop(step, finalize=_identity_finalize):
     """`make_stacked_loop`'s signature, run as `n` one-step calls."""
     def one_of(state, stacked, i):
         logs, state = step(state, stacked_batch(stacked, i))
         return state, finalize(logs, state)
-    one = step_jit(one_of, donate_argnums=(0,) if donate else ())
+    one = step_jit(one_of, donate_argnums=(0,))
 
     def loop(state, stacked, n):
         logs = None
