@@ -115,24 +115,25 @@ def compile_seconds_saved() -> float:
 
     JAX keeps a program's compile time in whole seconds, rounded down: the estimate
     is that plus half a second."""
-    return getattr(_saved, "seconds", 0.0)
+    return getattr(_this_thread, "seconds_saved", 0.0)
 
 
 def programs_compiled() -> int:
     """How many programs this thread has compiled or loaded from the cache so far:
     a timing that spans one is not the time of the steps it ran."""
-    return getattr(_saved, "programs", 0)
+    return getattr(_this_thread, "programs", 0)
 
 
-_saved = threading.local()
+_this_thread = threading.local()   # the two counts above
 _HALF_OF_THE_ROUNDING = 0.5
 
 
 def _on_duration_event(event: str, seconds: float, **kwargs) -> None:
     if event == "/jax/compilation_cache/compile_time_saved_sec":   # stored - load
-        _saved.seconds = compile_seconds_saved() + max(seconds + _HALF_OF_THE_ROUNDING, 0.0)
+        saved = max(seconds + _HALF_OF_THE_ROUNDING, 0.0)
+        _this_thread.seconds_saved = compile_seconds_saved() + saved
     elif event == "/jax/core/compile/backend_compile_duration":
-        _saved.programs = programs_compiled() + 1
+        _this_thread.programs = programs_compiled() + 1
 
 
 jax.monitoring.register_event_duration_secs_listener(_on_duration_event)
