@@ -134,6 +134,9 @@ COLUMNS = ("import", "build", "first epoch", "to first epoch", "fit", "evaluate"
 def run(lib, workload, home):
     env = dict(os.environ, LOOPAX_HOME=home)
     env.pop("LOOPAX_COMPILATION_CACHE", None)
+    # Bytecode cached as an installed package's is: without it, a checkout's loopax
+    # compiles its sources at every import (0.5 s), Keras (installed) does not.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     done = subprocess.run([sys.executable, "-c", WORKER, lib, workload], env=env,
                           capture_output=True, text=True, timeout=1200)
     if done.returncode != 0:

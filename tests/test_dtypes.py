@@ -76,6 +76,32 @@ def test_numpy_arrays_become_what_jnp_asarray_makes_without_a_compile(name):
                                       err_msg=str(target))
 
 
+SCALARS = [(0, "int32"), (-7, "int8"), (2**31 - 1, "int32"), (2**32 - 1, "uint32"),
+           (True, "bool"), (False, "float32"), (True, "int32"), (0.1, "float32"),
+           (-1e-45, "float32"), (1e39, "float32"), (float("nan"), "float32")]
+
+
+@pytest.mark.parametrize("value, dtype", SCALARS, ids=lambda v: repr(v))
+def test_python_scalars_with_a_dtype_become_what_jnp_asarray_makes_without_a_compile(
+        value, dtype):
+    """`Variable(0, dtype="int32")` (an optimizer's step count) compiled a cast."""
+    want = jnp.asarray(value, dtype=dtype)
+    with counting_compiles() as compiles:
+        have = dtypes.asarray(value, dtype)
+    assert compiles == []
+    assert (have.dtype, have.shape, have.weak_type) == (want.dtype, want.shape, want.weak_type)
+    np.testing.assert_array_equal(np.asarray(have), np.asarray(want))
+
+
+@pytest.mark.parametrize("value, dtype", [(2**31, "int32"), (-1, "uint32"), (300, "uint8")],
+                         ids=lambda v: repr(v))
+def test_python_ints_out_of_range_are_refused_as_jnp_refuses_them(value, dtype):
+    with pytest.raises(OverflowError) as jax_error:
+        jnp.asarray(value, dtype=dtype)
+    with pytest.raises(OverflowError, match=str(jax_error.value)):
+        dtypes.asarray(value, dtype)
+
+
 def test_other_values_are_left_to_jnp_asarray():
     assert dtypes.asarray(1.5).weak_type and jnp.asarray(1.5).weak_type
     with pytest.warns(UserWarning, match="int64 requested in asarray is not available"):

@@ -1,5 +1,6 @@
 """Initializers: fans, bounds and variances (Keras formulas), seeding, names."""
 
+import contextlib
 import math
 
 import numpy as np
@@ -179,6 +180,8 @@ def test_large_weights_keep_their_distribution_and_seed(name, expected_std):
 
 # Weights above the old bucketed size (2**16 entries), as a ResNet's and a DenseNet's.
 LARGE_SHAPES = [(3, 3, 128, 128), (1, 1, 544, 128), (2048, 1000)]
+# Weights all drawn at 2**16 entries: odd sizes, one entry, exactly 2**16.
+SMALL_SHAPES = [(1,), (3, 3, 1, 32), (7, 13), (784, 64), (256, 256)]
 
 
 def _at_own_shape(name, shape, seed):
@@ -198,9 +201,10 @@ def _at_own_shape(name, shape, seed):
     return jax.jit(lambda k: 0.0 + 0.05 * jax.random.normal(k, shape, "float32"))(key)
 
 
-@pytest.mark.parametrize("shape", LARGE_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", LARGE_SHAPES + SMALL_SHAPES,
+                         ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("name", ["glorot_uniform", "he_normal", "random_normal"])
-def test_bucketed_large_weights_equal_a_draw_at_their_shape(name, shape):
+def test_bucketed_weights_equal_a_draw_at_their_shape(name, shape):
     init = initializers.get({"class_name": name, "config": {"seed": 5}})
     np.testing.assert_array_equal(np.asarray(init(shape)),
                                   np.asarray(_at_own_shape(name, shape, 5)))
@@ -237,24 +241,64 @@ def test_model_weights_equal_those_drawn_each_at_its_own_shape(monkeypatch):
 def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
     """A DenseNet's 1x1 kernels take 32 more input channels at each layer: drawn each at
     its own shape, every one of them compiled a sampler (~0.3 s on CPU)."""
+    with _compiles_in_this_thread() as compiles:
+        init = initializers.GlorotUniform(seed=3)
+        for channels in range(520, 1024, 32):   # 16 kernels of 66,560 to 126,976 entries
+            init((1, 1, channels, 128))
+    # The 2**17 sampler and a few small programs (the key); drawn each at its own shape: 18.
+    assert len(compiles) <= 4
+
+
+@contextlib.contextmanager
+def _compiles_in_this_thread():
+    """Yields a list that gets one entry per XLA compile this thread makes (not one
+    another test left running in the background)."""
     import threading
 
     import jax
-    compiles = []
-    this_thread = threading.get_ident()   # not a compile another test left running
+    from jax._src import monitoring
+    compiles, this_thread = [], threading.get_ident()
 
     def on_duration(event, duration, **kwargs):
         if (event == "/jax/core/compile/backend_compile_duration"
                 and threading.get_ident() == this_thread):
-            compiles.append(duration)
+            compiles.append(kwargs.get("fun_name"))
 
     jax.monitoring.register_event_duration_secs_listener(on_duration)
     try:
-        init = initializers.GlorotUniform(seed=3)
-        for channels in range(520, 1024, 32):   # 16 kernels of 66,560 to 126,976 entries
-            init((1, 1, channels, 128))
+        yield compiles
     finally:
-        from jax._src import monitoring
         monitoring.unregister_event_duration_listener(on_duration)
-    # The 2**17 sampler and a few small programs (the key); drawn each at its own shape: 18.
-    assert len(compiles) <= 4
+
+
+def test_small_weights_of_every_size_share_one_compiled_sampler():
+    """An MLP's or a small convnet's kernels: each size compiled its own sampler
+    (0.15-0.3 s each), most of a small script's first build."""
+    import jax
+    shapes = [(3, 3, 1, 32), (3, 3, 32, 64), (1600, 10), (784, 64), (64, 64), (64, 10)]
+    with _compiles_in_this_thread() as compiles:
+        kernels = [initializers.GlorotUniform(seed=11)(shape) for shape in shapes]
+    assert len(compiles) <= 1   # the sampler, unless an earlier test compiled it
+    for shape, kernel in zip(shapes, kernels):   # the values of a draw at the shape
+        fan_in, fan_out = initializers.compute_fans(shape)
+        limit = math.sqrt(6 / (fan_in + fan_out))
+        np.testing.assert_array_equal(np.asarray(kernel), np.asarray(jax.random.uniform(
+            jax.random.key(11), shape, "float32", -limit, limit)))
+    with _compiles_in_this_thread() as compiles:
+        for shape in [(5, 7), (100,), (2, 2, 3, 300)]:
+            initializers.GlorotUniform(seed=12)(shape)
+    assert compiles == []
+
+
+@pytest.mark.parametrize("shape", [(32, 128), (128, 32), (3, 3, 4, 8)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_orthogonal_is_the_q_of_a_normal_draw_at_its_shape(shape):
+    import jax
+    rows, cols = math.prod(shape[:-1]), shape[-1]
+    a = np.asarray(jax.jit(lambda k: 0.0 + 1.0 * jax.random.normal(
+        k, (max(rows, cols), min(rows, cols)), "float32"))(jax.random.key(4)), np.float64)
+    q, r = np.linalg.qr(a)
+    q = q * np.sign(np.diagonal(r))
+    expected = (q.T if rows < cols else q).reshape(shape)
+    np.testing.assert_allclose(np.asarray(initializers.Orthogonal(seed=4)(shape)), expected,
+                               atol=2e-5)

@@ -69,3 +69,43 @@ def test_truncated_normal_bounds_and_shuffle_is_permutation():
 def test_bad_seed_is_a_clear_error():
     with pytest.raises(TypeError, match="seed must be"):
         random.normal((2,), seed="abc")
+
+
+def _split(state):
+    key, sub = jax.random.split(jax.random.wrap_key_data(jnp.asarray(state, jnp.uint32)))
+    return np.asarray(jax.random.key_data(key)), np.asarray(jax.random.key_data(sub))
+
+
+@pytest.mark.parametrize("partitionable", [True, False], ids=["partitionable", "original"])
+def test_seed_generator_hands_out_the_keys_of_jax_split(partitionable):
+    """Eagerly, the next key is computed on the host (building a model compiles no
+    split): it must be `jax.random.split`'s, whichever threefry JAX runs."""
+    rng = np.random.default_rng(0)
+    states = [np.array(s, np.uint32) for s in ([0, 0], [2**32 - 1, 2**32 - 1], [0, 42])]
+    states += [rng.integers(0, 2**32, 2, dtype=np.uint64).astype(np.uint32) for _ in range(40)]
+    gen = random.SeedGenerator(0)
+    with jax.threefry_partitionable(partitionable):
+        for state in states:
+            gen.state.assign(state)
+            key = gen.next()
+            want_state, want_key = _split(state)
+            np.testing.assert_array_equal(gen.state.numpy(), want_state)
+            np.testing.assert_array_equal(np.asarray(jax.random.key_data(key)), want_key)
+
+
+def test_only_traced_draws_run_the_compiled_split(monkeypatch):
+    from loopax.src import random as random_module
+    calls, split = [], random_module._advance
+    monkeypatch.setattr(random_module, "_advance", lambda state: calls.append(1) or split(state))
+    gen = random.SeedGenerator(5)
+    eager = random.uniform((3,), seed=gen)
+    assert calls == []
+
+    @jax.jit
+    def draw(state):
+        with StateScope([(gen.state, state)]):
+            return random.uniform((3,), seed=gen)
+
+    gen2 = random.SeedGenerator(5)
+    np.testing.assert_array_equal(draw(gen2.state.value), eager)
+    assert calls == [1]

@@ -86,6 +86,16 @@ def is_int(dtype) -> bool:
     return jnp.issubdtype(jnp.dtype(dtype), jnp.integer)
 
 
+# Python scalars NumPy converts to these dtypes exactly as JAX does: a bool or an int
+# is exact (or refused alike when out of range), a float rounds once to the nearest.
+_EXACT_FROM_PYTHON = {
+    bool: {np.dtype(t) for t in ("bool", "int8", "int16", "int32", "uint8", "uint16",
+                                 "uint32", "float32")},
+    int: {np.dtype(t) for t in ("int8", "int16", "int32", "uint8", "uint16", "uint32")},
+    float: {np.dtype("float32")},
+}
+
+
 def asarray(value, dtype=None) -> jax.Array:
     """`jnp.asarray(value, dtype)` for a NumPy array, without a compile.
 
@@ -93,9 +103,12 @@ def asarray(value, dtype=None) -> jax.Array:
     result (`lax.stage`, or `convert_element_type` to the dtype it already has), compiled
     again for every new shape: about 20 ms each, one per weight in a `set_weights` or
     `load_weights`. Here the same NumPy cast makes the same array, and `jax.device_put`
-    moves it. Other values (lists, Python numbers, JAX arrays, tracers) and 64-bit dtypes
-    JAX does not enable go to `jnp.asarray`.
+    moves it; so does a Python scalar with a dtype it converts to exactly. Other values
+    (lists, JAX arrays, tracers) and 64-bit dtypes JAX does not enable go to `jnp.asarray`.
     """
+    if (dtype is not None and type(value) in (bool, int, float)
+            and jnp.dtype(dtype) in _EXACT_FROM_PYTHON[type(value)]):
+        value = np.asarray(value, dtype)   # `Variable(0, dtype="int32")`: one cast, exact
     if not isinstance(value, (np.ndarray, np.generic)) or value.dtype.kind not in "biuf":
         return jnp.asarray(value, dtype=dtype)
     target = jax.dtypes.canonicalize_dtype(value.dtype if dtype is None else np.dtype(dtype))

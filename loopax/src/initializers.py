@@ -54,9 +54,9 @@ def _dtype(dtype):
     return dtypes.standardize(dtype) if dtype is not None else dtypes.floatx()
 
 
-# Weights up to this many entries are drawn at the next power-of-two size;
-# up to `_SMALL_SIZE` whatever JAX's PRNG, above it only where the values are
-# those of a draw at the weight's own shape (`random.prefix_stable_draws`).
+# Weights up to `_SMALL_SIZE` entries are all drawn at that size, larger ones up to
+# `_BUCKETED_SIZE` at the next power of two; above `_SMALL_SIZE` only where the
+# values are those of a draw at the weight's own shape (`random.prefix_stable_draws`).
 _BUCKETED_SIZE = 1 << 22
 _SMALL_SIZE = 1 << 16
 
@@ -64,20 +64,21 @@ _SMALL_SIZE = 1 << 16
 def _sample(draw, shape):
     """`draw(shape)`, the values of a weight of `shape`.
 
-    Weights up to `_BUCKETED_SIZE` entries (16 MiB in float32: all of a
-    ResNet's or DenseNet's) are drawn flat at the next power-of-two size and
-    cut: weights of different shapes then share a few compiled samplers
-    instead of compiling one per shape (each costs ~0.3 s on CPU, and a
-    DenseNet121 has 18 kernel sizes above 2**16). The values are the same: JAX's
-    (partitionable) threefry gives entry i the same bits at any size; with
-    another PRNG only weights up to `_SMALL_SIZE` are bucketed. Larger
-    weights are drawn at exactly `shape`, so their peak memory is the weight
-    itself, as in Keras."""
+    Weights are drawn flat at a few sizes and cut, so that weights of different
+    shapes share a few compiled samplers instead of compiling one per shape
+    (0.15-0.3 s each on CPU: most of a small model's first build, and a DenseNet121
+    has 18 kernel sizes above 2**16). Every weight up to `_SMALL_SIZE` entries
+    shares one sampler (a draw of 2**16 takes under a millisecond); larger ones up
+    to `_BUCKETED_SIZE` (16 MiB in float32: all of a ResNet's or DenseNet's) are
+    drawn at the next power of two. The values are the same: JAX's (partitionable)
+    threefry gives entry i the same bits at any size; with another PRNG only
+    weights up to `_SMALL_SIZE` are bucketed. Larger weights are drawn at exactly
+    `shape`, so their peak memory is the weight itself, as in Keras."""
     shape = tuple(shape)
     size = math.prod(shape)
     if size > (_BUCKETED_SIZE if random.prefix_stable_draws() else _SMALL_SIZE):
         return draw(shape)
-    bucket = 1 << max(size - 1, 0).bit_length()
+    bucket = max(1 << max(size - 1, 0).bit_length(), _SMALL_SIZE)
     values = draw((bucket,))
     if state.is_tracer(values):
         return values[:size].reshape(shape)
@@ -487,7 +488,8 @@ class Orthogonal(RandomInitializer):
         if len(shape) < 2:
             raise ValueError(f"Orthogonal initializer needs a shape of rank >= 2, got {shape}.")
         rows, cols = math.prod(shape[:-1]), shape[-1]
-        a = random.normal((max(rows, cols), min(rows, cols)), dtype="float32", seed=self.seed)
+        a = _sample(lambda s: random.normal(s, dtype="float32", seed=self.seed),
+                    (max(rows, cols), min(rows, cols)))
         return _orthogonalize(a, self.gain, transpose=rows < cols, shape=shape,
                               dtype=_dtype(dtype))
 

@@ -417,3 +417,18 @@ def test_bad_merge_mode_and_stateful_without_batch_size_are_refused():
         layers.Bidirectional(layers.LSTM(2), merge_mode="max")
     with pytest.raises(ValueError, match="stateful=True.*batch size"):
         layers.LSTM(2, stateful=True)(loopax.Input((STEPS, FEATURES)))
+
+
+def test_unit_forget_bias_keeps_the_bias_initializer_and_dtype():
+    """The forget gate's block is ones; the other three blocks are the bias
+    initializer's draws in Keras's order (the input gate's, then the cell's and the
+    output gate's in one draw), in the layer's dtype."""
+    layer = layers.LSTM(UNITS, bias_initializer=loopax.initializers.RandomNormal(seed=3),
+                        dtype="float16")
+    layer.build((2, 5, 3))
+    bias = np.asarray(layer.cell.bias.value)
+    base = loopax.initializers.RandomNormal(seed=3)
+    expected = np.concatenate([np.asarray(base((UNITS,), "float16")), np.ones(UNITS),
+                               np.asarray(base((2 * UNITS,), "float16"))])
+    assert bias.dtype == np.float16 and np.all(bias[UNITS:2 * UNITS] == 1)
+    np.testing.assert_array_equal(bias, expected.astype(np.float16))

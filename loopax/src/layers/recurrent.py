@@ -249,8 +249,9 @@ class LSTMCell(_BuiltinCell):
             base, units = self.bias_initializer, self.units
 
             def bias_initializer(shape, dtype=None):
-                return jnp.concatenate([base((units,), dtype), jnp.ones((units,), dtype),
-                                        base((2 * units,), dtype)])
+                # Joined on the host: on the device, two programs compiled per layer size.
+                inputs, cells = (np.asarray(base((n,), dtype)) for n in (units, 2 * units))
+                return np.concatenate([inputs, np.ones((units,), inputs.dtype), cells])
         self._add_kernels(input_shape[-1], (4 * self.units,), bias_initializer)
 
     def project_inputs(self, inputs, input_masks=None):
