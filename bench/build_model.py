@@ -127,10 +127,11 @@ def main():
         params = {r["params"] for runs in results.values() for r in runs}
         if len(params) != 1:
             raise RuntimeError(f"{model}: loopax and Keras built different models ({params}).")
-        keras_median = median_of(results["keras"])
+        keras_median = median_of(results["keras"]) if "keras" in results else None
         for name, runs in results.items():
             median = median_of(runs)
-            ratios = " | ".join(f"{median[c] / keras_median[c]:.2f}" for c in COLUMNS)
+            ratios = " | ".join(f"{median[c] / keras_median[c]:.2f}" if keras_median else ""
+                                for c in COLUMNS)
             print(f"| {model} | {name.replace('_', ' ')} | " + " | ".join(f"{median[c]:.2f}" for c in COLUMNS)
                   + f" | {ratios} |", flush=True)
     print(f"\nload at the end {os.getloadavg()[0]:.1f}")
