@@ -68,7 +68,7 @@ class SeedGenerator:
         if is_tracer(value) or not prefix_stable_draws():
             state, sub = _advance(value)
         else:
-            state, sub = (jax.device_put(keys) for keys in _split_on_host(np.asarray(value)))
+            state, sub = jax.device_put(tuple(_split_on_host(np.asarray(value))))
         self.state.assign(state)
         return jax.random.wrap_key_data(sub)
 
@@ -82,20 +82,32 @@ def _advance(state):
 
 
 def _split_on_host(state):
-    """`_advance(state)` in NumPy, for partitionable threefry: split's two keys
-    are the 20-round Threefry-2x32 of the counters (0, 0) and (0, 1) under the
+    """`_advance(state)` computed in Python, for partitionable threefry: split's two
+    keys are the 20-round Threefry-2x32 of the counters (0, 0) and (0, 1) under the
     state. Eagerly (building a model's weights) this saves compiling `_advance`,
-    0.1 s of a small script's first run."""
-    k0, k1 = state.astype(np.uint32)
-    ks = np.array([k0, k1, k0 ^ k1 ^ 0x1BD11BDA], dtype=np.uint32)
-    x0, x1 = np.zeros(2, np.uint32) + ks[0], np.arange(2, dtype=np.uint32) + ks[1]
+    0.1 s of a small script's first run; a key then takes about 0.1 ms, mostly
+    `device_put`, against 0.07 ms for the compiled call."""
+    k0, k1 = (int(word) for word in state)
+    keys = [_threefry2x32(k0, k1, 0, counter) for counter in (0, 1)]
+    return np.array(keys, dtype=np.uint32)   # rows: the next state, the key handed out
+
+
+def _threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32 with 20 rounds (Salmon et al. 2011), on Python ints, as JAX's
+    `threefry2x32_p` computes it: the counter pair (x0, x1) enciphered under (k0, k1)."""
+    ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+    x0, x1 = (x0 + ks[0]) & _MASK32, (x1 + ks[1]) & _MASK32
     for i in range(5):
-        for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
-            x0 = x0 + x1
-            x1 = ((x1 << np.uint32(r)) | (x1 >> np.uint32(32 - r))) ^ x0
-        x0 = x0 + ks[(i + 1) % 3]
-        x1 = x1 + ks[(i + 2) % 3] + np.uint32(i + 1)
-    return np.stack([x0, x1], axis=1)   # rows: the next state, the key handed out
+        for r in _ROTATIONS[i % 2]:
+            x0 = (x0 + x1) & _MASK32
+            x1 = (((x1 << r) | (x1 >> (32 - r))) & _MASK32) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _MASK32
+        x1 = (x1 + ks[(i + 2) % 3] + i + 1) & _MASK32
+    return x0, x1
+
+
+_MASK32 = 0xFFFFFFFF
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
 _global_generator: SeedGenerator | None = None

@@ -292,19 +292,19 @@ class Variable(ArrayValue):
         if not autocast:
             self.autocast = False
         dtype = dtypes.standardize(dtype) if dtype is not None else None
-        if isinstance(initializer, str) or callable(initializer):
-            if shape is None:
-                raise ValueError(
-                    f"Variable {self.path!r}: an initializer "
-                    f"({initializer!r}) needs `shape=`.")
-            init = _initializer_lookup(initializer)   # names and classes, as Keras's
-            with _concrete():   # dtype by keyword, as Keras: an op works too
-                value = init(tuple(shape), dtype=dtype or dtypes.floatx())
-        else:
-            value = initializer
-            if isinstance(value, Variable):
-                value = value.value
         with _concrete():  # concrete even while a function is traced
+            if isinstance(initializer, str) or callable(initializer):
+                if shape is None:
+                    raise ValueError(
+                        f"Variable {self.path!r}: an initializer "
+                        f"({initializer!r}) needs `shape=`.")
+                init = _initializer_lookup(initializer)   # names and classes, as Keras's
+                # dtype by keyword, as Keras: an op works too
+                value = init(tuple(shape), dtype=dtype or dtypes.floatx())
+            else:
+                value = initializer
+                if isinstance(value, Variable):
+                    value = value.value
             self._write(_to_value(value, dtype, self.path))
         if shape is not None and tuple(shape) != self._value.shape:
             raise ValueError(
