@@ -285,14 +285,23 @@ def _watch_builds(checkpoint, filename):
     checkpoint_ref = weakref.ref(checkpoint)
     _keep_alive_by_objects(checkpoint, checkpoint)
 
+    def stop_watching(live):
+        _state.build_hooks.remove(after_build)
+        if live is not None:
+            _keep_alive_by_objects(live, None)
+
     def after_build(_built):
         live = checkpoint_ref()
-        if live is not None and live._deferred:
-            live._assign_deferred(live._variables(), filename, at_build=True)
+        try:
+            if live is not None and live._deferred:
+                live._assign_deferred(live._variables(), filename, at_build=True)
+        except ValueError:
+            # A Variable of another shape: reported once, by the build that made it; the
+            # values stay unrestored (the status says so), and other builds go on.
+            stop_watching(live)
+            raise
         if live is None or not live._deferred:
-            _state.build_hooks.remove(after_build)
-            if live is not None:
-                _keep_alive_by_objects(live, None)
+            stop_watching(live)
 
     _state.build_hooks.append(after_build)
 
