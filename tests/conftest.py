@@ -1,6 +1,8 @@
+import contextlib
 import os
 import re
 import sys
+import threading
 from importlib.metadata import version
 
 # Tests compile thousands of small programs and run each a few times, so compile time is
@@ -22,10 +24,36 @@ os.environ.setdefault("LOOPAX_COMPILATION_CACHE", "0")
 # Keras 3 is the reference library of the parity tests: on JAX, as loopax.
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
+import jax
 import pytest
+from jax._src import monitoring
 
 import loopax
 from loopax.src import state
+
+
+@pytest.fixture
+def count_compiles():
+    """`with count_compiles() as names:` lists the function name of each XLA compile this
+    thread makes inside the block (not a compile another test left running in the
+    background)."""
+    return _compiles_in_this_thread
+
+
+@contextlib.contextmanager
+def _compiles_in_this_thread():
+    names, this_thread = [], threading.get_ident()
+
+    def on_duration(event, duration, **kwargs):
+        if (event == "/jax/core/compile/backend_compile_duration"
+                and threading.get_ident() == this_thread):
+            names.append(kwargs.get("fun_name", ""))
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        yield names
+    finally:
+        monitoring.unregister_event_duration_listener(on_duration)
 
 
 @pytest.fixture(autouse=True)

@@ -2,35 +2,13 @@
 compiled program per shape that jax 0.10 runs for that; weights set or loaded from NumPy
 arrays then compile nothing."""
 
-import contextlib
-import threading
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax._src import monitoring
 
 import loopax
 from loopax.src import dtypes
-
-
-@contextlib.contextmanager
-def counting_compiles():
-    """Yields a list that gets one entry per XLA compile this thread makes."""
-    compiles, this_thread = [], threading.get_ident()
-
-    def on_duration(event, duration, **kwargs):
-        if (event == "/jax/core/compile/backend_compile_duration"
-                and threading.get_ident() == this_thread):
-            compiles.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(on_duration)
-    try:
-        yield compiles
-    finally:
-        monitoring.unregister_event_duration_listener(on_duration)
-
 
 RNG = np.random.default_rng(0)
 INPUTS = {
@@ -60,11 +38,11 @@ def defined_cast(value, target):
 
 
 @pytest.mark.parametrize("name", INPUTS)
-def test_numpy_arrays_become_what_jnp_asarray_makes_without_a_compile(name):
+def test_numpy_arrays_become_what_jnp_asarray_makes_without_a_compile(name, count_compiles):
     value = INPUTS[name]
     targets = [target for target in TARGETS if defined_cast(value, target)]
     expected = {target: jnp.asarray(value, dtype=target) for target in targets}
-    with counting_compiles() as compiles:
+    with count_compiles() as compiles:
         got = {target: dtypes.asarray(value, dtype=target) for target in targets}
     assert compiles == []
     for target in targets:
@@ -83,10 +61,10 @@ SCALARS = [(0, "int32"), (-7, "int8"), (2**31 - 1, "int32"), (2**32 - 1, "uint32
 
 @pytest.mark.parametrize("value, dtype", SCALARS, ids=lambda v: repr(v))
 def test_python_scalars_with_a_dtype_become_what_jnp_asarray_makes_without_a_compile(
-        value, dtype, monkeypatch):
+        value, dtype, monkeypatch, count_compiles):
     """`Variable(0, dtype="int32")` (an optimizer's step count) compiled a cast: the
     compiled cast is refused here (an earlier test may have compiled it already)."""
-    with monkeypatch.context() as patched, counting_compiles() as compiles:
+    with monkeypatch.context() as patched, count_compiles() as compiles:
         patched.setattr(jnp, "asarray", lambda *args, **kwargs: pytest.fail("a device cast"))
         have = dtypes.asarray(value, dtype)
     assert compiles == []
@@ -117,11 +95,12 @@ def dense_model():
     return loopax.Sequential([loopax.Input((3,))] + [loopax.layers.Dense(n) for n in (4, 5, 6)])
 
 
-def test_set_weights_from_float64_arrays_and_load_weights_compile_nothing(tmp_path):
+def test_set_weights_from_float64_arrays_and_load_weights_compile_nothing(tmp_path,
+                                                                        count_compiles):
     """One compile per weight before (jax's `stage` / `convert_element_type` per shape)."""
     model = dense_model()
     weights = [RNG.normal(size=w.shape) for w in model.get_weights()]   # float64
-    with counting_compiles() as compiles:
+    with count_compiles() as compiles:
         model.set_weights(weights)
     assert compiles == []
     for have, want in zip(model.get_weights(), weights):
@@ -129,7 +108,7 @@ def test_set_weights_from_float64_arrays_and_load_weights_compile_nothing(tmp_pa
 
     model.save_weights(tmp_path / "m.weights.h5")
     fresh = dense_model()
-    with counting_compiles() as compiles:
+    with count_compiles() as compiles:
         fresh.load_weights(tmp_path / "m.weights.h5")
     assert compiles == []
     for have, want in zip(fresh.get_weights(), model.get_weights()):

@@ -1,6 +1,5 @@
 """Initializers: fans, bounds and variances (Keras formulas), seeding, names."""
 
-import contextlib
 import math
 
 import numpy as np
@@ -238,10 +237,10 @@ def test_model_weights_equal_those_drawn_each_at_its_own_shape(monkeypatch):
         np.testing.assert_array_equal(a, b)
 
 
-def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
+def test_kernels_of_many_sizes_share_a_few_compiled_samplers(count_compiles):
     """A DenseNet's 1x1 kernels take 32 more input channels at each layer: drawn each at
     its own shape, every one of them compiled a sampler (~0.3 s on CPU)."""
-    with _compiles_in_this_thread() as compiles:
+    with count_compiles() as compiles:
         init = initializers.GlorotUniform(seed=3)
         for channels in range(520, 1024, 32):   # 16 kernels of 66,560 to 126,976 entries
             init((1, 1, channels, 128))
@@ -249,34 +248,12 @@ def test_kernels_of_many_sizes_share_a_few_compiled_samplers():
     assert len(compiles) <= 4
 
 
-@contextlib.contextmanager
-def _compiles_in_this_thread():
-    """Yields a list that gets one entry per XLA compile this thread makes (not one
-    another test left running in the background)."""
-    import threading
-
-    import jax
-    from jax._src import monitoring
-    compiles, this_thread = [], threading.get_ident()
-
-    def on_duration(event, duration, **kwargs):
-        if (event == "/jax/core/compile/backend_compile_duration"
-                and threading.get_ident() == this_thread):
-            compiles.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(on_duration)
-    try:
-        yield compiles
-    finally:
-        monitoring.unregister_event_duration_listener(on_duration)
-
-
-def test_small_weights_of_every_size_share_one_compiled_sampler():
+def test_small_weights_of_every_size_share_one_compiled_sampler(count_compiles):
     """An MLP's or a small convnet's kernels: each size compiled its own sampler
     (0.15-0.3 s each), most of a small script's first build."""
     import jax
     shapes = [(3, 3, 1, 32), (3, 3, 32, 64), (1600, 10), (784, 64), (64, 64), (64, 10)]
-    with _compiles_in_this_thread() as compiles:
+    with count_compiles() as compiles:
         kernels = [initializers.GlorotUniform(seed=11)(shape) for shape in shapes]
     assert len(compiles) <= 1   # the sampler, unless an earlier test compiled it
     for shape, kernel in zip(shapes, kernels):   # the values of a draw at the shape
@@ -284,7 +261,7 @@ def test_small_weights_of_every_size_share_one_compiled_sampler():
         limit = math.sqrt(6 / (fan_in + fan_out))
         np.testing.assert_array_equal(np.asarray(kernel), np.asarray(jax.random.uniform(
             jax.random.key(11), shape, "float32", -limit, limit)))
-    with _compiles_in_this_thread() as compiles:
+    with count_compiles() as compiles:
         for shape in [(5, 7), (100,), (2, 2, 3, 300)]:
             initializers.GlorotUniform(seed=12)(shape)
     assert compiles == []

@@ -434,19 +434,9 @@ def test_unit_forget_bias_keeps_the_bias_initializer_and_dtype():
     np.testing.assert_array_equal(bias, expected.astype(np.float16))
 
 
-def test_the_forget_gate_bias_is_joined_without_a_compiled_program():
+def test_the_forget_gate_bias_is_joined_without_a_compiled_program(count_compiles):
     """On the device it compiled a `broadcast_in_dim` and a `concatenate` for each new
     layer size (0.04 s of an LSTM script's first build)."""
-    from jax._src import monitoring
-    compiled = []
-
-    def on_duration(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append(kwargs.get("fun_name", ""))
-
-    jax.monitoring.register_event_duration_secs_listener(on_duration)
-    try:
+    with count_compiles() as compiled:
         layers.LSTM(13).build((2, 5, 3))   # a size no other test builds
-    finally:
-        monitoring.unregister_event_duration_listener(on_duration)
     assert not [name for name in compiled if "concatenate" in name or "broadcast" in name]

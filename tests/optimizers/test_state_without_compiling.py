@@ -14,22 +14,6 @@ from optimizer_checks import make_problem, make_variables
 from loopax import optimizers
 
 
-def compiles_during(fn):
-    """The XLA compiles `fn()` ran, by `jax.monitoring`'s compile events."""
-    events = []
-
-    def listener(name, seconds, **kwargs):
-        if name == "/jax/core/compile/backend_compile_duration":
-            events.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
-    try:
-        fn()
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
-    return events
-
-
 def weakly_typed():
     """A transform whose state holds a weakly typed scalar, as `jnp.asarray(0.5)` is."""
     return optax.GradientTransformation(
@@ -72,10 +56,14 @@ def test_slots_hold_what_init_returns(make_tx):
         np.testing.assert_array_equal(np.asarray(slot.value), np.asarray(want))
 
 
-def test_building_adam_compiles_nothing_and_a_value_dependent_state_compiles_once():
+def test_building_adam_compiles_nothing_and_a_value_dependent_state_compiles_once(
+        count_compiles):
     init, _ = make_problem()
     adam = optimizers.Adam(0.1)
-    assert compiles_during(lambda: adam.build(make_variables(init))) == []
+    with count_compiles() as compiled:
+        adam.build(make_variables(init))
+    assert compiled == []
     copying = optimizers.Optax(value_dependent())
-    compiled = compiles_during(lambda: copying.build(make_variables(init)))
+    with count_compiles() as compiled:
+        copying.build(make_variables(init))
     assert compiled == ["jit(params_times_two)"], compiled
