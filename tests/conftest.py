@@ -26,7 +26,6 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 
 import jax
 import pytest
-from jax._src import monitoring
 
 import loopax
 from loopax.src import state
@@ -53,7 +52,7 @@ def _compiles_in_this_thread():
     try:
         yield names
     finally:
-        monitoring.unregister_event_duration_listener(on_duration)
+        jax.monitoring.unregister_event_duration_listener(on_duration)
 
 
 @pytest.fixture(autouse=True)

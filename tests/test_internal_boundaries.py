@@ -57,3 +57,29 @@ def test_only_models_and_trainers_read_a_models_private_attributes():
 
 def test_only_data_adapters_branch_on_an_adapter_class():
     assert adapter_class_checks(_sources(excluded=("trainers/data_adapters/",))) == []
+
+
+def private_jax_imports(trees):
+    """Every `import jax._src...` / `from jax._src... import` in the given modules:
+    JAX's private modules move between releases without notice."""
+    found = []
+    for relative, tree in trees:
+        for node in ast.walk(tree):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{relative}:{node.lineno} {name}" for name in names
+                      if name == "jax._src" or name.startswith("jax._src.")]
+    return found
+
+
+def test_no_private_jax_import_in_loopax_or_its_tests():
+    tests = Path(__file__).resolve().parent
+    test_trees = [(path.relative_to(tests).as_posix(), ast.parse(path.read_text("utf-8")))
+                  for path in sorted(tests.rglob("*.py"))]
+    assert private_jax_imports(_parsed() + test_trees) == []
+
+
+def test_private_jax_imports_are_found():
+    trees = [("a.py", ast.parse("from jax._src.array import ArrayImpl\nimport jax._src.core\n"
+                                "from jax import numpy\nimport jax._srcx\n"))]
+    assert private_jax_imports(trees) == ["a.py:1 jax._src.array", "a.py:2 jax._src.core"]

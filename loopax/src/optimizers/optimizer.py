@@ -44,7 +44,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from jax._src.array import ArrayImpl
 from jax.extend.core import Literal
 
 from loopax.src import dtypes, initializers
@@ -130,11 +129,22 @@ _CONSTANT_RULES = {
 }
 
 
-# A concrete jax.Array's class (fast type check), named without creating an
-# array: importing loopax must not start the backend (jax.distributed.initialize
-# has to run first in a multi-process job).
-_ARRAY_TYPE = ArrayImpl
 _TRACER_TYPE = jax.core.Tracer
+
+
+def _is_concrete_array(value) -> bool:
+    """Whether `value` is a concrete jax.Array (its class compared by identity: the
+    per-gradient check of `apply` is on the eager hot path). The class is learnt from
+    the first array seen, not at import: importing loopax must not start the backend
+    (jax.distributed.initialize has to run first in a multi-process job)."""
+    global _ARRAY_TYPE
+    if _ARRAY_TYPE is None and isinstance(value, jax.Array) and not isinstance(
+            value, _TRACER_TYPE):
+        _ARRAY_TYPE = type(value)
+    return type(value) is _ARRAY_TYPE
+
+
+_ARRAY_TYPE: type | None = None
 
 
 @export("loopax.optimizers.Optimizer")
@@ -651,7 +661,7 @@ class Optimizer:
             if g is None:
                 missing.append(v.path)
                 continue
-            if type(g) is not _ARRAY_TYPE:
+            if not _is_concrete_array(g):
                 g = unwrap(g)
                 if not hasattr(g, "shape"):
                     g = jnp.asarray(g)
