@@ -168,12 +168,18 @@ from loopax.src.tf_compat.variables import Variable
 
 __getattr__ = _unsupported.missing_name
 
+# ---- issue 36 items 2-3: tf.image, tf.distribute ----------------------------------
+from loopax.src.tf_compat import image  # noqa: E402,F401
+
+# ---- end of issue 36 items 2-3 ----------------------------------------------------
+
 # `import loopax.tf.nn`, `from loopax.tf.keras.layers import Dense`: the namespaces
 # are importable by their TensorFlow paths too.
 for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data", data),
                           ("train", train), ("summary", summary),
                           ("random", random), ("config", config), ("errors", errors),
-                          ("dtypes", dtypes), ("keras", keras)):
+                          ("dtypes", dtypes), ("keras", keras),
+                          ("image", image)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
 for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):
