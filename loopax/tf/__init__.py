@@ -169,7 +169,7 @@ from loopax.src.tf_compat.variables import Variable
 __getattr__ = _unsupported.missing_name
 
 # ---- issue 36 items 2-3: tf.image, tf.distribute ----------------------------------
-from loopax.src.tf_compat import image  # noqa: E402,F401
+from loopax.src.tf_compat import distribute, image  # noqa: E402,F401
 
 # ---- end of issue 36 items 2-3 ----------------------------------------------------
 
@@ -179,7 +179,7 @@ for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data
                           ("train", train), ("summary", summary),
                           ("random", random), ("config", config), ("errors", errors),
                           ("dtypes", dtypes), ("keras", keras),
-                          ("image", image)):
+                          ("image", image), ("distribute", distribute)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
 for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):
