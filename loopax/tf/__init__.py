@@ -170,6 +170,11 @@ __getattr__ = _unsupported.missing_name
 
 # ---- issue 36 items 2-3: tf.image, tf.distribute ----------------------------------
 from loopax.src.tf_compat import distribute, image  # noqa: E402,F401
+from loopax.src.tf_compat import stateless_random as _stateless  # noqa: E402
+
+for _name in ("split", "fold_in", "stateless_uniform", "stateless_normal",
+              "stateless_truncated_normal"):   # tf.random's stateless ops
+    setattr(random, _name, getattr(_stateless, _name))
 
 # ---- end of issue 36 items 2-3 ----------------------------------------------------
 

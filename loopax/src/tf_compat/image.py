@@ -28,7 +28,7 @@ import numpy as np
 from loopax.src import random as loopax_random
 from loopax.src.ops import image as ops_image
 from loopax.src.state import Variable
-from loopax.src.tf_compat import dtypes
+from loopax.src.tf_compat import dtypes, stateless_random
 from loopax.src.tf_compat import random as tf_random
 from loopax.src.tf_compat.tensors import Tensor, as_tensor, document, static_ints, tf_op
 
@@ -109,15 +109,7 @@ def _hw(image):
 
 
 def _stateless_key(seed, owner):
-    """A JAX key from TensorFlow's stateless seed, a pair of ints (or a Tensor)."""
-    if isinstance(seed, (Tensor, Variable)):
-        seed = seed.value
-    seed = jnp.asarray(seed)
-    if seed.shape != (2,) or not jnp.issubdtype(seed.dtype, jnp.integer):
-        raise ValueError(f"tf.image.{owner}: `seed` must be a pair of ints, e.g. seed=(1, 2); "
-                         f"got {seed!r}.")
-    seed = seed.astype(jnp.int64 if jax.config.jax_enable_x64 else jnp.int32)
-    return jax.random.fold_in(jax.random.key(seed[0]), seed[1])
+    return stateless_random.key(seed, f"tf.image.{owner}")
 
 
 def _stateful_key(seed):
