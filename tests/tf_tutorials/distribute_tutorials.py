@@ -30,7 +30,8 @@ def fixed_weights(model, seed=0):
                        else np.full(w.shape, 0.01, "float32") for w in model.get_weights()])
 
 
-def main(tf, shuffle=True):
+def main(tf, shuffle=True, strategy=None):
+    """The tutorials' numbers; `strategy` (default `tf.distribute.MirroredStrategy()`)."""
     out = {}
     tf.random.set_seed(7)
     rng = np.random.default_rng(0)
@@ -42,7 +43,7 @@ def main(tf, shuffle=True):
     train_images = train_images[..., None] / np.float32(255)
     test_images = test_images[..., None] / np.float32(255)
 
-    strategy = tf.distribute.MirroredStrategy()
+    strategy = strategy or tf.distribute.MirroredStrategy()
     out["replicas"] = strategy.num_replicas_in_sync
     BUFFER_SIZE = len(train_images)
     BATCH_SIZE_PER_REPLICA = 32 // strategy.num_replicas_in_sync

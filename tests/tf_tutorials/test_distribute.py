@@ -114,6 +114,8 @@ def test_devices_and_multi_worker(monkeypatch):
         "cluster": {"worker": ["10.0.0.1:2222", "10.0.0.2:2222"]},
         "task": {"type": "worker", "index": 1}}))
     assert distribute._tf_config_job() == ("10.0.0.1:2222", 2, 1)
+    with pytest.raises(RuntimeError, match="Create the strategy first"):
+        tf.distribute.MultiWorkerMirroredStrategy()   # JAX already runs in this process
     monkeypatch.setenv("TF_CONFIG", "{not json")
     with pytest.raises(ValueError, match="TF_CONFIG"):
         distribute._tf_config_job()

@@ -73,3 +73,42 @@ def test_eight_devices_shuffled_data_trains_the_same_as_one_device(eight_devices
     # and each epoch of the tf.function loop over the dataset drew a new order
     assert shuffled["custom"][0][0] != pytest.approx(eight_devices["ordered"]["custom"][0][0],
                                                      rel=1e-6)
+
+
+def free_port_pair():
+    import socket
+    for _ in range(20):
+        with socket.socket() as s:
+            s.bind(("localhost", 0))
+            port = s.getsockname()[1]
+        with socket.socket() as s:
+            try:
+                s.bind(("localhost", port + 1))
+            except OSError:
+                continue
+        return port
+    pytest.skip("no two free neighbouring ports")
+
+
+def test_two_workers_with_multi_worker_mirrored_strategy(tmp_path):
+    # TF_CONFIG names two workers on localhost; each process has 2 CPU devices
+    # (4 replicas in all) and feeds its half of every global batch.
+    port = free_port_pair()
+    env = environment_with_devices(2)
+    env.pop("TF_CONFIG", None)
+    procs = [subprocess.Popen([sys.executable, str(HERE / "multi_worker.py"), str(i), str(port),
+                               str(tmp_path / f"{i}.json")], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for i in range(2)]
+    try:
+        logs = [p.communicate(timeout=300)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, log in zip(procs, logs):
+        assert p.returncode == 0, log[-4000:]
+    for i in range(2):
+        out = json.loads((tmp_path / f"{i}.json").read_text())
+        assert out["process_count"] == 2 and out["replicas"] == 4
+        assert out["layout"] == [4, False, 4, True]
+        assert_close(out, TF)

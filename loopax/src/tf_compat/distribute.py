@@ -416,9 +416,16 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def __init__(self, cluster_resolver=None, communication_options=None):
         job = _tf_config_job()
-        if job is not None and jax.process_count() == 1:
+        if job is not None and not jax.distributed.is_initialized():
             coordinator, count, index = job
-            multi_host.initialize(coordinator, count, index)
+            try:
+                multi_host.initialize(coordinator, count, index)
+            except RuntimeError as e:
+                raise RuntimeError(
+                    "MultiWorkerMirroredStrategy: TF_CONFIG describes a job of "
+                    f"{count} workers, but JAX has already started on this process, so "
+                    "it can no longer join it. Create the strategy first, before any "
+                    f"computation (right after `import loopax.tf as tf`). ({e})") from None
         super().__init__(jax.devices())
 
 
