@@ -17,6 +17,8 @@ import pytest
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "distribution"))
+sys.path.insert(0, str(HERE))
+import distribute_tutorials  # noqa: E402
 from simulated_devices import environment_with_devices  # noqa: E402
 
 TF = json.loads((HERE / "fixtures" / "distribute_tutorials_tf.json").read_text())
@@ -26,9 +28,6 @@ NUMBERS = ("custom", "epoch_function", "restored_accuracy", "iterated", "from_fu
 
 @pytest.fixture(scope="module")
 def one_device():
-    sys.path.insert(0, str(HERE))
-    import distribute_tutorials
-
     import loopax.tf as tf
     return distribute_tutorials.main(tf, shuffle=False)
 
@@ -63,8 +62,6 @@ def test_eight_devices_print_the_same_numbers(eight_devices):
 
 
 def test_eight_devices_shuffled_data_trains_the_same_as_one_device(eight_devices):
-    import distribute_tutorials
-
     import loopax.tf as tf
     one = distribute_tutorials.main(tf, shuffle=True)
     shuffled = eight_devices["shuffled"]
@@ -112,3 +109,9 @@ def test_two_workers_with_multi_worker_mirrored_strategy(tmp_path):
         assert out["process_count"] == 2 and out["replicas"] == 4
         assert out["layout"] == [4, False, 4, True]
         assert_close(out, TF)
+
+
+def test_the_recorded_numbers_are_tensorflows():
+    # Where TensorFlow is installed: the same script under TF prints the fixture.
+    tensorflow = pytest.importorskip("tensorflow")
+    assert_close(distribute_tutorials.main(tensorflow, shuffle=False), TF)
