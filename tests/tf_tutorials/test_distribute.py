@@ -136,3 +136,10 @@ def test_fit_under_scope_matches_fit_without_it():
         distributed = train()
     np.testing.assert_allclose(distributed, train(), rtol=1e-6)
     assert tf.keras.losses.Reduction.NONE == "none"
+
+
+def test_missing_names_say_what_there_is():
+    with pytest.raises(AttributeError, match="TPUStrategy.*DataParallel or ModelParallel"):
+        tf.distribute.TPUStrategy  # noqa: B018
+    with pytest.raises(AttributeError, match="loopax.ops.image"):
+        tf.image.draw_bounding_boxes  # noqa: B018

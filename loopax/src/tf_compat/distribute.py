@@ -609,3 +609,14 @@ class experimental:  # noqa: N801 - TensorFlow's namespace
 
     CollectiveCommunication = CommunicationImplementation
 
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(
+        f"loopax.tf.distribute.{name} is not provided. loopax.tf.distribute has "
+        "MirroredStrategy, OneDeviceStrategy, MultiWorkerMirroredStrategy, get_strategy, "
+        "has_strategy, ReduceOp, InputContext and InputOptions, all on "
+        "loopax.distribution (DataParallel); TPUStrategy and ParameterServerStrategy "
+        "have no loopax form: use loopax.distribution.DataParallel or ModelParallel.")

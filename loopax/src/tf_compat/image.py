@@ -822,3 +822,14 @@ for _fn in list(globals().values()):
             and not getattr(_fn, "__name__", "_").startswith("_") and not isinstance(_fn, type):
         document(_fn, **_PARAMETERS)
 del _fn
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(
+        f"loopax.tf.image.{name} is not provided. loopax.tf.image has TensorFlow's resize, "
+        "crop/pad, flip/rot90, adjust_*, random_* / stateless_random_*, colour-conversion, "
+        "ssim/psnr, extract_patches and PNG/JPEG ops (docs/guides/migrating_from_tf_keras.md); "
+        "for other image ops see loopax.ops.image (affine_transform, gaussian_blur, "
+        "perspective_transform, ...) and the loopax.layers preprocessing layers.")
