@@ -3,7 +3,7 @@
 """Losses: `Loss` classes, per-sample loss functions, and `get` by name."""
 
 from loopax.src.losses import deserialize, get, serialize
-from loopax.src.losses.loss import Loss, reduce_weighted_values
+from loopax.src.losses.loss import Loss, Reduction, reduce_weighted_values
 from loopax.src.losses.losses import (
     CTC,
     BinaryCrossentropy,
@@ -94,6 +94,7 @@ __all__ = [
     "MeanSquaredError",
     "MeanSquaredLogarithmicError",
     "Poisson",
+    "Reduction",
     "SparseCategoricalCrossentropy",
     "SquaredHinge",
     "Tversky",

@@ -168,12 +168,23 @@ from loopax.src.tf_compat.variables import Variable
 
 __getattr__ = _unsupported.missing_name
 
+# ---- issue 36 items 2-3: tf.image, tf.distribute ----------------------------------
+from loopax.src.tf_compat import distribute, image  # noqa: E402,F401
+from loopax.src.tf_compat import stateless_random as _stateless  # noqa: E402
+
+for _name in ("split", "fold_in", "stateless_uniform", "stateless_normal",
+              "stateless_truncated_normal"):   # tf.random's stateless ops
+    setattr(random, _name, getattr(_stateless, _name))
+
+# ---- end of issue 36 items 2-3 ----------------------------------------------------
+
 # `import loopax.tf.nn`, `from loopax.tf.keras.layers import Dense`: the namespaces
 # are importable by their TensorFlow paths too.
 for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data", data),
                           ("train", train), ("summary", summary),
                           ("random", random), ("config", config), ("errors", errors),
-                          ("dtypes", dtypes), ("keras", keras)):
+                          ("dtypes", dtypes), ("keras", keras),
+                          ("image", image), ("distribute", distribute)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
 for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):

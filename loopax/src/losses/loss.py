@@ -48,6 +48,27 @@ def standardize_reduction(reduction):
     return reduction
 
 
+@export("loopax.losses.Reduction")
+class Reduction:
+    """tf.keras's (Keras 2) names of the `reduction=` strings, as TensorFlow's
+    `tf.keras.losses.Reduction` keeps them: `Reduction.NONE` is "none", ...
+    (issue 36: the distributed custom-training tutorial passes
+    `reduction=tf.keras.losses.Reduction.NONE`)."""
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls):
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+    @classmethod
+    def validate(cls, key):
+        if key not in cls.all():
+            raise ValueError(f"Invalid Reduction key {key!r}; expected one of {cls.all()}.")
+
+
 @export("loopax.losses.Loss")
 class Loss:
     """Base class for losses: subclass it and implement `call(y_true, y_pred)`.

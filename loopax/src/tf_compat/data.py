@@ -324,6 +324,31 @@ class Dataset:
             n = max(n - count, 0)
         return self._then(lambda: itertools.islice(source(), count, None), n)
 
+    def shard(self, num_shards, index, name=None):
+        """Every `num_shards`-th element from element `index` on (the share of one
+        of `num_shards` input pipelines, as `tf.distribute` dataset functions use).
+
+        Args:
+            num_shards: How many shards.
+            index: This shard's index, in [0, num_shards).
+            name: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            A Dataset.
+
+        Raises:
+            ValueError: `index` is not in [0, num_shards).
+        """
+        num_shards, index = int(num_shards), int(index)
+        if num_shards < 1 or not 0 <= index < num_shards:
+            raise ValueError(f"Dataset.shard: index={index} must be in [0, num_shards="
+                             f"{num_shards}).")
+        source = self._make_iterator
+        n = self._cardinality
+        if n >= 0:
+            n = max(0, (n - index + num_shards - 1) // num_shards)
+        return self._then(lambda: itertools.islice(source(), index, None, num_shards), n)
+
     def repeat(self, count=None, name=None):
         """The dataset `count` times over (None or -1: forever).
 
