@@ -192,4 +192,7 @@ for _name, _numpy_path in strings.NUMPY_PATHS.items():
     globals()[_name] = strings.host_aware(getattr(_core, _name), _numpy_path)
 del _name, _numpy_path
 _sys.modules[f"{__name__}.strings"] = strings
+# TensorFlow 2's short aliases of tf.keras.* (the text classification tutorial's
+# `tf.metrics.BinaryAccuracy`)
+metrics, losses, optimizers = keras.metrics, keras.losses, keras.optimizers
 # ---- end of issue 36 items 6 and 7 ---------------------------------------------------
