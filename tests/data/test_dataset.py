@@ -147,6 +147,11 @@ def test_fit_reads_a_transformed_dataset_as_the_same_arrays():
         model = loopax.Sequential([loopax.Input((3,)), loopax.layers.Dense(1)])
         model.compile("sgd", "mse")
         return model.fit(data, epochs=2, verbose=0, **kwargs).history["loss"]
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(lambda a, b: (a, b)).batch(8).cache()
+    calls = []
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8).map(
+        lambda a, b: calls.append(1) or (a, b)).cache()
     np.testing.assert_allclose(trained(ds), trained(x, y=y, batch_size=8, shuffle=False),
                                rtol=1e-6)
+    # six batches mapped once (and the first once more, when fit looks at it before
+    # training): the second epoch reads the cache
+    assert len(calls) == 7

@@ -650,7 +650,7 @@ class Dataset:
         """
         if self._cardinality == INFINITE_CARDINALITY:
             return self
-        source, cached = self._make_iterator, []
+        source, cached, n = self._make_iterator, [], self._cardinality
 
         def make_iterator():
             if cached:
@@ -659,6 +659,10 @@ class Dataset:
             seen = []
             for element in source():
                 seen.append(element)
+                if len(seen) == n and not cached:
+                    # complete: kept now, as a reader that stops after the last element
+                    # (fit's steps) never resumes the generator to its end
+                    cached.append(seen)
                 yield element
             if not cached:
                 cached.append(seen)   # a complete pass (an interrupted one is not kept)
