@@ -179,3 +179,9 @@ def test_strings_through_dataset_map_and_text_vectorization():
     vocab = layer.get_vocabulary()
     assert [[vocab[i] for i in row] for row in np.asarray(out).tolist()] == [
         ["ab", "c"], ["[UNK]", ""]]
+
+
+def test_strings_given_to_a_model_name_the_input_pipeline_fix():
+    model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+    with pytest.raises(TypeError, match=r"`x` holds strings.*ds.map\(lambda x, y"):
+        model.predict(tf.constant(["The movie was great!"]), verbose=0)
