@@ -185,3 +185,10 @@ def test_strings_given_to_a_model_name_the_input_pipeline_fix():
     model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
     with pytest.raises(TypeError, match=r"`x` holds strings.*ds.map\(lambda x, y"):
         model.predict(tf.constant(["The movie was great!"]), verbose=0)
+
+
+def test_text_vectorization_of_one_string_tensor():
+    # TF 2.21: tf.keras.layers.TextVectorization(vocabulary=["x"])(tf.constant("x y"))
+    # -> tf.Tensor([2 1], shape=(2,), dtype=int64)
+    out = tf.keras.layers.TextVectorization(vocabulary=["x"])(tf.constant("x y"))
+    assert np.asarray(out).tolist() == [2, 1]
