@@ -12,6 +12,7 @@ TypeError that says to map the text to numbers first.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.tensor import Tensor
@@ -130,9 +131,7 @@ class StringTensor(Tensor):
             index = np.asarray(index)
         elif isinstance(index, tuple):
             index = tuple(np.asarray(i) if isinstance(i, Tensor) else i for i in index)
-        return StringTensor(np.asarray(self._loopax_value[index], dtype=object)
-                            if not isinstance(self._loopax_value[index], bytes)
-                            else self._loopax_value[index])
+        return StringTensor(self._loopax_value[index])
 
     def __iter__(self):
         if self.ndim == 0:
@@ -154,14 +153,14 @@ class StringTensor(Tensor):
     def __eq__(self, other):
         from_other = _other_bytes(other)
         if from_other is None:
-            return Tensor(np.zeros(self.shape, bool))
-        return Tensor(np.asarray(np.equal(self._loopax_value, from_other), bool))
+            return Tensor(jnp.zeros(self.shape, bool))
+        return Tensor(jnp.asarray(np.equal(self._loopax_value, from_other), bool))
 
     def __ne__(self, other):
         from_other = _other_bytes(other)
         if from_other is None:
-            return Tensor(np.ones(self.shape, bool))
-        return Tensor(np.asarray(np.not_equal(self._loopax_value, from_other), bool))
+            return Tensor(jnp.ones(self.shape, bool))
+        return Tensor(jnp.asarray(np.not_equal(self._loopax_value, from_other), bool))
 
     __hash__ = object.__hash__
 

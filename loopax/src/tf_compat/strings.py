@@ -366,13 +366,6 @@ def to_number(string_tensor, out_type=dtypes.float32, name=None):
     return Tensor(jnp.asarray(np.asarray(values, dtypes.storage_dtype(out_type))))
 
 
-def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
-    """Each string hashed into `[0, num_buckets)` (a stable hash, not TensorFlow's
-    FarmHash: the bucket of a string differs from TensorFlow's)."""
-    import zlib
-    return _wrap(_map(lambda v: zlib.crc32(v) % int(num_buckets), _strings(input), np.int64))
-
-
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",
               name=None):  # noqa: A002
     """Each number as a string, formatted as TensorFlow's AsString: floats `%f`
@@ -606,7 +599,6 @@ _ARGS = {
     "rewrite": "The replacement (`\\1` for the first group).",
     "replace_global": "Replace every match (False: the first only).",
     "string_tensor": "A string tensor.", "out_type": "The numeric dtype (float32 default).",
-    "num_buckets": "The number of buckets.",
     "precision": "Digits after the point (-1: 6).", "scientific": "Use `%e`.",
     "shortest": "Use `%g`.", "width": "Pad to this width (-1: no padding).",
     "fill": "The padding character (default a space).",
@@ -616,7 +608,7 @@ _ARGS = {
     "name": "Accepted for TensorFlow compatibility; unused.",
 }
 for _fn in (lower, upper, strip, join, reduce_join, split, unicode_split, length, substr,
-            regex_replace, regex_full_match, to_number, to_hash_bucket_fast, as_string,
+            regex_replace, regex_full_match, to_number, as_string,
             format):
     document(_fn, **_ARGS)
 del _fn
