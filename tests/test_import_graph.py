@@ -51,6 +51,8 @@ LAYERS = [
     ("state", ["loopax.src.state"]),
     ("tensor", ["loopax.src.tensor"]),
     ("ops", ["loopax.src.ops", "loopax.src.random",
+             # host-side data: tf.data's Dataset and string tensors (on Tensor, no JAX program)
+             "loopax.src.data",
              # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
              "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient",
@@ -65,7 +67,7 @@ LAYERS = [
     ("losses, metrics, optimizers", ["loopax.src.losses", "loopax.src.metrics",
                                      "loopax.src.optimizers"]),
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers",
-                  # data utilities: datasets are PyDatasets, images resized with ops.image
+                  # data utilities: Datasets over PyDatasets, images resized with ops.image
                   "loopax.src.utils.dataset_utils", "loopax.src.utils.directory_datasets",
                   "loopax.src.utils.image_utils",
                   # built from preprocessing layers

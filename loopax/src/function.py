@@ -153,6 +153,13 @@ class Function:
         for i, x in enumerate(leaves):
             if isinstance(x, Tensor):
                 x = x._loopax_value
+                if isinstance(x, np.ndarray) and x.dtype == object:
+                    raise TypeError(
+                        f"{self!r} got a string tensor as argument {i}: strings stay on the "
+                        "host and cannot enter a compiled function (XLA computes on numbers "
+                        "only). Apply the tf.strings ops outside it, or map the text to "
+                        "numbers first (tf.strings.to_number, TextVectorization, "
+                        "StringLookup).")
             if isinstance(x, _ARRAYS):
                 if isinstance(x, jax.core.Tracer):   # inside an outer trace: inline
                     return self.python_function(*args, **kwargs)

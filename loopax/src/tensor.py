@@ -197,6 +197,7 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
             # (eagerly, under a tape and on symbolic tensors alike).
             converted = _sequences_as_arrays(args)
             if converted is None:
+                _refuse_text(fn, args, kwargs)
                 raise
             try:
                 return dispatch(converted, kwargs)
@@ -206,6 +207,24 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
 
     wrapper.__loopax_op__ = fn
     return wrapper
+
+
+def _is_text_tensor(x):
+    return isinstance(x, Tensor) and isinstance(x._loopax_value, np.ndarray) \
+        and x._loopax_value.dtype.kind in "OSU"
+
+
+def _refuse_text(fn, args, kwargs):
+    """After an op failed: a clear error when a string tensor (held on the host) was
+    among its arguments."""
+    values = list(args) + list(kwargs.values())
+    values += [v for a in values if isinstance(a, (list, tuple)) for v in a]
+    if any(_is_text_tensor(v) for v in values):
+        raise TypeError(
+            f"The op `{fn.__name__}` got a string tensor: strings stay on the host (XLA "
+            "computes on numbers only). Use the tf.strings ops on them, or map the text to "
+            "numbers first (tf.strings.to_number, TextVectorization or StringLookup in the "
+            "input pipeline).") from None
 
 
 def _is_number_sequence(value):

@@ -190,3 +190,20 @@ for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):
         _sys.modules.setdefault(f"{__name__}.keras.{_name}", _module)
 del _name, _namespace, _module
+
+# ---- issue 36 items 6 and 7: string tensors on the host, tf.strings, tf.data --------
+# (one block, so that the parallel branches touching this file merge cleanly)
+from loopax.src.tf_compat import core as _core  # noqa: E402
+from loopax.src.tf_compat import strings  # noqa: E402
+from loopax.src.tf_compat.dtypes import string  # noqa: E402,F401
+
+constant = strings.text_constant(constant)
+convert_to_tensor = strings.text_convert_to_tensor(convert_to_tensor)
+for _name, _numpy_path in strings.NUMPY_PATHS.items():
+    globals()[_name] = strings.host_aware(getattr(_core, _name), _numpy_path)
+del _name, _numpy_path
+_sys.modules[f"{__name__}.strings"] = strings
+# TensorFlow 2's short aliases of tf.keras.* (the text classification tutorial's
+# `tf.metrics.BinaryAccuracy`)
+metrics, losses, optimizers = keras.metrics, keras.losses, keras.optimizers
+# ---- end of issue 36 items 6 and 7 ---------------------------------------------------

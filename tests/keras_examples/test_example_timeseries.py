@@ -109,8 +109,11 @@ def test_loopax_windows_follow_keras_documented_rule():
     ours = list(ours)
     assert len(ours) == len(expected)
     for (x, y), (x_expected, y_expected) in zip(ours, expected.take(len(expected))):
-        np.testing.assert_array_equal(x, x_expected)
-        np.testing.assert_array_equal(y, y_expected)
+        # Iterating gives Tensors (`.numpy()`, as Keras's tf.data); float64 data comes
+        # back float32, loopax's float (as tf.constant of float64 NumPy in loopax.tf).
+        assert x.numpy().dtype == np.float32 and x.shape == x_expected.shape
+        np.testing.assert_array_equal(x.numpy(), x_expected.astype(np.float32))
+        np.testing.assert_array_equal(y.numpy(), y_expected.astype(np.float32))
 
 
 def test_fit_keeps_the_dataset_order_as_keras_keeps_a_tf_data_dataset():

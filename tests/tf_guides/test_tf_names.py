@@ -247,9 +247,9 @@ def test_errors_are_catchable_as_tensorflow_and_python_errors():
 
 
 @pytest.mark.parametrize("name,hint", [
-    ("string", "StringLookup"), ("RaggedTensor", "pad_sequences"),
+    ("SparseTensor", "pad_sequences"), ("RaggedTensor", "pad_sequences"),
     ("saved_model", "model.save"), ("autograph", "tf.cond"), ("Session", "GradientTape"),
-], ids=["string", "ragged", "saved_model", "autograph", "session"])
+], ids=["sparse", "ragged", "saved_model", "autograph", "session"])
 def test_names_left_out_raise_naming_the_alternative(name, hint):
     with pytest.raises(AttributeError, match=hint):
         getattr(tf, name)

@@ -182,7 +182,10 @@ class TextVectorization(Layer):
     # -- call -------------------------------------------------------------------------
 
     def call(self, inputs):
-        tokens = self._tokens(inputs)
+        texts = _as_strings(inputs)
+        if texts.ndim == 0:   # one string, as TensorFlow takes it: one row out, unbatched
+            return self.call(texts[None])[0]
+        tokens = self._tokens(texts)
         if isinstance(tokens, np.ndarray):  # split=None: one token per string
             return self._lookup(tokens)
         if self.output_mode != "int":

@@ -23,6 +23,9 @@ uint64 = np.dtype("uint64")
 bool = np.dtype("bool")  # noqa: A001 - TensorFlow's name
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
+# `tf.string`: the dtype of host-side string tensors (NumPy object arrays of bytes,
+# loopax.src.data.strings); XLA never sees them.
+string = np.dtype(object)
 
 DType = np.dtype
 
@@ -36,14 +39,11 @@ def as_dtype(type_value):
     Returns:
         A `numpy.dtype`.
 
-    Raises:
-        TypeError: `type_value` is TensorFlow's string type (loopax has no string tensors).
+    `"string"` (or `str`, `bytes`) is `tf.string`, the dtype of host-side string
+    tensors.
     """
-    if type_value == "string" or type_value is str:
-        raise TypeError(
-            "loopax.tf has no string tensors (XLA computes on numbers only): keep "
-            "text in Python/NumPy and turn it into integer ids before it reaches "
-            "the model, e.g. with loopax.layers.StringLookup or TextVectorization.")
+    if type_value in ("string", str, bytes):
+        return string
     return np.dtype(type_value)
 
 

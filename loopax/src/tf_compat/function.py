@@ -86,8 +86,8 @@ class TensorSpec:
         return hash((tuple(self.shape), self.dtype))
 
     def __repr__(self):
-        return (f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{self.dtype.name}, "
-                f"name={self.name!r})")
+        dtype = "string" if self.dtype == object else self.dtype.name
+        return f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{dtype}, name={self.name!r})"
 
 
 def _spec_of(value):

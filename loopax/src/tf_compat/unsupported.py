@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-_NO_STRINGS = ("XLA computes on numbers only, so loopax has no string tensors: keep text "
-               "in Python/NumPy and map it to integer ids before the model (e.g. "
-               "loopax.layers.StringLookup or TextVectorization).")
 _NO_RAGGED = ("loopax has no ragged or sparse tensors (XLA needs dense, static shapes): "
               "pad to a fixed length with loopax.preprocessing.sequence.pad_sequences "
               "and use a mask (layers.Masking / Embedding(mask_zero=True)), or pass a "
@@ -21,7 +18,6 @@ _NO_GRAPH = ("loopax runs TensorFlow 2 code only (eager, tf.function): there are
              "compile.")
 
 OUT = {
-    "string": _NO_STRINGS, "strings": _NO_STRINGS,
     "RaggedTensor": _NO_RAGGED, "ragged": _NO_RAGGED, "SparseTensor": _NO_RAGGED,
     "sparse": _NO_RAGGED, "RaggedTensorSpec": _NO_RAGGED, "SparseTensorSpec": _NO_RAGGED,
     "saved_model": _NO_SAVED_MODEL, "autograph": _NO_AUTOGRAPH,

@@ -1,8 +1,10 @@
 """Datasets the data utilities return, and the helpers they share.
 
-`BatchDataset` is a `PyDataset` (so `fit`, `evaluate` and `predict` take it
-directly) that loads its batches on demand: windows of a time series, files
-of a directory tree, slices of arrays. `index_directory` lists a directory
+The utilities return a `loopax.tf.data.Dataset` (an `IndexedDataset`, as Keras
+returns a `tf.data.Dataset`) over a `BatchDataset`, a `PyDataset` that loads
+its batches on demand: windows of a time series, files of a directory tree,
+slices of arrays. Iterating gives Tensors; `fit`, `evaluate` and `predict`
+read the BatchDataset itself (batches loaded in worker threads, resumable). `index_directory` lists a directory
 tree the way Keras does (same file order, labels, class names and seeded
 shuffle), `split_dataset` splits arrays or a dataset in two, and
 `timeseries_dataset_from_array` cuts sliding windows.
@@ -16,6 +18,8 @@ import random
 import numpy as np
 
 from loopax.src.api_export import export
+from loopax.src.data.dataset import Dataset
+from loopax.src.data.dataset import _to_host as to_host
 from loopax.src.trainers.data_adapters.py_dataset import PyDataset
 
 LABEL_MODES = ("int", "categorical", "binary", None)
@@ -109,12 +113,82 @@ class BatchDataset(PyDataset):
     def on_epoch_end(self):
         self._epoch += 1
         if self.shuffle:
-            seed = None if self.seed is None else (self.seed + self._epoch) % 2**32
-            self._order = np.random.RandomState(seed).permutation(self.num_samples)
+            self._order = self._order_of(self._epoch)
+
+    def _order_of(self, epoch):
+        seed = None if self.seed is None else (self.seed + epoch) % 2**32
+        return np.random.RandomState(seed).permutation(self.num_samples)
+
+    def epoch_items(self, epoch):
+        """The items (batches, or samples with `batch_size=None`) of pass `epoch`,
+        in its order (the first pass in the order given, each later one reshuffled
+        with `seed + epoch` as `on_epoch_end` does), without changing the dataset."""
+        view = self._with()
+        if epoch and self.shuffle:
+            view._order = self._order_of(epoch)
+        return iter(view)
 
     def __repr__(self):
         return (f"<{type(self).__name__}: {self.num_samples} samples, batch_size="
                 f"{self.batch_size}, {len(self)} batches, class_names={self.class_names}>")
+
+
+class IndexedDataset(Dataset):
+    """A `tf.data.Dataset` over a `BatchDataset`: what the data utilities return.
+
+    Iterating it (and every transformation: `map`, `cache`, `shuffle`, ...) gives
+    the batches as Tensors, reshuffled on each pass when the utility shuffles;
+    `fit`/`evaluate`/`predict` read the BatchDataset directly. Keeps Keras's
+    `class_names` and `file_paths`, and, beyond tf.data, `ds[i]` (batch `i` as
+    NumPy, in the current order), `batch_size` and `num_samples`.
+
+    Args:
+        batches: The BatchDataset.
+    """
+
+    def __init__(self, batches):
+        self._batches = batches
+        passes = iter(range(2 ** 62))
+        super().__init__(lambda: map(to_host, batches.epoch_items(next(passes))), len(batches),
+                         _partial_batches=batches.batch_size is not None)
+        self._batched = batches.batch_size is not None
+
+    class_names = property(lambda self: self._batches.class_names)
+    file_paths = property(lambda self: self._batches.file_paths)
+    batch_size = property(lambda self: self._batches.batch_size)
+    num_samples = property(lambda self: self._batches.num_samples)
+
+    def __getitem__(self, index):
+        return self._batches[index]
+
+    def on_epoch_end(self):
+        """Reshuffles the order `ds[i]` reads (as the BatchDataset's epoch end)."""
+        self._batches.on_epoch_end()
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None,
+              deterministic=None, name=None):
+        if self._batches.batch_size is None and not drop_remainder:
+            return IndexedDataset(self._batches._with(batch_size=batch_size))
+        return super().batch(batch_size, drop_remainder)
+
+    batch.__doc__ = Dataset.batch.__doc__
+
+    def unbatch(self, name=None):
+        return IndexedDataset(self._batches._with(batch_size=None))
+
+    unbatch.__doc__ = Dataset.unbatch.__doc__
+
+    def _fit_source(self):
+        return self._batches
+
+    def __repr__(self):
+        return (f"<loopax.tf.data.Dataset of {self.num_samples} samples, batch_size="
+                f"{self.batch_size}, {len(self)} batches, class_names={self.class_names}>")
+
+
+def as_dataset(batches):
+    """The `tf.data.Dataset` the utilities return for a BatchDataset."""
+    return IndexedDataset(batches)
 
 
 def encode_labels(labels, label_mode, num_classes):
@@ -302,8 +376,8 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
         start_index, end_index: use only `data[start_index:end_index]`.
 
     Returns:
-        A `BatchDataset` of `x` batches `(batch, sequence_length, *data.shape[1:])`,
-        or `(x, y)` with `targets`.
+        A `loopax.tf.data.Dataset` of `x` batches `(batch, sequence_length,
+        *data.shape[1:])`, or `(x, y)` with `targets` (Tensors when iterated).
     """
     n = len(data)
     _check_timeseries_args(n, sequence_stride, sampling_rate, start_index, end_index)
@@ -326,8 +400,8 @@ def timeseries_dataset_from_array(data, targets, sequence_length, sequence_strid
     labels = None
     if targets is not None:
         labels = np.asarray(targets)[start_index + starts]
-    return BatchDataset(len(starts), load_windows, labels=labels, batch_size=batch_size,
-                        shuffle=shuffle, seed=seed)
+    return as_dataset(BatchDataset(len(starts), load_windows, labels=labels,
+                                   batch_size=batch_size, shuffle=shuffle, seed=seed))
 
 
 def _check_timeseries_args(n, sequence_stride, sampling_rate, start_index, end_index):
@@ -364,15 +438,16 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
 
     Args:
         dataset: an array, a tuple/list of arrays of the same length (split
-            together), a dict of such arrays, or a `BatchDataset` (split by sample).
+            together), a dict of such arrays, or a `loopax.tf.data.Dataset` (split
+            by sample; a batched one's parts are batched alike).
         left_size, right_size: an int (samples) or a float in (0, 1) (a
             fraction, rounded); one of them may be None (the rest).
         shuffle: shuffle the samples before splitting (Python's `random` with
             `seed`, the permutation Keras draws).
 
     Returns:
-        `(left, right)`: two `BatchDataset`s of single samples (call `.batch(n)`
-        to batch them), or batched like `dataset` when it is a batched `BatchDataset`.
+        `(left, right)`: two `loopax.tf.data.Dataset`s of single samples (call
+        `.batch(n)` to batch them), or batched like `dataset` when it is batched.
     """
     if left_size is None and right_size is None:
         raise ValueError("split_dataset: pass `left_size`, `right_size` or both (an int number "
@@ -387,9 +462,9 @@ def split_dataset(dataset, left_size=None, right_size=None, shuffle=False, seed=
     order = np.array(order)
 
     def part(indices):
-        return BatchDataset(
+        return as_dataset(BatchDataset(
             len(indices), lambda i: load_batch(indices[i]), batch_size=batch_size,
-            labels=None if labels is None else _take(labels, indices))
+            labels=None if labels is None else _take(labels, indices)))
     return part(order[:left]), part(order[total - right:])
 
 
@@ -412,8 +487,12 @@ def _take(tree, indices):
 
 def _as_indexable(dataset):
     """`(load_batch, labels, num_samples, batch_size)` of what split_dataset takes."""
+    if isinstance(dataset, IndexedDataset):
+        dataset = dataset._batches
     if isinstance(dataset, BatchDataset):
         return dataset._load_batch, dataset._labels, dataset.num_samples, dataset.batch_size
+    if isinstance(dataset, Dataset):
+        return _listed(dataset)
     if isinstance(dataset, (list, tuple, dict)) or hasattr(dataset, "__array__"):
         leaves = list(dataset.values()) if isinstance(dataset, dict) else (
             list(dataset) if isinstance(dataset, (list, tuple)) else [dataset])
@@ -424,6 +503,41 @@ def _as_indexable(dataset):
         return (lambda indices: _take(dataset, indices)), None, lengths.pop(), None
     raise TypeError(f"split_dataset: `dataset` must be an array, a list/tuple/dict of arrays or "
                     f"a dataset from loopax.utils; got {type(dataset).__name__}.")
+
+
+def _listed(dataset):
+    """A Dataset's samples in memory (a batched one unbatched, as Keras lists a
+    tf.data.Dataset), as `(load_batch, None, num_samples, batch_size)`."""
+    if dataset._cardinality == -1:
+        raise ValueError("split_dataset: the dataset is infinite (repeat()); split it "
+                         "before repeating.")
+    batch_size = None
+    if dataset._batched:
+        first = next(iter(dataset._make_iterator()), None)
+        batch_size = None if first is None else len(jax_leaves(first)[0])
+        dataset = dataset.unbatch()
+    samples = list(dataset._make_iterator())
+    if not samples:
+        raise ValueError("split_dataset: the dataset is empty.")
+    stacked = _stack(samples)
+    return (lambda indices: _take(stacked, indices)), None, len(samples), batch_size
+
+
+def jax_leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for v in tree.values() for leaf in jax_leaves(v)]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in jax_leaves(v)]
+    return [tree]
+
+
+def _stack(samples):
+    first = samples[0]
+    if isinstance(first, dict):
+        return {k: _stack([s[k] for s in samples]) for k in first}
+    if isinstance(first, (list, tuple)):
+        return type(first)(_stack([s[i] for s in samples]) for i in range(len(first)))
+    return np.stack(samples)
 
 
 def rescale_split_sizes(left_size, right_size, total):

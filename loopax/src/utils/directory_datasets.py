@@ -5,8 +5,8 @@ With `labels="inferred"` each sub-directory is a class (`class_names` sorted
 alphanumerically), files are listed and shuffled with `seed` exactly as
 Keras lists them, and `validation_split`/`subset` take the last
 `int(validation_split * n)` files as the validation subset. Each returns a
-`BatchDataset` (a `PyDataset` with `class_names` and `file_paths`) whose
-batches are NumPy arrays, loaded on demand.
+`loopax.tf.data.Dataset` with `class_names` and `file_paths` (as Keras returns a
+`tf.data.Dataset`), whose batches are loaded on demand and iterate as Tensors.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ def _index(directory, labels, label_mode, class_names, shuffle, seed, validation
 def _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
            batch_size, shuffle, seed, load_batch_of, kind):
     def make_dataset(files, encoded, training):
-        return BatchDataset(len(files), load_batch_of(files), labels=encoded,
-                            batch_size=batch_size, shuffle=shuffle and training, seed=seed,
-                            class_names=class_names, file_paths=files)
+        return dataset_utils.as_dataset(BatchDataset(
+            len(files), load_batch_of(files), labels=encoded, batch_size=batch_size,
+            shuffle=shuffle and training, seed=seed, class_names=class_names,
+            file_paths=files))
     return dataset_utils.datasets_from_files(directory, paths, labels, class_names, label_mode,
                                              subset, validation_split, make_dataset, kind)
 
@@ -94,8 +95,8 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
         data_format: "channels_last" or "channels_first" (default: the config's).
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
-        and `file_paths`, yielding float32 images `(batch, *image_size, channels)`
+        A `loopax.tf.data.Dataset` (`fit` takes it) with `class_names` and
+        `file_paths`, yielding float32 images `(batch, *image_size, channels)`
         (0–255) `x` or `(x, labels)`; a `(training, validation)` pair with
         `subset="both"`.
     """
@@ -226,9 +227,9 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         verbose: print how many files and classes were found.
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
-        and `file_paths`, yielding `x`: NumPy object arrays of `str` (Keras's tf.data
-        gives bytes) or `(x, labels)`; a `(training, validation)` pair with
+        A `loopax.tf.data.Dataset` (`fit` takes it) with `class_names` and
+        `file_paths`, yielding `x`, string tensors of the texts (`bytes`, as Keras's
+        tf.data), or `(x, labels)`; a `(training, validation)` pair with
         `subset="both"`.
     """
     paths, labels, class_names, label_mode, seed = _index(
@@ -287,8 +288,8 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
         verbose: print how many files and classes were found.
 
     Returns:
-        A `BatchDataset` (a `loopax.utils.PyDataset`; `fit` takes it) with `class_names`
-        and `file_paths`, yielding `x` or `(x, labels)`, `x` float32 clips
+        A `loopax.tf.data.Dataset` (`fit` takes it) with `class_names` and
+        `file_paths`, yielding `x` or `(x, labels)`, `x` float32 clips
         `(batch, samples, channels)` in [-1, 1) zero-padded to the batch's longest;
         a `(training, validation)` pair with `subset="both"`.
     """

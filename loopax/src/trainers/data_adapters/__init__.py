@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import types
 
+from loopax.src.data.dataset import Dataset
 from loopax.src.trainers.data_adapters import data_adapter_utils
 from loopax.src.trainers.data_adapters.array_data_adapter import ArrayDataAdapter, check_batch_size
 from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
@@ -47,6 +48,12 @@ def get_data_adapter(x, y=None, sample_weight=None, batch_size=None, steps_per_e
                 raise ValueError(
                     f"{what}(): `{name}` must not be given when `x` is a "
                     f"{type(x).__name__}: it yields (x, y[, sample_weight]) batches itself.")
+        if isinstance(x, Dataset):
+            # A loopax.tf.data.Dataset: its NumPy elements (no Tensor per batch), or the
+            # PyDataset the data utilities' datasets are built on.
+            x = x._fit_source()
+            if not isinstance(x, PyDataset):
+                return GeneratorDataAdapter(x, steps=steps_per_epoch, class_weight=class_weight)
         if isinstance(x, PyDataset):
             # The data utilities' datasets stand for Keras's tf.data.Dataset, whose order
             # is its own (its `shuffle` argument): fit's `shuffle` leaves it alone there.

@@ -102,12 +102,15 @@ def to_array(x, where="x"):
             raise TypeError(f"`{where}`: cannot use a {type(x).__name__} as array data "
                             f"({e}). Pass NumPy arrays, lists/dicts of them, pandas "
                             "objects, a generator or a PyDataset.") from None
-    if x.dtype.kind in "SU":
+    if x.dtype.kind in "SU" or (x.dtype == object and x.size and all(
+            isinstance(v, (str, bytes)) for v in x.flat)):
         raise TypeError(
             f"`{where}` holds strings (dtype {x.dtype}); models compute on numbers only. "
             "Encode the strings first: e.g. class names to integer ids with "
             "`ids = np.unique(y, return_inverse=True)[1]`, text with a tokenizer or "
-            "keras.layers.StringLookup / TextVectorization in the input pipeline.")
+            "keras.layers.StringLookup / TextVectorization in the input pipeline "
+            "(`ds.map(lambda x, y: (vectorize_layer(x), y))`; loopax runs no string layer "
+            "inside a model's compiled step).")
     if x.dtype == object:
         raise TypeError(f"`{where}` holds Python objects (dtype=object), not numbers. "
                         "Convert it to a numeric array first, e.g. np.asarray(x, 'float32').")
