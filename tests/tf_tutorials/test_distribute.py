@@ -94,7 +94,7 @@ def test_dataset_shard():
     d = tf.data.Dataset.range(10)
     assert [int(x) for x in d.shard(3, 1)] == [1, 4, 7]
     assert d.shard(3, 1).cardinality() == 3 and d.shard(3, 0).cardinality() == 4
-    with pytest.raises(ValueError, match="index=3"):
+    with pytest.raises(ValueError, match=r"index must be in \[0, 3\), got 3"):
         d.shard(3, 3)
 
 
