@@ -179,3 +179,8 @@ for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):
         _sys.modules.setdefault(f"{__name__}.keras.{_name}", _module)
 del _name, _namespace, _module
+
+# ---- issue 36 item 5: tf.autograph (autograph of tf.function, loopax/src/autograph.py) ----
+from loopax.src.tf_compat import autograph  # noqa: E402
+
+_sys.modules[f"{__name__}.autograph"] = autograph

@@ -208,7 +208,8 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     """
     def wrap(fn):
         compiled = Function(fn, jit_compile=jit_compile is not False,
-                            reduce_retracing=reduce_retracing, name=name)
+                            reduce_retracing=reduce_retracing, name=name,
+                            autograph=bool(autograph))
         return TFFunction(compiled, fn, input_signature)
     return wrap if func is None else wrap(func)
 
