@@ -234,3 +234,17 @@ def test_to_code_shows_the_rewrite():
 
     code = tf.autograph.to_code(f)
     assert "while_stmt" in code and "def f(x):" in code
+
+
+def _user_helper(x):
+    if x > 0:                 # converted when a loopax.function calls it, as in TensorFlow
+        return x * 10.0
+    return x
+
+
+def test_user_functions_called_inside_are_converted_too():
+    @tf.function
+    def f(x):
+        return _user_helper(x) + 1.0
+
+    assert float(f(tf.constant(2.0))) == 21.0 and float(f(tf.constant(-2.0))) == -1.0

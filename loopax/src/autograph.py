@@ -34,9 +34,12 @@ import ast
 import builtins
 import functools
 import inspect
+import os
 import sys
+import sysconfig
 import textwrap
 import types
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -142,7 +145,7 @@ def _transform(func):
     fdef = tree.body[0] if tree.body else None
     if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != func.__name__:
         return None
-    if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.IfExp))
+    if not any(isinstance(n, (ast.If, ast.While, ast.For, ast.IfExp, ast.Call))
                for n in _walk_scope(fdef.body)):
         return None   # nothing to convert: the function runs as written
     ast.increment_lineno(tree, first_line - 1)
@@ -523,11 +526,27 @@ class _Conditions:
         return node
 
 
+# calls that must stay direct: they look at the calling frame
+_FRAME_BUILTINS = {"super", "locals", "globals", "vars", "eval", "exec", "dir"}
+
+
 class _IfExps(ast.NodeTransformer):
-    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b, where)`, outside nested defs."""
+    """`a if c else b` -> `if_exp(c, lambda: a, lambda: b, where)`, and `f(...)` ->
+    `call(f, ...)` (which converts the user functions it calls), outside nested
+    defs and lambdas."""
 
     def __init__(self, rewriter):
         self.rewriter = rewriter
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id in _FRAME_BUILTINS) or (
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == _AG):
+            return node
+        return ast.copy_location(ast.Call(func=_ag("call"), args=[func] + node.args,
+                                          keywords=node.keywords), node)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
@@ -596,6 +615,33 @@ class Undefined:
 
     def __repr__(self):
         return f"<undefined {self.name}>"
+
+
+_LIBRARIES = tuple(os.path.join(p, "") for p in {
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),   # loopax itself
+    *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))})
+_calls = weakref.WeakKeyDictionary()   # user function -> its conversion
+
+
+def _user_function(func):
+    filename = func.__code__.co_filename
+    return not filename.startswith("<") and not os.path.abspath(filename).startswith(_LIBRARIES)
+
+
+def call(func, *args, **kwargs):
+    """`func(*args, **kwargs)`; a user function (not loopax's, the standard
+    library's or an installed package's) is converted first, as tf.function
+    converts the functions it calls."""
+    target = func
+    plain = func.__func__ if isinstance(func, types.MethodType) else func
+    if type(plain) is types.FunctionType and _user_function(plain):
+        converted = _calls.get(plain)
+        if converted is None:
+            converted = _calls[plain] = convert(plain)
+        if converted is not plain:
+            target = (types.MethodType(converted, func.__self__)
+                      if isinstance(func, types.MethodType) else converted)
+    return target(*args, **kwargs)
 
 
 def ld(scope, names):

@@ -7,8 +7,9 @@ defaults (`argmax` along axis 0, `reduce_*(axis, keepdims)`,
 `random.uniform(shape, minval, maxval, dtype, seed)`, ...) and return
 `loopax.Tensor`s. docs/guides/migrating_from_tf_keras.md lists every name,
 what it maps to, and what stays out (string, ragged and sparse tensors,
-SavedModel graphs, autograph), each of which raises an error naming the
-alternative.
+SavedModel graphs), each of which raises an error naming the alternative.
+`tf.function` rewrites Python control flow on tensors as TensorFlow's
+autograph does (`tf.autograph`).
 """
 
 import sys as _sys
