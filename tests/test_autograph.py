@@ -248,3 +248,21 @@ def test_user_functions_called_inside_are_converted_too():
         return _user_helper(x) + 1.0
 
     assert float(f(tf.constant(2.0))) == 21.0 and float(f(tf.constant(-2.0))) == -1.0
+
+
+def test_a_gradient_tape_inside_differentiates_through_converted_control_flow():
+    w = tf.Variable(3.0)
+
+    @tf.function
+    def grad(x):
+        with tf.GradientTape() as tape:
+            if x > 0:                      # both branches joined by where (the tape's way)
+                y = x * w * w
+            else:
+                y = -w
+            for _ in tf.range(3):          # unrolled for the tape
+                y = y + w
+        return tape.gradient(y, w)
+
+    # d/dw: 2*x*w + 3 for x > 0 (x = 2, w = 3: 15); -1 + 3 = 2 otherwise
+    assert float(grad(tf.constant(2.0))) == 15.0 and float(grad(tf.constant(-2.0))) == 2.0

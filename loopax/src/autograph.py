@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src import ops, random
+from loopax.src.ops import numpy as ops_numpy
 from loopax.src.state import StateScope, Variable, _state, is_tracer, tracing
 from loopax.src.tensor import Tensor
 
@@ -769,9 +769,27 @@ def _same_static(a, b):
         return False
 
 
-def _seed_states():
-    generator = random._global_generator
-    return [] if generator is None else [generator.state]
+class _BranchScope(StateScope):
+    """The scope of one branch or loop body. Reads fall through to the enclosing
+    scopes, except an RNG seed state's: its first read is kept here, so the draw's
+    assignment lands here too (assignments of a seed state go to the innermost
+    scope that maps it) and is carried out of the branch or loop like any other."""
+
+    def _lookup(self, var):
+        hit = self._values.get(id(var))
+        if hit is not None:
+            return hit[1]
+        if not var.is_seed_state:
+            return None
+        value = None
+        for scope in reversed(_state.scopes):
+            if scope is not self:
+                value = scope._lookup(var)
+                if value is not None:
+                    break
+        value = var._value if value is None else value
+        self._values[id(var)] = (var, value)
+        return value
 
 
 class _Run:
@@ -781,12 +799,9 @@ class _Run:
     def __init__(self, fn, flat, variables, arrays_in, where):
         self.fn, self.flat, self.variables, self.where = fn, flat, list(variables), where
         self.out = None
-        mapped = self.variables + [v for v in _seed_states()
-                                   if all(v is not w for w in self.variables)]
 
         def run(var_values, arrays):
-            seeds = [v.value for v in mapped[len(var_values):]]
-            with StateScope(list(zip(mapped, list(var_values) + seeds))) as scope:
+            with _BranchScope(list(zip(self.variables, var_values))) as scope:
                 out = fn(*flat.build(arrays))
             self.out, self.out_values = _Flat(out), tuple(out)
             self.assigned = [v for v in scope.assigned_variables]
@@ -905,7 +920,7 @@ def _select_branches(pred, true_fn, false_fn, flat, arrays, names, where):
     can differentiate that; as `loopax.ops.cond`)."""
     results = []
     for fn in (true_fn, false_fn):
-        with StateScope([(v, v.value) for v in _seed_states()]) as scope:
+        with _BranchScope() as scope:
             out = fn(*flat.build(arrays))
         results.append((out, scope))
     (a, sa), (b, sb) = results
@@ -915,15 +930,15 @@ def _select_branches(pred, true_fn, false_fn, flat, arrays, names, where):
             return x if isinstance(y, Undefined) and isinstance(x, Undefined) else Undefined(
                 getattr(x, "name", getattr(y, "name", "a value")), where)
         if _carried(x) and _carried(y):
-            return ops.where(Tensor(pred), x, y)
+            return ops_numpy.where(Tensor(pred), x, y)
         if _same_static(x, y):
             return x
         raise _error(where, f"a value is {x!r} in one branch of this `if` on a traced value "
                      f"and {y!r} in the other; make it a tensor or the same in both.")
 
     out = jax.tree_util.tree_map(pick, list(a), list(b), is_leaf=_is_leaf)
-    for var in list(sa.assigned_variables) + [v for v in sb.assigned_variables
-                                              if v not in sa.assigned_variables]:
+    for var in list(sa.assigned_variables) + [
+            v for v in sb.assigned_variables if all(v is not w for w in sa.assigned_variables)]:
         new_a, new_b = sa.get_current_value(var), sb.get_current_value(var)
         new_a = var.value if new_a is None else new_a
         new_b = var.value if new_b is None else new_b
@@ -1025,12 +1040,10 @@ def _lax_loop(test, body, state, names, where, kind, count=None):
     else:
         raise _error(where, f"the state of this `{kind}` loop does not settle to fixed dtypes.")
     tensor = [x or y for x, y in zip(flat.tensor, out.tensor)]
-    seeds = _seed_states()
 
     def cond_fn(carry):
         var_values, values = carry
-        with StateScope(list(zip(variables, var_values))
-                        + [(v, v.value) for v in seeds if all(v is not w for w in variables)]):
+        with _BranchScope(list(zip(variables, var_values))):
             keep = test(full(flat.build(values, tensor)))
         return _predicate(keep, where, f"`{kind}` loop")
 

@@ -185,3 +185,9 @@ del _name, _namespace, _module
 from loopax.src.tf_compat import autograph  # noqa: E402
 
 _sys.modules[f"{__name__}.autograph"] = autograph
+
+# ---- issue 36 item 4: tf.saved_model and tf.lite on loopax.export (loopax's own format) ----
+from loopax.src.tf_compat import lite, saved_model  # noqa: E402
+
+_sys.modules[f"{__name__}.saved_model"] = saved_model
+_sys.modules[f"{__name__}.lite"] = lite

@@ -248,8 +248,8 @@ def test_errors_are_catchable_as_tensorflow_and_python_errors():
 
 @pytest.mark.parametrize("name,hint", [
     ("string", "StringLookup"), ("RaggedTensor", "pad_sequences"),
-    ("saved_model", "model.save"), ("Session", "GradientTape"),
-], ids=["string", "ragged", "saved_model", "session"])
+    ("Session", "GradientTape"),
+], ids=["string", "ragged", "session"])
 def test_names_left_out_raise_naming_the_alternative(name, hint):
     with pytest.raises(AttributeError, match=hint):
         getattr(tf, name)

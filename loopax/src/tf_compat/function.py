@@ -158,6 +158,7 @@ class TFFunction:
         target = python_function if bound_to is None else python_function.__get__(bound_to)
         self._signature = inspect.signature(target)
         self._methods = weakref.WeakKeyDictionary()
+        self._bound_to = bound_to
         functools.update_wrapper(self, python_function)
 
     @property
@@ -189,7 +190,13 @@ class TFFunction:
         return self._compiled.experimental_get_tracing_count()
 
     def get_concrete_function(self, *args, **kwargs):
-        """This function itself (XLA compiles per shape on the first call)."""
+        """This function for the given TensorSpecs (its input_signature, e.g. for
+        `tf.saved_model.save(..., signatures=...)`); given arrays, or nothing, this
+        function itself (XLA compiles per shape on the first call)."""
+        specs = list(args) + list(kwargs.values())
+        if specs and all(isinstance(s, TensorSpec) for s in specs):
+            return TFFunction(self._compiled, self._python_function, specs,
+                              bound_to=self._bound_to)
         return self
 
     def __repr__(self):

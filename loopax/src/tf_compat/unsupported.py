@@ -9,10 +9,6 @@ _NO_RAGGED = ("loopax has no ragged or sparse tensors (XLA needs dense, static s
               "pad to a fixed length with loopax.preprocessing.sequence.pad_sequences "
               "and use a mask (layers.Masking / Embedding(mask_zero=True)), or pass a "
               "dense array.")
-_NO_SAVED_MODEL = ("loopax does not write or read SavedModel graphs: save a model with "
-                   "model.save('model.keras') or its weights with "
-                   "model.save_weights('x.weights.h5'), and a Module's Variables with "
-                   "tf.train.Checkpoint.")
 _NO_GRAPH = ("loopax runs TensorFlow 2 code only (eager, tf.function): there are no "
              "graphs or sessions; use tf.GradientTape for gradients and tf.function to "
              "compile.")
@@ -21,7 +17,6 @@ OUT = {
     "string": _NO_STRINGS, "strings": _NO_STRINGS,
     "RaggedTensor": _NO_RAGGED, "ragged": _NO_RAGGED, "SparseTensor": _NO_RAGGED,
     "sparse": _NO_RAGGED, "RaggedTensorSpec": _NO_RAGGED, "SparseTensorSpec": _NO_RAGGED,
-    "saved_model": _NO_SAVED_MODEL,
     "compat": _NO_GRAPH, "Graph": _NO_GRAPH, "Session": _NO_GRAPH,
     "placeholder": _NO_GRAPH, "gradients": _NO_GRAPH,
 }
