@@ -266,3 +266,14 @@ def test_a_gradient_tape_inside_differentiates_through_converted_control_flow():
 
     # d/dw: 2*x*w + 3 for x > 0 (x = 2, w = 3: 15); -1 + 3 = 2 otherwise
     assert float(grad(tf.constant(2.0))) == 15.0 and float(grad(tf.constant(-2.0))) == 2.0
+
+
+@tf.function
+def _countdown(n):
+    if n > 0:                             # a Python int: Python recursion, one trace each
+        return _countdown(n - 1) + 1
+    return 0
+
+
+def test_a_recursive_function_refers_to_itself_not_to_its_conversion():
+    assert int(_countdown(4)) == 4     # (the nested calls run inline in the one trace)

@@ -150,6 +150,9 @@ def _transform(func):
         return None   # nothing to convert: the function runs as written
     ast.increment_lineno(tree, first_line - 1)
     fdef.decorator_list = []
+    # Compiled under another name: inside the factory its own name must stay a global
+    # (or closure) reference, as in the original (a recursive call).
+    fdef.name = "_lx_converted"
     owner = _class_of(func)
     rewriter = _Rewriter(filename, owner)
     rewriter.function(fdef)
@@ -166,6 +169,10 @@ def _transform(func):
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     code = next(c for c in factory_code.co_consts
                 if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    code = code.replace(co_name=func.__name__)
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=func.__qualname__)
+    fdef.name = func.__name__
     return code, ast.unparse(fdef)
 
 

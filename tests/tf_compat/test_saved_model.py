@@ -121,3 +121,26 @@ def test_tflite_round_trip_and_its_errors():
         tf.lite.Interpreter(model_content=flatbuffer)
     with pytest.raises(NotImplementedError, match="from_keras_model"):
         tf.lite.TFLiteConverter.from_saved_model("somewhere")
+
+
+def test_a_spec_of_unknown_rank_takes_the_rank_the_function_was_called_with(tmp_path):
+    class Doubler(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = tf.Variable(2.0)
+
+        @tf.function
+        def __call__(self, x):
+            return x * self.v
+
+    module = Doubler()
+    module(tf.constant([1.0, 2.0, 3.0]))      # rank 1, as the guide calls it before saving
+    call = module.__call__.get_concrete_function(tf.TensorSpec(None, tf.float32))
+    tf.saved_model.save(module, str(tmp_path / "m"), signatures=call)
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded.signatures["serving_default"](x=[4.0, 5.0, 6.0])[
+        "output_0"].numpy(), [8.0, 10.0, 12.0])
+    untraced = Doubler()
+    with pytest.raises(ValueError, match=r"unknown rank.*tf.TensorSpec\(\[None\]"):
+        tf.saved_model.save(untraced, str(tmp_path / "u"), signatures=untraced.__call__
+                            .get_concrete_function(tf.TensorSpec(None, tf.float32)))

@@ -54,6 +54,26 @@ class TensorShape(tuple):
         return f"TensorShape({list(self)})"
 
 
+class _UnknownRank(TensorShape):
+    """`TensorShape(None)` of a `TensorSpec(None, ...)`: any rank. A tf.function
+    binds any value to it; tf.saved_model.save takes the rank from the shapes the
+    function was called with (StableHLO needs it)."""
+
+    rank = None
+
+    def __new__(cls):
+        return tuple.__new__(cls, ())
+
+    def as_list(self):
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def is_compatible_with(self, other):
+        return True
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+
 class TensorSpec:
     """The shape (None: any size) and dtype a `tf.function` argument must have.
 
@@ -64,7 +84,7 @@ class TensorSpec:
     """
 
     def __init__(self, shape, dtype=dtypes.float32, name=None):
-        self.shape = TensorShape(shape)
+        self.shape = _UnknownRank() if shape is None else TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.name = name
 

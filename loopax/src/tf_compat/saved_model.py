@@ -88,7 +88,8 @@ def _traced_signatures(function):
     return signatures
 
 
-def _specs(signature, where):
+def _specs(signature, where, function=None):
+    signature = _with_ranks(list(signature), where, function)
     out = []
     for spec in signature:
         if isinstance(spec, TensorSpec):
@@ -100,6 +101,31 @@ def _specs(signature, where):
                             f"tf.TensorSpec (nested signatures are not supported); got "
                             f"{spec!r:.80}.")
     return out
+
+
+def _with_ranks(signature, where, function):
+    """`signature` with each TensorSpec of unknown rank (`TensorSpec(None, ...)`)
+    given the shape the function was called with: StableHLO needs the rank."""
+    unknown = [i for i, s in enumerate(signature)
+               if isinstance(s, TensorSpec) and s.shape.rank is None]
+    if not unknown:
+        return signature
+    traced = [t for t in (_traced_signatures(function) if function is not None else [])
+              if len(t) == len(signature) and all(
+                  np.dtype(t[i].dtype) == np.dtype(signature[i].dtype) for i in unknown)]
+    shapes = {tuple(tuple(t[i].shape) for i in unknown) for t in traced}
+    if len(shapes) != 1:
+        raise ValueError(
+            f"tf.saved_model.save: {where} has a TensorSpec of unknown rank "
+            "(tf.TensorSpec(None, ...)); loopax saves StableHLO, which needs the number of "
+            "axes. Give the shape with None for unknown sizes (e.g. tf.TensorSpec([None], "
+            "tf.float32)), or call the function once with the shape to save before saving"
+            + (f" (it was called with {len(shapes)} different shapes)." if shapes else "."))
+    (found,) = shapes
+    signature = list(signature)
+    for i, shape in zip(unknown, found):
+        signature[i] = TensorSpec(shape, signature[i].dtype, signature[i].name)
+    return signature
 
 
 def _spec_json(spec, fallback_name):
@@ -170,7 +196,7 @@ def save(obj, export_dir, signatures=None, options=None):
                 else _traced_signatures(function))
         entries = []
         for signature in sigs:
-            specs = _specs(signature, f"{attr}'s input_signature")
+            specs = _specs(signature, f"{attr}'s input_signature", function)
             entries.append(add(function, specs, _arg_names(function, len(specs))))
         if entries:
             manifest["functions"][attr] = entries
@@ -193,7 +219,7 @@ def save(obj, export_dir, signatures=None, options=None):
                         f"tf.saved_model.save: signature {key!r} must be a tf.function with "
                         "an input_signature (or its get_concrete_function(tf.TensorSpec(...))); "
                         f"got {function!r:.80}.")
-                specs = _specs(function.input_signature, f"signature {key!r}")
+                specs = _specs(function.input_signature, f"signature {key!r}", function)
                 fn, names = function, _arg_names(function, len(specs))
             manifest["signatures"][key] = add(fn, specs, names)
     if not manifest["functions"] and not manifest["signatures"]:
