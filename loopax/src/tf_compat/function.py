@@ -214,13 +214,67 @@ class TFFunction:
         `tf.saved_model.save(..., signatures=...)`); given arrays, or nothing, this
         function itself (XLA compiles per shape on the first call)."""
         specs = list(args) + list(kwargs.values())
-        if specs and all(isinstance(s, TensorSpec) for s in specs):
+        if specs and all(isinstance(s, TensorSpec) for s in specs) and not kwargs:
             return TFFunction(self._compiled, self._python_function, specs,
                               bound_to=self._bound_to)
-        return self
+        if not specs:
+            return self
+        return ConcreteFunction(self, args, kwargs)
 
     def __repr__(self):
         return f"<loopax.tf.function {self._name}>"
+
+
+class ConcreteFunction:
+    """`f.get_concrete_function(...)` given values as well as TensorSpecs (or tensors):
+    the values are fixed, as TensorFlow's tracing bakes them in; the function is
+    called with the remaining (tensor) arguments only.
+
+    Args:
+        function: the `TFFunction`.
+        args, kwargs: the arguments of `get_concrete_function`.
+    """
+
+    def __init__(self, function, args, kwargs):
+        self._function = function
+        try:
+            bound = function._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{function._name}.get_concrete_function: {e}") from None
+        self._fixed = dict(bound.arguments)
+        self._inputs = [name for name, value in bound.arguments.items()
+                        if isinstance(value, TensorSpec) or _is_tensor_like(value)]
+        self.input_signature = [
+            value if isinstance(value, TensorSpec) else TensorSpec.from_tensor(value, name)
+            for name, value in bound.arguments.items() if name in self._inputs]
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self._inputs):
+            raise TypeError(f"{self._function._name}: this concrete function takes "
+                            f"{len(self._inputs)} tensor arguments ({', '.join(self._inputs)}); "
+                            f"got {len(args)}.")
+        given = dict(zip(self._inputs, args))
+        for name, value in kwargs.items():
+            if name not in self._inputs or name in given:
+                raise TypeError(
+                    f"{self._function._name}: this concrete function takes only "
+                    f"{', '.join(self._inputs)} (the other arguments were fixed when it was "
+                    f"made); got an unexpected argument {name!r}.")
+            given[name] = value
+        missing = [n for n in self._inputs if n not in given]
+        if missing:
+            raise TypeError(f"{self._function._name}: missing tensor argument(s) "
+                            f"{', '.join(missing)}.")
+        arguments = dict(self._fixed, **given)
+        bound = inspect.BoundArguments(self._function._signature, arguments)
+        return self._function(*bound.args, **bound.kwargs)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self._function._name}({', '.join(self._inputs)})>"
+
+
+def _is_tensor_like(value):
+    return isinstance(value, (Tensor, Variable, jax.Array, np.ndarray))
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
