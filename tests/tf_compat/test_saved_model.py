@@ -144,3 +144,19 @@ def test_a_spec_of_unknown_rank_takes_the_rank_the_function_was_called_with(tmp_
     with pytest.raises(ValueError, match=r"unknown rank.*tf.TensorSpec\(\[None\]"):
         tf.saved_model.save(untraced, str(tmp_path / "u"), signatures=untraced.__call__
                             .get_concrete_function(tf.TensorSpec(None, tf.float32)))
+
+
+def test_tflite_signature_runner_takes_any_batch_size():
+    interpreter = tf.lite.Interpreter(
+        model_content=tf.lite.TFLiteConverter.from_keras_model(_dense_model()).convert())
+    signatures = interpreter.get_signature_list()
+    assert list(signatures) == ["serving_default"]
+    assert signatures["serving_default"]["outputs"] == ["output_0"]
+    runner = interpreter.get_signature_runner("serving_default")
+    assert list(runner.get_output_details()) == ["output_0"]
+    x = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]], np.float32)
+    name = signatures["serving_default"]["inputs"][0]
+    out = runner(**{name: x})["output_0"]
+    want = x @ np.arange(6, dtype=np.float32).reshape(3, 2) + [0.5, -0.5]
+    np.testing.assert_allclose(out, want)
+    np.testing.assert_allclose(runner(keras_tensor_15=x[:1])["output_0"], want[:1])

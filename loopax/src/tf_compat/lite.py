@@ -23,7 +23,7 @@ import numpy as np
 from loopax.src import export as _export
 from loopax.src.saving.archive import parse_json
 
-_ENDPOINT = "serving_default"
+_ENDPOINT, _ANY_BATCH = "serving_default", "serving_any_batch"
 _MAGIC = b"loopax-lite-1\n"   # then the header's length (8 bytes), the header, the archive
 
 
@@ -97,10 +97,14 @@ class TFLiteConverter:
         archive = _export.ExportArchive()
         archive.track(model)
         single = len(specs) == 1
-        exported = archive.add_endpoint(
-            _ENDPOINT, (lambda x: model(x, training=False)) if single
-            else (lambda *x: model(list(x), training=False)), specs)
+        call = ((lambda x: model(x, training=False)) if single
+                else (lambda *x: model(list(x), training=False)))
+        exported = archive.add_endpoint(_ENDPOINT, call, specs)
+        # the signature runner takes any batch size, as TFLite's resizes its inputs
+        archive.add_endpoint(_ANY_BATCH, call, list(inputs))
         header = json.dumps({
+            "input_names": [getattr(t, "name", None) or f"input_{i}"
+                            for i, t in enumerate(inputs)],
             "inputs": [{"shape": list(s.shape), "dtype": np.dtype(s.dtype).name}
                        for s in specs],
             "outputs": [{"shape": list(a.shape), "dtype": np.dtype(a.dtype).name}
@@ -151,6 +155,8 @@ class Interpreter:
         finally:
             os.remove(path)
         self._call = getattr(self._archive, _ENDPOINT)
+        self._any_batch = getattr(self._archive, _ANY_BATCH)
+        self._input_names = list(header["input_names"])
         self._inputs = [np.zeros(x["shape"], x["dtype"]) for x in header["inputs"]]
         self._out_avals = [jax.ShapeDtypeStruct(tuple(x["shape"]), x["dtype"])
                            for x in header["outputs"]]
@@ -211,6 +217,19 @@ class Interpreter:
         self._outputs = [np.asarray(a) for a in
                          jax.tree_util.tree_leaves(self._call(*self._inputs))]
 
+    def get_signature_list(self):
+        """{'serving_default': {'inputs': [...], 'outputs': ['output_0', ...]}}."""
+        return {_ENDPOINT: {"inputs": list(self._input_names),
+                            "outputs": [f"output_{i}" for i in range(len(self._out_avals))]}}
+
+    def get_signature_runner(self, signature_key=None):
+        """The model as a function of keyword arguments (any batch size) returning
+        {'output_0': array, ...}, as TFLite's signature runner."""
+        if signature_key not in (None, _ENDPOINT):
+            raise ValueError(f"tf.lite.Interpreter.get_signature_runner: no signature "
+                             f"{signature_key!r}; the converted model has {_ENDPOINT!r}.")
+        return _SignatureRunner(self)
+
     def get_tensor(self, tensor_index):
         first = len(self._inputs)
         if tensor_index < first:
@@ -221,3 +240,36 @@ class Interpreter:
 
 
 __all__ = ["Interpreter", "Optimize", "OpsSet", "TFLiteConverter"]
+
+
+class _SignatureRunner:
+    """`Interpreter.get_signature_runner()`: keyword arguments in, a dict out."""
+
+    def __init__(self, interpreter):
+        self._interpreter = interpreter
+
+    def get_input_details(self):
+        details = self._interpreter.get_input_details()
+        return dict(zip(self._interpreter._input_names, details))
+
+    def get_output_details(self):
+        details = self._interpreter.get_output_details()
+        return {f"output_{i}": d for i, d in enumerate(details)}
+
+    def __call__(self, **inputs):
+        names = self._interpreter._input_names
+        if len(names) == 1 and len(inputs) == 1:
+            # one input: any keyword (Keras names input tensors differently across
+            # versions and backends: keras_tensor_15, input_layer, ...)
+            values = list(inputs.values())
+        else:
+            unknown = sorted(set(inputs) - set(names))
+            missing = [n for n in names if n not in inputs]
+            if unknown or missing:
+                raise ValueError(f"tf.lite signature runner: the inputs are {names}; got "
+                                 f"{sorted(inputs)}.")
+            values = [inputs[n] for n in names]
+        arrays = [np.asarray(v, dtype=x.dtype) for v, x in zip(values,
+                                                                self._interpreter._inputs)]
+        outputs = jax.tree_util.tree_leaves(self._interpreter._any_batch(*arrays))
+        return {f"output_{i}": np.asarray(o) for i, o in enumerate(outputs)}
