@@ -40,7 +40,7 @@ EXPECTED = [
 ]
 
 
-def test_saved_model_round_trips_print_what_tensorflow_prints(tmp_path):
+def test_saved_model_round_trips_print_what_tensorflow_prints():
     out = io.StringIO()
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -51,6 +51,6 @@ def test_saved_model_round_trips_print_what_tensorflow_prints(tmp_path):
 def test_tensorflow_prints_the_recorded_output(tmp_path):
     pytest.importorskip("tensorflow")
     source = SCRIPT.read_text().replace("import loopax.tf as tf", "import tensorflow as tf")
-    result = subprocess.run([sys.executable, "-c", source, str(tmp_path)], capture_output=True,
-                            text=True, timeout=300, check=True)
+    result = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                            timeout=300, check=True, cwd=tmp_path)
     assert [line for line in result.stdout.splitlines() if line in EXPECTED] == EXPECTED

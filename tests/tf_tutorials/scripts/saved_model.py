@@ -4,14 +4,13 @@
 # Run under loopax.tf by tests/tf_tutorials/test_tut_saved_model.py and, where
 # TensorFlow is installed, under `import tensorflow as tf` for the same numbers.
 import os
-import sys
 import tempfile
 
 import numpy as np
 
 import loopax.tf as tf
 
-tmpdir = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()
+tmpdir = tempfile.mkdtemp()
 
 
 class CustomModule(tf.Module):
