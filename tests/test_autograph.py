@@ -277,3 +277,25 @@ def _countdown(n):
 
 def test_a_recursive_function_refers_to_itself_not_to_its_conversion():
     assert int(_countdown(4)) == 4     # (the nested calls run inline in the one trace)
+
+
+def test_a_decorated_function_keeps_its_decorator():
+    import functools
+
+    calls = []
+
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(x):
+            calls.append(1)
+            return fn(x) + 100.0
+        return wrapper
+
+    @logged
+    def inner(x):
+        if x > 0:
+            return x
+        return -x
+
+    converted = autograph.convert(inner)
+    assert float(converted(np.float32(-2.0))) == 102.0 and calls == [1]

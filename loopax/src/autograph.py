@@ -132,6 +132,10 @@ class ConversionError(SyntaxError):
 
 
 def _transform(func):
+    if hasattr(func, "__wrapped__"):
+        # a decorator's wrapper: inspect would give the wrapped function's source,
+        # which compiled with the wrapper's closure would skip the decorator
+        return None
     try:
         source = inspect.getsource(func)
         first_line = inspect.getsourcelines(func)[1]
