@@ -299,3 +299,15 @@ def test_a_decorated_function_keeps_its_decorator():
 
     converted = autograph.convert(inner)
     assert float(converted(np.float32(-2.0))) == 102.0 and calls == [1]
+
+
+def test_a_value_leaking_out_of_a_traced_loop_names_tensorarray():
+    @tf.function
+    def collect(n):
+        out = []
+        for i in tf.range(n):
+            out.append(i)             # TF 2.21 refuses this too (a Python list in a tf loop)
+        return tf.stack(out)
+
+    with pytest.raises(TypeError, match=r"escaped it.*tf\.TensorArray"):
+        collect(tf.constant(3))

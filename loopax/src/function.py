@@ -245,6 +245,15 @@ _PYTHON_CONTROL_FLOW = (
     "loopax.function(fn, jit_compile=False).")
 
 
+_ESCAPED_VALUE = (
+    "loopax.function {name!r}: a value computed inside a compiled branch or loop (an `if`, "
+    "`while` or `for` on a traced value, which autograph turns into lax.cond / "
+    "lax.while_loop, or loopax.ops.cond / while_loop) escaped it through a Python side "
+    "effect, e.g. appended to a Python list or stored on an object. Inside such a loop only its loop variables carry values out: collect values "
+    "in a tf.TensorArray (`ta = ta.write(i, x)`) or a preallocated tensor, and assign "
+    "attributes after the loop.")
+
+
 class _Method(Function):
     """A `Function` decorating a method, bound to one instance (held weakly: the
     instance's Function lives as long as the instance)."""
@@ -353,6 +362,11 @@ class _Trace:
                 [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
         except jax.errors.ConcretizationTypeError as e:
             raise TypeError(_PYTHON_CONTROL_FLOW.format(name=self.name)) from e
+        except jax.errors.UnexpectedTracerError as e:
+            raise TypeError(_ESCAPED_VALUE.format(name=self.name)) from e
+        if any(isinstance(c, jax.core.Tracer) for c in closed.consts) and not tracing():
+            # a tracer of an inner (branch or loop body) trace the program closes over
+            raise TypeError(_ESCAPED_VALUE.format(name=self.name))
         self.jaxpr, self.n_out = closed.jaxpr, sum(x is None for x in self.out_leaves)
         const_slot = {id(c): i for i, c in enumerate(closed.consts)}
         inputs = [(v, const_slot[id(c)]) for v, c in scope.stand_ins if id(c) in const_slot]
