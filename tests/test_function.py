@@ -115,7 +115,8 @@ def test_the_python_body_runs_once_on_the_first_call_and_its_state_is_lifted():
 
 
 @pytest.mark.parametrize("statement", ["if_on_a_variable", "while_on_a_tensor"])
-def test_python_control_flow_on_a_traced_value_names_the_loopax_ops(statement):
+def test_without_autograph_python_control_flow_on_a_traced_value_names_the_loopax_ops(
+        statement):
     flag = loopax.Variable(1.0)
 
     def branch(x):
@@ -126,7 +127,7 @@ def test_python_control_flow_on_a_traced_value_names_the_loopax_ops(statement):
             x = x * 2.0
         return x
 
-    f = function(branch if statement == "if_on_a_variable" else loop)
+    f = function(branch if statement == "if_on_a_variable" else loop, autograph=False)
     with pytest.raises(TypeError, match=r"loopax\.ops\.cond.*loopax\.ops\.while_loop") as info:
         f(np.float32(2.0))
     assert isinstance(info.value.__cause__, jax.errors.ConcretizationTypeError)

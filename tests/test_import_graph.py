@@ -56,7 +56,8 @@ LAYERS = [
              # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
              "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient",
-              "loopax.src.remat"]),  # checkpointing a layer call reads its Variables
+              "loopax.src.remat",  # checkpointing a layer call reads its Variables
+              "loopax.src.autograph"]),  # loopax.function's rewrite of control flow
     ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
     ("weight helpers", ["loopax.src.activations", "loopax.src.initializers",
                         "loopax.src.regularizers", "loopax.src.constraints",

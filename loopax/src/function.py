@@ -41,11 +41,12 @@ about once it has happened `RETRACE_WARNING_AFTER` times).
 
 Python side effects (`print`, appending to a list, reading the clock) run
 only while tracing, i.e. once per signature, not on every call: use
-`loopax.print` for values at run time. Python `if`/`while` on a traced value
-raises a TypeError that names `loopax.ops.cond` / `loopax.ops.while_loop`
-(there is no autograph rewrite). Called inside another compiled function, inside a
-StateScope or while a GradientTape records, the function simply runs as
-Python (the outer trace or tape sees every op).
+`loopax.print` for values at run time. Python `if`/`while`/`for`,
+`break`/`continue`/`return` on traced values are rewritten as lax control
+flow by autograph (`autograph.py`; `autograph=False` turns it off). Called
+inside another compiled function, inside a StateScope or while a GradientTape
+records, the function simply runs as Python (the outer trace or tape sees
+every op).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src import autograph as _autograph
 from loopax.src import random
 from loopax.src.state import StateScope, Variable, _state, tracing
 from loopax.src.tape import static_key
@@ -84,7 +86,11 @@ def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
         jit_compile: False runs `fn` eagerly as plain Python (for debugging).
         reduce_retracing: accepted for TensorFlow compatibility; XLA needs
             static shapes, so each new shape still compiles once.
-        input_signature, autograph: accepted for compatibility and ignored.
+        autograph: True (the default) rewrites Python `if`/`while`/`for`,
+            `break`/`continue`/`return` on traced values as lax control flow
+            (see `loopax.src.autograph`); False runs the Python as written.
+        input_signature: accepted for compatibility and ignored (`loopax.tf.function`
+            binds it).
         name: a name for messages (default: the function's name).
 
     Returns:
@@ -92,7 +98,7 @@ def function(fn=None, input_signature=None, autograph=True, jit_compile=True,
     """
     def wrap(f):
         return Function(f, jit_compile=jit_compile, reduce_retracing=reduce_retracing,
-                        name=name)
+                        name=name, autograph=autograph)
     return wrap if fn is None else wrap(fn)
 
 
@@ -107,11 +113,15 @@ class Function:
         jit_compile: False runs `fn` eagerly as plain Python.
         reduce_retracing: Accepted for TensorFlow compatibility.
         name: A name for messages (default: the function's name).
+        autograph: Whether Python control flow on traced values is rewritten.
     """
 
-    def __init__(self, fn, jit_compile=True, reduce_retracing=False, name=None):
+    def __init__(self, fn, jit_compile=True, reduce_retracing=False, name=None,
+                 autograph=True):
         functools.update_wrapper(self, fn)
         self.python_function = fn
+        self.autograph = autograph
+        self._converted = None
         self.jit_compile = jit_compile
         self.reduce_retracing = reduce_retracing
         self._name = name or getattr(fn, "__name__", "function")
@@ -138,15 +148,24 @@ class Function:
         """Returns how many times the function has been traced (compiled)."""
         return self._tracing_count
 
+    @property
+    def _run_function(self):
+        """The Python function the traces run: autograph's rewrite (made once) or,
+        with `autograph=False`, the function as written."""
+        if self._converted is None:
+            self._converted = (_autograph.convert(self.python_function) if self.autograph
+                               else self.python_function)
+        return self._converted
+
     def __call__(self, *args, **kwargs):
         if _state.scopes:   # inside a stateless call or fit's step: arrays as they are
-            return self.python_function(*args, **kwargs)
+            return self._run_function(*args, **kwargs)
         # Eager results are Tensors (`.numpy()`, watchable), as TensorFlow's.
         return as_tensors(self._call(args, kwargs))
 
     def _call(self, args, kwargs):
         if not self.jit_compile or _state.tapes:
-            return self.python_function(*args, **kwargs)
+            return self._run_function(*args, **kwargs)
         leaves, treedef = jax.tree_util.tree_flatten(
             (args, kwargs), is_leaf=lambda x: isinstance(x, (Variable, Tensor)))
         key, template, positions, arrays = [treedef], [], [], []
@@ -162,7 +181,7 @@ class Function:
                         "StringLookup).")
             if isinstance(x, _ARRAYS):
                 if isinstance(x, jax.core.Tracer):   # inside an outer trace: inline
-                    return self.python_function(*args, **kwargs)
+                    return self._run_function(*args, **kwargs)
                 key.append((x.shape, x.dtype, getattr(x, "weak_type", False)))
                 template.append(None)
                 positions.append(i)
@@ -185,13 +204,13 @@ class Function:
         random.global_seed_generator()   # process-wide state, not this function's to create
         created = []
         with _on_variable_created(created.append if first else self._refuse_variable):
-            trace = _Trace(self.python_function, self._name, treedef, template, positions,
+            trace = _Trace(self._run_function, self._name, treedef, template, positions,
                            arrays)
         if created:
             # As tf.function: trace once more; a function that creates Variables on
             # every call (rather than on the first only) creates them again here.
             with _on_variable_created(self._refuse_variable):
-                trace = _Trace(self.python_function, self._name, treedef, template,
+                trace = _Trace(self._run_function, self._name, treedef, template,
                                positions, arrays)
         return trace
 
@@ -222,8 +241,10 @@ class Function:
 _PYTHON_CONTROL_FLOW = (
     "loopax.function {name!r} branches in Python on a traced value (an `if` or `while` "
     "on a Tensor or Variable, or bool()/float() of one; see the JAX error above). Inside "
-    "a compiled function values are known only when it runs, and loopax does not "
-    "rewrite Python control flow as tf.function's autograph does. Use "
+    "a compiled function values are known only when it runs. Autograph rewrites the "
+    "`if`/`while`/`for` statements of the decorated function itself (unless "
+    "autograph=False or do_not_convert), not those of functions it calls, nor "
+    "int()/float()/bool() of a traced value. Use "
     "loopax.ops.cond(pred, true_fn, false_fn) for an `if`, "
     "loopax.ops.while_loop(cond, body, loop_vars) for a `while`, loopax.ops.where(c, a, "
     "b) to select elementwise, or loopax.ops.fori_loop / scan; a `for i in range(n)` "
@@ -231,19 +252,29 @@ _PYTHON_CONTROL_FLOW = (
     "loopax.function(fn, jit_compile=False).")
 
 
+_ESCAPED_VALUE = (
+    "loopax.function {name!r}: a value computed inside a compiled branch or loop (an `if`, "
+    "`while` or `for` on a traced value, which autograph turns into lax.cond / "
+    "lax.while_loop, or loopax.ops.cond / while_loop) escaped it through a Python side "
+    "effect, e.g. appended to a Python list or stored on an object. Inside such a loop only its loop variables carry values out: collect values "
+    "in a tf.TensorArray (`ta = ta.write(i, x)`) or a preallocated tensor, and assign "
+    "attributes after the loop.")
+
+
 class _Method(Function):
     """A `Function` decorating a method, bound to one instance (held weakly: the
     instance's Function lives as long as the instance)."""
 
     def __init__(self, function, obj):
-        instance, fn = weakref.ref(obj), function.python_function
+        instance, fn = weakref.ref(obj), function._run_function
 
-        @functools.wraps(fn)
+        @functools.wraps(function.python_function)
         def method(*args, **kwargs):
             return fn(instance(), *args, **kwargs)
 
         super().__init__(method, jit_compile=function.jit_compile,
-                         reduce_retracing=function.reduce_retracing, name=function._name)
+                         reduce_retracing=function.reduce_retracing, name=function._name,
+                         autograph=False)   # `fn` is already converted
 
 
 @contextlib.contextmanager
@@ -259,9 +290,13 @@ def _on_variable_created(hook):
 
 class _LiftingScope(StateScope):
     """The scope of the one trace of a signature: the first time the function
-    reads a Variable, the read returns a stand-in, a traced copy of the value
-    (the copy marks where the value enters the program; the trace then lets
-    it become an argument of the compiled function)."""
+    reads a Variable, the scope takes a concrete copy of its value (the copy
+    marks where the value enters the program; the trace then lets it become an
+    argument of the compiled function). Each read returns that copy through an
+    `optimization_barrier`, a tracer (no Python branching on it) of whichever
+    trace reads it: a read inside a `lax.cond` branch or loop body (autograph's,
+    `loopax.ops.cond`'s) is that inner trace's, and the copy stays one constant
+    of the whole program."""
 
     def __init__(self):
         super().__init__()
@@ -269,14 +304,24 @@ class _LiftingScope(StateScope):
 
     def _lookup(self, var):
         hit = self._values.get(id(var))
-        if hit is not None:
-            return hit[1]
-        with jax.ensure_compile_time_eval():
-            copy = jnp.array(var._value, copy=True)
-        self.stand_ins.append((var, copy))
-        value = jax.lax.optimization_barrier(copy)   # a tracer: no Python branching on it
-        self._values[id(var)] = (var, value)
+        if hit is None:
+            with jax.ensure_compile_time_eval():
+                copy = jnp.array(var._value, copy=True)
+            self.stand_ins.append((var, copy))
+            hit = self._values[id(var)] = (var, _StandIn(copy))
+        value = hit[1]
+        if isinstance(value, _StandIn):   # read, not assigned (yet)
+            return jax.lax.optimization_barrier(value.copy)
         return value
+
+
+class _StandIn:
+    """The concrete copy of a Variable read (not assigned) in a trace."""
+
+    __slots__ = ("copy",)
+
+    def __init__(self, copy):
+        self.copy = copy
 
 
 class _Trace:
@@ -312,6 +357,9 @@ class _Trace:
                 # Read inside the scope: a returned Variable is its value after
                 # the step's assignments (as in TensorFlow), not a trace-time constant.
                 outputs = [_array_of(x) for x in leaves if _is_array(x)]
+                for x in leaves:
+                    if isinstance(x, _autograph.Undefined):   # defined on one path only
+                        x._fail()
             self.out_leaves = [None if _is_array(x) else x for x in leaves]
             self.assigned = scope.assigned_variables
             return outputs, [scope.get_current_value(v) for v in self.assigned]
@@ -321,6 +369,11 @@ class _Trace:
                 [jax.ShapeDtypeStruct(np.shape(a), jnp.result_type(a)) for a in arrays])
         except jax.errors.ConcretizationTypeError as e:
             raise TypeError(_PYTHON_CONTROL_FLOW.format(name=self.name)) from e
+        except jax.errors.UnexpectedTracerError as e:
+            raise TypeError(_ESCAPED_VALUE.format(name=self.name)) from e
+        if any(isinstance(c, jax.core.Tracer) for c in closed.consts) and not tracing():
+            # a tracer of an inner (branch or loop body) trace the program closes over
+            raise TypeError(_ESCAPED_VALUE.format(name=self.name))
         self.jaxpr, self.n_out = closed.jaxpr, sum(x is None for x in self.out_leaves)
         const_slot = {id(c): i for i, c in enumerate(closed.consts)}
         inputs = [(v, const_slot[id(c)]) for v, c in scope.stand_ins if id(c) in const_slot]

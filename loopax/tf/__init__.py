@@ -7,8 +7,9 @@ defaults (`argmax` along axis 0, `reduce_*(axis, keepdims)`,
 `random.uniform(shape, minval, maxval, dtype, seed)`, ...) and return
 `loopax.Tensor`s. docs/guides/migrating_from_tf_keras.md lists every name,
 what it maps to, and what stays out (string, ragged and sparse tensors,
-SavedModel graphs, autograph), each of which raises an error naming the
-alternative.
+SavedModel graphs), each of which raises an error naming the alternative.
+`tf.function` rewrites Python control flow on tensors as TensorFlow's
+autograph does (`tf.autograph`).
 """
 
 import sys as _sys
@@ -207,3 +208,14 @@ _sys.modules[f"{__name__}.strings"] = strings
 # `tf.metrics.BinaryAccuracy`)
 metrics, losses, optimizers = keras.metrics, keras.losses, keras.optimizers
 # ---- end of issue 36 items 6 and 7 ---------------------------------------------------
+
+# ---- issue 36 item 5: tf.autograph (autograph of tf.function, loopax/src/autograph.py) ----
+from loopax.src.tf_compat import autograph  # noqa: E402
+
+_sys.modules[f"{__name__}.autograph"] = autograph
+
+# ---- issue 36 item 4: tf.saved_model and tf.lite on loopax.export (loopax's own format) ----
+from loopax.src.tf_compat import lite, saved_model  # noqa: E402
+
+_sys.modules[f"{__name__}.saved_model"] = saved_model
+_sys.modules[f"{__name__}.lite"] = lite

@@ -54,6 +54,26 @@ class TensorShape(tuple):
         return f"TensorShape({list(self)})"
 
 
+class _UnknownRank(TensorShape):
+    """`TensorShape(None)` of a `TensorSpec(None, ...)`: any rank. A tf.function
+    binds any value to it; tf.saved_model.save takes the rank from the shapes the
+    function was called with (StableHLO needs it)."""
+
+    rank = None
+
+    def __new__(cls):
+        return tuple.__new__(cls, ())
+
+    def as_list(self):
+        raise ValueError("as_list() is not defined on an unknown TensorShape.")
+
+    def is_compatible_with(self, other):
+        return True
+
+    def __repr__(self):
+        return "TensorShape(None)"
+
+
 class TensorSpec:
     """The shape (None: any size) and dtype a `tf.function` argument must have.
 
@@ -64,7 +84,7 @@ class TensorSpec:
     """
 
     def __init__(self, shape, dtype=dtypes.float32, name=None):
-        self.shape = TensorShape(shape)
+        self.shape = _UnknownRank() if shape is None else TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.name = name
 
@@ -158,6 +178,7 @@ class TFFunction:
         target = python_function if bound_to is None else python_function.__get__(bound_to)
         self._signature = inspect.signature(target)
         self._methods = weakref.WeakKeyDictionary()
+        self._bound_to = bound_to
         functools.update_wrapper(self, python_function)
 
     @property
@@ -189,11 +210,71 @@ class TFFunction:
         return self._compiled.experimental_get_tracing_count()
 
     def get_concrete_function(self, *args, **kwargs):
-        """This function itself (XLA compiles per shape on the first call)."""
-        return self
+        """This function for the given TensorSpecs (its input_signature, e.g. for
+        `tf.saved_model.save(..., signatures=...)`); given arrays, or nothing, this
+        function itself (XLA compiles per shape on the first call)."""
+        specs = list(args) + list(kwargs.values())
+        if specs and all(isinstance(s, TensorSpec) for s in specs) and not kwargs:
+            return TFFunction(self._compiled, self._python_function, specs,
+                              bound_to=self._bound_to)
+        if not specs:
+            return self
+        return ConcreteFunction(self, args, kwargs)
 
     def __repr__(self):
         return f"<loopax.tf.function {self._name}>"
+
+
+class ConcreteFunction:
+    """`f.get_concrete_function(...)` given values as well as TensorSpecs (or tensors):
+    the values are fixed, as TensorFlow's tracing bakes them in; the function is
+    called with the remaining (tensor) arguments only.
+
+    Args:
+        function: the `TFFunction`.
+        args, kwargs: the arguments of `get_concrete_function`.
+    """
+
+    def __init__(self, function, args, kwargs):
+        self._function = function
+        try:
+            bound = function._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{function._name}.get_concrete_function: {e}") from None
+        self._fixed = dict(bound.arguments)
+        self._inputs = [name for name, value in bound.arguments.items()
+                        if isinstance(value, TensorSpec) or _is_tensor_like(value)]
+        self.input_signature = [
+            value if isinstance(value, TensorSpec) else TensorSpec.from_tensor(value, name)
+            for name, value in bound.arguments.items() if name in self._inputs]
+
+    def __call__(self, *args, **kwargs):
+        if len(args) > len(self._inputs):
+            raise TypeError(f"{self._function._name}: this concrete function takes "
+                            f"{len(self._inputs)} tensor arguments ({', '.join(self._inputs)}); "
+                            f"got {len(args)}.")
+        given = dict(zip(self._inputs, args))
+        for name, value in kwargs.items():
+            if name not in self._inputs or name in given:
+                raise TypeError(
+                    f"{self._function._name}: this concrete function takes only "
+                    f"{', '.join(self._inputs)} (the other arguments were fixed when it was "
+                    f"made); got an unexpected argument {name!r}.")
+            given[name] = value
+        missing = [n for n in self._inputs if n not in given]
+        if missing:
+            raise TypeError(f"{self._function._name}: missing tensor argument(s) "
+                            f"{', '.join(missing)}.")
+        arguments = dict(self._fixed, **given)
+        bound = inspect.BoundArguments(self._function._signature, arguments)
+        return self._function(*bound.args, **bound.kwargs)
+
+    def __repr__(self):
+        return f"<ConcreteFunction {self._function._name}({', '.join(self._inputs)})>"
+
+
+def _is_tensor_like(value):
+    return isinstance(value, (Tensor, Variable, jax.Array, np.ndarray))
 
 
 def function(func=None, input_signature=None, autograph=True, jit_compile=None,
@@ -208,7 +289,8 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None,
     """
     def wrap(fn):
         compiled = Function(fn, jit_compile=jit_compile is not False,
-                            reduce_retracing=reduce_retracing, name=name)
+                            reduce_retracing=reduce_retracing, name=name,
+                            autograph=bool(autograph))
         return TFFunction(compiled, fn, input_signature)
     return wrap if func is None else wrap(func)
 

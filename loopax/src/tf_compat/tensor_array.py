@@ -46,6 +46,14 @@ class TensorArray:
         dtype, dynamic_size, size = aux
         return cls(dtype, size, dynamic_size, _buffer=children[0])
 
+    def _autograph_loop_init(self, after_one_iteration):
+        """(autograph) This array as a compiled loop carries it: first written inside
+        the loop, its buffer gets the shape one iteration gave it (zeros until written)."""
+        written = getattr(after_one_iteration, "_buffer", None)
+        if self._buffer is not None or written is None:
+            return self
+        return self._with(jnp.zeros(written.shape, self.dtype))
+
     def _with(self, buffer):
         return TensorArray(self.dtype, buffer.shape[0], self.dynamic_size, _buffer=buffer)
 

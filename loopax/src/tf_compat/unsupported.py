@@ -6,13 +6,6 @@ _NO_RAGGED = ("loopax has no ragged or sparse tensors (XLA needs dense, static s
               "pad to a fixed length with loopax.preprocessing.sequence.pad_sequences "
               "and use a mask (layers.Masking / Embedding(mask_zero=True)), or pass a "
               "dense array.")
-_NO_SAVED_MODEL = ("loopax does not write or read SavedModel graphs: save a model with "
-                   "model.save('model.keras') or its weights with "
-                   "model.save_weights('x.weights.h5'), and a Module's Variables with "
-                   "tf.train.Checkpoint.")
-_NO_AUTOGRAPH = ("loopax does not rewrite Python control flow (autograph): inside "
-                 "tf.function use tf.cond / tf.while_loop for branches and loops on "
-                 "tensors; Python `for i in range(n)` with a Python n works as written.")
 _NO_GRAPH = ("loopax runs TensorFlow 2 code only (eager, tf.function): there are no "
              "graphs or sessions; use tf.GradientTape for gradients and tf.function to "
              "compile.")
@@ -20,7 +13,6 @@ _NO_GRAPH = ("loopax runs TensorFlow 2 code only (eager, tf.function): there are
 OUT = {
     "RaggedTensor": _NO_RAGGED, "ragged": _NO_RAGGED, "SparseTensor": _NO_RAGGED,
     "sparse": _NO_RAGGED, "RaggedTensorSpec": _NO_RAGGED, "SparseTensorSpec": _NO_RAGGED,
-    "saved_model": _NO_SAVED_MODEL, "autograph": _NO_AUTOGRAPH,
     "compat": _NO_GRAPH, "Graph": _NO_GRAPH, "Session": _NO_GRAPH,
     "placeholder": _NO_GRAPH, "gradients": _NO_GRAPH,
 }
