@@ -84,3 +84,33 @@ def test_absolute_entries_inside_the_folder_are_kept(tmp_path):
     assert manager.restore_or_initialize() == os.path.abspath(saved)
     np.testing.assert_array_equal(np.asarray(ckpt.v.value), [3.0, 3.0])
     assert tf.train.latest_checkpoint(str(folder)) == os.path.abspath(saved)
+
+
+@pytest.mark.parametrize("which", ["state", "shard"])
+def test_a_fifo_in_place_of_a_checkpoint_file_is_refused_without_blocking(tmp_path, which):
+    folder = tmp_path / "ckpts"
+    manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2)
+    path = manager.save()
+    target = folder / ("checkpoint" if which == "state" else "ckpt-1.safetensors")
+    target.unlink()
+    os.mkfifo(target)
+    name = "a checkpoint state file" if which == "state" else "a checkpoint file"
+    with pytest.raises(ValueError, match=rf"{target.name} \({name}\) is a FIFO"):
+        if which == "state":
+            tf.train.latest_checkpoint(str(folder))
+        else:
+            _checkpoint().restore(path)
+
+
+def test_a_damaged_state_file_or_shard_names_the_file(tmp_path):
+    folder = tmp_path / "ckpts"
+    manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2)
+    path = manager.save()
+    shard = folder / "ckpt-1.safetensors"
+    shard.write_bytes(shard.read_bytes()[:-4])          # truncated data
+    with pytest.raises(ValueError, match="ckpt-1.safetensors: its header declares 12 bytes of data but the file holds 8"):
+        _checkpoint().restore(path)
+    (folder / "checkpoint").write_bytes(b'model_checkpoint_path: "ckpt-\xff"\n')
+    with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\) is not "
+                                         "utf-8 text"):
+        tf.train.latest_checkpoint(str(folder))

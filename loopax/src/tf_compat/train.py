@@ -35,10 +35,14 @@ from loopax.src.distribution import placement
 from loopax.src.module import Module
 from loopax.src.saving import weights_file
 from loopax.src.state import Variable, _state
+from loopax.src.utils import safe_open
 
 FORMAT = "loopax.tf.checkpoint"
 SUFFIX = ".safetensors"
 STATE_FILE = "checkpoint"
+# A state file lists one line per kept checkpoint (a few hundred bytes each): a
+# million checkpoints fit.
+MAX_STATE_BYTES = 64 * 2**20
 
 
 def _named_variables(name, obj, out):
@@ -237,8 +241,7 @@ class Checkpoint:
             raise FileNotFoundError(
                 f"No checkpoint at {save_path!r} (looked for {filename}). Pass the path "
                 "that save() returned, or tf.train.latest_checkpoint(directory).")
-        with open(filename, "rb") as f:
-            arrays = weights_file.read_safetensors(f.read(), filename)
+        arrays = _read_checkpoint_file(filename)
         variables = {k: v for k, v in self._variables().items() if k not in skip}
         self._deferred.clear()
         self._deferred.update({k: arrays[k] for k in set(arrays) - set(skip)})
@@ -267,6 +270,21 @@ class Checkpoint:
                 _initialize(variable, value)
             else:
                 variable.assign(value)
+
+
+def _read_checkpoint_file(filename):
+    """`{key: array}` of a checkpoint file: a regular file (a FIFO or a device is
+    refused before it is read), its header checked first, and the data it declares
+    read entry by entry, never more than the file holds."""
+    with safe_open.open_regular(filename, "a checkpoint file") as f:
+        size = os.fstat(f.fileno()).st_size
+        header = weights_file.read_header(f, filename, min(size, weights_file.MAX_HEADER_BYTES))
+        declared, held = sum(n for _, _, n in header.values()), size - f.tell()
+        if declared != held:
+            raise ValueError(f"{filename}: its header declares {declared} bytes of data but "
+                             f"the file holds {held}; the checkpoint is damaged or truncated. "
+                             "Restore an earlier checkpoint, or save again.")
+        return weights_file.read_arrays(f, header, set(header), filename)
 
 
 def _initialize(variable, value):
@@ -329,8 +347,9 @@ def _read_state(directory, latest_filename=None):
     path = os.path.join(directory, latest_filename or STATE_FILE)
     if not os.path.exists(path):
         return None, []
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = safe_open.read_text(path, MAX_STATE_BYTES, "a checkpoint state file",
+                               hint="A state file lists checkpoints, one per line: "
+                               "delete it (the checkpoints stay) and save again.")
     listed, latest = [], None
     for line in text.splitlines():
         match = _ENTRY.match(line.strip())
