@@ -113,3 +113,22 @@ def test_damaged_images_name_the_file(tmp_path):
     path.write_bytes(buffer.getvalue()[:-40])           # truncated
     with pytest.raises(ValueError, match=r"a.png is not an image loopax can read"):
         directory_datasets.load_image(path, (8, 8), 3)
+
+
+def test_follow_links_walks_each_directory_once(tmp_path):
+    """A link back up the tree (a loop) and a second link to one directory: the
+    old code listed 42 files for 2 (os.walk follows the loop until ELOOP)."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "x.txt").write_text(name)
+    os.symlink(tmp_path, tmp_path / "a" / "loop")
+    os.symlink(tmp_path / "b", tmp_path / "a" / "also_b")
+    os.symlink(tmp_path / "a", tmp_path / "a" / "self")
+    ds = directory_datasets.text_dataset_from_directory(
+        tmp_path, follow_links=True, shuffle=False, verbose=False, batch_size=None)
+    assert sorted(os.path.relpath(p, tmp_path) for p in ds.file_paths) == [
+        "a/also_b/x.txt", "a/x.txt", "b/x.txt"]
+    ds = directory_datasets.text_dataset_from_directory(
+        tmp_path, follow_links=False, shuffle=False, verbose=False, batch_size=None)
+    assert sorted(os.path.relpath(p, tmp_path) for p in ds.file_paths) == ["a/x.txt",
+                                                                           "b/x.txt"]
