@@ -67,3 +67,35 @@ def test_text_and_json_errors_name_the_file(tmp_path):
         safe_open.read_json(path, 10**6, "a word index")
     path.write_text(json.dumps({"a": [[[1]]]}))
     assert safe_open.read_json(path, 100) == {"a": [[[1]]]}
+
+
+def _readers():
+    import numpy as np
+
+    import loopax
+    from loopax.src.applications import imagenet_utils
+    from loopax.src.datasets import fashion_mnist
+
+    def load_weights(path):
+        model = loopax.Sequential([loopax.Input((2,)), loopax.layers.Dense(1)])
+        model.load_weights(path)
+
+    return {
+        "vocabulary": lambda p: loopax.layers.StringLookup(vocabulary=str(p)),
+        "class-index": lambda p: imagenet_utils.decode_predictions(
+            np.zeros((1, 1000)), class_index_path=str(p)),
+        "load_model": lambda p: loopax.saving.load_model(str(p)),
+        "load_weights": load_weights,
+        "fashion-mnist": lambda p: fashion_mnist._read_idx(str(p), 8),
+        "keras-file-check": lambda p: loopax.saving.load_model(str(p) + ".keras"),
+    }
+
+
+@pytest.mark.parametrize("reader", sorted(_readers()))
+def test_every_reader_refuses_a_fifo_without_blocking(tmp_path, reader):
+    """Each of these blocked forever in open() on the old code."""
+    path = tmp_path / "pipe.weights.h5"
+    os.mkfifo(path)
+    os.mkfifo(str(path) + ".keras")
+    with pytest.raises(ValueError, match="is a FIFO"):
+        _readers()[reader](path)
