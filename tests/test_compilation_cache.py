@@ -134,3 +134,33 @@ def test_a_program_loaded_from_the_cache_reports_about_its_compile_as_saved(
     load = time.perf_counter() - start
     saved = compilation_cache.compile_seconds_saved() - before
     assert 0.5 - load <= saved <= 0.5   # compiled in under a second: stored as 0
+
+
+def test_the_directory_is_created_private(tmp_path, restore_cache_setting):
+    directory = tmp_path / "new" / "jax"
+    assert loopax.config.enable_compilation_cache(str(directory))
+    assert os.stat(directory).st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o757, 0o777])
+def test_a_directory_others_can_write_leaves_the_cache_off(tmp_path, restore_cache_setting,
+                                                           mode):
+    """Another user who can write the folder can swap an entry (a program JAX runs
+    unchecked); the old code used such a folder."""
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    os.chmod(directory, mode)
+    with pytest.warns(UserWarning, match=r"stays off.*is not private: other users can write"
+                                         r".*chmod 700"):
+        assert loopax.config.enable_compilation_cache(str(directory)) is False
+    assert loopax.config.compilation_cache_dir() is None
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="giving a folder to another user needs root")
+def test_a_directory_of_another_user_leaves_the_cache_off(tmp_path, restore_cache_setting):
+    directory = tmp_path / "theirs"
+    directory.mkdir(mode=0o700)
+    os.chown(directory, 54321, -1)
+    with pytest.warns(UserWarning, match=r"owned by another user \(uid 54321"):
+        assert loopax.config.enable_compilation_cache(str(directory)) is False

@@ -46,7 +46,7 @@ IN_FUNCTION_ALLOWED = {
 LAYERS = [
     ("base", ["loopax.src", "loopax.src.api_export", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
               "loopax.src.compilation_cache", "loopax.src.serialization",
-              "loopax.src.utils", "loopax.src.datasets", "loopax.src.distribution",
+              "loopax.src.utils", "loopax.src.distribution",
               "loopax.src.mixed_precision"]),
     ("state", ["loopax.src.state"]),
     ("tensor", ["loopax.src.tensor"]),
@@ -64,7 +64,8 @@ LAYERS = [
                         "loopax.src.quantizers"]),
     ("layers", ["loopax.src.layers"]),
     # files: weights, model archives, Keras files, checkpoints, exported programs
-    ("saving", ["loopax.src.saving", "loopax.src.export"]),
+    # datasets: their files are read with saving/archive.py's bounded zip reader
+    ("saving", ["loopax.src.saving", "loopax.src.export", "loopax.src.datasets"]),
     ("losses, metrics, optimizers", ["loopax.src.losses", "loopax.src.metrics",
                                      "loopax.src.optimizers"]),
     ("trainers", ["loopax.src.callbacks", "loopax.src.trainers",

@@ -12,14 +12,23 @@ bounded to `DEFAULT_MAX_SIZE_BYTES` with least-recently-used eviction.
   `jax.config.update("jax_compilation_cache_dir", ...)` before importing loopax) is left
   as the user set it.
 * A directory that cannot be written leaves the cache off with a warning, never an error.
-  An unreadable or corrupt entry makes JAX warn and compile again; an entry written by
-  another jax version is never read (the version is part of the key).
+  An entry JAX cannot read (truncated, garbage) makes it warn and compile again; an entry
+  written by another jax version is never read (the version is part of the key).
+
+Trust: an entry is a compiled program, and JAX runs the one stored under a key without
+checking it against the program it was compiled from (JAX offers no such check): an
+entry swapped by whoever can write the directory is run as is, and can change results
+(`x * 3` computed for `x + 1`). So the directory is trusted only as far as it is private:
+loopax creates it readable and writable by its owner only (0700), and leaves the cache off
+with a warning when the directory is not owned by the current user or another user can
+write it (group- or world-writable). See docs/saving.md, "The compilation cache".
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import threading
 import warnings
 
@@ -58,10 +67,11 @@ def enable_compilation_cache(directory: str | None = None,
             programs are removed past it. -1 for no bound.
 
     Returns:
-        True if the cache is on; False (with a warning) if `directory` cannot be written.
+        True if the cache is on; False (with a warning) if `directory` cannot be written,
+        is not owned by the current user, or another user can write it.
     """
     directory = os.path.abspath(os.path.expanduser(directory or _default_dir()))
-    if not _writable(directory):
+    if not _writable(directory) or not _private(directory):
         return False
     jax.config.update("jax_compilation_cache_max_size", int(max_size_bytes))
     # Every program, however quick to compile: a short script's compile time is many
@@ -139,9 +149,29 @@ def _on_duration_event(event: str, seconds: float, **kwargs) -> None:
 jax.monitoring.register_event_duration_secs_listener(_on_duration_event)
 
 
+def _private(directory: str) -> bool:
+    """Whether only the current user can write `directory` (its owner, no group or
+    world write bit); warns and returns False otherwise."""
+    info = os.stat(directory)
+    problem = None
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        problem = f"it is owned by another user (uid {info.st_uid}, not {os.getuid()})"
+    elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        problem = (f"other users can write it (mode {stat.S_IMODE(info.st_mode):o}), and "
+                   "a program stored there is run as is")
+    if problem is None:
+        return True
+    warnings.warn(
+        f"loopax: the compilation cache stays off: {directory!r} is not private: {problem}. "
+        f"Make it yours and private (chmod 700 {directory!r}), point LOOPAX_COMPILATION_CACHE "
+        "at a private directory, or set LOOPAX_COMPILATION_CACHE=0 to silence this.",
+        stacklevel=3)
+    return False
+
+
 def _writable(directory: str) -> bool:
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
         probe = os.path.join(directory, f".loopax-probe-{os.getpid()}")
         with open(probe, "wb"):
             pass

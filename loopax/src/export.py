@@ -30,6 +30,7 @@ from loopax.src import dtypes, tree
 from loopax.src.api_export import export
 from loopax.src.saving.archive import open_archive, parse_json, read_entry
 from loopax.src.state import Variable, pure
+from loopax.src.utils import safe_open
 
 FORMAT = "loopax-export"
 VERSION = 1
@@ -267,26 +268,109 @@ def load(filepath):
     Raises:
         ValueError: the file is not such an archive, or is damaged.
     """
+    filepath = os.fspath(filepath)
+    safe_open.require_regular(filepath, "an export archive")
     limit = os.path.getsize(filepath)   # stored entries: none is larger than the file
-    with open_archive(filepath) as zf:
+    with open_archive(filepath, "an export archive") as zf:
         names = set(zf.namelist())
         if "manifest.json" not in names:
             raise ValueError(f"{filepath} is not a loopax export archive (no manifest.json); "
                              "write one with loopax.export.ExportArchive.write_out.")
         manifest = parse_json(read_entry(zf, "manifest.json", limit, filepath, "the manifest"),
                               filepath, "manifest.json")
-        if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
-            raise ValueError(f"{filepath}: an export archive of format "
-                             f"{manifest.get('format')!r} version {manifest.get('version')!r}; "
-                             f"this loopax reads {FORMAT!r} version {VERSION}.")
-        data = read_entry(zf, "variables.npz", limit, filepath, "the variables")
-        with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as npz:
-            arrays = {key: npz[key] for key in npz.files}
+        _check_manifest(manifest, names, filepath)
+        arrays = _read_variables(zf, limit, filepath)
+        keys = [f"v{i}" for i in range(manifest["variables"])]
+        keys += [key for collection in manifest["collections"].values() for key in collection]
+        missing = sorted(set(keys) - set(arrays))
+        if missing:
+            raise _damaged(filepath, f"variables.npz lacks the arrays {missing[:10]} that "
+                                     "manifest.json names")
         values = [arrays[f"v{i}"] for i in range(manifest["variables"])]
         collections = {name: [arrays[key] for key in keys]
                        for name, keys in manifest["collections"].items()}
         endpoints = {}
         for name in manifest["endpoints"]:
-            blob = read_entry(zf, f"endpoints/{name}.jax_exported", limit, filepath, "an endpoint")
-            endpoints[name] = jax_export.deserialize(blob)
+            entry = f"endpoints/{name}.jax_exported"
+            blob = read_entry(zf, entry, limit, filepath, "an endpoint")
+            endpoints[name] = _deserialize(blob, filepath, entry, len(values))
     return ReloadedArchive(endpoints, values, collections)
+
+
+def _damaged(filepath, what) -> ValueError:
+    return ValueError(f"{filepath} is a damaged export archive: {what}. Write it again with "
+                      "loopax.export.ExportArchive.write_out (or copy it again).")
+
+
+def _is_name_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _check_manifest(manifest, names, filepath):
+    """Refuses a manifest that is not the one `write_out` writes, or names entries
+    the archive lacks, naming the file and the field."""
+    if not isinstance(manifest, dict):
+        raise _damaged(filepath, "manifest.json is not a JSON object")
+    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        raise ValueError(f"{filepath}: an export archive of format "
+                         f"{manifest.get('format')!r} version {manifest.get('version')!r}; "
+                         f"this loopax reads {FORMAT!r} version {VERSION}.")
+    count = manifest.get("variables")
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 10**7:
+        raise _damaged(filepath, f"manifest.json's 'variables' is {str(count)[:50]!r}, not a "
+                                 "count")
+    endpoints = manifest.get("endpoints")
+    if not _is_name_list(endpoints) or not endpoints:
+        raise _damaged(filepath, "manifest.json's 'endpoints' is not a list of names")
+    for name in endpoints:
+        if not name.isidentifier():
+            raise _damaged(filepath, f"the endpoint name {name[:50]!r} is not an identifier")
+        if f"endpoints/{name}.jax_exported" not in names:
+            raise _damaged(filepath, f"manifest.json names the endpoint {name!r} but the "
+                                     f"archive has no endpoints/{name}.jax_exported")
+    collections = manifest.get("collections")
+    if not isinstance(collections, dict) or not all(
+            isinstance(k, str) and k.isidentifier() and _is_name_list(v)
+            for k, v in collections.items()):
+        raise _damaged(filepath, "manifest.json's 'collections' is not a dict of names to "
+                                 "lists of array names")
+    if "variables.npz" not in names:
+        raise _damaged(filepath, "it has no variables.npz")
+
+
+def _read_variables(zf, limit, filepath):
+    """The arrays of the archive's `variables.npz`, read with the bounded zip reader
+    (each at most the archive's own size: `write_out` stores them uncompressed, so
+    a deflated array inflating past that is refused)."""
+    data = read_entry(zf, "variables.npz", limit, filepath, "the variables")
+    where = f"{filepath} (variables.npz)"
+    arrays = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as inner:
+            for member in inner.namelist():
+                raw = read_entry(inner, member, limit, where, "a variable")
+                if not member.endswith(".npy"):
+                    continue
+                arrays[member[:-len(".npy")]] = np.lib.format.read_array(
+                    io.BytesIO(bytes(raw)), allow_pickle=False)
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as e:
+        if str(e).startswith(where):
+            raise
+        raise _damaged(filepath, f"variables.npz cannot be read ({type(e).__name__}: "
+                                 f"{str(e)[:200]})") from None
+    return arrays
+
+
+def _deserialize(blob, filepath, entry, n_values):
+    """The `jax.export.Exported` of endpoint `entry`, its StableHLO parsed now (a
+    damaged one is found at load, not at the first call)."""
+    try:
+        exported = jax_export.deserialize(bytearray(blob))
+        exported.mlir_module()            # parses the serialized StableHLO
+    except Exception as e:   # flatbuffers, MLIR and JAX raise many types for bad bytes
+        raise _damaged(filepath, f"{entry} is not a serialized JAX program "
+                                 f"({type(e).__name__}: {str(e)[:200]})") from None
+    if len(exported.in_avals) < n_values:
+        raise _damaged(filepath, f"{entry} takes {len(exported.in_avals)} inputs, fewer than "
+                                 f"the archive's {n_values} variables")
+    return exported

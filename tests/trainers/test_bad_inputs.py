@@ -150,7 +150,12 @@ def test_a_callback_may_predict_inside_fit():
     (np.full(32, 3), r"class indices in \[0, 3\).*e\.g\. 3"),
     (np.full(32, -1), r"class indices in \[0, 3\).*e\.g\. -1"),
     (np.full(32, 0.5, "float32"), "non-integer values"),
-], ids=["label-too-large", "label-negative", "label-float"])
+    # int64 labels int32 cannot hold: the old check ran after the cast, 2**40 trained as 0
+    (np.full(32, 2**40), r"class indices in \[0, 3\).*e\.g\. 1099511627776"),
+    (np.full(32, -2**40), r"class indices in \[0, 3\).*e\.g\. -1099511627776"),
+    (np.full(32, 2**40, "uint64"), r"class indices in \[0, 3\).*e\.g\. 1099511627776"),
+], ids=["label-too-large", "label-negative", "label-float", "label-2**40", "label--2**40",
+        "label-uint64-2**40"])
 def test_sparse_labels_outside_the_classes_raise(labels, match):
     model = classifier()
     before = model.get_weights()
@@ -166,6 +171,8 @@ def test_sparse_labels_in_validation_data_are_checked():
     model = classifier()
     with pytest.raises(ValueError, match=r"validation data.*\[0, 3\)"):
         model.fit(X2, np.zeros(32, "int32"), validation_data=(X2, np.full(32, 7)), verbose=0)
+    with pytest.raises(ValueError, match=r"\[0, 3\).*e\.g\. 1099511627776"):
+        model.fit(X2, np.full(32, 2**40), validation_split=0.25, verbose=0)
 
 
 def test_ignore_class_labels_are_allowed():

@@ -7,14 +7,13 @@ are read from local paths (Keras's published files).
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from loopax.src import config as _config
 from loopax.src.saving import keras_format
-from loopax.src.utils import file_utils
+from loopax.src.utils import file_utils, safe_open
 
 CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
 TORCH_MEAN, TORCH_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -110,8 +109,7 @@ def decode_predictions(preds, top=5, class_index_path=None):
             "(loopax downloads nothing). Download Keras's imagenet_class_index.json from "
             f"{CLASS_INDEX_URL} (md5 {CLASS_INDEX_MD5}) and pass its path as "
             f"class_index_path=..., or save it as {default_class_index_path()!r}.")
-    with open(path, encoding="utf-8") as f:
-        index = json.load(f)
+    index = safe_open.read_json(path, 16 * 2**20, "the ImageNet class index")   # real: 35 kB
     results = []
     for row in preds:
         best = np.argsort(row)[::-1][:top]
@@ -316,7 +314,8 @@ def load_application_weights(model, path):
     if path.endswith(".weights.h5") or path.endswith(".keras"):
         model.load_weights(path)
         return model
-    with open(path, "rb") as f, keras_format.open_h5(f, path) as h5file:
+    with safe_open.open_regular(path, "a Keras weights file") as f, \
+            keras_format.open_h5(f, path) as h5file:
         if "layer_names" not in h5file.attrs:
             raise ValueError(f"{path}: not a Keras HDF5 weight file (no 'layer_names'); "
                              "name a Keras 3 weight file '*.weights.h5'.")

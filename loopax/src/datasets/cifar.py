@@ -6,12 +6,16 @@ pickle reader that only builds NumPy arrays."""
 from __future__ import annotations
 
 import os
+import pickle
+import struct
 import tarfile
+import zlib
 
 import numpy as np
 
 from loopax.src.config import image_data_format
 from loopax.src.datasets import dataset_files
+from loopax.src.utils import safe_open
 
 
 def read_batches(archive_path, folder, names, label_key):
@@ -29,22 +33,61 @@ def read_batches(archive_path, folder, names, label_key):
     return np.concatenate(images), np.concatenate(labels)
 
 
+# The largest pickle of the real archives: CIFAR-100's train batch, 50,000
+# images of 3,072 bytes plus labels and file names (a few MB).
+MAX_PICKLE_BYTES = 50_000 * 3072 + 16 * 2**20
+# The most bytes of a `.tar.gz` decompressed while looking for a member (the real
+# archives: about 180 MB).
+MAX_TAR_BYTES = 1 * 2**30
+
+
 def _unpickle(archive_path, member):
     if os.path.isdir(archive_path):
         candidates = [os.path.join(archive_path, member),
                       os.path.join(archive_path, os.path.basename(member))]
         for candidate in candidates:
             if os.path.exists(candidate):
-                with open(candidate, "rb") as f:
-                    return dataset_files.ArrayUnpickler(f, encoding="bytes").load()
+                with safe_open.open_regular(candidate, "a CIFAR batch") as f:
+                    return _load_pickle(f, candidate)
         raise FileNotFoundError(f"{archive_path} has no {member} (looked for {candidates}).")
-    with tarfile.open(archive_path, "r:gz") as archive:
+    where = f"{archive_path} (member {member!r})"
+    with safe_open.open_regular(archive_path, "a CIFAR archive") as f:
         try:
-            stream = archive.extractfile(member)
-        except KeyError:
-            raise ValueError(f"{archive_path} has no member {member!r}: is it the right "
-                             "archive?") from None
-        return dataset_files.ArrayUnpickler(stream, encoding="bytes").load()
+            with tarfile.open(fileobj=f, mode="r|gz") as archive:
+                for info in archive:
+                    if info.offset_data + info.size > MAX_TAR_BYTES:
+                        raise ValueError(
+                            f"{archive_path} goes on past {MAX_TAR_BYTES} bytes before "
+                            f"{member!r}; refused (the real archive is about 180 MB): "
+                            "delete it and download it again.")
+                    if info.name != member:
+                        continue
+                    if not info.isfile():
+                        raise ValueError(f"{where} is not a regular file in the archive; "
+                                         "delete it and download it again.")
+                    if info.size > MAX_PICKLE_BYTES:
+                        raise ValueError(
+                            f"{where} declares {info.size} bytes, more than a CIFAR batch "
+                            f"holds ({MAX_PICKLE_BYTES}); refused: delete it and download "
+                            "it again.")
+                    return _load_pickle(archive.extractfile(info), where)
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+            raise ValueError(f"{archive_path} is not a readable .tar.gz ({type(e).__name__}: "
+                             f"{str(e)[:200]}); delete it and download it again.") from None
+    raise ValueError(f"{archive_path} has no member {member!r}: is it the right archive?")
+
+
+def _load_pickle(stream, where):
+    try:
+        return dataset_files.ArrayUnpickler(stream, encoding="bytes", max_bytes=MAX_PICKLE_BYTES,
+                                            where=where).load()
+    except pickle.UnpicklingError as e:
+        raise pickle.UnpicklingError(f"{where}: {e}") from None
+    except (EOFError, TypeError, KeyError, AttributeError,
+            IndexError, struct.error, UnicodeDecodeError) as e:
+        raise ValueError(f"{where} is not a CIFAR batch loopax can read "
+                         f"({type(e).__name__}: {str(e)[:200]}); delete it and download it "
+                         "again.") from None
 
 
 def as_image_data_format(x):

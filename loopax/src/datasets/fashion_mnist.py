@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 
 import numpy as np
 
 from loopax.src.datasets import dataset_files
+from loopax.src.utils import safe_open
 
 ORIGIN_FOLDER = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 FILES = ("train-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
@@ -48,6 +50,16 @@ def load_data(path=None):
             (x_test.reshape(len(y_test), 28, 28), y_test))
 
 
+# The largest real file, train-images: 60,000 images of 784 bytes and a header.
+MAX_IDX_BYTES = 60_000 * 784 + 16
+
+
 def _read_idx(path, header_bytes):
-    with gzip.open(path, "rb") as f:
-        return np.frombuffer(f.read(), np.uint8, offset=header_bytes)
+    with safe_open.open_regular(path, "a Fashion-MNIST file") as raw:
+        try:
+            with gzip.GzipFile(fileobj=raw) as f:
+                data = safe_open.read_stream(f, MAX_IDX_BYTES, path, "a Fashion-MNIST file")
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{path} is not a readable .gz file ({type(e).__name__}: "
+                             f"{str(e)[:200]}); delete it and download it again.") from None
+    return np.frombuffer(data, np.uint8, offset=header_bytes)

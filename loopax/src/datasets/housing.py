@@ -46,7 +46,7 @@ def load_california_housing(version="large", path="california_housing.npz", test
 def _load(path, name, sha256, test_split, seed, limit=None):
     dataset_files.check_test_split(test_split)
     file = dataset_files.dataset_path(path, name, ORIGIN_FOLDER + name, sha256)
-    arrays = dataset_files.load_npz(file, ("x", "y"))
+    arrays = dataset_files.load_npz(file, ("x", "y"), 16 * 2**20)   # the real ones: < 2 MB
     x, y = arrays["x"][:limit], arrays["y"][:limit]
     x, y = dataset_files.shuffled(seed, x, y)
     (x_train, y_train), (x_test, y_test) = dataset_files.split_at_fraction(test_split, x, y)

@@ -12,6 +12,7 @@ belong in the data pipeline, as in Keras. The vocabulary is part of
 from __future__ import annotations
 
 import collections
+import io
 
 import jax.numpy as jnp
 import numpy as np
@@ -23,6 +24,7 @@ from loopax.src.layers.hashing import hash_to_bins
 from loopax.src.layers.layer import Layer
 from loopax.src.serialization import quoted
 from loopax.src.tensor import unwrap
+from loopax.src.utils import safe_open
 
 
 def _as_list(values):
@@ -41,11 +43,16 @@ def check_vocabulary_path(layer, path):
             "itself). If you trust this file, load it with safe_mode=False.")
 
 
+# The largest vocabulary file read (a million tokens of 200 bytes fit).
+MAX_VOCABULARY_BYTES = 256 * 2**20
+
+
 def read_vocabulary_file(layer, path):
     """The tokens of a text file, one a line (Keras's vocabulary file format)."""
     check_vocabulary_path(layer, path)
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+    text = safe_open.read_text(path, MAX_VOCABULARY_BYTES, "a vocabulary file")
+    # the lines as `open(path)` iterates them (universal newlines)
+    return [line.rstrip("\n") for line in io.StringIO(text, newline=None)]
 
 
 class IndexLookup(Layer):

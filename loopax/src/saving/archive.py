@@ -19,6 +19,8 @@ import zipfile
 import zlib
 
 from loopax.src.serialization import quoted
+from loopax.src.utils import safe_open
+from loopax.src.utils.safe_open import json_depth
 
 # The largest config.json (or Keras config) read: a model's description, with a
 # StringLookup vocabulary of a million tokens in it, fits many times over.
@@ -41,14 +43,16 @@ def corrupt(filepath, entry, error) -> ValueError:
 
 
 @contextlib.contextmanager
-def open_archive(filepath):
-    """`zipfile.ZipFile(filepath)`, its damage reported as `corrupt`."""
-    try:
-        zf = zipfile.ZipFile(filepath)
-    except DAMAGE as e:
-        raise corrupt(filepath, None, e) from None
-    with zf:
-        yield zf
+def open_archive(filepath, what="a zip archive"):
+    """`zipfile.ZipFile` of the regular file `filepath` (a FIFO or a device is
+    refused before anything is read), its damage reported as `corrupt`."""
+    with safe_open.open_regular(filepath, what) as f:
+        try:
+            zf = zipfile.ZipFile(f)
+        except DAMAGE as e:
+            raise corrupt(filepath, None, e) from None
+        with zf:
+            yield zf
 
 
 def check_declared_size(zf, name, limit, filepath, role):
@@ -149,16 +153,3 @@ def parse_json(data: bytes, filepath, name="config.json"):
         raise ValueError(f"{filepath}: {name} nests lists and dicts {depth} deep, more than a "
                          f"model config does ({MAX_CONFIG_DEPTH}); refused.")
     return value
-
-
-def json_depth(value) -> int:
-    """How deeply lists and dicts nest in `value` (iteratively: no recursion)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in item)
-    return deepest

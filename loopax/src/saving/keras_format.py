@@ -38,6 +38,7 @@ from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
 from loopax.src.serialization import quoted
 from loopax.src.state import Variable
+from loopax.src.utils import safe_open
 
 CONFIG = "config.json"
 WEIGHTS = "model.weights.h5"
@@ -633,7 +634,7 @@ def _some(items, limit=20) -> str:
 
 def is_keras_file(filepath) -> bool:
     """An HDF5 file, or a zip archive laid out as Keras 3's `.keras`."""
-    with open(filepath, "rb") as f:
+    with safe_open.open_regular(filepath, "a model or weights file") as f:
         head = f.read(8)
     if head == HDF5_SIGNATURE:
         return True

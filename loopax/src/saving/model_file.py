@@ -27,6 +27,7 @@ import zipfile
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.saving import archive, keras_format, training_state, weights_file
+from loopax.src.utils import safe_open
 from loopax.src.version import __version__
 
 CONFIG = "config.json"
@@ -146,6 +147,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         from loopax.src.saving import checkpoint_folders
         with serialization.safe_mode_scope(safe_mode):
             return checkpoint_folders.load_model(filepath, custom_objects, compile)
+    safe_open.require_regular(filepath, "a model file")
     if not zipfile.is_zipfile(filepath):
         if weights_file._is_zip(filepath):
             raise ValueError(f"{filepath} is a damaged or truncated zip archive.")

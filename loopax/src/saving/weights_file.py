@@ -43,6 +43,7 @@ from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
 from loopax.src.saving import archive, keras_format
+from loopax.src.utils import safe_open
 
 FORMAT = "loopax.weights"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -394,6 +395,7 @@ def load_weights(model, filepath, skip_mismatch=False):
     if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
         from loopax.src.saving import checkpoint_folders
         return checkpoint_folders.load_weights(model, filepath, skip_mismatch=skip_mismatch)
+    safe_open.require_regular(filepath, "a weights file")
     if keras_format.is_keras_file(filepath):
         return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     if _is_zip(filepath):

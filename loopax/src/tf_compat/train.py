@@ -35,10 +35,14 @@ from loopax.src.distribution import placement
 from loopax.src.module import Module
 from loopax.src.saving import weights_file
 from loopax.src.state import Variable, _state
+from loopax.src.utils import safe_open
 
 FORMAT = "loopax.tf.checkpoint"
 SUFFIX = ".safetensors"
 STATE_FILE = "checkpoint"
+# A state file lists one line per kept checkpoint (a few hundred bytes each): a
+# million checkpoints fit.
+MAX_STATE_BYTES = 64 * 2**20
 
 
 def _named_variables(name, obj, out):
@@ -196,7 +200,7 @@ class Checkpoint:
         self.save_counter.assign_add(1)
         path = self.write(f"{file_prefix}-{int(self.save_counter.value)}")
         directory = os.path.dirname(os.path.abspath(path))
-        previous = _read_state(directory)
+        _, previous = _read_state(directory)
         _write_state(directory, path, previous + [path])
         return path
 
@@ -237,8 +241,7 @@ class Checkpoint:
             raise FileNotFoundError(
                 f"No checkpoint at {save_path!r} (looked for {filename}). Pass the path "
                 "that save() returned, or tf.train.latest_checkpoint(directory).")
-        with open(filename, "rb") as f:
-            arrays = weights_file.read_safetensors(f.read(), filename)
+        arrays = _read_checkpoint_file(filename)
         variables = {k: v for k, v in self._variables().items() if k not in skip}
         self._deferred.clear()
         self._deferred.update({k: arrays[k] for k in set(arrays) - set(skip)})
@@ -267,6 +270,21 @@ class Checkpoint:
                 _initialize(variable, value)
             else:
                 variable.assign(value)
+
+
+def _read_checkpoint_file(filename):
+    """`{key: array}` of a checkpoint file: a regular file (a FIFO or a device is
+    refused before it is read), its header checked first, and the data it declares
+    read entry by entry, never more than the file holds."""
+    with safe_open.open_regular(filename, "a checkpoint file") as f:
+        size = os.fstat(f.fileno()).st_size
+        header = weights_file.read_header(f, filename, min(size, weights_file.MAX_HEADER_BYTES))
+        declared, held = sum(n for _, _, n in header.values()), size - f.tell()
+        if declared != held:
+            raise ValueError(f"{filename}: its header declares {declared} bytes of data but "
+                             f"the file holds {held}; the checkpoint is damaged or truncated. "
+                             "Restore an earlier checkpoint, or save again.")
+        return weights_file.read_arrays(f, header, set(header), filename)
 
 
 def _initialize(variable, value):
@@ -322,24 +340,51 @@ def _keep_alive_by_objects(checkpoint, value):
 _ENTRY = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
 
 
-def _read_state(directory):
-    """The checkpoint paths listed in `directory/checkpoint`, oldest first (absolute)."""
-    path = os.path.join(directory, STATE_FILE)
+def _read_state(directory, latest_filename=None):
+    """`(latest, listed)`: the checkpoint paths in `directory`'s state file (the
+    latest, or None; all listed, oldest first, the latest included), each confined
+    to `directory` (see `_confined`)."""
+    path = os.path.join(directory, latest_filename or STATE_FILE)
     if not os.path.exists(path):
-        return []
+        return None, []
+    text = safe_open.read_text(path, MAX_STATE_BYTES, "a checkpoint state file",
+                               hint="A state file lists checkpoints, one per line: "
+                               "delete it (the checkpoints stay) and save again.")
     listed, latest = [], None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            match = _ENTRY.match(line.strip())
-            if match:
-                entry = os.path.join(directory, match[2])
-                if match[1] == "model_checkpoint_path":
-                    latest = entry
-                else:
-                    listed.append(entry)
+    for line in text.splitlines():
+        match = _ENTRY.match(line.strip())
+        if match:
+            entry = _confined(directory, match[2], path)
+            if match[1] == "model_checkpoint_path":
+                latest = entry
+            else:
+                listed.append(entry)
     if latest is not None and latest not in listed:
         listed.append(latest)
-    return listed
+    return latest, listed
+
+
+def _inside(root, path) -> bool:
+    """Whether `path`, symlinks resolved, lies strictly inside folder `root`."""
+    root = os.path.realpath(root)
+    resolved = os.path.realpath(path)
+    return resolved != root and os.path.commonpath([root, resolved]) == root
+
+
+def _confined(directory, entry, state_path):
+    """The path of state-file `entry`, as TensorFlow resolves it (a relative entry
+    joined to `directory`, an absolute one as it is), refused unless it and its
+    file lie inside `directory`: TensorFlow would restore or delete a checkpoint of
+    another folder that a state file names; loopax reads and removes only its own."""
+    full = entry if os.path.isabs(entry) else os.path.join(directory, entry)
+    if not (_inside(directory, full) and _inside(directory, _file_of(full))):
+        raise ValueError(
+            f"{state_path}: the entry {entry!r} names a checkpoint outside the folder "
+            f"{directory!r}; refused (a checkpoint folder's state file lists only that "
+            "folder's checkpoints, and loopax never restores or deletes another folder's). "
+            "Remove that line (or the whole state file), or copy the checkpoint into "
+            "the folder and list it by its file name.")
+    return full
 
 
 def _write_state(directory, latest, all_paths):
@@ -360,17 +405,14 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
 
     Returns:
         A path for `Checkpoint.restore`, or None when there is no checkpoint.
+
+    Raises:
+        ValueError: the state file names a checkpoint outside `checkpoint_dir` (an
+            absolute path elsewhere, `../`, a symlink out), is not UTF-8 text, or is
+            not a regular file.
     """
-    path = os.path.join(checkpoint_dir, latest_filename or STATE_FILE)
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            match = _ENTRY.match(line.strip())
-            if match and match[1] == "model_checkpoint_path":
-                found = os.path.join(checkpoint_dir, match[2])
-                return found if os.path.exists(_file_of(found)) else None
-    return None
+    found, _ = _read_state(os.fspath(checkpoint_dir), latest_filename)
+    return found if found is not None and os.path.exists(_file_of(found)) else None
 
 
 class CheckpointManager:
@@ -386,6 +428,12 @@ class CheckpointManager:
         step_counter: Accepted for TensorFlow compatibility; unused.
         checkpoint_interval: Accepted for TensorFlow compatibility; unused.
         init_fn: Called by `restore_or_initialize` when there is no checkpoint.
+
+    Paths in the folder's `checkpoint` state file are resolved as TensorFlow
+    resolves them (relative ones inside `directory`, absolute ones as written) and
+    refused with a ValueError naming the file and the entry unless they lie inside
+    `directory`: `save()` never removes, and `restore_or_initialize` never restores,
+    a file of another folder.
     """
 
     def __init__(self, checkpoint, directory, max_to_keep, keep_checkpoint_every_n_hours=None,
@@ -400,7 +448,8 @@ class CheckpointManager:
         self._prefix = os.path.join(self.directory, checkpoint_name)
         self._init_fn = init_fn
         os.makedirs(self.directory, exist_ok=True)
-        self._paths = [p for p in _read_state(self.directory) if os.path.exists(_file_of(p))]
+        _, listed = _read_state(self.directory)
+        self._paths = [p for p in listed if os.path.exists(_file_of(p))]
 
     @property
     def checkpoints(self):
@@ -430,9 +479,11 @@ class CheckpointManager:
         path = self._checkpoint.write(f"{self._prefix}-{number}")
         self._paths = [p for p in self._paths if p != path] + [path]
         while self.max_to_keep is not None and len(self._paths) > self.max_to_keep:
-            old = self._paths.pop(0)
-            if os.path.exists(_file_of(old)):
-                os.remove(_file_of(old))
+            old = _file_of(self._paths.pop(0))
+            # every listed path was confined when read; checked again here, as
+            # nothing outside the folder may ever be removed
+            if _inside(self.directory, old) and os.path.lexists(old):
+                os.remove(old)
         _write_state(self.directory, path, self._paths)
         return path
 

@@ -240,14 +240,40 @@ def check_validation_split_arg(validation_split, subset, shuffle, seed):
 
 def _files_under(directory, formats, follow_links):
     """Paths relative to `directory` of its files ending in `formats` (any case),
-    directories walked in sorted order and the files of each sorted."""
-    found = []
-    for root, _, files in sorted(os.walk(directory, followlinks=follow_links),
-                                 key=lambda entry: entry[0]):
+    directories walked in sorted order and the files of each sorted. With
+    `follow_links`, each directory (by device and inode) is walked once: a link
+    back up the tree (a loop) or a second link to a directory adds nothing."""
+    found, walked, visited = [], [], set()
+    for root, dirs, files in os.walk(directory, followlinks=follow_links):
+        if follow_links:
+            try:
+                key = _directory_key(root)
+            except OSError:
+                dirs[:] = []
+                continue
+            if key in visited:
+                dirs[:] = []
+                continue
+            visited.add(key)
+            dirs[:] = [d for d in sorted(dirs) if _unvisited(os.path.join(root, d), visited)]
+        walked.append((root, files))
+    for root, files in sorted(walked, key=lambda entry: entry[0]):
         for name in sorted(files):
             if name.lower().endswith(formats):
                 found.append(os.path.relpath(os.path.join(root, name), directory))
     return found
+
+
+def _directory_key(path):
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
+def _unvisited(path, visited):
+    try:
+        return _directory_key(path) not in visited
+    except OSError:
+        return False
 
 
 def index_directory(directory, labels, formats, class_names=None, shuffle=True, seed=None,

@@ -11,6 +11,8 @@ Keras lists them, and `validation_split`/`subset` take the last
 
 from __future__ import annotations
 
+import struct
+import warnings
 import wave
 
 import numpy as np
@@ -18,7 +20,7 @@ import numpy as np
 from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.ops.image import resize
-from loopax.src.utils import dataset_utils
+from loopax.src.utils import dataset_utils, image_utils, safe_open
 from loopax.src.utils.dataset_utils import BatchDataset
 from loopax.src.utils.image_utils import pil_image
 
@@ -133,11 +135,15 @@ def load_image(path, image_size, channels, interpolation="bilinear",
     """One image file as a float32 array `(*image_size, channels)` (0–255), the
     first frame of an animation, resized as `loopax.ops.image.resize` does
     ("bilinear" and "nearest" in NumPy: no compilation per image size)."""
-    with pil_image().open(path) as img:
+    with image_utils.open_image(path) as img:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
         if not (img.mode == mode or channels == 1 and img.mode in ("I;16", "I")):
             img = img.convert(mode)
-        x = np.asarray(img, dtype="float32")
+        # 8-bit images stay uint8 until resized (a quarter of the memory of float32
+        # at full size); the values are the same (uint8 times float32 is float32)
+        x = np.asarray(img)
+        if x.dtype != np.uint8:
+            x = x.astype("float32")
     if x.ndim == 2:
         x = x[:, :, None]
     if interpolation in ("bilinear", "nearest"):
@@ -146,8 +152,9 @@ def load_image(path, image_size, channels, interpolation="bilinear",
         elif pad_to_aspect_ratio:
             x = _pad_to_aspect_ratio(x, image_size)
         x = _resize_axis(_resize_axis(x, image_size[0], 0, interpolation),
-                         image_size[1], 1, interpolation)
+                         image_size[1], 1, interpolation).astype("float32", copy=False)
     else:
+        x = x.astype("float32", copy=False)
         x = np.asarray(resize(x, image_size, interpolation=interpolation,
                               crop_to_aspect_ratio=crop_to_aspect_ratio,
                               pad_to_aspect_ratio=pad_to_aspect_ratio,
@@ -243,13 +250,36 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
                   batch_size, shuffle, seed, load_batch_of, "text")
 
 
+# The most bytes of one text file read without `max_length` (Keras reads it all).
+MAX_TEXT_BYTES = 256 * 2**20
+
+
 def read_text(path, max_length=None):
-    """A text file's contents (UTF-8), cut to its first `max_length` bytes."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """A text file's contents, cut to its first `max_length` bytes (as Keras's
+    `tf.strings.substr`); read whole only up to `MAX_TEXT_BYTES`.
+
+    UTF-8 text is decoded as such. A file that is not UTF-8 keeps its bytes, as
+    Keras's (bytes) strings keep them: each undecodable byte becomes a lone
+    surrogate (Python's "surrogateescape": `text.encode("utf-8",
+    "surrogateescape")` gives the file's bytes back), with a warning naming the
+    file; a character cut by `max_length` keeps its leading bytes that way too."""
     if max_length is not None:
-        data = data[:max_length]
-    return data.decode("utf-8", errors="ignore")
+        data = safe_open.read_bytes(path, max_length, "a text sample", truncate=True)
+    else:
+        data = safe_open.read_bytes(path, MAX_TEXT_BYTES, "a text sample",
+                                    hint="Pass max_length= to read each file's first "
+                                         "max_length bytes.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        cut_at_end = max_length is not None and len(data) == max_length and \
+            e.reason == "unexpected end of data"
+        if not cut_at_end:
+            warnings.warn(f"{path} is not UTF-8 text (byte {e.start}: "
+                          f"{data[e.start:e.start + 1]!r}); its undecodable bytes are kept "
+                          "as lone surrogates (text.encode('utf-8', 'surrogateescape') gives "
+                          "them back). Re-save the file as UTF-8.", stacklevel=2)
+        return data.decode("utf-8", errors="surrogateescape")
 
 
 # ---------------------------------------------------------------- audio
@@ -311,25 +341,46 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
                   batch_size, shuffle, seed, load_batch_of, "audio")
 
 
+# The most bytes of samples read from one `.wav` without `output_sequence_length`
+# (an hour of 48 kHz 16-bit stereo is 0.7 GB).
+MAX_AUDIO_BYTES = 1 * 2**30
+
+
 def read_wav(path, sampling_rate=None, output_sequence_length=None):
     """A PCM `.wav` file as float32 `(samples, channels)` in [-1, 1) (as
-    `tf.audio.decode_wav`), cut or zero-padded to `output_sequence_length`."""
-    with wave.open(str(path), "rb") as f:
-        width, channels, rate = f.getsampwidth(), f.getnchannels(), f.getframerate()
-        frames = f.readframes(f.getnframes())
+    `tf.audio.decode_wav`), cut or zero-padded to `output_sequence_length`
+    (only that many frames are read)."""
+    try:
+        with safe_open.open_regular(path, "a .wav file") as raw, wave.open(raw, "rb") as f:
+            width, channels, rate = f.getsampwidth(), f.getnchannels(), f.getframerate()
+            frames = f.getnframes()
+            if output_sequence_length is not None:
+                frames = min(frames, output_sequence_length)
+            elif frames * width * channels > MAX_AUDIO_BYTES:
+                raise ValueError(
+                    f"{path} declares {frames} frames ({frames * width * channels} bytes), "
+                    f"more than loopax reads from one clip ({MAX_AUDIO_BYTES} bytes); "
+                    "pass output_sequence_length= to read each clip's first samples.")
+            data = f.readframes(frames)
+    except (wave.Error, EOFError, struct.error) as e:
+        raise ValueError(f"{path} is not a PCM .wav file loopax can read "
+                         f"({type(e).__name__}: {str(e)[:200]}); the file is damaged or "
+                         "truncated, or not PCM: convert it to 8-, 16- or 32-bit PCM .wav.") \
+            from None
     if sampling_rate is not None and rate != sampling_rate:
         raise ValueError(f"{path} is sampled at {rate} Hz, not sampling_rate={sampling_rate}; "
                          "loopax does not resample: resample the files, or pass "
                          "sampling_rate=None.")
     if width == 1:   # 8-bit PCM is unsigned
-        audio = (np.frombuffer(frames, np.uint8).astype("float32") - 128) / 128
+        audio = (np.frombuffer(data, np.uint8).astype("float32") - 128) / 128
     elif width in (2, 4):
         dtype = {2: "<i2", 4: "<i4"}[width]
-        audio = np.frombuffer(frames, dtype).astype("float32") / 2.0 ** (8 * width - 1)
+        samples = np.frombuffer(data[:len(data) // width * width], dtype)
+        audio = samples.astype("float32") / 2.0 ** (8 * width - 1)
     else:
         raise ValueError(f"{path}: {8 * width}-bit samples are not supported; use 8-, 16- "
                          "or 32-bit PCM.")
-    audio = audio.reshape(-1, channels)
+    audio = audio[:len(audio) // channels * channels].reshape(-1, channels)
     if output_sequence_length is not None:
         audio = pad_clips([audio[:output_sequence_length]], output_sequence_length)[0]
     return audio

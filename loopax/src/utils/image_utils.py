@@ -13,9 +13,14 @@ from loopax.src.api_export import export
 from loopax.src.config import image_data_format
 from loopax.src.dtypes import floatx
 from loopax.src.ops.image import resize
+from loopax.src.utils import safe_open
 
 PIL_INTERPOLATIONS = ("nearest", "bilinear", "bicubic", "hamming", "box", "lanczos")
 COLOR_MODES = {"grayscale": "L", "rgb": "RGB", "rgba": "RGBA"}
+# loopax's own caps on an image file it decodes: the pixels (11,585 x 11,585; a
+# 0.5 MB PNG can declare 13,000 x 13,000, 2 GB once decoded) and the file's bytes.
+MAX_IMAGE_PIXELS = 2**27
+MAX_IMAGE_FILE_BYTES = 512 * 2**20
 
 
 def pil_image():
@@ -142,7 +147,7 @@ def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
         A `PIL.Image.Image` in the asked color mode (grayscale keeps 16- and
         32-bit images as they are).
     """
-    Image = pil_image()
+    pil_image()   # fail early without Pillow
     if color_mode not in COLOR_MODES:
         raise ValueError(f'`color_mode` must be "grayscale", "rgb" or "rgba", '
                          f"got {color_mode!r}.")
@@ -152,14 +157,48 @@ def load_img(path, color_mode="rgb", target_size=None, interpolation="nearest",
         raise TypeError(f"load_img: `path` must be a path or io.BytesIO, not "
                         f"{type(path).__name__}.")
     if isinstance(path, io.BytesIO):
-        img = Image.open(path)
+        img = decode_image(path, "an io.BytesIO")
     else:
-        with open(path, "rb") as f:
-            img = Image.open(io.BytesIO(f.read()))
+        img = open_image(path)
     img = _convert_mode(img, color_mode)
     if target_size is not None:
         img = _resize(img, target_size, interpolation, keep_aspect_ratio)
     return img
+
+
+def open_image(path):
+    """The decoded `PIL.Image` of the image file `path`: a regular file of at most
+    `MAX_IMAGE_FILE_BYTES`, declaring at most `MAX_IMAGE_PIXELS` pixels (checked
+    from its header, before decoding); Pillow's errors named with the path."""
+    data = safe_open.read_bytes(path, MAX_IMAGE_FILE_BYTES, "an image file")
+    return decode_image(io.BytesIO(data), path)
+
+
+def decode_image(stream, where):
+    """`PIL.Image.open(stream)`, decoded, within `MAX_IMAGE_PIXELS`; errors name `where`."""
+    Image = pil_image()
+    try:
+        with warnings.catch_warnings():   # loopax's own cap, below, decides
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(stream)
+        width, height = img.size
+    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError) as e:
+        raise _unreadable(where, e) from None
+    if width * height > MAX_IMAGE_PIXELS:
+        raise ValueError(f"{where} declares {width} x {height} pixels, more than loopax "
+                         f"decodes ({MAX_IMAGE_PIXELS}); refused (decoded it would take "
+                         f"{width * height * 4 / 2**30:.1f} GB or more). Resize the file.")
+    try:
+        img.load()
+    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError) as e:
+        raise _unreadable(where, e) from None
+    return img
+
+
+def _unreadable(where, error):
+    return ValueError(f"{where} is not an image loopax can read ({type(error).__name__}: "
+                      f"{str(error)[:200]}); the file is damaged, truncated or not an image "
+                      "(.bmp, .gif, .jpeg, .jpg, .png): replace it or remove it.")
 
 
 def _convert_mode(img, color_mode):

@@ -116,11 +116,19 @@ def to_array(x, where="x"):
                         "Convert it to a numeric array first, e.g. np.asarray(x, 'float32').")
     if x.dtype == np.float64:
         x = x.astype(dtypes.floatx())
-    elif x.dtype == np.int64 and isinstance(x, np.ndarray):
+    elif x.dtype == np.int64 and isinstance(x, np.ndarray) and _fits_int32(x):
+        # values int32 cannot hold stay int64 here, so that the label checks see them
+        # as given (2**40 is not class 0); JAX converts them as it converts any int64
         x = x.astype(np.int32)
-    elif x.dtype == np.uint64 and isinstance(x, np.ndarray):
+    elif x.dtype == np.uint64 and isinstance(x, np.ndarray) and (
+            x.size == 0 or x.max() <= np.iinfo(np.uint32).max):
         x = x.astype(np.uint32)
     return x
+
+
+def _fits_int32(x) -> bool:
+    return x.size == 0 or (x.min() >= np.iinfo(np.int32).min and
+                           x.max() <= np.iinfo(np.int32).max)
 
 
 def to_arrays(tree, where="x"):

@@ -1,0 +1,116 @@
+"""`tf.train.CheckpointManager` / `latest_checkpoint` read only the checkpoints of
+their own folder: a `checkpoint` state file naming a path elsewhere (absolute,
+`../`, through a symlink) is refused with an error naming the file and the entry,
+and `save()` with `max_to_keep` never removes a file outside the folder.
+(TensorFlow 2.21 joins relative entries to the folder and uses absolute ones as
+written, `checkpoint_management.get_checkpoint_state`; loopax does the same for
+entries inside the folder.)"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import loopax.tf as tf
+
+
+def _checkpoint(value=1.0):
+    return tf.train.Checkpoint(v=tf.Variable(np.full((2,), value, "float32")))
+
+
+def _victim(tmp_path, name="x"):
+    """A safetensors-named file in another folder, saved by a real checkpoint."""
+    other = tmp_path / "other"
+    path = _checkpoint(7.0).write(str(other / name))
+    return other / f"{name}.safetensors", path
+
+
+def _state(folder, *entries):
+    lines = [f'model_checkpoint_path: "{entries[-1]}"']
+    lines += [f'all_model_checkpoint_paths: "{e}"' for e in entries]
+    (folder / "checkpoint").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("kind", ["absolute", "dotdot", "symlink"])
+def test_state_file_naming_another_folder_is_refused(tmp_path, kind):
+    victim_file, victim_prefix = _victim(tmp_path)
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    if kind == "absolute":
+        entry = victim_prefix
+    elif kind == "dotdot":
+        entry = "../other/x"
+    else:
+        os.symlink(tmp_path / "other", folder / "link")
+        entry = "link/x"
+    _state(folder, entry)
+    ckpt = _checkpoint()
+    with pytest.raises(ValueError) as info:
+        tf.train.CheckpointManager(ckpt, str(folder), max_to_keep=1)
+    message = str(info.value)
+    assert str(folder / "checkpoint") in message and repr(entry) in message
+    assert "outside the folder" in message
+    with pytest.raises(ValueError, match="outside the folder"):
+        tf.train.latest_checkpoint(str(folder))
+    assert victim_file.exists()
+    np.testing.assert_array_equal(np.asarray(ckpt.v.value), [1.0, 1.0])
+
+
+def test_save_with_max_to_keep_never_removes_outside(tmp_path):
+    """The old code removed `other/x.safetensors` on the second save."""
+    victim_file, _ = _victim(tmp_path)
+    folder = tmp_path / "ckpts"
+    manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=1)
+    manager.save()
+    # the list a running manager keeps cannot be steered from outside either
+    manager._paths.insert(0, str(tmp_path / "other" / "x"))
+    manager.save()
+    manager.save()
+    assert victim_file.exists()
+    assert sorted(os.listdir(folder)) == ["checkpoint", "ckpt-3.safetensors"]
+
+
+def test_absolute_entries_inside_the_folder_are_kept(tmp_path):
+    """TF 1's Saver wrote absolute paths (save_relative_paths=False): accepted
+    when they name the folder's own files, as TensorFlow accepts them."""
+    folder = tmp_path / "ckpts"
+    first = tf.train.CheckpointManager(_checkpoint(3.0), str(folder), max_to_keep=2)
+    saved = first.save()
+    _state(folder, os.path.abspath(saved))
+    ckpt = _checkpoint()
+    manager = tf.train.CheckpointManager(ckpt, str(folder), max_to_keep=2)
+    assert manager.restore_or_initialize() == os.path.abspath(saved)
+    np.testing.assert_array_equal(np.asarray(ckpt.v.value), [3.0, 3.0])
+    assert tf.train.latest_checkpoint(str(folder)) == os.path.abspath(saved)
+
+
+@pytest.mark.parametrize("which", ["state", "shard"])
+def test_a_fifo_in_place_of_a_checkpoint_file_is_refused_without_blocking(tmp_path, which):
+    folder = tmp_path / "ckpts"
+    manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2)
+    path = manager.save()
+    target = folder / ("checkpoint" if which == "state" else "ckpt-1.safetensors")
+    target.unlink()
+    os.mkfifo(target)
+    name = "a checkpoint state file" if which == "state" else "a checkpoint file"
+    with pytest.raises(ValueError, match=rf"{target.name} \({name}\) is a FIFO"):
+        if which == "state":
+            tf.train.latest_checkpoint(str(folder))
+        else:
+            _checkpoint().restore(path)
+
+
+def test_a_damaged_state_file_or_shard_names_the_file(tmp_path):
+    folder = tmp_path / "ckpts"
+    manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2)
+    path = manager.save()
+    shard = folder / "ckpt-1.safetensors"
+    shard.write_bytes(shard.read_bytes()[:-4])          # truncated data
+    with pytest.raises(ValueError, match="ckpt-1.safetensors: its header declares 12 bytes of data but the file holds 8"):
+        _checkpoint().restore(path)
+    (folder / "checkpoint").write_bytes(b'model_checkpoint_path: "ckpt-\xff"\n')
+    with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\) is not "
+                                         "utf-8 text"):
+        tf.train.latest_checkpoint(str(folder))
