@@ -10,11 +10,13 @@ import pytest
 from jax import lax
 
 import loopax
-from loopax.src.trainers.step_loops import has_slow_convolution
+from loopax.src.trainers import step_loops
+from loopax.src.trainers.step_loops import has_slow_convolution, step_jit
 
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU rule")
 
 NHWC = ("NHWC", "HWIO", "NHWC")
+EIGEN_CONVOLUTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 
 def conv(x, kernel, dimension_numbers=NHWC):
@@ -92,12 +94,13 @@ def programs_compiled_by(run, monkeypatch):
     return made
 
 
-def test_convolution_steps_compile_with_the_older_emitters_and_other_steps_with_the_defaults(
+def test_convolution_steps_compile_with_eigen_convolutions_and_other_steps_with_the_defaults(
         monkeypatch):
-    """A convolution step's time is in Eigen's convolutions, which XLA's element-wise
-    emitters do not touch; the older emitters compile it in about half the time. Every
-    program of that step (train, test, predict; single steps and loops) gets them, so all
-    compute the same bits; a step without a convolution keeps XLA's defaults."""
+    """jaxlib 0.10's XLA:CPU runs convolutions through YNNPACK, 2-3x slower than Eigen
+    here (docs/performance.md); an empty YNN fusion list gives them back to Eigen. Every
+    program of a convolution step (train, test, predict; single steps and loops) gets
+    it, so all compute the same bits; a step without a convolution keeps XLA's
+    defaults."""
     x = np.random.default_rng(0).normal(size=(8, 6, 6, 1)).astype("float32")
     conv_model = small_conv_model(2)
     dense = loopax.Sequential([loopax.Input((6, 6, 1)), loopax.layers.Flatten(),
@@ -112,10 +115,32 @@ def test_convolution_steps_compile_with_the_older_emitters_and_other_steps_with_
     conv_programs = programs_compiled_by(lambda: fit_evaluate_predict(conv_model), monkeypatch)
     # "one": a one-step program ("one_counting_rows" where a padded batch may run it)
     assert {name.partition("_")[0] for name, options in conv_programs
-            if options == {"xla_cpu_use_fusion_emitters": False}} == {"one", "loop"}
+            if options == EIGEN_CONVOLUTIONS} == {"one", "loop"}
     assert [options for _, options in conv_programs if options is not None] and all(
-        options == {"xla_cpu_use_fusion_emitters": False}
-        for _, options in conv_programs if options is not None)
+        options == EIGEN_CONVOLUTIONS for _, options in conv_programs if options is not None)
     dense_programs = programs_compiled_by(lambda: fit_evaluate_predict(dense), monkeypatch)
     assert {name.partition("_")[0] for name, _ in dense_programs} >= {"one"}
     assert [options for _, options in dense_programs if options is not None] == []
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU option")
+def test_a_convolution_step_runs_its_convolution_and_gradients_on_eigen_not_ynnpack():
+    def step(x, k):
+        return jax.value_and_grad(lambda k: jnp.sum(lax.conv_general_dilated(
+            x, k, (1, 1), "VALID", dimension_numbers=NHWC) ** 2))(k)
+
+    def compiled(options):   # at XLA's default optimization level (the suite runs -O0)
+        return jax.jit(step, compiler_options={"xla_backend_optimization_level": 2, **options})
+
+    # (XLA keeps small convolutions off YNNPACK.)
+    x = jnp.asarray(np.random.default_rng(1).normal(size=(8, 13, 13, 32)), jnp.float32)
+    k = jnp.asarray(np.random.default_rng(2).normal(size=(3, 3, 32, 64)), jnp.float32)
+    rule = step_loops.convolution_compiler_options()
+    assert rule == EIGEN_CONVOLUTIONS
+    without = compiled({}).lower(x, k).compile().as_text()
+    with_rule = compiled(rule).lower(x, k).compile().as_text()
+    assert "ynn_fusion" in without   # jaxlib 0.10's default: YNNPACK convolutions
+    assert "ynn_fusion" not in with_rule and " convolution(" in with_rule
+    want = np.asarray(compiled({})(x, k)[1])   # float rounding apart: sums of 15488 terms
+    for got in (compiled(rule)(x, k)[1], step_jit(step)(x, k)[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

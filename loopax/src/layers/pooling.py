@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import jax.numpy as jnp
-from jax import lax
 
 from loopax.src import serialization
 from loopax.src.api_export import export
@@ -23,6 +22,7 @@ from loopax.src.layers.argument_checks import (
 )
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.symbolic import closed_form_output_shape
+from loopax.src.ops import window_pool
 from loopax.src.tensor import unwrap
 
 
@@ -53,24 +53,19 @@ class BasePooling(Layer):
         spatial = x.shape[1:-1] if self.data_format == "channels_last" else x.shape[2:]
         check_window_fits(self, x.shape, spatial, self.pool_size, (1,) * self.rank,
                           self.padding, what="pool_size")
-        window, strides = self._full(self.pool_size), self._full(self.strides)
-        padding = self.padding.upper()
-        # Python-scalar init values let JAX recognise max/sum windows (and
-        # differentiate them under jit).
+        padding, channels_last = self.padding.upper(), self.data_format == "channels_last"
         if self.reduction == "max":
-            lowest = -jnp.inf if jnp.issubdtype(x.dtype, jnp.floating) \
-                else int(jnp.iinfo(x.dtype).min)
-            return lax.reduce_window(x, lowest, lax.max, window, strides, padding)
+            return window_pool.max_pool(x, self.pool_size, self.strides, padding,
+                                        channels_last)
         if not jnp.issubdtype(x.dtype, jnp.floating):
             x = x.astype(self.dtype)
-        total = lax.reduce_window(x, 0.0, lax.add, window, strides, padding)
+        total = window_pool.sum_pool(x, self.pool_size, self.strides, padding, channels_last)
         if self.padding == "valid":
             return total / math.prod(self.pool_size)
         # Count the real (unpadded) entries of each window.
-        spatial_axes = range(1, self.rank + 1) if self.data_format == "channels_last" \
-            else range(2, self.rank + 2)
+        spatial_axes = range(1, self.rank + 1) if channels_last else range(2, self.rank + 2)
         ones = jnp.ones(self._full(tuple(x.shape[a] for a in spatial_axes)), x.dtype)
-        count = lax.reduce_window(ones, 0.0, lax.add, window, strides, padding)
+        count = window_pool.sum_pool(ones, self.pool_size, self.strides, padding, channels_last)
         return total / count
 
     def compute_output_shape(self, input_shape):

@@ -21,6 +21,7 @@ from loopax.src import dtypes
 from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, Axis, DTypeLike
 from loopax.src.config import image_data_format
+from loopax.src.ops import window_pool
 from loopax.src.ops.transposed_conv import transposed_conv
 from loopax.src.ops.utils import as_array, compiled
 from loopax.src.tensor import op
@@ -537,19 +538,15 @@ def _transpose_padding(kernel_size, stride, dilation, padding, output_padding):
 # Pooling
 # --------------------------------------------------------------------------
 
-def _pool(inputs, init, reducer, pool_size, strides, padding, data_format, name):
+def _pool(pool, inputs, pool_size, strides, padding, data_format, name):
+    """`pool` (window_pool's max_pool or sum_pool) over the spatial axes."""
     inputs = as_array(inputs)
     _check_rank(inputs, name)
     n = inputs.ndim - 2
     channels_last = _channels_last(data_format, name)
     window = _spatial(pool_size, n, "pool_size", name)
     strides = window if strides is None else _spatial(strides, n, "strides", name)
-
-    def full(spatial):  # a per-spatial-dim tuple -> one entry per axis
-        return (1,) + spatial + (1,) if channels_last else (1, 1) + spatial
-
-    return lax.reduce_window(inputs, init, reducer, full(window), full(strides),
-                             _padding(padding, name))
+    return pool(inputs, window, strides, _padding(padding, name), channels_last)
 
 
 @op
@@ -570,11 +567,8 @@ def max_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
     Returns:
         The pooled array.
     """
-    inputs = as_array(inputs)
-    dtype = inputs.dtype
-    lowest = -np.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min
-    return _pool(inputs, np.array(lowest, dtype), lax.max, pool_size, strides, padding,
-                 data_format, "max_pool")
+    return _pool(window_pool.max_pool, inputs, pool_size, strides, padding, data_format,
+                 "max_pool")
 
 
 @op
@@ -596,8 +590,7 @@ def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
     Returns:
         The pooled array.
     """
-    zero = np.array(0, inputs.dtype)
-    total = _pool(inputs, zero, lax.add, pool_size, strides, padding, data_format,
+    total = _pool(window_pool.sum_pool, inputs, pool_size, strides, padding, data_format,
                   "average_pool")
     if isinstance(padding, str) and padding.lower() == "valid":
         n = inputs.ndim - 2
@@ -605,7 +598,7 @@ def average_pool(inputs: ArrayLike, pool_size: int | Sequence[int],
     channels_last = _channels_last(data_format, "average_pool")
     spatial = inputs.shape[1:-1] if channels_last else inputs.shape[2:]
     ones = jnp.ones((1,) + spatial + (1,) if channels_last else (1, 1) + spatial, inputs.dtype)
-    counts = _pool(ones, zero, lax.add, pool_size, strides, padding, data_format,
+    counts = _pool(window_pool.sum_pool, ones, pool_size, strides, padding, data_format,
                    "average_pool")
     return total / counts
 

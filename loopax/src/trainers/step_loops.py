@@ -27,14 +27,19 @@ into Eigen's NHWC/HWIO form only at a program's top level (its
 ConvCanonicalization pass walks the entry computation only), so inside a
 `while` body they run as naive loop nests, 20-50x slower (bench/conv_fused.py).
 
-On CPU a program whose step holds a convolution compiles with XLA's older
-element-wise emitters (`step_jit`): its run time is in Eigen's convolutions,
-which the emitters do not touch, and they compile it in about half the time
-(bench/first_result.py's convnet: 2.6 -> 1.4 s of compile CPU per train
-step, steps as fast). Other programs keep XLA's default emitters, which run
-element-wise code (an LSTM's gates, attention's softmax) faster. Every
-program of one step holds the same ops, so a step's single-step program and
-its loops make the same choice and compute the same bits.
+On CPU a program whose step holds a convolution compiles with
+`CONVOLUTION_COMPILER_OPTIONS`: jaxlib 0.10's XLA:CPU hands every convolution
+to YNNPACK, whose kernel gradients run 2-3x slower than Eigen's on this
+machine's AVX-512 cores (mnist_convnet's 32->64 kernel gradient 32 -> 12 ms,
+its forward 16 -> 8 ms); an empty YNN fusion list gives them back to Eigen,
+and the XLA ops of the whole convnet step to about a third (bench/
+vs_tensorflow.py, docs/performance.md). Options the installed jaxlib does not
+know are dropped (checked once). XLA's default element-wise emitters stay: the
+older ones (this rule until #37) compiled a convolution step about 1 s faster
+but ran its element-wise fusions (the layout copies around the convolutions,
+BatchNormalization's gradient) markedly slower. Every program of one step
+holds the same ops, so a step's single-step program and its loops make the
+same choice and compute the same bits.
 
 Every program donates the state (argument 0): training's updates weights and
 optimizer slots in place, and evaluation's and prediction's return the weights
@@ -58,7 +63,25 @@ from loopax.src.losses.padded_rows import padded_rows
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
 
 # XLA:CPU options for programs holding a convolution (see the module docstring).
-CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+_accepted_options = {}
+
+
+def convolution_compiler_options():
+    """`CONVOLUTION_COMPILER_OPTIONS` less those the installed jaxlib refuses
+    (an unknown XLA option fails the compile), checked once per option set."""
+    key = tuple(sorted(CONVOLUTION_COMPILER_OPTIONS.items()))
+    if key not in _accepted_options:
+        accepted = {}
+        for name, value in CONVOLUTION_COMPILER_OPTIONS.items():
+            try:
+                jax.jit(lambda x: x + 1, compiler_options={name: value}).lower(
+                    np.float32(0)).compile()
+                accepted[name] = value
+            except Exception:  # noqa: BLE001 - XLA's error for an unknown option varies
+                pass
+        _accepted_options[key] = accepted
+    return _accepted_options[key]
 
 
 def step_jit(fn, **jit_kwargs):
@@ -83,9 +106,9 @@ class _ConvolutionAwareJit:
 
     def _choose(self, args, kwargs):
         if self._chosen is None:
-            if has_convolution(self._default.trace(*args, **kwargs).jaxpr):
-                self._chosen = jax.jit(self._fn, compiler_options=CONVOLUTION_COMPILER_OPTIONS,
-                                       **self._jit_kwargs)
+            options = convolution_compiler_options()
+            if options and has_convolution(self._default.trace(*args, **kwargs).jaxpr):
+                self._chosen = jax.jit(self._fn, compiler_options=options, **self._jit_kwargs)
             else:
                 self._chosen = self._default
         return self._chosen
