@@ -88,6 +88,9 @@ class TensorShape(tuple):
     def __repr__(self):
         return f"TensorShape({list(self)})"
 
+    def __str__(self):   # `print(x.shape)` shows `(1, 2)`, as TensorFlow's
+        return str(tuple(self))
+
 
 jax.tree_util.register_pytree_node(
     TensorShape, lambda s: (tuple(s), None), lambda _, dims: TensorShape(dims))
@@ -104,6 +107,11 @@ def device_name(array) -> str:
         return ""
     d = devices[0]
     return f"/job:localhost/replica:0/task:{d.process_index}/device:{d.platform.upper()}:{d.id}"
+
+
+# Attributes JAX itself probes on values (`aval`: a JAX type check); a Tensor is
+# not a jax.Array to JAX, so they are not taken from the array it holds.
+_NOT_DELEGATED = frozenset({"aval"})
 
 
 class Tensor(ArrayValue):
@@ -159,7 +167,7 @@ class Tensor(ArrayValue):
         # `jax.Array` it holds (`.at`, `.astype`, `.reshape`, `.sum()`,
         # `.block_until_ready()`, `.sharding`), so code written for Keras on JAX,
         # which treats a layer's output as a `jax.Array`, keeps working.
-        if name.startswith("_"):
+        if name.startswith("_") or name in _NOT_DELEGATED:
             raise AttributeError(f"'Tensor' object has no attribute {name!r}")
         try:
             value = object.__getattribute__(self, "_loopax_value")
@@ -171,7 +179,13 @@ class Tensor(ArrayValue):
             raise AttributeError(
                 f"'Tensor' object has no attribute {name!r} (nor has the jax.Array "
                 f"it holds, `tensor.value`)") from None
-        state.check_not_followed(self)   # jax.Array methods bypass a recording tape
+        if _state.tapes and any(t._follows(self) for t in _state.tapes):
+            # jax.Array methods bypass a recording tape (AttributeError, not TypeError:
+            # JAX probes attributes with hasattr).
+            raise AttributeError(
+                f"'Tensor' object has no attribute {name!r} while a recording "
+                f"GradientTape follows it: the jax.Array's `{name}` would bypass the "
+                f"tape; use the loopax.ops function of that name.")
         return attr
 
     def __iter__(self):
