@@ -40,9 +40,11 @@ def values(output: str, key: str) -> list[float]:
     """The numbers printed after `key=` on the lines of `output`."""
     found = []
     for line in output.splitlines():
-        for part in line.split():
+        parts = line.split()
+        for i, part in enumerate(parts):
             if part.startswith(key + "="):
-                found.append(float(part[len(key) + 1:].rstrip(",")))
+                text = part[len(key) + 1:] or (parts[i + 1] if i + 1 < len(parts) else "")
+                found.append(float(text.rstrip(",")))
     return found
 
 
