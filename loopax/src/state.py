@@ -156,10 +156,12 @@ class ArrayValue:
     """
 
     __slots__ = ()
-    # Let NumPy and JAX defer binary operators to our reflected methods, so
-    # `np_array - variable` comes back to loopax (and to a recording tape).
+    # NumPy's binary operators defer to our reflected methods when the other
+    # operand has a higher `__array_priority__` and no `__array_ufunc__`, so
+    # `np_array - variable` comes back to loopax (and to a recording tape),
+    # while NumPy functions (`np.max(t)`, `np.add(t, 1)`) convert through
+    # `__array__` and return NumPy arrays, as they do on TensorFlow's tensors.
     __array_priority__ = 1000
-    __array_ufunc__ = None
 
     def _read_value(self):
         raise NotImplementedError
@@ -219,6 +221,17 @@ class ArrayValue:
 # Set by loopax.src.initializers: resolves an initializer name ("zeros") for
 # `Variable("zeros", shape=...)`, which Keras code writes.
 _initializer_lookup: Callable | None = None
+
+
+# Set by loopax.src.tensor: wraps the value an eager `assign` returns as a Tensor
+# (this layer does not import the Tensor class).
+_eager_result: Callable | None = None
+
+
+def register_eager_result(wrap: Callable) -> None:
+    """Installs `wrap(array) -> Tensor`, what an eager `Variable.assign*` returns."""
+    global _eager_result
+    _eager_result = wrap
 
 
 def register_initializer_lookup(lookup: Callable) -> None:
@@ -335,7 +348,7 @@ class Variable(ArrayValue):
             return _autocast(self, self._value)
         return self._value
 
-    def assign(self, value: ArrayLike) -> jax.Array:
+    def assign(self, value: ArrayLike, use_locking=None, name=None, read_value=True):
         """Sets the value (shape and dtype must match).
 
         Inside a `StateScope` (a stateless call, `fit`'s step, `loopax.function`) the
@@ -343,9 +356,14 @@ class Variable(ArrayValue):
 
         Args:
             value: The new value, array-like with the Variable's shape; cast to its dtype.
+            use_locking: Accepted for TensorFlow compatibility; unused.
+            name: Accepted for TensorFlow compatibility; unused.
+            read_value: False returns None (TensorFlow's `read_value=False`).
 
         Returns:
-            The assigned `jax.Array`.
+            The assigned value: eagerly (outside any state scope) a `loopax.Tensor`,
+            so `v.assign_add(1.0).numpy()` works as in TensorFlow; inside a scope or a
+            trace the `jax.Array` (or tracer).
 
         Raises:
             ValueError: `value`'s shape differs from the Variable's.
@@ -373,7 +391,9 @@ class Variable(ArrayValue):
             if self._layout is not None:
                 value = placement.place_assigned(value, self._layout)
             self._write(value)
-        return value
+            if _eager_result is not None:
+                return _eager_result(value) if read_value else None
+        return value if read_value else None
 
     def _write(self, value, owned: bool = False) -> None:
         """Stores `value` as the Variable's own value, bypassing scopes and checks.
@@ -386,7 +406,7 @@ class Variable(ArrayValue):
         self._value = value
         self._owned_value = value if owned else None
 
-    def assign_add(self, delta: ArrayLike) -> jax.Array:
+    def assign_add(self, delta: ArrayLike, use_locking=None, name=None, read_value=True):
         """Adds `delta` to the value (`assign(value + delta)`).
 
         Args:
@@ -394,11 +414,11 @@ class Variable(ArrayValue):
                 to the Variable's shape.
 
         Returns:
-            The new value, a `jax.Array`.
+            The new value, as `assign` returns it (a `loopax.Tensor` eagerly).
         """
-        return self.assign(self.value + self._delta(delta))
+        return self.assign(self.value + self._delta(delta), read_value=read_value)
 
-    def assign_sub(self, delta: ArrayLike) -> jax.Array:
+    def assign_sub(self, delta: ArrayLike, use_locking=None, name=None, read_value=True):
         """Subtracts `delta` from the value (`assign(value - delta)`).
 
         Args:
@@ -406,9 +426,9 @@ class Variable(ArrayValue):
                 to the Variable's shape.
 
         Returns:
-            The new value, a `jax.Array`.
+            The new value, as `assign` returns it (a `loopax.Tensor` eagerly).
         """
-        return self.assign(self.value - self._delta(delta))
+        return self.assign(self.value - self._delta(delta), read_value=read_value)
 
     def _delta(self, delta):
         delta = _unwrap(delta)

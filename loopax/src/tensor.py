@@ -25,6 +25,95 @@ from loopax.src.array_types import ArrayLike, DTypeLike
 from loopax.src.state import ArrayValue, Variable, _state
 
 
+class TensorShape(tuple):
+    """A shape whose entries may be None (unknown): a tuple of ints with
+    TensorFlow's `as_list()`, `rank`, `num_elements()`, `is_fully_defined()` and
+    `is_compatible_with()`. `Tensor.shape` is one; indexing gives ints, and it
+    compares (and hashes) as the tuple it is. A JAX pytree like a tuple."""
+
+    def __new__(cls, dims):
+        if dims is None:
+            raise ValueError("loopax.tf: shapes of unknown rank are not supported; give "
+                             "the number of axes (None for an unknown size).")
+        if isinstance(dims, int):
+            dims = (dims,)
+        return super().__new__(cls, (None if d is None else int(d) for d in dims))
+
+    @property
+    def rank(self) -> int:
+        """The number of axes."""
+        return len(self)
+
+    ndims = rank
+
+    @property
+    def dims(self) -> list:
+        """The sizes, as a list (None where unknown)."""
+        return list(self)
+
+    def as_list(self) -> list:
+        """The sizes, as a list of ints (None where unknown)."""
+        return list(self)
+
+    def num_elements(self):
+        """The number of elements (1 for a scalar), or None when a size is unknown."""
+        if None in self:
+            return None
+        return int(np.prod(self, dtype=np.int64))
+
+    def is_fully_defined(self) -> bool:
+        """Whether every size is known."""
+        return None not in self
+
+    def is_compatible_with(self, other) -> bool:
+        """Whether `other` has the same rank and equal sizes where both are known."""
+        other = tuple(other)
+        return len(other) == len(self) and all(
+            a is None or b is None or a == b for a, b in zip(self, other))
+
+    def concatenate(self, other) -> "TensorShape":
+        """This shape followed by `other`'s axes."""
+        return TensorShape(tuple(self) + tuple(other))
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return TensorShape(item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        return TensorShape(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return TensorShape(tuple(other) + tuple(self))
+
+    def __repr__(self):
+        return f"TensorShape({list(self)})"
+
+    def __str__(self):   # `print(x.shape)` shows `(1, 2)`, as TensorFlow's
+        return str(tuple(self))
+
+
+jax.tree_util.register_pytree_node(
+    TensorShape, lambda s: (tuple(s), None), lambda _, dims: TensorShape(dims))
+
+
+def device_name(array) -> str:
+    """TensorFlow's full name of the device holding `array`
+    (`/job:localhost/replica:0/task:0/device:CPU:0`); "" for a traced value."""
+    try:
+        devices = sorted(array.devices(), key=lambda d: d.id)
+    except Exception:   # a tracer, or no device
+        return ""
+    if not devices:
+        return ""
+    d = devices[0]
+    return f"/job:localhost/replica:0/task:{d.process_index}/device:{d.platform.upper()}:{d.id}"
+
+
+# Attributes JAX itself probes on values (`aval`: a JAX type check); a Tensor is
+# not a jax.Array to JAX, so they are not taken from the array it holds.
+_NOT_DELEGATED = frozenset({"aval"})
+
+
 class Tensor(ArrayValue):
     """An immutable array value that a `GradientTape` can follow.
 
@@ -40,7 +129,8 @@ class Tensor(ArrayValue):
             array-like).
     """
 
-    __slots__ = ("_loopax_value", "__weakref__")
+    # `_keras_mask`: the Keras mask a layer's eager output carries (layers/masking.py).
+    __slots__ = ("_loopax_value", "_keras_mask", "__weakref__")
 
     def __init__(self, value):
         self._loopax_value = value
@@ -50,8 +140,16 @@ class Tensor(ArrayValue):
         return self._loopax_value
 
     @property
-    def shape(self) -> tuple:
-        return tuple(self._loopax_value.shape)
+    def shape(self) -> TensorShape:
+        """The shape, a `TensorShape` (a tuple of ints with `as_list()`, `rank`,
+        `num_elements()`)."""
+        return TensorShape(self._loopax_value.shape)
+
+    @property
+    def device(self) -> str:
+        """The device holding the value, named as TensorFlow names it
+        (`/job:localhost/replica:0/task:0/device:CPU:0`)."""
+        return device_name(self._loopax_value)
 
     @property
     def dtype(self):
@@ -64,6 +162,32 @@ class Tensor(ArrayValue):
     def _read_value(self):
         return self._loopax_value
 
+    def __getattr__(self, name):
+        # Called only for names Tensor lacks: the public attributes of the
+        # `jax.Array` it holds (`.at`, `.astype`, `.reshape`, `.sum()`,
+        # `.block_until_ready()`, `.sharding`), so code written for Keras on JAX,
+        # which treats a layer's output as a `jax.Array`, keeps working.
+        if name.startswith("_") or name in _NOT_DELEGATED:
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        try:
+            value = object.__getattribute__(self, "_loopax_value")
+        except AttributeError:
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}") from None
+        try:
+            attr = getattr(value, name)
+        except AttributeError:
+            raise AttributeError(
+                f"'Tensor' object has no attribute {name!r} (nor has the jax.Array "
+                f"it holds, `tensor.value`)") from None
+        if _state.tapes and any(t._follows(self) for t in _state.tapes):
+            # jax.Array methods bypass a recording tape (AttributeError, not TypeError:
+            # JAX probes attributes with hasattr).
+            raise AttributeError(
+                f"'Tensor' object has no attribute {name!r} while a recording "
+                f"GradientTape follows it: the jax.Array's `{name}` would bypass the "
+                f"tape; use the loopax.ops function of that name.")
+        return attr
+
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
@@ -74,8 +198,8 @@ class Tensor(ArrayValue):
     def __repr__(self):
         v = self._loopax_value
         if isinstance(v, jax.core.Tracer):
-            return f"<Tensor traced shape={self.shape} dtype={self.dtype}>"
-        return f"Tensor({np.asarray(v)}, shape={self.shape}, dtype={self.dtype})"
+            return f"<Tensor traced shape={tuple(self.shape)} dtype={self.dtype}>"
+        return f"Tensor({np.asarray(v)}, shape={tuple(self.shape)}, dtype={self.dtype})"
 
     __str__ = __repr__
 
@@ -89,6 +213,7 @@ def _flatten_tensor(t):
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, lambda _, c: Tensor(c[0]))
+state.register_eager_result(Tensor)
 
 
 _WRAPPED = (Variable, Tensor)

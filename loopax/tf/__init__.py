@@ -22,14 +22,18 @@ from loopax import (
     custom_gradient,
     name_scope,
 )
+
+# ---- issue 36, items 1 and 8: versions, the profiler, tf.random.Generator --------
 from loopax.src.tf_compat import (  # noqa: F401
     data,
     dtypes,
     linalg,
     nn,
+    profiler,  # noqa: E402, F401
     random,
     summary,
     train,
+    version,  # noqa: E402, F401
 )
 from loopax.src.tf_compat import math_ops as math
 from loopax.src.tf_compat import unsupported as _unsupported
@@ -166,6 +170,9 @@ from loopax.src.tf_compat.runtime import (  # noqa: F401
 )
 from loopax.src.tf_compat.tensor_array import TensorArray
 from loopax.src.tf_compat.variables import Variable
+from loopax.src.tf_compat.version import VERSION as __version__  # noqa: E402, F401
+
+# ---- end of issue 36, items 1 and 8 ----------------------------------------------
 
 __getattr__ = _unsupported.missing_name
 
@@ -185,7 +192,8 @@ for _name, _namespace in (("math", math), ("nn", nn), ("linalg", linalg), ("data
                           ("train", train), ("summary", summary),
                           ("random", random), ("config", config), ("errors", errors),
                           ("dtypes", dtypes), ("keras", keras),
-                          ("image", image), ("distribute", distribute)):
+                          ("image", image), ("distribute", distribute),
+                          ("profiler", profiler), ("version", version)):
     _sys.modules[f"{__name__}.{_name}"] = _namespace
 for _name, _module in vars(keras).items():
     if type(_module) is type(_sys) and _module.__name__.startswith("loopax."):

@@ -53,7 +53,7 @@ from loopax.src.state import (
     pure,
     unique_name,
 )
-from loopax.src.tensor import op
+from loopax.src.tensor import Tensor, op
 from loopax.src.utils import memory_utils
 
 
@@ -364,7 +364,8 @@ class Layer(Module):
         Args:
             shape: The weight's shape.
             initializer: An initializer, its name (`"zeros"`, `"glorot_uniform"`, ...) or a
-                callable `(shape, dtype) -> array`.
+                callable `(shape, dtype) -> array`; None is Keras's default, glorot_uniform
+                for float weights and zeros for the others.
             dtype: The weight's dtype; default the layer's variable dtype.
             trainable: Whether optimizers update it.
             name: The weight's name (default `"variable"`).
@@ -382,6 +383,12 @@ class Layer(Module):
         """
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
+        if initializer is None:
+            # Keras's default for `initializer=None` (so a layer's
+            # `bias_initializer=None`, which Keras and tf.keras accept, lands here):
+            # glorot_uniform for float weights, zeros for the others.
+            initializer = "glorot_uniform" if jnp.issubdtype(
+                dtypes.standardize(dtype or self.dtype), jnp.floating) else "zeros"
         with name_scope(self.name):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name,
@@ -596,6 +603,10 @@ class Layer(Module):
         dist = distribution()
         if dist is not None:
             outputs = _laid_out(outputs, dist.get_tensor_layout(f"{path}/output"))
+        if not _ctx.stack and not _state.scopes:
+            # The outermost call, run eagerly (not in a stateless call, fit's step or a
+            # trace): its arrays come back as Tensors, as TensorFlow's eager tensors.
+            outputs = _eager_tensors(outputs)
         return outputs
 
     def _scoped_call(self, args, kwargs):
@@ -1037,6 +1048,23 @@ def scope_of(layer):
         yield
     finally:
         _ctx.paths.pop()
+
+
+def _eager_tensors(outputs):
+    """`outputs` with each concrete `jax.Array` as a `Tensor` (its Keras mask
+    carried over); tracers, Tensors, NumPy arrays and symbolic tensors unchanged."""
+    def wrap(out):
+        if type(out) is Tensor or not isinstance(out, jax.Array) or isinstance(
+                out, jax.core.Tracer):
+            return out
+        tensor = Tensor(out)
+        mask = _masking.get_keras_mask(out)
+        if mask is not None:
+            _masking.set_keras_mask(tensor, mask)
+        return tensor
+    if isinstance(outputs, jax.Array):
+        return wrap(outputs)
+    return jax.tree_util.tree_map(wrap, outputs, is_leaf=lambda x: isinstance(x, Tensor))
 
 
 def _laid_out(outputs, layout):

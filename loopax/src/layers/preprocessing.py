@@ -21,7 +21,7 @@ from loopax.src.layers.argument_checks import positive_int, standardize_data_for
 from loopax.src.layers.layer import Layer
 from loopax.src.ops.image import RESIZE_INTERPOLATIONS, resize
 from loopax.src.state import name_scope
-from loopax.src.tensor import unwrap
+from loopax.src.tensor import as_tensor, unwrap
 
 _EPSILON = 1e-7  # Keras' backend.epsilon()
 
@@ -125,6 +125,24 @@ class Normalization(Layer):
         variance = data.var(axis=self._reduce)
         self.adapt_mean.assign(jnp.asarray(mean, self.dtype))
         self.adapt_variance.assign(jnp.asarray(variance, self.dtype))
+
+    @property
+    def mean(self):
+        """The mean the layer subtracts, shaped to broadcast against the input (as
+        Keras's `mean`: `(1, features)` for `axis=-1`), after `adapt` or `build`."""
+        return self._statistic(0, "mean")
+
+    @property
+    def variance(self):
+        """The variance the layer divides by (its square root), shaped as `mean`."""
+        return self._statistic(1, "variance")
+
+    def _statistic(self, index, what):
+        if not self.built:
+            raise AttributeError(
+                f"Normalization {self.name!r} has no `{what}` yet: call `adapt(data)` "
+                f"(or the layer, or `build(input_shape)`) first.")
+        return as_tensor(self._statistics()[index])
 
     def _statistics(self):
         """(mean, variance), broadcastable to the input."""

@@ -27,8 +27,8 @@ from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.layers.masking import get_keras_mask
 from loopax.src.losses import padded_rows
 from loopax.src.module import _snake_case
-from loopax.src.state import unique_name
-from loopax.src.tensor import op, unwrap
+from loopax.src.state import _state, unique_name
+from loopax.src.tensor import as_tensor, op, unwrap
 
 EPSILON = dtypes.EPSILON  # the clip for log() of probabilities
 
@@ -111,7 +111,10 @@ class Loss:
             A scalar of `dtype` (with `reduction="none"`: the per-sample losses, e.g.
             `(batch,)`).
         """
-        return _loss_value(self, y_true, y_pred, sample_weight, get_keras_mask(y_pred))
+        value = _loss_value(self, y_true, y_pred, sample_weight, get_keras_mask(y_pred))
+        # Called eagerly (no state scope, not traced) the loss is a Tensor, as
+        # TensorFlow's: `loss_fn(y, logits).numpy()`.
+        return value if _state.scopes else as_tensor(value)
 
     def call(self, y_true: Array, y_pred: Array) -> Array:
         """Per-sample losses of `y_true` and `y_pred`; subclasses implement it.

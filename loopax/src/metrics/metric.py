@@ -120,6 +120,11 @@ class Metric:
         for metric in self._owned()[1]:
             metric.reset_state()
 
+    def reset_states(self) -> None:
+        """`reset_state` by its Keras 2 name (tf.keras code written for TF 2.x
+        before Keras 3 calls it)."""
+        self.reset_state()
+
     def update_state(self, *args: Any, **kwargs: Any) -> None:
         """Accumulates the statistic over one batch; subclasses implement it.
 

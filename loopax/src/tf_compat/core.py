@@ -74,9 +74,25 @@ def executing_eagerly():
 
 # ---- reductions -------------------------------------------------------------
 
+def _numbers_only(value):
+    if isinstance(value, (list, tuple)):
+        return all(_numbers_only(v) for v in value)
+    return isinstance(value, (int, float, bool, np.number, np.bool_))
+
+
 def _reduction(reduce):
     def tf_reduce(input_tensor, axis=None, keepdims=False, name=None):
-        return as_tensor(reduce(input_tensor, axis=axis_arg(axis), keepdims=keepdims))
+        if isinstance(input_tensor, (list, tuple)):
+            # A list or tuple is converted as TensorFlow converts it: Python numbers
+            # (a shape: `tf.reduce_prod(layer.kernel.shape)`) as `tf.constant`
+            # (ints -> int32), tensors stacked (a recorded op under a tape).
+            input_tensor = constant(input_tensor) if _numbers_only(input_tensor) \
+                else ops.stack(list(input_tensor))
+        out = reduce(input_tensor, axis=axis_arg(axis), keepdims=keepdims)
+        if reduce is ops.mean and jnp.issubdtype(jnp.result_type(input_tensor), jnp.integer):
+            # TensorFlow's integer mean is an integer (the quotient truncated).
+            out = ops.cast(ops.trunc(out), jnp.result_type(input_tensor))
+        return as_tensor(out)
     tf_reduce.__doc__ = (f"`{reduce.__name__}` over `axis` (None: all axes), as "
                          f"tf.reduce_*; `keepdims` keeps reduced axes as size 1.")
     return tf_reduce

@@ -23,35 +23,9 @@ import numpy as np
 from loopax.src.function import Function
 from loopax.src.state import Variable
 from loopax.src.tape import GradientTape as _LoopaxTape
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import Tensor, TensorShape  # noqa: F401 (tf.TensorShape)
 from loopax.src.tf_compat import dtypes
 from loopax.src.tf_compat.tensors import as_tensors, document_module
-
-
-class TensorShape(tuple):
-    """A shape whose entries may be None (unknown), with TensorFlow's
-    `as_list()`, `rank` and `is_compatible_with`."""
-
-    def __new__(cls, dims):
-        if dims is None:
-            raise ValueError("loopax.tf: shapes of unknown rank are not supported; give "
-                             "the number of axes (None for an unknown size).")
-        return super().__new__(cls, (None if d is None else int(d) for d in dims))
-
-    @property
-    def rank(self):
-        return len(self)
-
-    def as_list(self):
-        return list(self)
-
-    def is_compatible_with(self, other):
-        other = tuple(other)
-        return len(other) == len(self) and all(
-            a is None or b is None or a == b for a, b in zip(self, other))
-
-    def __repr__(self):
-        return f"TensorShape({list(self)})"
 
 
 class _UnknownRank(TensorShape):
@@ -60,6 +34,7 @@ class _UnknownRank(TensorShape):
     function was called with (StableHLO needs it)."""
 
     rank = None
+    ndims = None
 
     def __new__(cls):
         return tuple.__new__(cls, ())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import re
 import sys
 import types
@@ -125,12 +126,26 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3, name=None
 
 # ---- py_function ----------------------------------------------------------------
 
-def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name
+def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's name
     """Runs the Python `func(*inp)` on NumPy-backed Tensors, also inside a compiled
     function (through `jax.pure_callback`). `Tout` is a dtype, a list of dtypes
     or TensorSpecs. Inside a compiled function the output shapes must be known:
     from TensorSpecs in `Tout`, else by calling `func` once on zeros of the
-    input shapes when the function is traced. Not differentiable."""
+    input shapes when the function is traced. Not differentiable.
+
+    As in TensorFlow it is also a decorator: `@tf.py_function(Tout=tf.float32)`
+    above `def f(x, m)` makes `f(x, m)` run as `py_function(f, [x, m], Tout)`."""
+    if Tout is None:
+        raise TypeError("py_function: give `Tout`, the output dtype (or a list of "
+                        "dtypes or TensorSpecs), e.g. `@tf.py_function(Tout=tf.float32)`.")
+    if func is None or inp is None:
+        def decorate(fn):
+            @functools.wraps(fn)
+            def wrapper(*args, **kwargs):
+                body = functools.partial(fn, **kwargs) if kwargs else fn
+                return py_function(body, list(args), Tout, name)
+            return wrapper
+        return decorate if func is None else decorate(func)
     inputs = [unwrap(x) for x in inp]
     single = not isinstance(Tout, (list, tuple))
     touts = [Tout] if single else list(Tout)
@@ -153,8 +168,16 @@ def py_function(func, inp, Tout, name=None):  # noqa: N803 - TensorFlow's name
     return as_tensors(results[0] if single else results)
 
 
-def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803
-    """`py_function` whose `func` receives NumPy arrays."""
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
+    """`py_function` whose `func` receives NumPy arrays (a decorator too, as
+    `py_function`)."""
+    if func is None or inp is None:
+        decorate = py_function(Tout=Tout)
+
+        def numpy_decorate(fn):
+            wrapped = decorate(lambda *xs, **kw: fn(*[np.asarray(x) for x in xs], **kw))
+            return functools.wraps(fn)(wrapped)
+        return numpy_decorate if func is None else numpy_decorate(func)
     return py_function(lambda *xs: func(*[np.asarray(x) for x in xs]), inp, Tout)
 
 

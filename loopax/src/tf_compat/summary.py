@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import warnings
 
 import jax
 import numpy as np
 
 from loopax.src.tensor import unwrap
+from loopax.src.tf_compat import profiler as _profiler
 
 _default_writers = []
 _step = [None]
@@ -197,6 +199,74 @@ def flush(writer=None, name=None):
     writer = writer or (_default_writers[-1] if _default_writers else None)
     if writer is not None:
         writer.flush()
+
+
+_trace = {"on": False, "profiler_outdir": None}
+
+
+def trace_on(graph=True, profiler=False, profiler_outdir=None):
+    """Starts recording what `trace_export` writes.
+
+    loopax has no TensorFlow graph to draw: `graph=True` records nothing (and
+    `trace_export` says so, naming how to see the compiled program). With
+    `profiler=True` a real trace starts (`jax.profiler`, TensorBoard's profile
+    plugin opens it), into `profiler_outdir` or the default writer's directory.
+
+    Args:
+        graph: Whether TensorFlow would record the graph (see above).
+        profiler: Whether to start the profiler.
+        profiler_outdir: The directory of the profiler trace (default: the default
+            writer's log directory at `trace_export`, or at once when one is set).
+    """
+    _trace.update(on=True, graph=bool(graph), profiler=bool(profiler),
+                  profiler_outdir=profiler_outdir)
+    if profiler:
+        outdir = profiler_outdir or (_default_writers[-1].logdir if _default_writers else None)
+        if outdir is None:
+            raise ValueError("tf.summary.trace_on(profiler=True): give `profiler_outdir`, "
+                             "or make a writer the default first.")
+        _profiler.start(outdir)
+        _trace["profiler_outdir"] = outdir
+
+
+def trace_off():
+    """Stops recording without writing (a running profiler trace is written)."""
+    if _trace.get("profiler") and _profiler._active:
+        _profiler.stop()
+    _trace.update(on=False, profiler=False)
+
+
+def trace_export(name, step=None, profiler_outdir=None):
+    """Ends what `trace_on` started: writes the profiler trace (when it ran) and
+    warns that no TensorFlow graph is written, naming what to use instead.
+
+    Args:
+        name: The trace's tag.
+        step: The step (default: the one set with `experimental.set_step`).
+        profiler_outdir: Accepted for TensorFlow compatibility (`trace_on` chose it).
+
+    Returns:
+        True when something was written (a profiler trace), False otherwise.
+    """
+    if not _trace["on"]:
+        warnings.warn("tf.summary.trace_export: trace_on() was not called; nothing to "
+                      "export.", stacklevel=2)
+        return False
+    wrote = False
+    if _trace.get("profiler") and _profiler._active:
+        _profiler.stop()
+        wrote = True
+    if _trace.get("graph"):
+        where = (f" The profiler trace is in {_trace['profiler_outdir']}/plugins/profile "
+                 "(TensorBoard's Profile tab)." if wrote else "")
+        warnings.warn(
+            f"tf.summary.trace_export({name!r}): loopax writes no graph for TensorBoard's "
+            "Graphs tab (a loopax.function compiles a JAX program, not a TensorFlow "
+            "graph)." + where + " To read the compiled program, print "
+            "`jax.make_jaxpr(fn)(*args)` or `jax.jit(fn).lower(*args).as_text()` "
+            "(StableHLO); for a trace, pass trace_on(profiler=True).", stacklevel=2)
+    _trace.update(on=False, profiler=False)
+    return wrote
 
 
 class _Experimental:

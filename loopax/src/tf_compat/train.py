@@ -415,6 +415,72 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
     return found if found is not None and os.path.exists(_file_of(found)) else None
 
 
+def _checkpoint_file(ckpt_dir_or_file, what):
+    """The safetensors file of a checkpoint directory (its latest checkpoint), prefix
+    or file."""
+    path = os.fspath(ckpt_dir_or_file)
+    if os.path.isdir(path):
+        latest = latest_checkpoint(path)
+        if latest is None:
+            raise FileNotFoundError(
+                f"tf.train.{what}: no checkpoint in the directory {path!r} (no "
+                f"{STATE_FILE!r} file naming one); pass the path `save()` returned.")
+        path = latest
+    filename = _file_of(path)
+    if not os.path.exists(filename):
+        raise FileNotFoundError(
+            f"tf.train.{what}: no checkpoint at {path!r} (looked for {filename}); pass "
+            "the path `Checkpoint.save()` returned or its directory.")
+    return filename
+
+
+def list_variables(ckpt_dir_or_file):
+    """The `(name, shape)` of every value a checkpoint holds, sorted by name.
+
+    The names are the keys loopax's checkpoints store (`model/dense/kernel`,
+    `optimizer/0003`, `save_counter`), not TensorFlow's object-graph names
+    (`model/layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE`).
+
+    Args:
+        ckpt_dir_or_file: A checkpoint directory (its latest checkpoint is read), or
+            the path `Checkpoint.save`/`write` returned.
+
+    Returns:
+        A list of `(name, shape)` pairs, shapes as lists of ints.
+
+    Raises:
+        FileNotFoundError: no checkpoint there.
+    """
+    filename = _checkpoint_file(ckpt_dir_or_file, "list_variables")
+    with open(filename, "rb") as f:
+        arrays = weights_file.read_safetensors(f.read(), filename)
+    return [(name, list(arrays[name].shape)) for name in sorted(arrays)]
+
+
+def load_variable(ckpt_dir_or_file, name):
+    """The value a checkpoint holds under `name` (a key `list_variables` gives).
+
+    Args:
+        ckpt_dir_or_file: A checkpoint directory, or a checkpoint's path.
+        name: The value's key.
+
+    Returns:
+        A NumPy array.
+
+    Raises:
+        FileNotFoundError: no checkpoint there.
+        KeyError: `name` is not in the checkpoint (the message lists those that are).
+    """
+    filename = _checkpoint_file(ckpt_dir_or_file, "load_variable")
+    with open(filename, "rb") as f:
+        arrays = weights_file.read_safetensors(f.read(), filename)
+    key = name[:-2] if name not in arrays and name.endswith(":0") else name
+    if key not in arrays:
+        raise KeyError(f"tf.train.load_variable: {name!r} is not in {filename}; it holds "
+                       f"{sorted(arrays)} (see tf.train.list_variables).")
+    return arrays[key]
+
+
 class CheckpointManager:
     """Numbered checkpoints of one `Checkpoint` in `directory`, keeping the last
     `max_to_keep`.
