@@ -682,7 +682,15 @@ class Layer(Module):
             self.built = True
         if self.input_spec is not None and first is not None:
             self._check_input_spec(first)
-        outputs = self._symbolic_outputs(args, kwargs)
+        call_kwargs = kwargs
+        if self._call_takes_mask and kwargs.get("mask") is None and first is not None:
+            # As on concrete inputs (and Keras): the mask the previous layers put
+            # on the first argument reaches `call`. The node does not record it;
+            # each concrete run reads it from the inputs again.
+            mask = _masking.masks_of(first)
+            if mask is not None:
+                call_kwargs = {**kwargs, "mask": mask}
+        outputs = self._symbolic_outputs(args, call_kwargs)
         node = symbolic.Node(self, args, kwargs, outputs)
         for i, t in enumerate(node.output_tensors):
             t.node, t.index = node, i
