@@ -40,7 +40,9 @@ _FILES = "__files__/"
 def model_config(model) -> dict:
     """`serialize(model)` with its build and compile configs: what
     `model.save` writes as config.json and `model.to_json()` returns."""
-    config = serialization.serialize(model)
+    # As Keras: a function or object a get_config() returns is written as its
+    # serialized form (a custom from_config deserializes it).
+    config = serialization.serialize_values(serialization.serialize(model))
     if "build_config" not in config:
         build_shape = getattr(model, "_build_input_shape", None)
         if build_shape is not None:
@@ -247,7 +249,7 @@ def _compile_config(model):
     if get is None:
         return None
     try:
-        config = get()
+        config = serialization.serialize_values(get())
         json.dumps(config)
         return config
     except Exception as e:  # optional: a model that can't describe its compile args
