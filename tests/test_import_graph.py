@@ -52,7 +52,9 @@ LAYERS = [
     ("tensor", ["loopax.src.tensor"]),
     ("ops", ["loopax.src.ops", "loopax.src.random",
              # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
-             "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
+             "loopax.src.utils.bounding_boxes", "loopax.src.visualization",
+             # normalize: loopax.ops.normalize on tensors, as Keras
+             "loopax.src.utils.numerical_utils"]),
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient",
               "loopax.src.remat"]),  # checkpointing a layer call reads its Variables
     ("module", ["loopax.src.module", "loopax.src.utils.registry"]),
