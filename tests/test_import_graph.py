@@ -54,7 +54,9 @@ LAYERS = [
              # host-side data: tf.data's Dataset and string tensors (on Tensor, no JAX program)
              "loopax.src.data",
              # array helpers on JAX/NumPy arrays: boxes; masks and galleries drawn
-             "loopax.src.utils.bounding_boxes", "loopax.src.visualization"]),
+             "loopax.src.utils.bounding_boxes", "loopax.src.visualization",
+             # normalize: loopax.ops.normalize on tensors, as Keras
+             "loopax.src.utils.numerical_utils"]),
     ("tape", ["loopax.src.tape", "loopax.src.function", "loopax.src.custom_gradient",
               "loopax.src.remat",  # checkpointing a layer call reads its Variables
               "loopax.src.autograph"]),  # loopax.function's rewrite of control flow

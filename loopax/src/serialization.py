@@ -302,6 +302,26 @@ def serialize(obj):
     return entry
 
 
+def serialize_values(value):
+    """`value` (a config, a compile config) with the functions and the objects
+    with `get_config()` anywhere inside it serialized, as Keras writes a config
+    into a file (`serialize_keras_object` on each value); other values are
+    left as they are (so a value JSON cannot hold is still named by the JSON
+    error, and an unregistered function by the error that asks to register it).
+    Saving only: in memory a `from_config` gets the values themselves."""
+    if isinstance(value, dict):
+        return {key: serialize_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(serialize_values(item) for item in value)
+    if inspect.isfunction(value):
+        if _resolve(get_registered_name(value), None, None) is value:
+            return serialize(value)
+        return value
+    if not inspect.isclass(value) and hasattr(value, "get_config"):
+        return serialize_values(serialize(value))
+    return value
+
+
 @export(
     "loopax.saving.deserialize",
     "loopax.saving.deserialize_keras_object",
@@ -315,7 +335,8 @@ def deserialize(config, custom_objects=None, safe_mode=True):
     module named in a config is imported.
 
     Args:
-        config: A `serialize()` result (a dict, a name, a list, or a plain value).
+        config: A `serialize()` result (a dict, a list, or a plain value; a plain
+            string is a value and comes back as it is, as in Keras).
         custom_objects: `{name: class_or_function}` for custom objects.
         safe_mode: True (the default, as Keras) refuses a config that asks to read a
             file (a lookup layer's vocabulary path); an enclosing `safe_mode_scope`
@@ -333,17 +354,21 @@ def deserialize(config, custom_objects=None, safe_mode=True):
     if config is None or isinstance(config, (bool, int, float)):
         return config
     if isinstance(config, str):
-        obj = _resolve(config, None, custom_objects)
-        if obj is None:
-            raise ValueError(_unknown(config, custom_objects))
-        return obj
+        # A plain string is a value, as in Keras ("adam", "mae" in a compile
+        # config stay names that compile() resolves); a function is saved as
+        # {"class_name": "function", "config": its name}.
+        return config
     if isinstance(config, (list, tuple)):
         return type(config)(deserialize(item, custom_objects) for item in config)
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError(f"Not a serialized loopax object (no 'class_name'): {quoted(config)}")
     class_name = config["class_name"]
     if class_name == "function":
-        return deserialize(config["config"], custom_objects)
+        name = config["config"]
+        obj = _resolve(name, None, custom_objects) if isinstance(name, str) else None
+        if obj is None:
+            raise ValueError(_unknown(name, custom_objects))
+        return obj
     registered = config.get("registered_name")
     obj = _resolve(class_name, registered, custom_objects)
     if obj is None:

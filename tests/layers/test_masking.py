@@ -91,3 +91,36 @@ def test_text_classifier_trains_with_fit_and_matches_keras():
     k_model.set_weights(l_model.get_weights())
     np.testing.assert_allclose(np.asarray(l_model.predict(ids, verbose=0)),
                                np.asarray(k_model.predict(ids, verbose=0)), rtol=1e-5, atol=1e-6)
+
+
+def _temporal_softmax_model(lib):
+    """The masking guide's TemporalSoftmax: a custom layer whose `call` needs
+    the mask that Embedding(mask_zero=True) made and Dense passed on."""
+    ops = lib.ops
+
+    class TemporalSoftmax(lib.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.supports_masking = True
+
+        def call(self, inputs, mask=None):
+            assert mask is not None, "the mask did not reach call"
+            float_mask = ops.expand_dims(ops.cast(mask, "float32"), -1)
+            inputs_exp = ops.exp(inputs) * float_mask
+            return inputs_exp / ops.sum(inputs_exp, axis=1, keepdims=True)
+
+    inputs = lib.Input(shape=(None,), dtype="int32")
+    x = lib.layers.Embedding(input_dim=20, output_dim=4, mask_zero=True)(inputs)
+    x = lib.layers.Dense(1)(x)
+    return lib.Model(inputs, TemporalSoftmax()(x))
+
+
+def test_mask_reaches_a_custom_layer_call_in_a_functional_model():
+    ids, _ = _padded_ids()
+    k_model, l_model = _temporal_softmax_model(keras), _temporal_softmax_model(loopax)
+    l_model.set_weights(k_model.get_weights())
+    want = np.asarray(k_model(ids))
+    np.testing.assert_allclose(np.asarray(l_model(ids)), want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(l_model.predict(ids, verbose=0)), want,
+                               rtol=1e-5, atol=1e-7)
+    assert np.all(want[ids == 0] == 0)  # padding gets no probability

@@ -229,3 +229,31 @@ def test_graph_built_inside_a_subclass_init_and_non_tensor_positional_args():
     assert not isinstance(two, Functional) and two(XA).shape == (5, 3)
     with pytest.raises(TypeError, match="positional"):
         Model(3)
+
+
+def _concat_model(lib, as_dict):
+    a, b = lib.Input((2,), name="a"), lib.Input((1,), name="b")
+    y = lib.layers.Dense(1, kernel_initializer="ones")(lib.layers.Concatenate()([a, b]))
+    return lib.Model({"a": a, "b": b} if as_dict else [a, b], y)
+
+
+@pytest.mark.parametrize("as_dict", [True, False], ids=["dict_inputs", "list_inputs"])
+def test_a_dict_key_no_input_is_named_after_is_ignored_with_a_warning_as_keras(as_dict):
+    keras = pytest.importorskip("keras")
+    rng = np.random.default_rng(0)
+    x = {"a": rng.normal(size=(8, 2)).astype("float32"),
+         "b": rng.normal(size=(8, 1)).astype("float32"),
+         "extra": rng.normal(size=(8, 5)).astype("float32")}   # a feature the model skips
+    y = rng.normal(size=(8, 1)).astype("float32")
+    k_model, l_model = _concat_model(keras, as_dict), _concat_model(loopax, as_dict)
+    l_model.set_weights(k_model.get_weights())
+    with pytest.warns(UserWarning, match=r"keys \['extra'\].*ignored"):
+        got = np.asarray(l_model(x))
+    np.testing.assert_allclose(got, np.asarray(k_model(x)), rtol=1e-6)
+    for model in (k_model, l_model):
+        model.compile(optimizer="sgd", loss="mse")
+    k_loss = k_model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False).history["loss"]
+    l_loss = l_model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False).history["loss"]
+    np.testing.assert_allclose(l_loss, k_loss, rtol=1e-5)
+    np.testing.assert_allclose(l_model.predict(x, verbose=0), k_model.predict(x, verbose=0),
+                               rtol=1e-5)

@@ -81,3 +81,53 @@ def test_config_round_trip():
 def test_weight_order_is_kernel_then_bias_even_with_a_bias_regularizer():
     model = Sequential([loopax.Input(shape=(4,)), Dense(3, bias_regularizer="l2", name="reg")])
     assert [v.path for v in model.weights] == ["reg/kernel", "reg/bias"]
+
+
+def _transformer_classifier(lib):
+    """keras.io's text classification with a Transformer: the block's feed-forward
+    part is a Sequential without an Input, built inside the block's call on a
+    sequence of None length."""
+    layers = lib.layers
+
+    class TransformerBlock(layers.Layer):
+        def __init__(self, embed_dim, num_heads, ff_dim, **kwargs):
+            super().__init__(**kwargs)
+            self.att = layers.MultiHeadAttention(num_heads=num_heads, key_dim=embed_dim)
+            self.ffn = lib.Sequential([layers.Dense(ff_dim, activation="relu"),
+                                       layers.Dense(embed_dim)])
+            self.layernorm1 = layers.LayerNormalization(epsilon=1e-6)
+            self.layernorm2 = layers.LayerNormalization(epsilon=1e-6)
+
+        def call(self, inputs):
+            out1 = self.layernorm1(inputs + self.att(inputs, inputs))
+            return self.layernorm2(out1 + self.ffn(out1))
+
+    inputs = layers.Input(shape=(None,), dtype="int32")
+    x = TransformerBlock(8, 2, 16)(layers.Embedding(20, 8)(inputs))
+    return lib.Model(inputs, layers.Dense(2)(layers.GlobalAveragePooling1D()(x)))
+
+
+def test_sequential_without_input_in_a_custom_layer_on_a_none_length_matches_keras():
+    keras = pytest.importorskip("keras")
+    k_model, l_model = _transformer_classifier(keras), _transformer_classifier(loopax)
+    assert [w.shape for w in l_model.weights] == [tuple(w.shape) for w in k_model.weights]
+    l_model.set_weights(k_model.get_weights())
+    rng = np.random.default_rng(0)
+    for length in (5, 9):   # sizes other than the probes' and than each other
+        ids = rng.integers(0, 20, (3, length)).astype("int32")
+        np.testing.assert_allclose(np.asarray(l_model(ids)), np.asarray(k_model(ids)),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def test_sequential_built_from_a_batch_runs_on_other_sizes_as_keras():
+    keras = pytest.importorskip("keras")
+    x5 = np.random.default_rng(1).normal(size=(2, 5, 3)).astype("float32")
+    x7 = np.random.default_rng(2).normal(size=(2, 7, 3)).astype("float32")
+    k_model = keras.Sequential([keras.layers.Dense(4)])
+    l_model = Sequential([Dense(4)])
+    k_model(x5)
+    l_model(x5)
+    l_model.set_weights(k_model.get_weights())
+    np.testing.assert_allclose(np.asarray(l_model(x7)), np.asarray(k_model(x7)), rtol=1e-6)
+    assert l_model.inputs[0].shape == (None, None, 3)
+    np.testing.assert_allclose(np.asarray(l_model(x5)), np.asarray(k_model(x5)), rtol=1e-6)

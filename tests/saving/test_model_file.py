@@ -250,3 +250,37 @@ def test_training_state_holds_arrays_only_and_is_skipped_without_compile(tmp_pat
     assert any(k.startswith("seed/") and k.endswith("seed_generator_state") for k in keys)
     loaded = loopax.saving.load_model(tmp_path / "m.loopax", compile=False)
     assert not loaded.compiled
+
+
+def _entry_compression(path):
+    with zipfile.ZipFile(path) as zf:
+        return {info.filename: info.compress_type for info in zf.infolist()}
+
+
+def test_weights_are_stored_not_deflated_as_keras_unless_compress(tmp_path):
+    keras = pytest.importorskip("keras")
+    k_model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(64), keras.layers.Dense(2)])
+    k_model.compile(optimizer="adam", loss="mse")
+    k_model.save(tmp_path / "k.keras")
+    # Keras stores its weights entry as it is (no deflate).
+    assert _entry_compression(tmp_path / "k.keras")["model.weights.h5"] == zipfile.ZIP_STORED
+
+    model = Sequential([loopax.Input((6,)), Dense(64), Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(X, X[:, :2], epochs=1, verbose=0)
+    model.save(tmp_path / "stored.keras")
+    model.save(tmp_path / "deflated.keras", compress=True)
+    stored = _entry_compression(tmp_path / "stored.keras")
+    deflated = _entry_compression(tmp_path / "deflated.keras")
+    arrays = ["model.weights.safetensors", "training_state.safetensors"]
+    assert [stored[n] for n in arrays] == [zipfile.ZIP_STORED] * 2
+    assert [deflated[n] for n in arrays] == [zipfile.ZIP_DEFLATED] * 2
+    assert (tmp_path / "deflated.keras").stat().st_size < (tmp_path / "stored.keras").stat().st_size
+    want = np.asarray(model(X))
+    for name in ("stored.keras", "deflated.keras"):   # deflated: as loopax wrote until now
+        loaded = load_model(tmp_path / name)
+        np.testing.assert_array_equal(np.asarray(loaded(X)), want)
+        for ours, saved in zip(loaded.optimizer.variables, model.optimizer.variables):
+            np.testing.assert_array_equal(np.asarray(ours), np.asarray(saved))
+    loopax.saving.save_model(model, tmp_path / "api.keras", compress=True)
+    assert _entry_compression(tmp_path / "api.keras")[arrays[0]] == zipfile.ZIP_DEFLATED

@@ -13,6 +13,7 @@ import numpy as np
 
 from loopax.src import config as _config
 from loopax.src.saving import keras_format
+from loopax.src.tensor import op
 from loopax.src.utils import file_utils, safe_open
 
 CAFFE_MEAN_BGR = (103.939, 116.779, 123.68)
@@ -21,7 +22,8 @@ TORCH_MEAN, TORCH_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 def preprocess_input(x, data_format=None, mode="caffe"):
     """ImageNet preprocessing of RGB images in [0, 255] (NumPy or JAX, any
-    float/int dtype; a batch or one image):
+    float/int dtype; a batch or one image; or a symbolic tensor, e.g. a
+    `loopax.Input`, inside a functional model, as Keras):
 
     - "caffe": RGB -> BGR, minus the ImageNet mean per channel (ResNet, VGG);
     - "tf": scaled to [-1, 1] (MobileNetV2);
@@ -43,7 +45,14 @@ def preprocess_input(x, data_format=None, mode="caffe"):
     if mode not in ("caffe", "tf", "torch"):
         raise ValueError(f"preprocess_input: `mode` must be 'caffe', 'tf' or 'torch', "
                          f"got {mode!r}.")
-    data_format = data_format or _config.image_data_format()
+    return _preprocess(x, data_format or _config.image_data_format(), mode)
+
+
+@op
+def _preprocess(x, data_format, mode):
+    # A loopax op, so that on a symbolic tensor (`preprocess_input(keras.Input(...))`
+    # inside a functional model, as Keras builds it from its ops) it becomes a
+    # node of the graph.
     is_numpy = isinstance(x, np.ndarray)
     xp = np if is_numpy else __import__("jax.numpy", fromlist=["numpy"])
     x = xp.asarray(x)

@@ -153,6 +153,22 @@ def _hint(layer, shape, spec):
     return "Reshape the input, or put a Flatten/Reshape layer before it."
 
 
+def _masks_fit_probes(first, mask):
+    """Whether the masks on a symbolic first argument have the shape of its
+    leading axes (None where it has None), so they can join the probes that
+    trace `call`. A fixed-size mask (a Lambda's `mask=` array, sized for real
+    data) does not; `call` is traced without it then, and gets it when it runs."""
+    pairs = zip(first, mask) if isinstance(first, (list, tuple)) else [(first, mask)]
+    for x, m in pairs:
+        if m is None:
+            continue
+        if not (symbolic.is_symbolic(x) and symbolic.is_symbolic(m)):
+            return False
+        if tuple(m.shape) != tuple(x.shape[:len(m.shape)]):
+            return False
+    return True
+
+
 def _standardize_input(x):
     """NumPy arrays and Python numbers become JAX arrays (float64 -> float32);
     arrays of strings stay NumPy (host-side preprocessing layers take them)."""
@@ -693,7 +709,15 @@ class Layer(Module):
             self.built = True
         if self.input_spec is not None and first is not None:
             self._check_input_spec(first)
-        outputs = self._symbolic_outputs(args, kwargs)
+        call_kwargs = kwargs
+        if self._call_takes_mask and kwargs.get("mask") is None and first is not None:
+            # As on concrete inputs (and Keras): the mask the previous layers put
+            # on the first argument reaches `call`. The node does not record it;
+            # each concrete run reads it from the inputs again.
+            mask = _masking.masks_of(first)
+            if mask is not None and _masks_fit_probes(first, mask):
+                call_kwargs = {**kwargs, "mask": mask}
+        outputs = self._symbolic_outputs(args, call_kwargs)
         node = symbolic.Node(self, args, kwargs, outputs)
         for i, t in enumerate(node.output_tensors):
             t.node, t.index = node, i

@@ -1,4 +1,6 @@
-"""Accuracy metrics: running means of per-sample 0/1 matches."""
+"""Accuracy metrics: running means of per-sample 0/1 matches. The functions are
+loopax ops (as Keras builds them from its ops), so they also run on symbolic
+tensors in a functional model."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from loopax.src.losses.loss import squeeze_or_expand_to_same_rank
 from loopax.src.losses.losses import elementwise
 from loopax.src.metrics.metric import as_array
 from loopax.src.metrics.reduction_metrics import MeanMetricWrapper
+from loopax.src.tensor import op
 
 
 def _float_pair(y_true, y_pred):
@@ -24,6 +27,7 @@ def _matches(a, b):
 
 @export("loopax.metrics.accuracy")
 @elementwise
+@op
 def accuracy(y_true, y_pred):
     """mean(y_true == y_pred, axis=-1): exact equality.
 
@@ -41,6 +45,7 @@ def accuracy(y_true, y_pred):
 
 @export("loopax.metrics.binary_accuracy")
 @elementwise
+@op
 def binary_accuracy(y_true, y_pred, threshold=0.5):
     """mean(y_true == (y_pred > threshold), axis=-1).
 
@@ -72,6 +77,7 @@ def _integer_labels(y_true, y_pred):
 
 
 @export("loopax.metrics.categorical_accuracy")
+@op
 def categorical_accuracy(y_true, y_pred):
     """1.0 where argmax(y_true) == argmax(y_pred) over the last axis.
 
@@ -96,6 +102,7 @@ def categorical_accuracy(y_true, y_pred):
 
 
 @export("loopax.metrics.sparse_categorical_accuracy")
+@op
 def sparse_categorical_accuracy(y_true, y_pred):
     """1.0 where the integer label equals argmax(y_pred) over the last axis.
 
@@ -123,6 +130,7 @@ def _in_top_k(labels, y_pred, k):
 
 
 @export("loopax.metrics.top_k_categorical_accuracy")
+@op
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
     """1.0 where the one-hot label's class is among the k highest scores.
 
@@ -139,6 +147,7 @@ def top_k_categorical_accuracy(y_true, y_pred, k=5):
 
 
 @export("loopax.metrics.sparse_top_k_categorical_accuracy")
+@op
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5, from_sorted_ids=False):
     """1.0 where the integer label is among the k highest scores.
 

@@ -11,6 +11,7 @@ runs as one layer.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import jax
@@ -159,6 +160,21 @@ class Functional(Model):
             return outputs[0]   # as Keras: outputs=[y] gives y
         return outputs
 
+    def _warn_unused_input_keys(self, unknown, keys):
+        """Keras ignores dict entries no Input is named after (a structured-data
+        example passes its whole feature dict) and warns; so does loopax, once
+        per model and set of keys (a compiled step traces the call once)."""
+        warned = self.__dict__.setdefault("_unused_input_keys_warned", set())
+        key = tuple(sorted(map(str, unknown)))
+        if key in warned:
+            return
+        warned.add(key)
+        warnings.warn(
+            f"Model {self.name!r} got dict inputs with keys {list(key)} that none of its "
+            f"inputs {keys} is named after; they are ignored (as Keras does). Remove them "
+            "from the data, or add a loopax.Input(name=...) for each to use them.",
+            stacklevel=4)
+
     def _standardize_inputs(self, inputs) -> list:
         """Data for the model's inputs as a flat list aligned with `self.inputs`:
         dicts matched by key, arrays cast to each Input's dtype, ranks adjusted
@@ -168,14 +184,15 @@ class Functional(Model):
             keys = self._input_keys
             unknown = [k for k in inputs if k not in keys]
             missing = [k for k in keys if k not in inputs]
-            if unknown or missing:
+            if missing:
                 raise ValueError(
                     f"Model {self.name!r} got dict inputs with keys {sorted(map(str, inputs))}, "
                     f"but its inputs are named {keys}" +
-                    (f"; unknown: {unknown}" if unknown else "") +
-                    (f"; missing: {missing}" if missing else "") +
+                    (f"; unknown: {unknown}" if unknown else "") + f"; missing: {missing}" +
                     ". Use the names given to loopax.Input(name=...) (or the keys of a "
                     "dict of Inputs) as keys.")
+            if unknown:
+                self._warn_unused_input_keys(unknown, keys)
             flat = [inputs[k] for k in keys]
         elif _is_nested(self._inputs_struct) and isinstance(inputs, (list, tuple)):
             flat = _flatten_like(self._inputs_struct, inputs, self.name)

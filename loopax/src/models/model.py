@@ -321,7 +321,7 @@ class Model(Trainer, Layer):
 
     @in_use.exclusive("save")
     def save(self, filepath: str | os.PathLike, overwrite: bool = True, zipped: bool | None = None,
-             include_optimizer: bool = True, **kwargs: Any) -> None:
+             include_optimizer: bool = True, compress: bool = False, **kwargs: Any) -> None:
         """Writes the architecture and weights to one zip file.
 
         Read it back with `loopax.saving.load_model(filepath)`. With `include_optimizer` (as
@@ -333,6 +333,10 @@ class Model(Trainer, Layer):
             overwrite: False refuses to replace an existing file.
             zipped: Only None/True: loopax writes the zip format.
             include_optimizer: Also save the optimizer's state.
+            compress: Deflate the weights and optimizer state in the zip (a smaller
+                file, several times slower to write: float weights barely compress).
+                Default False: stored as they are, as Keras does, so a save costs
+                about one write of the weights. `load_model` reads both.
             **kwargs: Keras's legacy options (`save_format=`, ...) are refused, not ignored.
 
         Raises:
@@ -345,10 +349,10 @@ class Model(Trainer, Layer):
                              "loopax writes one zip archive (leave `zipped` unset).")
         if kwargs:
             raise TypeError(f"Model {self.name!r}: save() got unsupported argument(s) "
-                            f"{sorted(kwargs)}; it takes filepath, overwrite, zipped and "
-                            "include_optimizer.")
+                            f"{sorted(kwargs)}; it takes filepath, overwrite, zipped, "
+                            "include_optimizer and compress.")
         model_file.save_model(self, filepath, overwrite=overwrite,
-                              include_optimizer=include_optimizer)
+                              include_optimizer=include_optimizer, compress=compress)
 
     def to_json(self, **kwargs: Any) -> str:
         """The architecture (and compile arguments) as JSON, no weights.

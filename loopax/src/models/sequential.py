@@ -155,6 +155,25 @@ class Sequential(Model):
             self._maybe_rebuild()
             return
         self._layers.insert(0, InputLayer(batch_shape=batch_shape, dtype=dtype))
+        self._input_from_data = True   # sizes seen, not declared by an Input
+        self._maybe_rebuild()
+
+    def _widen_inferred_input(self, inputs):
+        """A Sequential whose input shape came from its first batch (no Input),
+        called on data of the same rank with other sizes: those sizes become
+        None and the graph is re-wired (its layers keep their weights), as Keras
+        runs it. The first call may be a probe of an enclosing layer's symbolic
+        call (a Transformer block's feed-forward Sequential on a None length),
+        whose probe size must not become a fixed size."""
+        shape = getattr(inputs, "shape", None)
+        declared = self._layers[0].batch_shape
+        if shape is None or len(shape) != len(declared):
+            return
+        widened = (None,) + tuple(d if d == s else None
+                                  for d, s in zip(declared[1:], tuple(shape)[1:]))
+        if widened == tuple(declared):
+            return
+        self._layers[0] = InputLayer(batch_shape=widened, dtype=self._layers[0].output.dtype)
         self._maybe_rebuild()
 
     def call(self, inputs: Any, training: bool | None = None, mask: Any = None) -> Any:
@@ -169,6 +188,8 @@ class Sequential(Model):
             The last layer's outputs.
         """
         if self._graph is not None:
+            if self.__dict__.get("_input_from_data"):
+                self._widen_inferred_input(inputs)
             return self._graph.call(inputs, mask=mask)
         for layer in self.layers:
             inputs = layer(inputs)

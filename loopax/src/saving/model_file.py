@@ -41,7 +41,9 @@ _FILES = "__files__/"
 def model_config(model) -> dict:
     """`serialize(model)` with its build and compile configs: what
     `model.save` writes as config.json and `model.to_json()` returns."""
-    config = serialization.serialize(model)
+    # As Keras: a function or object a get_config() returns is written as its
+    # serialized form (a custom from_config deserializes it).
+    config = serialization.serialize_values(serialization.serialize(model))
     if "build_config" not in config:
         build_shape = getattr(model, "_build_input_shape", None)
         if build_shape is not None:
@@ -82,20 +84,25 @@ def model_from_config_dict(config, custom_objects=None, compile=True, keras_conf
     return model
 
 
-def save_model(model, filepath, overwrite=True, include_optimizer=True):
+def save_model(model, filepath, overwrite=True, include_optimizer=True, compress=False):
+    """Writes the archive. The arrays (weights, training state) are stored as they
+    are unless `compress` (deflated: smaller, several times slower to write, as
+    float weights barely compress); the JSON entries are always deflated.
+    `load_model` reads either."""
     filepath = os.fspath(filepath)
     weights_file._check_writable(filepath, overwrite)
     config_text = config_to_json(model, model_config(model), indent=1)
     metadata = {"format": "loopax.model", "version": 1, "loopax_version": __version__,
                 "date_saved": datetime.datetime.now().isoformat(timespec="seconds")}
+    arrays = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     with weights_file.atomic_write(filepath) as f, \
             zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(METADATA, json.dumps(metadata, indent=1))
         zf.writestr(CONFIG, config_text)
-        zf.writestr(WEIGHTS, weights_file.weights_to_bytes(model))
+        zf.writestr(WEIGHTS, weights_file.weights_to_bytes(model), compress_type=arrays)
         state = training_state.to_bytes(model) if include_optimizer else None
         if state is not None:
-            zf.writestr(training_state.ENTRY, state)
+            zf.writestr(training_state.ENTRY, state, compress_type=arrays)
         _save_assets(model, zf)
 
 
@@ -249,7 +256,7 @@ def _compile_config(model):
     if get is None:
         return None
     try:
-        config = get()
+        config = serialization.serialize_values(get())
         json.dumps(config)
         return config
     except Exception as e:  # optional: a model that can't describe its compile args

@@ -10,7 +10,8 @@ __all__ = ["load_model", "load_weights", "save_model", "save_weights"]
 
 
 @export("loopax.models.save_model", "loopax.saving.save_model")
-def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True):
+def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True,
+               compress=False):
     """`model.save(filepath)`: architecture, weights and (optionally) optimizer state
     in one zip file.
 
@@ -20,11 +21,14 @@ def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=T
         overwrite: False refuses to replace an existing file.
         zipped: Only None/True: loopax writes the zip format.
         include_optimizer: Also save the optimizer's state (default True).
+        compress: Deflate the weights (smaller, slower to write; default False:
+            stored as they are, as Keras).
 
     Raises:
         ValueError: `zipped=False`.
     """
-    model.save(filepath, overwrite=overwrite, zipped=zipped, include_optimizer=include_optimizer)
+    model.save(filepath, overwrite=overwrite, zipped=zipped, include_optimizer=include_optimizer,
+               compress=compress)
 
 
 @export("loopax.saving.save_weights")

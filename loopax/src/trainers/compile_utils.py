@@ -300,6 +300,8 @@ class CompileLoss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         if not self.built:
             self.build(y_true, y_pred)
+        else:   # a later batch with targets of another shape (traced again): checked too
+            self.check_targets(y_true, y_pred)
         _, preds = flatten_outputs(y_pred, self.names)
         targets = match_targets(y_true, self.names)
         weights = match_to_outputs(sample_weight, self.names, "sample_weight") \

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src.api_export import export
+from loopax.src.ops import nn as ops_nn
 
 
 @export("loopax.utils.to_categorical")
@@ -65,6 +66,9 @@ def normalize(x, axis=-1, order=2):
     if isinstance(x, jax.Array):
         norm = jnp.linalg.norm(x, ord=order, axis=axis, keepdims=True)
         return x / jnp.where(norm == 0, 1, norm)
+    if not isinstance(x, (np.ndarray, np.generic, list, tuple, int, float)):
+        # A symbolic tensor, a Tensor or Variable: as Keras, loopax.ops.normalize.
+        return ops_nn.normalize(x, axis=axis, order=order)
     x = np.asarray(x)
     norm = np.linalg.norm(x, ord=order, axis=axis, keepdims=True)
     norm = np.where(norm == 0, 1, norm)
