@@ -367,7 +367,8 @@ class Layer(Module):
         return self.dtype_policy.compute_dtype
 
     # ---- weights ---------------------------------------------------------
-    def add_weight(self, shape: Sequence[int] = (), initializer: str | Callable = "glorot_uniform",
+    def add_weight(self, *args, shape: Sequence[int] | None = None,
+                   initializer: str | Callable | None = None,
                    dtype: DTypeLike = None, trainable: bool = True, name: str | None = None,
                    regularizer: str | Callable | None = None,
                    constraint: str | Callable | None = None, aggregation: str | None = None,
@@ -377,8 +378,13 @@ class Layer(Module):
         The layer keeps it in `self.weights` in creation order; assign it to an attribute
         too (`self.kernel = self.add_weight(...)`) to use it.
 
+        `shape`, `initializer` and `dtype` may also come positionally, in that
+        order (Keras 3 allows those three). The Keras 2 style with the name first,
+        `add_weight("kernel", shape=...)`, raises a ValueError naming the fix, as
+        Keras 3 and TF 2.16+'s tf.keras do.
+
         Args:
-            shape: The weight's shape.
+            shape: The weight's shape (default `()`, a scalar).
             initializer: An initializer, its name (`"zeros"`, `"glorot_uniform"`, ...) or a
                 callable `(shape, dtype) -> array`; None is Keras's default, glorot_uniform
                 for float weights and zeros for the others.
@@ -396,15 +402,16 @@ class Layer(Module):
 
         Raises:
             MemoryError: the weight cannot fit in the free memory.
+            ValueError: the name given positionally, or an argument given both
+                positionally and by keyword.
+            TypeError: more than three positional arguments.
         """
+        shape, initializer, dtype = _positional_weight_args(args, shape, initializer, dtype)
+        if initializer is None:
+            float_dtype = jnp.issubdtype(jnp.dtype(dtype or self.dtype), jnp.floating)
+            initializer = "glorot_uniform" if float_dtype else "zeros"
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
-        if initializer is None:
-            # Keras's default for `initializer=None` (so a layer's
-            # `bias_initializer=None`, which Keras and tf.keras accept, lands here):
-            # glorot_uniform for float weights, zeros for the others.
-            initializer = "glorot_uniform" if jnp.issubdtype(
-                dtypes.standardize(dtype or self.dtype), jnp.floating) else "zeros"
         with name_scope(self.name):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name,
@@ -1101,3 +1108,25 @@ def _laid_out(outputs, layout):
 
 from loopax.src.layers import masking as _masking  # noqa: E402
 from loopax.src.layers import precision as _precision  # noqa: E402
+
+
+def _positional_weight_args(args, shape, initializer, dtype):
+    """`add_weight`'s (shape, initializer, dtype) from its positional `args`
+    and keywords, refusing what Keras 3 refuses with the fix in the message."""
+    if len(args) > 3:
+        raise TypeError(f"add_weight() takes at most 3 positional arguments (shape, "
+                        f"initializer, dtype); {len(args)} were given. Pass the others "
+                        f"by keyword, e.g. add_weight(shape, 'zeros', trainable=False).")
+    if args and isinstance(args[0], str):
+        raise ValueError(f"add_weight() takes the weight's name by keyword only; got "
+                         f"add_weight({args[0]!r}, ...) (the Keras 2 order). Use "
+                         f"add_weight(shape=..., name={args[0]!r}).")
+    given = dict(shape=shape, initializer=initializer, dtype=dtype)
+    for key, value in zip(given, args):
+        if given[key] is not None:
+            raise ValueError(f"add_weight() got `{key}` both positionally and as a "
+                             f"keyword argument; pass it once.")
+        given[key] = value
+    if given["shape"] is None:
+        given["shape"] = ()
+    return given["shape"], given["initializer"], given["dtype"]

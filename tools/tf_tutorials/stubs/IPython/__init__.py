@@ -1,0 +1,1 @@
+"""Display-only stand-in for IPython (the tutorials use IPython.display)."""

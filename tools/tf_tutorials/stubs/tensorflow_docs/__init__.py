@@ -1,0 +1,1 @@
+"""Display-only stand-in for tensorflow_docs."""
