@@ -83,6 +83,9 @@ def random_initializers_as_zeros(library, same_weights):
 
     def add_weight_without_random_draw(self, *args, **kwargs):
         weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        # loopax's add_weight takes (shape, initializer, dtype) as `*args`: name them
+        positional = weight.arguments.pop("args", ())
+        weight.arguments.update(zip(("shape", "initializer", "dtype"), positional))
         initializer = weight.arguments.get("initializer")
         if isinstance(initializer, str):
             initializer = library.initializers.get(initializer)

@@ -86,6 +86,9 @@ def _fit(module, optimizer):
 
     def zeros_weight(self, *args, **kwargs):
         weight = inspect.signature(add_weight).bind(self, *args, **kwargs)
+        # add_weight takes (shape, initializer, dtype) as `*args` too (Keras 3): name them
+        positional = weight.arguments.pop("args", ())
+        weight.arguments.update(zip(("shape", "initializer", "dtype"), positional))
         weight.arguments["initializer"] = "zeros"
         return add_weight(*weight.args, **weight.kwargs)
 

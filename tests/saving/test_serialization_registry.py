@@ -59,7 +59,10 @@ _PUBLIC_PACKAGES = ("layers", "models", "initializers", "regularizers", "constra
                     "activations", "losses", "metrics", "optimizers")
 # Module helpers, not objects a config names: the old scan of the public packages
 # resolved these too ("get" gave loopax.activations.get).
-_HELPERS = {"get", "serialize", "deserialize", "get_accuracy_for", "reduce_weighted_values"}
+# `losses.Reduction` (tf.keras's names of reduction strings) is a namespace of
+# constants, not an object a config names.
+_HELPERS = {"get", "serialize", "deserialize", "get_accuracy_for", "reduce_weighted_values",
+            "Reduction"}
 
 
 def _public_names():
