@@ -317,6 +317,44 @@ def test_axes_along_the_batch_are_seen():
     assert found == [True, False, True]
 
 
+class Scaled(layers.Layer):
+    """A custom layer declaring itself row-wise in its own class, nothing else."""
+
+    row_wise = True
+
+    def call(self, x):
+        return x * 3.0
+
+
+class ScaledWithOwnCall(Scaled):
+    def call(self, x):   # an override the declaration above does not vouch for
+        return x - loopax.ops.mean(x, axis=0, keepdims=True)
+
+
+def test_a_layer_declaring_row_wise_has_its_partial_batch_padded(monkeypatch):
+    """Declaring `row_wise = True` in the layer's class is all it takes: the
+    partial batch runs through the full batches' program (one program, not two),
+    with the unpadded numbers; a subclass overriding `call` is not row-wise."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(10, 5)).astype("float32"), rng.normal(size=(10, 1))
+    results = []
+    for pad in (True, False):
+        monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", pad)
+        loopax.utils.set_random_seed(0)
+        model = _dense_on(Scaled())
+        history = model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+        results.append((model.get_weights(), history.history["loss"]))
+        assert programs(model, TRAIN) == (1 if pad else 2)
+    (w1, h1), (w0, h0) = results
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h1, h0, rtol=1e-5)
+    monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", True)
+    assert padded_batches.why_not_padded(_dense_on(Scaled()), TRAIN, Trainer) is None
+    assert "may mix rows" in padded_batches.why_not_padded(
+        _dense_on(ScaledWithOwnCall()), TRAIN, Trainer)
+
+
 def test_a_row_wise_model_pads():
     for case in CASES:
         model = CASES[case][0]()

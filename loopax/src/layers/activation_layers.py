@@ -41,6 +41,8 @@ class ReLU(Layer):
             a number.
     """
 
+    row_wise = True
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         self.max_value = _non_negative(max_value, "max_value", "ReLU", allow_none=True)
@@ -74,6 +76,8 @@ class LeakyReLU(Layer):
     Raises:
         ValueError: `negative_slope` is negative or not a number.
     """
+
+    row_wise = True
 
     def __init__(self, negative_slope=0.3, **kwargs):
         if "alpha" in kwargs:  # the Keras 2 name
@@ -111,6 +115,8 @@ class PReLU(Layer):
         ValueError: (at build) `shared_axes` holds an axis outside 1..rank-1, or a
             non-shared axis of the input is unknown.
     """
+
+    row_wise = True
 
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None,
                  alpha_constraint=None, shared_axes=None, **kwargs):
@@ -164,6 +170,8 @@ class ELU(Layer):
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
 
+    row_wise = True
+
     def __init__(self, alpha=1.0, **kwargs):
         super().__init__(**kwargs)
         self.alpha = float(alpha)
@@ -193,6 +201,8 @@ class Softmax(Layer):
     Raises:
         ValueError: (when called) `mask` does not broadcast to the input's shape.
     """
+
+    row_wise = True
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

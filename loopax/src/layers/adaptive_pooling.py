@@ -37,6 +37,8 @@ class BaseAdaptivePooling(Layer):
     """Max or mean pooling of `(batch, *spatial, channels)` to
     `(batch, *output_size, channels)` (channels-first alike)."""
 
+    row_wise = True
+
     def __init__(self, rank, reduction, output_size, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.reduction = reduction

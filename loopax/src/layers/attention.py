@@ -182,6 +182,8 @@ class MultiHeadAttention(_QueryValueAttention):
         seed: seed of the dropout.
     """
 
+    row_wise = True
+
     def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
                  output_shape=None, attention_axes=None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,

@@ -39,6 +39,8 @@ class BaseConv(Layer):
         groups: split input channels into groups convolved separately.
     """
 
+    row_wise = True
+
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format=None, dilation_rate=1, groups=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",

@@ -134,6 +134,8 @@ class _DepthwiseBase(Layer):
 class BaseDepthwiseConv(_DepthwiseBase):
     """Depthwise convolution plus bias `(in_channels · depth_multiplier,)` and activation."""
 
+    row_wise = True
+
     def __init__(self, rank, kernel_size, strides=1, padding="valid", depth_multiplier=1,
                  data_format=None, dilation_rate=1, activation=None, use_bias=True,
                  depthwise_initializer="glorot_uniform", bias_initializer="zeros",
@@ -172,6 +174,8 @@ class BaseDepthwiseConv(_DepthwiseBase):
 class BaseSeparableConv(_DepthwiseBase):
     """Depthwise convolution, then a 1x1 convolution to `filters`, plus bias
     `(filters,)` and activation."""
+
+    row_wise = True
 
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  data_format=None, dilation_rate=1, depth_multiplier=1, activation=None,

@@ -53,6 +53,8 @@ class BaseConvTranspose(Layer):
             that many rows at the end of each output axis.
     """
 
+    row_wise = True
+
     def __init__(self, rank, filters, kernel_size, strides=1, padding="valid",
                  output_padding=None, data_format=None, dilation_rate=1, activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",

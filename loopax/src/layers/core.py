@@ -48,6 +48,8 @@ class Dense(Layer):
         ValueError: `units` is not a positive int, or the input's last axis is unknown.
     """
 
+    row_wise = True
+
     supports_masking = True   # passes its input's mask on
 
     def __init__(self, units, activation=None, use_bias=True,
@@ -243,6 +245,8 @@ class Activation(Layer):
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
 
+    row_wise = True
+
     supports_masking = True   # passes its input's mask on
 
     def __init__(self, activation, **kwargs):
@@ -272,6 +276,8 @@ class Dropout(Layer):
             drops the same features at every timestep.
         seed: int or None; the layer's `seed_generator` holds the state.
     """
+
+    row_wise = True
 
     supports_masking = True   # passes its input's mask on
 
@@ -326,6 +332,8 @@ class Flatten(Layer):
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
 
+    row_wise = True
+
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = standardize_data_format(data_format)
@@ -363,6 +371,8 @@ class Reshape(Layer):
         ValueError: `target_shape` is malformed, or (when called) the input's size per
             sample does not fit it.
     """
+
+    row_wise = True
 
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
@@ -434,6 +444,8 @@ class Embedding(Layer):
         ValueError: `input_dim`/`output_dim` are not positive ints, or (eager) an
             index is outside `[0, input_dim)`.
     """
+
+    row_wise = True
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform",
                  embeddings_regularizer=None, embeddings_constraint=None, mask_zero=False,
@@ -582,6 +594,8 @@ class Identity(Layer):
     Args:
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
+
+    row_wise = True
 
     supports_masking = True   # passes its input's mask on
 

@@ -93,6 +93,8 @@ class EinsumDense(Layer):
             `output_shape` or the input's shape not fitting the equation.
     """
 
+    row_wise = True
+
     def __init__(self, equation: str, output_shape: int | tuple, activation=None,
                  bias_axes: str | None = None, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,

@@ -68,6 +68,8 @@ class GroupedQueryAttention(_QueryValueAttention):
             `return_attention_scores` with `flash_attention=True`.
     """
 
+    row_wise = True
+
     def __init__(self, head_dim: int, num_query_heads: int, num_key_value_heads: int,
                  dropout: float = 0.0, use_bias: bool = True, sliding_window: int | None = None,
                  flash_attention: bool | None = None, kernel_initializer="glorot_uniform",

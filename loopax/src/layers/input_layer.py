@@ -33,6 +33,8 @@ class InputLayer(Layer):
             `input_tensor`.
     """
 
+    row_wise = True
+
     def __init__(self, shape=None, batch_size=None, dtype=None, name=None,
                  batch_shape=None, input_shape=None, input_tensor=None, **kwargs):
         if input_shape is not None and shape is None:

@@ -220,6 +220,12 @@ class Layer(Module):
     # Whether `__call__` casts float inputs to the compute dtype (a functional
     # model casts each input to its Input's dtype instead).
     _convert_input_args = True
+    # Whether each row of `call`'s outputs depends on that row of its inputs alone
+    # (random draws included; sub-layers declare their own): True, False, or
+    # "inference" (row-wise in inference only, as batch statistics). A pass pads
+    # its partial batch only through row-wise layers (trainers/padded_batches.py).
+    # The declaration holds for subclasses that keep its class's `call`.
+    row_wise: bool | str = False
 
     def __init_subclass__(cls, **kwargs):
         # loopax's own layer classes are nameable in configs from their definition

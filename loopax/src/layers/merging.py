@@ -74,6 +74,8 @@ class Add(_Merge):
         ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
     """
 
+    row_wise = True
+
     def _merge(self, xs):
         return functools.reduce(jnp.add, xs)
 
@@ -90,6 +92,8 @@ class Subtract(_Merge):
     Raises:
         ValueError: (when called) not exactly two inputs, or shapes that do not broadcast.
     """
+
+    row_wise = True
 
     _max_inputs = 2
 
@@ -111,6 +115,8 @@ class Multiply(_Merge):
         ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
     """
 
+    row_wise = True
+
     def _merge(self, xs):
         return functools.reduce(jnp.multiply, xs)
 
@@ -128,6 +134,8 @@ class Average(_Merge):
     Raises:
         ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
     """
+
+    row_wise = True
 
     def _merge(self, xs):
         return functools.reduce(jnp.add, xs) / len(xs)
@@ -147,6 +155,8 @@ class Maximum(_Merge):
         ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
     """
 
+    row_wise = True
+
     def _merge(self, xs):
         return functools.reduce(jnp.maximum, xs)
 
@@ -164,6 +174,8 @@ class Minimum(_Merge):
     Raises:
         ValueError: (when called) fewer than two inputs, or shapes that do not broadcast.
     """
+
+    row_wise = True
 
     def _merge(self, xs):
         return functools.reduce(jnp.minimum, xs)
@@ -184,6 +196,8 @@ class Concatenate(_Merge):
         ValueError: (when called) fewer than two inputs, or ranks/sizes that differ off
             `axis`.
     """
+
+    row_wise = True
 
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

@@ -145,6 +145,8 @@ class GaussianNoise(_SeededNoise):
         ValueError: `stddev` is negative or not a number.
     """
 
+    row_wise = True
+
     def __init__(self, stddev, seed=None, **kwargs):
         if not isinstance(stddev, (int, float)) or not stddev >= 0:
             raise ValueError(f"GaussianNoise: `stddev` must be a number >= 0, got {stddev!r}.")
@@ -176,6 +178,8 @@ class GaussianDropout(_SeededNoise):
         ValueError: `rate` is outside [0, 1).
     """
 
+    row_wise = True
+
     def __init__(self, rate, seed=None, **kwargs):
         rate = _rate(rate, "GaussianDropout")
         super().__init__(seed, rate > 0, **kwargs)
@@ -203,6 +207,8 @@ class AlphaDropout(_SeededNoise):
         rate: drop probability in [0, 1).
         noise_shape: shape of the keep mask (None entries: the input's size).
     """
+
+    row_wise = True
 
     _SELU_ALPHA = 1.6732632423543772848170429916717
     _SELU_SCALE = 1.0507009873554804934193349852946

@@ -69,6 +69,8 @@ class BatchNormalization(Layer):
         ValueError: (at build) `axis` is out of range or its size is unknown.
     """
 
+    row_wise = "inference"
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
@@ -190,6 +192,8 @@ class LayerNormalization(Layer):
         ValueError: (at build) an axis is out of range or of unknown size.
     """
 
+    row_wise = True
+
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
@@ -294,6 +298,8 @@ class GroupNormalization(Layer):
             is the batch axis, unknown, or not a multiple of `groups`.
     """
 
+    row_wise = True
+
     def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones", beta_regularizer=None,
                  gamma_regularizer=None, beta_constraint=None, gamma_constraint=None, **kwargs):
@@ -381,6 +387,8 @@ class UnitNormalization(Layer):
         ValueError: (when called) an axis is out of range.
     """
 
+    row_wise = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
@@ -416,6 +424,8 @@ class RMSNormalization(Layer):
     Raises:
         ValueError: (at build) an axis is out of range or of unknown size.
     """
+
+    row_wise = True
 
     def __init__(self, axis=-1, epsilon=1e-6, **kwargs):
         super().__init__(**kwargs)

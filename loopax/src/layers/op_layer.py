@@ -28,6 +28,11 @@ class OpLayer(Layer):
         self.fn = fn
         self._treedef, self._template, self._positions = treedef, template, positions
 
+    @property
+    def row_wise(self) -> bool:
+        """An element-wise op treats each row on its own (`is_elementwise`)."""
+        return is_elementwise(self)
+
     def call(self, inputs):
         leaves = list(self._template)
         for position, value in zip(self._positions, inputs):

@@ -31,6 +31,8 @@ class BasePooling(Layer):
     """Max or average over windows of `pool_size`, moved by `strides`
     (default: `pool_size`). "same" padding averages only real entries."""
 
+    row_wise = True
+
     def __init__(self, rank, reduction, pool_size, strides=None, padding="valid",
                  data_format=None, **kwargs):
         super().__init__(**kwargs)
@@ -254,6 +256,8 @@ class BaseGlobalPooling(Layer):
     """Max or mean over all spatial axes: `(batch, *spatial, channels)` ->
     `(batch, channels)` (or `(batch, 1, ..., channels)` with `keepdims`)."""
 
+    row_wise = True
+
     def __init__(self, rank, reduction, data_format=None, keepdims=False, **kwargs):
         super().__init__(**kwargs)
         self.rank, self.reduction = rank, reduction
@@ -300,6 +304,8 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
         keepdims: Whether to keep the pooled axes (default False).
         **kwargs: Base layer arguments (`name`, `dtype`, `trainable`, ...).
     """
+
+    row_wise = True
 
     def __init__(self, data_format=None, keepdims=False, **kwargs):
         super().__init__(1, "average", data_format, keepdims, **kwargs)

@@ -199,6 +199,8 @@ class SimpleRNNCell(_BuiltinCell):
         ValueError: `units` is not a positive int, or a dropout rate is not a number.
     """
 
+    row_wise = True
+
     def __init__(self, units, **kwargs):
         super().__init__(units, **kwargs)
         self.state_size = self.units
@@ -233,6 +235,8 @@ class LSTMCell(_BuiltinCell):
         recurrent_activation: for the gates (default sigmoid).
         unit_forget_bias: initialize the forget gate's bias to 1.
     """
+
+    row_wise = True
 
     gates = 4
 
@@ -287,6 +291,8 @@ class GRUCell(_BuiltinCell):
             recurrent biases) or before it (bias `(3 * units,)`).
         recurrent_activation: for the gates (default sigmoid).
     """
+
+    row_wise = True
 
     gates = 3
 
@@ -358,6 +364,8 @@ class StackedRNNCells(Layer):
     Raises:
         ValueError: an entry of `cells` is not an RNN cell.
     """
+
+    row_wise = True
 
     def __init__(self, cells, **kwargs):
         super().__init__(**kwargs)
@@ -817,6 +825,8 @@ class SimpleRNN(_BuiltinRNN):
         ValueError: a bad cell argument (see `SimpleRNNCell`).
     """
 
+    row_wise = True
+
     cell_class = SimpleRNNCell
 
 
@@ -865,6 +875,8 @@ class LSTM(_BuiltinRNN):
     Raises:
         ValueError: a bad cell argument (see `LSTMCell`).
     """
+
+    row_wise = True
 
     cell_class = LSTMCell
     cell_only_args = ("recurrent_activation", "unit_forget_bias")
@@ -916,6 +928,8 @@ class GRU(_BuiltinRNN):
         ValueError: a bad cell argument (see `GRUCell`).
     """
 
+    row_wise = True
+
     cell_class = GRUCell
     cell_only_args = ("recurrent_activation", "reset_after")
 
@@ -941,6 +955,8 @@ class Bidirectional(Layer):
     The backward outputs are flipped back to input order before merging.
     With `return_state`, returns `[output, *forward_states, *backward_states]`.
     """
+
+    row_wise = True
 
     def __init__(self, layer, merge_mode="concat", backward_layer=None, **kwargs):
         if not isinstance(layer, Layer):

@@ -85,6 +85,8 @@ class _SpatialLayer(Layer):
 class _UpSampling(_SpatialLayer):
     """Repeats each spatial entry `size` times along its axis."""
 
+    row_wise = True
+
     def __init__(self, rank, size, data_format=None, **kwargs):
         super().__init__(rank, data_format, **kwargs)
         self.size = standardize_tuple(size, rank, "size", type(self).__name__)
@@ -139,6 +141,8 @@ class UpSampling2D(_UpSampling):
         ValueError: an unknown `interpolation`, or a malformed `size`.
     """
 
+    row_wise = True
+
     _interpolations = ("nearest", "bilinear", "bicubic", "lanczos3", "lanczos5")
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
@@ -180,6 +184,8 @@ class UpSampling3D(_UpSampling):
 @closed_form_output_shape
 class _ZeroPadding(_SpatialLayer):
     """Pads the spatial axes with zeros."""
+
+    row_wise = True
 
     def __init__(self, rank, padding, data_format=None, **kwargs):
         super().__init__(rank, data_format, **kwargs)
@@ -269,6 +275,8 @@ class ZeroPadding3D(_ZeroPadding):
 @closed_form_output_shape
 class _Cropping(_SpatialLayer):
     """Removes entries from both ends of the spatial axes."""
+
+    row_wise = True
 
     def __init__(self, rank, cropping, data_format=None, **kwargs):
         super().__init__(rank, data_format, **kwargs)
@@ -376,6 +384,8 @@ class RepeatVector(Layer):
         ValueError: `n` is not a positive int.
     """
 
+    row_wise = True
+
     def __init__(self, n, **kwargs):
         super().__init__(**kwargs)
         self.n = positive_int(n, "n", "RepeatVector")
@@ -402,6 +412,8 @@ class Permute(Layer):
     Raises:
         ValueError: `dims` is not a permutation of 1..len(dims).
     """
+
+    row_wise = True
 
     def __init__(self, dims, **kwargs):
         super().__init__(**kwargs)

@@ -46,6 +46,8 @@ class Functional(Model):
         TypeError: an input or output is not a symbolic tensor.
     """
 
+    row_wise = True
+
     # Inputs keep their dtype here: each layer casts them to its own compute
     # dtype (a functional model, to its Inputs' dtypes), as in Keras.
     _convert_input_args = False

@@ -36,6 +36,8 @@ class Sequential(Model):
         **kwargs: Further `Layer` arguments (`dtype`, ...).
     """
 
+    row_wise = True
+
     # The wired graph: its layers are already owned through `_layers`.
     _untracked_attributes = Model._untracked_attributes | {"_graph"}
     # Inputs keep their dtype here: each layer casts them to its own compute

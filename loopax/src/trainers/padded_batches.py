@@ -15,10 +15,11 @@ are the unpadded batch's up to the order of float additions
 
 `why_not_padded(model, kind)` says when a pass keeps Keras's one program per
 batch shape instead, for anything that may mix rows or see the padding: a
-step, `compute_loss` or `compute_metrics` of the user's, a subclassed model,
-a layer that is not a row-wise built-in (a custom or `Lambda` layer, batch
-statistics, an axis along the batch, masks, activity regularizers, stateful
-RNNs), a loss or metric that is not a built-in, a distribution, or random
+step, `compute_loss` or `compute_metrics` of the user's, a layer that does not
+declare itself row-wise (`Layer.row_wise`: a custom or `Lambda` layer, a
+subclassed model's `call`, batch statistics in training), an axis along the
+batch, masks, activity regularizers, stateful RNNs, a loss or metric that is
+not a built-in, a distribution, or random
 draws JAX would not make the same for a batch's first rows
 (`jax_threefry_partitionable` off).
 """
@@ -30,60 +31,10 @@ import numpy as np
 
 from loopax.src import random
 from loopax.src.distribution import distribution
-from loopax.src.layers import (
-    activation_layers,
-    adaptive_pooling,
-    attention,
-    convolutional,
-    convolutional_depthwise,
-    convolutional_transpose,
-    core,
-    einsum_dense,
-    grouped_query_attention,
-    input_layer,
-    merging,
-    noise,
-    normalization,
-    op_layer,
-    pooling,
-    recurrent,
-    reshaping,
-)
-from loopax.src.layers.layer import Layer
 from loopax.src.trainers.pass_kind import PREDICT, TRAIN
 
 # Whether passes pad their partial batch where they can (tests switch it off to compare).
 PAD_PARTIAL_BATCHES = True
-
-
-def _classes(*modules):
-    """The Layer classes the `modules` define."""
-    return frozenset(value for module in modules for value in vars(module).values()
-                     if isinstance(value, type) and issubclass(value, Layer)
-                     and value.__module__ == module.__name__)
-
-
-# Built-in layers whose outputs for a row depend on that row alone, in training
-# and inference (random draws included: JAX draws the same numbers for a batch's
-# first rows whatever its size, with partitionable threefry).
-_ROW_WISE = _classes(
-    activation_layers, adaptive_pooling, attention, convolutional, convolutional_depthwise,
-    convolutional_transpose, einsum_dense, grouped_query_attention, input_layer, noise,
-    pooling, reshaping)
-_ROW_WISE |= {core.Dense, core.Activation, core.Dropout, core.Flatten, core.Reshape,
-              core.Embedding, core.Identity,
-              merging.Add, merging.Subtract, merging.Multiply, merging.Average,
-              merging.Maximum, merging.Minimum, merging.Concatenate,
-              normalization.LayerNormalization, normalization.GroupNormalization,
-              normalization.UnitNormalization, normalization.RMSNormalization,
-              recurrent.SimpleRNNCell, recurrent.LSTMCell, recurrent.GRUCell,
-              recurrent.StackedRNNCells, recurrent.SimpleRNN, recurrent.LSTM, recurrent.GRU,
-              recurrent.Bidirectional}
-# Models that are graphs of their layers (a subclass may have its own `call`).
-_GRAPH_MODELS = frozenset({"loopax.src.models.functional.Functional",
-                           "loopax.src.models.sequential.Sequential"})
-# Row-wise only in inference (training normalizes with the batch's statistics).
-_ROW_WISE_IN_INFERENCE = frozenset({normalization.BatchNormalization})
 
 
 def why_not_padded(model, kind, default_steps) -> str | None:
@@ -127,11 +78,18 @@ def _layers_reason(model, training):
 
 
 def _row_wise_class(layer, training) -> bool:
+    """Whether `layer` declares itself row-wise (`Layer.row_wise`): a declaration
+    made on a class whose `call` the layer's class overrides does not count."""
     cls = type(layer)
-    if cls is op_layer.OpLayer:
-        return op_layer.is_elementwise(layer)
-    return (cls in _ROW_WISE or f"{cls.__module__}.{cls.__qualname__}" in _GRAPH_MODELS
-            or (not training and cls in _ROW_WISE_IN_INFERENCE))
+    declared_by = _defining_class(cls, "row_wise")
+    if not issubclass(declared_by, _defining_class(cls, "call")):
+        return False
+    row_wise = layer.row_wise
+    return row_wise is True or (row_wise == "inference" and not training)
+
+
+def _defining_class(cls, attribute):
+    return next(k for k in cls.__mro__ if attribute in vars(k))
 
 
 def _acts_along_the_batch(layer) -> bool:
