@@ -285,6 +285,12 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
         fn.__loopax_no_gradient__ = True
 
     def dispatch(args, kwargs):
+        if _is_shape_arithmetic(args, kwargs):
+            # `tf.shape(x)[0] * 2` inside a compiled step: computed now, so the
+            # result stays a concrete int that can size arrays (XLA's shapes are static).
+            with state._concrete():
+                out = fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+            return Tensor(out) if isinstance(out, jax.Array) else out
         if _state.tapes:
             return _hooks["record"](fn, args, kwargs)
         wrapped = False
@@ -332,6 +338,27 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
 
     wrapper.__loopax_op__ = fn
     return wrapper
+
+
+_SHAPE_SIZE = 16   # at most this many entries: shapes and their parts, not data
+
+
+def _small_int(x):
+    v = x._loopax_value if isinstance(x, Tensor) else x
+    return (isinstance(v, (jax.Array, np.ndarray)) and not isinstance(v, jax.core.Tracer)
+            and v.dtype.kind in "iu" and v.size <= _SHAPE_SIZE)
+
+
+def _is_shape_arithmetic(args, kwargs):
+    """Whether an op computes on shapes: a small concrete integer Tensor among its
+    arguments (`tf.shape(x)`'s result, or a part of it), and every other argument
+    a Python int, slice or small concrete integer array."""
+    if not any(isinstance(a, Tensor) and _small_int(a) for a in args):
+        return False
+    leaves = jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda x: isinstance(x, Tensor))
+    return all(_small_int(v) or v is None or v is Ellipsis
+               or (isinstance(v, (int, slice, np.integer)) and not isinstance(v, bool))
+               for v in leaves)
 
 
 def _is_text_tensor(x):
