@@ -24,6 +24,10 @@ epochs), and the process's peak RSS. Ratios are loopax / TF and loopax /
 Keras-JAX (below 1: loopax faster).
 
     python bench/vs_tensorflow.py [--only mnist_convnet,mlp] [--steps 20] [--epochs 3]
+        [--contenders loopax,tf] [--repeat 2]
+
+`--repeat N` runs every workload's contenders N times in alternation (loopax, tf,
+loopax, tf, ...) and reports each contender's median, with the spread.
 """
 
 import argparse
@@ -201,16 +205,20 @@ def measure(library, workload, steps, epochs):
 # Driver
 # --------------------------------------------------------------------------
 
-def contenders(tf_python):
-    """name -> (python, environment additions), those that can run here."""
+def contenders(tf_python, wanted):
+    """name -> (python, environment additions), those wanted that can run here."""
     found = {"loopax": (sys.executable, {"PYTHONPATH": REPO})}
     probe = [sys.executable, "-c", "import keras"]
-    if subprocess.run(probe, env=dict(os.environ, KERAS_BACKEND="jax"),
+    if "keras-jax" not in wanted:
+        pass
+    elif subprocess.run(probe, env=dict(os.environ, KERAS_BACKEND="jax"),
                       capture_output=True).returncode == 0:
         found["keras-jax"] = (sys.executable, {"KERAS_BACKEND": "jax"})
     else:
         print("keras is not installed here: Keras-on-JAX skipped")
-    if tf_python and os.path.exists(tf_python) and subprocess.run(
+    if "tf" not in wanted:
+        pass
+    elif tf_python and os.path.exists(tf_python) and subprocess.run(
             [tf_python, "-c", "import tensorflow, keras"], capture_output=True,
             env=dict(os.environ, KERAS_BACKEND="tensorflow")).returncode == 0:
         found["tf"] = (tf_python, {"KERAS_BACKEND": "tensorflow"})
@@ -240,6 +248,10 @@ def main():
                         help="steady epochs after the first (the best counts)")
     parser.add_argument("--tf-python",
                         default=os.environ.get("LOOPAX_TF_PYTHON", "/work/tfvenv/bin/python"))
+    parser.add_argument("--contenders", default="loopax,keras-jax,tf",
+                        help="comma-separated contenders of loopax, keras-jax, tf")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="alternating rounds per workload (medians reported)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -249,19 +261,32 @@ def main():
     unknown = sorted(set(chosen) - set(WORKLOADS))
     if unknown:
         parser.error(f"--only: unknown workload(s) {unknown}; choose from {list(WORKLOADS)}")
-    found = contenders(args.tf_python)
+    wanted = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    unknown = sorted(set(wanted) - {"loopax", "keras-jax", "tf"})
+    if unknown or "loopax" not in wanted:
+        parser.error(f"--contenders: {unknown or 'loopax missing'}; choose from loopax "
+                     "(required), keras-jax, tf")
+    found = {n: c for n, c in contenders(args.tf_python, wanted).items() if n in wanted}
     print(f"{args.steps} steps per epoch, best of {args.epochs} steady epochs; "
           f"load average {os.getloadavg()[0]:.1f} at the start")
-    results = {}
+    runs = {}
     for workload in chosen:
-        for name, (python, env) in found.items():
-            library = "loopax" if name == "loopax" else "keras"
-            results[workload, name] = run_worker(python, env, library, workload,
-                                                 args.steps, args.epochs)
-            r = results[workload, name]
-            if r:
-                print(f"  {workload:14s} {name:10s} {r['step_ms']:8.1f} ms/step  first epoch "
-                      f"{r['first_s']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB", flush=True)
+        for rep in range(args.repeat):
+            for name, (python, env) in found.items():
+                library = "loopax" if name == "loopax" else "keras"
+                r = run_worker(python, env, library, workload, args.steps, args.epochs)
+                if r:
+                    runs.setdefault((workload, name), []).append(r)
+                    print(f"  {workload:14s} {name:10s} {r['step_ms']:8.1f} ms/step  first "
+                          f"epoch {r['first_s']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB  "
+                          f"load {os.getloadavg()[0]:.1f}", flush=True)
+    results = {}
+    for key, rs in runs.items():
+        results[key] = {k: float(np.median([r[k] for r in rs])) for k in rs[0]}
+        if len(rs) > 1:
+            steps = sorted(r["step_ms"] for r in rs)
+            print(f"  {key[0]:14s} {key[1]:10s} median {results[key]['step_ms']:.1f} ms/step "
+                  f"of {len(rs)} (range {steps[0]:.1f}-{steps[-1]:.1f})")
     print(f"load average {os.getloadavg()[0]:.1f} at the end\n")
     names = list(found)
     header = "| workload | " + " | ".join(f"{n} ms/step" for n in names)
