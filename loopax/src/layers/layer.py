@@ -1057,12 +1057,15 @@ _UNCHECKED_WEIGHT_BYTES = 64 * 1024 ** 2
 
 def _check_weight_fits(layer, name, shape, dtype):
     """A `MemoryError` naming the layer, weight, shape and size when a weight
-    cannot fit in the free memory (XLA would abort the process instead)."""
+    cannot fit in the free memory (XLA would abort the process instead), and
+    a ValueError when it would pass the current `memory_utils.weight_budget`."""
     try:
         count = math.prod(int(d) for d in shape)
     except (TypeError, ValueError):
         return  # unknown dimensions: the Variable reports them
     nbytes = count * jnp.dtype(dtypes.standardize(dtype)).itemsize
+    memory_utils.charge_weight(nbytes, f"Layer {layer.name!r} ({type(layer).__name__})'s "
+                                       f"weight {name!r} of shape {shape}")
     if nbytes <= _UNCHECKED_WEIGHT_BYTES:
         return
     available = memory_utils.available_memory_bytes()

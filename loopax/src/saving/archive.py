@@ -64,6 +64,35 @@ def check_declared_size(zf, name, limit, filepath, role):
                          "bomb).")
 
 
+# Deflate, bzip2 and LZMA inflate at most about this many times (deflate's
+# limit is 1032:1; runs of one byte in bzip2/LZMA stay under it in practice).
+MAX_INFLATION = 1100
+# Weights a loaded model may create beyond those its file holds (seed states,
+# a layer's own small tables).
+BUILD_SLACK_BYTES = 64 * 2**20
+
+
+def entry_bytes_bound(zf, name) -> int:
+    """The most bytes entry `name` can yield: its declared size, and no more
+    than its stored bytes inflate to."""
+    info = zf.getinfo(name)
+    stored = info.compress_size
+    if info.compress_type != zipfile.ZIP_STORED:
+        stored *= MAX_INFLATION
+    return min(info.file_size, stored)
+
+
+def build_budget(zf, name, filepath):
+    """`memory_utils.weight_budget` for building the model whose weights are
+    entry `name`: what that entry can hold, plus `BUILD_SLACK_BYTES`."""
+    from loopax.src.utils import memory_utils
+    held = entry_bytes_bound(zf, name) if name in zf.namelist() else 0
+    return memory_utils.weight_budget(
+        held + BUILD_SLACK_BYTES,
+        f"{filepath}'s weights entry {quoted(name)} can hold ({held:,} bytes): its config "
+        "describes a model larger than its weights (a damaged or edited file)")
+
+
 @contextlib.contextmanager
 def open_entry(zf, name, limit, filepath, role):
     """A stream of entry `name`, after its declared size was checked against

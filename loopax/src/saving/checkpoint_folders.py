@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 
-from loopax.src.saving import model_file, training_state, weights_file
+from loopax.src.saving import archive, model_file, training_state, weights_file
 from loopax.src.saving.checkpoint import CheckpointStore
+from loopax.src.utils import memory_utils
 
 FORMAT = "loopax.orbax_checkpoint"
 _WEIGHTS, _STATE = "weights/", "state/"
@@ -77,8 +78,13 @@ def load_model(path, custom_objects=None, compile=True):
     if "config" not in meta:
         raise ValueError(f"{where} was saved with save_weights_only=True and holds no model "
                          "config: build the model yourself and call model.load_weights() on it.")
-    model = model_file.model_from_config_dict(meta["config"], custom_objects, compile=compile,
-                                              keras_configs=False)
+    held = sum(int(v.nbytes) for v in arrays.values())
+    with memory_utils.weight_budget(
+            held + archive.BUILD_SLACK_BYTES,
+            f"the arrays of {where} ({held:,} bytes): its config describes a model larger "
+            "than its weights (a damaged or edited checkpoint)"):
+        model = model_file.model_from_config_dict(meta["config"], custom_objects,
+                                                  compile=compile, keras_configs=False)
     _assign(model, arrays, where)
     return model
 

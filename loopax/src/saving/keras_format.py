@@ -709,12 +709,13 @@ def load_model(zf, filepath, custom_objects=None, compile=True):
                                                    filepath, "a model config"), filepath)
     build_config = config.get("build_config") if isinstance(config, dict) else None
     try:
-        translated = translate_config(config, custom_objects, where=filepath)
-        model = serialization.deserialize(translated, custom_objects=custom_objects)
-        input_shape = build_config.get("input_shape") if isinstance(build_config,
-                                                                    dict) else None
-        if not model.built and isinstance(input_shape, list):
-            model.build(tuple(input_shape))
+        with archive.build_budget(zf, WEIGHTS, filepath):
+            translated = translate_config(config, custom_objects, where=filepath)
+            model = serialization.deserialize(translated, custom_objects=custom_objects)
+            input_shape = build_config.get("input_shape") if isinstance(build_config,
+                                                                        dict) else None
+            if not model.built and isinstance(input_shape, list):
+                model.build(tuple(input_shape))
     except RecursionError:
         raise ValueError(f"{filepath}: config.json nests too deeply to be built.") from None
     except (TypeError, KeyError, AttributeError, IndexError) as e:

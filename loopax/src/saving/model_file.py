@@ -174,7 +174,8 @@ def _load_loopax_archive(zf, names, filepath, custom_objects, compile):
                                                    filepath, "a model config"), filepath)
     if not isinstance(config, dict):
         raise ValueError(f"{filepath}: config.json is not a model config (a JSON object).")
-    model = _build_model(config, custom_objects, filepath)
+    with archive.build_budget(zf, WEIGHTS, filepath):
+        model = _build_model(config, custom_objects, filepath)
     arrays = weights_file.read_entry_for(model, zf, filepath, hint=_MISMATCH_HINT)
     state_data = None
     if training_state.ENTRY in names:
