@@ -19,7 +19,7 @@ import zipfile
 import zlib
 
 from loopax.src.serialization import quoted
-from loopax.src.utils import safe_open
+from loopax.src.utils import memory_utils, safe_open
 from loopax.src.utils.safe_open import json_depth
 
 # The largest config.json (or Keras config) read: a model's description, with a
@@ -85,7 +85,6 @@ def entry_bytes_bound(zf, name) -> int:
 def build_budget(zf, name, filepath):
     """`memory_utils.weight_budget` for building the model whose weights are
     entry `name`: what that entry can hold, plus `BUILD_SLACK_BYTES`."""
-    from loopax.src.utils import memory_utils
     held = entry_bytes_bound(zf, name) if name in zf.namelist() else 0
     return memory_utils.weight_budget(
         held + BUILD_SLACK_BYTES,
