@@ -27,11 +27,13 @@ from loopax.src.config import (
     is_traceback_filtering_enabled,
     max_epochs,
     max_steps_per_epoch,
+    model_wait_timeout,
     set_backend,
     set_epsilon,
     set_image_data_format,
     set_max_epochs,
     set_max_steps_per_epoch,
+    set_model_wait_timeout,
 )
 from loopax.src.dtypes import floatx, set_floatx
 from loopax.src.mixed_precision.policies import dtype_policy, set_dtype_policy

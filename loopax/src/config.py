@@ -263,3 +263,31 @@ def capped_steps(steps: int | None, available: int | None = None) -> int | None:
     if steps is None and available is not None and available <= _max_steps_per_epoch:
         return None
     return _max_steps_per_epoch
+
+
+# How long a call waits for another thread's call on the same model (trainers/in_use.py).
+_model_wait_timeout = 60.0
+
+
+@export("loopax.config.set_model_wait_timeout")
+def set_model_wait_timeout(seconds: float) -> None:
+    """Sets how long a call waits for another thread's call on the same model.
+
+    `fit`, `evaluate`, `predict`, `save`, `save_weights` and `load_weights` use a model one
+    call at a time. A call that finds another thread's call running waits for it to finish,
+    up to `seconds`, then raises an error naming both calls; 0 refuses at once.
+
+    Args:
+        seconds: The longest wait, a number >= 0 (default 60).
+    """
+    global _model_wait_timeout
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        raise ValueError(f"set_model_wait_timeout(seconds={seconds!r}): expected a number "
+                         ">= 0 (0 refuses at once).")
+    _model_wait_timeout = float(seconds)
+
+
+@export("loopax.config.model_wait_timeout")
+def model_wait_timeout() -> float:
+    """Returns the seconds a call waits for another thread's call on the same model."""
+    return _model_wait_timeout

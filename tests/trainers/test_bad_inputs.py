@@ -97,26 +97,39 @@ class _Blocker(keras.callbacks.Callback):
         assert self.release.wait(30)
 
 
-def test_a_second_concurrent_fit_raises_and_leaves_the_model_usable(tmp_path):
+@pytest.fixture
+def short_model_wait():
+    before = keras.config.model_wait_timeout()
+    keras.config.set_model_wait_timeout(0.2)
+    yield
+    keras.config.set_model_wait_timeout(before)
+
+
+def _fit_in_thread(model, x, y, blocker, errors, epochs=1):
+    def first_fit():
+        try:
+            model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=[blocker])
+        except Exception as e:  # noqa: BLE001 - checked by the caller
+            errors.append(e)
+    thread = threading.Thread(target=first_fit)
+    thread.start()
+    return thread
+
+
+def test_a_second_concurrent_fit_times_out_and_leaves_the_model_usable(tmp_path,
+                                                                         short_model_wait):
     x, y = regression_data()
     model = mlp()
     model.compile(optimizer="sgd", loss="mse")
     blocker = _Blocker()
     errors = []
-
-    def first_fit():
-        try:
-            model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[blocker])
-        except Exception as e:  # noqa: BLE001 - checked below
-            errors.append(e)
-
-    thread = threading.Thread(target=first_fit)
-    thread.start()
+    thread = _fit_in_thread(model, x, y, blocker, errors)
     try:
         assert blocker.entered.wait(60)
-        with pytest.raises(RuntimeError, match=r"another thread is running its fit\(\)"):
+        with pytest.raises(RuntimeError, match=r"another thread is running its fit\(\), "
+                                               r"and it did not finish within 0.2 s"):
             model.fit(x, y, batch_size=16, verbose=0)
-        with pytest.raises(RuntimeError, match="another thread"):
+        with pytest.raises(RuntimeError, match="set_model_wait_timeout"):
             model.evaluate(x, y, verbose=0)
         with pytest.raises(RuntimeError, match="another thread"):
             model.predict(x, verbose=0)
@@ -131,6 +144,83 @@ def test_a_second_concurrent_fit_raises_and_leaves_the_model_usable(tmp_path):
     assert iterations(model) == 4
     model.fit(x, y, batch_size=16, epochs=1, verbose=0)   # usable afterwards
     assert iterations(model) == 8
+
+
+def test_a_save_from_another_thread_during_fit_waits_and_saves_the_trained_model(tmp_path):
+    x, y = regression_data()
+    model = mlp()
+    model.compile(optimizer="sgd", loss="mse")
+    blocker = _Blocker()
+    errors = []
+    thread = _fit_in_thread(model, x, y, blocker, errors, epochs=2)
+    path = str(tmp_path / "m.weights.safetensors")
+    saver = threading.Thread(target=model.save_weights, args=(path,))
+    try:
+        assert blocker.entered.wait(60)
+        saver.start()
+        saver.join(0.5)
+        assert saver.is_alive()            # waiting its turn, not refused
+        assert not os.path.exists(path)
+    finally:
+        for _ in range(2):
+            blocker.release.set()
+        thread.join()
+        saver.join(60)
+    assert errors == [] and not saver.is_alive()
+    assert iterations(model) == 8          # fit ran both epochs, unharmed
+    saved = mlp()
+    saved.load_weights(path)               # the save came after fit: its final weights
+    for a, b in zip(saved.get_weights(), model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+class _SlowConfigModel(keras.Sequential):
+    """A model whose get_config (user code run by save) blocks until released."""
+
+    entered = threading.Event()
+    release = threading.Event()
+
+    def get_config(self):
+        self.entered.set()
+        assert self.release.wait(30)
+        return super().get_config()
+
+
+def test_a_fit_from_another_thread_during_a_save_waits_for_it(tmp_path):
+    x, y = regression_data()
+    model = _SlowConfigModel([keras.Input((x.shape[1],)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    before = [w.copy() for w in model.get_weights()]
+    errors = []
+
+    def save():
+        try:
+            model.save(str(tmp_path / "m.keras"))
+        except Exception as e:  # noqa: BLE001 - checked below
+            errors.append(e)
+    saver = threading.Thread(target=save)
+    saver.start()
+    try:
+        assert model.entered.wait(60)
+        fitter = threading.Thread(target=model.fit, args=(x, y),
+                                  kwargs=dict(batch_size=16, epochs=1, verbose=0))
+        fitter.start()
+        fitter.join(0.5)
+        assert fitter.is_alive() and iterations(model) == 0   # waiting for the save
+    finally:
+        model.release.set()
+        saver.join(60)
+    fitter.join(60)
+    assert errors == [] and iterations(model) == 4
+    saved = keras.saving.load_model(str(tmp_path / "m.keras"), compile=False,
+                                    custom_objects={"_SlowConfigModel": keras.Sequential})
+    for a, b in zip(saved.get_weights(), before):   # saved before fit changed anything
+        np.testing.assert_array_equal(a, b)
+
+
+def test_set_model_wait_timeout_refuses_a_negative_number():
+    with pytest.raises(ValueError, match=r"set_model_wait_timeout\(seconds=-1\)"):
+        keras.config.set_model_wait_timeout(-1)
 
 
 def test_a_callback_may_predict_inside_fit():
