@@ -43,12 +43,15 @@ def corrupt(filepath, entry, error) -> ValueError:
 
 
 @contextlib.contextmanager
-def open_archive(filepath, what="a zip archive"):
+def open_archive(filepath, what="a zip archive", file=None):
     """`zipfile.ZipFile` of the regular file `filepath` (a FIFO or a device is
-    refused before anything is read), its damage reported as `corrupt`."""
-    with safe_open.open_regular(filepath, what) as f:
+    refused before anything is read), its damage reported as `corrupt`. `file`:
+    `filepath` already open (a reader that opens a path once reads one version of it)."""
+    with contextlib.ExitStack() as stack:
+        if file is None:
+            file = stack.enter_context(safe_open.open_regular(filepath, what))
         try:
-            zf = zipfile.ZipFile(f)
+            zf = zipfile.ZipFile(file)
         except DAMAGE as e:
             raise corrupt(filepath, None, e) from None
         with zf:

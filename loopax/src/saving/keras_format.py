@@ -30,7 +30,6 @@ import inspect
 import math
 import posixpath
 import warnings
-import zipfile
 
 from loopax.src import dtypes, mixed_precision, serialization
 from loopax.src.layers import lambda_layer
@@ -38,7 +37,6 @@ from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
 from loopax.src.serialization import quoted
 from loopax.src.state import Variable
-from loopax.src.utils import safe_open
 
 CONFIG = "config.json"
 WEIGHTS = "model.weights.h5"
@@ -632,30 +630,17 @@ def _some(items, limit=20) -> str:
     return "; ".join(items[:limit]) + more
 
 
-def is_keras_file(filepath) -> bool:
-    """An HDF5 file, or a zip archive laid out as Keras 3's `.keras`."""
-    with safe_open.open_regular(filepath, "a model or weights file") as f:
-        head = f.read(8)
-    if head == HDF5_SIGNATURE:
-        return True
-    if head[:4] != b"PK\x03\x04" or not zipfile.is_zipfile(filepath):
-        return False
-    with archive.open_archive(filepath) as zf:
-        names = zf.namelist()
-    return is_keras_archive(names) and "model.weights.safetensors" not in names
+def load_h5_weights(model, f, filepath, skip_mismatch=False):
+    """`model.load_weights(path)` for the Keras `.weights.h5` file open as `f`."""
+    with _damage_named(filepath, None), open_h5(f, filepath) as h5file:
+        assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
 
 
-def load_weights(model, filepath, skip_mismatch=False):
-    """`model.load_weights(path)` for a `.weights.h5` or `.keras` file Keras 3 wrote."""
-    if not zipfile.is_zipfile(filepath):
-        with _damage_named(filepath, None), open(filepath, "rb") as f, \
-                open_h5(f, filepath) as h5file:
-            assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
-        return
-    with archive.open_archive(filepath) as zf:
-        check_member_names(zf.namelist(), filepath)
-        limit = zf.getinfo(WEIGHTS).file_size if skip_mismatch else h5_size_limit(model)
-        _assign_from_entry(model, zf, filepath, limit, skip_mismatch=skip_mismatch)
+def load_archive_weights(model, zf, filepath, skip_mismatch=False):
+    """`model.load_weights(path)` for the Keras 3 `.keras` archive open as `zf`."""
+    check_member_names(zf.namelist(), filepath)
+    limit = zf.getinfo(WEIGHTS).file_size if skip_mismatch else h5_size_limit(model)
+    _assign_from_entry(model, zf, filepath, limit, skip_mismatch=skip_mismatch)
 
 
 def _assign_from_entry(model, zf, filepath, limit, **kwargs):

@@ -154,18 +154,20 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
         from loopax.src.saving import checkpoint_folders
         with serialization.safe_mode_scope(safe_mode):
             return checkpoint_folders.load_model(filepath, custom_objects, compile)
-    safe_open.require_regular(filepath, "a model file")
-    if not zipfile.is_zipfile(filepath):
-        if weights_file._is_zip(filepath):
-            raise ValueError(f"{filepath} is a damaged or truncated zip archive.")
-        raise ValueError(f"{filepath} is not a model file written by model.save() (not a "
-                         "zip archive). For a weights file use model.load_weights().")
-    with archive.open_archive(filepath) as zf, serialization.safe_mode_scope(safe_mode):
-        names = zf.namelist()
-        if WEIGHTS not in names and keras_format.is_keras_archive(names):
-            keras_format.check_member_names(names, filepath)
-            return keras_format.load_model(zf, filepath, custom_objects, compile)
-        return _load_loopax_archive(zf, names, filepath, custom_objects, compile)
+    # One open file: the format is told from, and the model read from, one version of
+    # the path (another process may replace it while this one loads).
+    with safe_open.open_regular(filepath, "a model file") as f:
+        if f.read(4) != b"PK\x03\x04":
+            raise ValueError(f"{filepath} is not a model file written by model.save() (not a "
+                             "zip archive). For a weights file use model.load_weights().")
+        f.seek(0)
+        with archive.open_archive(filepath, file=f) as zf, \
+                serialization.safe_mode_scope(safe_mode):
+            names = zf.namelist()
+            if WEIGHTS not in names and keras_format.is_keras_archive(names):
+                keras_format.check_member_names(names, filepath)
+                return keras_format.load_model(zf, filepath, custom_objects, compile)
+            return _load_loopax_archive(zf, names, filepath, custom_objects, compile)
 
 
 def _load_loopax_archive(zf, names, filepath, custom_objects, compile):

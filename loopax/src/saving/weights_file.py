@@ -395,21 +395,24 @@ def load_weights(model, filepath, skip_mismatch=False):
     if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
         from loopax.src.saving import checkpoint_folders
         return checkpoint_folders.load_weights(model, filepath, skip_mismatch=skip_mismatch)
-    safe_open.require_regular(filepath, "a weights file")
-    if keras_format.is_keras_file(filepath):
-        return keras_format.load_weights(model, filepath, skip_mismatch=skip_mismatch)
-    if _is_zip(filepath):
-        arrays = read_weights_from_archive(model, filepath, skip_mismatch)
-    else:
-        with open(filepath, "rb") as f:
+    # One open file: the format is told from, and the weights read from, one version of
+    # the path (another process may replace it while this one loads).
+    with safe_open.open_regular(filepath, "a weights file") as f:
+        head = f.read(8)
+        f.seek(0)
+        if head == _HDF5_SIGNATURE:
+            return keras_format.load_h5_weights(model, f, filepath, skip_mismatch)
+        if head[:4] == b"PK\x03\x04":
+            with archive.open_archive(filepath, file=f) as zf:
+                names = zf.namelist()
+                if WEIGHTS_IN_ARCHIVE not in names and keras_format.is_keras_archive(names):
+                    return keras_format.load_archive_weights(model, zf, filepath,
+                                                             skip_mismatch)
+                arrays = read_weights_from_archive(model, zf, filepath, skip_mismatch)
+        else:
             arrays = read_weights_for(model, f, filepath, os.fstat(f.fileno()).st_size,
                                       skip_mismatch)
     assign_weights(model, arrays)
-
-
-def _is_zip(filepath) -> bool:
-    with open(filepath, "rb") as f:
-        return f.read(4) == b"PK\x03\x04"
 
 
 _MAX_LISTED = 20
@@ -475,14 +478,13 @@ def assign_weights(model, arrays: dict):
 WEIGHTS_IN_ARCHIVE = "model.weights.safetensors"
 
 
-def read_weights_from_archive(model, filepath, skip_mismatch=False) -> dict:
-    """The weights for `model` from a `model.save` zip archive (its weights
+def read_weights_from_archive(model, zf, filepath, skip_mismatch=False) -> dict:
+    """The weights for `model` from the `model.save` zip archive `zf` (its weights
     entry bounded by the model's size)."""
-    with archive.open_archive(filepath) as zf:
-        if WEIGHTS_IN_ARCHIVE not in zf.namelist():
-            raise ValueError(f"{filepath} is a zip archive without {WEIGHTS_IN_ARCHIVE}; it "
-                             "was not written by loopax.")
-        return read_entry_for(model, zf, filepath, skip_mismatch)
+    if WEIGHTS_IN_ARCHIVE not in zf.namelist():
+        raise ValueError(f"{filepath} is a zip archive without {WEIGHTS_IN_ARCHIVE}; it "
+                         "was not written by loopax.")
+    return read_entry_for(model, zf, filepath, skip_mismatch)
 
 
 def read_entry_for(model, zf, filepath, skip_mismatch=False, hint=None) -> dict:
