@@ -4,11 +4,18 @@ their own folder: a `checkpoint` state file naming a path elsewhere (absolute,
 and `save()` with `max_to_keep` never removes a file outside the folder.
 (TensorFlow 2.21 joins relative entries to the folder and uses absolute ones as
 written, `checkpoint_management.get_checkpoint_state`; loopax does the same for
-entries inside the folder.)"""
+entries inside the folder.) `list_variables` / `load_variable` open a shard as `restore`
+does (a FIFO refused, the header checked) and read only what they return."""
 
 from __future__ import annotations
 
+import json
 import os
+import struct
+import subprocess
+import sys
+import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -114,3 +121,64 @@ def test_a_damaged_state_file_or_shard_names_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\) is not "
                                          "utf-8 text"):
         tf.train.latest_checkpoint(str(folder))
+
+
+def _in_thread(call, seconds=20):
+    """`call()`'s result or error, or a hang reported as a failure (not a frozen test)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["result"] = call()
+        except BaseException as e:  # noqa: BLE001 - returned to the caller
+            outcome["error"] = e
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"{call} blocked for {seconds} s"
+    return outcome
+
+
+@pytest.mark.parametrize("reader", ["list_variables", "load_variable"])
+def test_a_fifo_shard_is_refused_by_list_and_load_variable(tmp_path, reader):
+    folder = tmp_path / "ckpts"
+    tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2).save()
+    shard = folder / "ckpt-1.safetensors"
+    shard.unlink()
+    os.mkfifo(shard)
+    args = (str(folder),) if reader == "list_variables" else (str(folder), "v")
+    outcome = _in_thread(lambda: getattr(tf.train, reader)(*args))
+    assert isinstance(outcome.get("error"), ValueError)
+    assert "ckpt-1.safetensors (a checkpoint file) is a FIFO" in str(outcome["error"])
+
+
+BIG_SHARD_WORKER = textwrap.dedent("""
+    import json, resource, sys
+    import loopax.tf as tf
+    with open("/proc/self/status") as f:
+        size = next(int(l.split()[1]) for l in f if l.startswith("VmSize")) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (size + 256 * 2**20, resource.RLIM_INFINITY))
+    names = tf.train.list_variables(sys.argv[1])
+    small = tf.train.load_variable(sys.argv[1], "v")
+    print(json.dumps({"names": names, "v": small.tolist()}))
+""")
+
+
+def test_list_and_load_variable_read_only_what_they_return(tmp_path):
+    """A shard holding a 2 GiB value (a sparse file: no disk used) is listed from its
+    header and one small value read from it, in a process capped 256 MiB above its
+    size: reading the shard whole (as TF's readers never do) would exhaust it."""
+    big = 2**31
+    header = json.dumps({
+        "big": {"dtype": "F32", "shape": [big // 4], "data_offsets": [0, big]},
+        "v": {"dtype": "F32", "shape": [2], "data_offsets": [big, big + 8]}}).encode()
+    shard = tmp_path / "ckpt-1.safetensors"
+    with open(shard, "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+        f.seek(big, os.SEEK_CUR)
+        f.write(np.array([1.5, -2.0], np.float32).tobytes())
+    done = subprocess.run([sys.executable, "-c", BIG_SHARD_WORKER, str(shard)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out == {"names": [["big", [big // 4]], ["v", [2]]], "v": [1.5, -2.0]}

@@ -23,6 +23,7 @@ The objects a Checkpoint holds keep it alive while values are pending, so
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import weakref
@@ -272,10 +273,18 @@ class Checkpoint:
                 variable.assign(value)
 
 
-def _read_checkpoint_file(filename):
-    """`{key: array}` of a checkpoint file: a regular file (a FIFO or a device is
-    refused before it is read), its header checked first, and the data it declares
-    read entry by entry, never more than the file holds."""
+def _read_checkpoint_file(filename, wanted=None):
+    """`{key: array}` of a checkpoint file (only the `wanted` keys, when given): a
+    regular file (a FIFO or a device is refused before it is read), its header checked
+    first, and the data it declares read entry by entry, never more than the file holds."""
+    with _open_checkpoint_file(filename) as (f, header):
+        return weights_file.read_arrays(f, header, set(header) if wanted is None else wanted,
+                                        filename)
+
+
+@contextlib.contextmanager
+def _open_checkpoint_file(filename):
+    """(the open file at its data, its checked header `{key: (dtype, shape, bytes)}`)."""
     with safe_open.open_regular(filename, "a checkpoint file") as f:
         size = os.fstat(f.fileno()).st_size
         header = weights_file.read_header(f, filename, min(size, weights_file.MAX_HEADER_BYTES))
@@ -284,7 +293,7 @@ def _read_checkpoint_file(filename):
             raise ValueError(f"{filename}: its header declares {declared} bytes of data but "
                              f"the file holds {held}; the checkpoint is damaged or truncated. "
                              "Restore an earlier checkpoint, or save again.")
-        return weights_file.read_arrays(f, header, set(header), filename)
+        yield f, header
 
 
 def _initialize(variable, value):
@@ -452,9 +461,8 @@ def list_variables(ckpt_dir_or_file):
         FileNotFoundError: no checkpoint there.
     """
     filename = _checkpoint_file(ckpt_dir_or_file, "list_variables")
-    with open(filename, "rb") as f:
-        arrays = weights_file.read_safetensors(f.read(), filename)
-    return [(name, list(arrays[name].shape)) for name in sorted(arrays)]
+    with _open_checkpoint_file(filename) as (_, header):   # the header only
+        return [(name, list(header[name][1])) for name in sorted(header)]
 
 
 def load_variable(ckpt_dir_or_file, name):
@@ -472,13 +480,12 @@ def load_variable(ckpt_dir_or_file, name):
         KeyError: `name` is not in the checkpoint (the message lists those that are).
     """
     filename = _checkpoint_file(ckpt_dir_or_file, "load_variable")
-    with open(filename, "rb") as f:
-        arrays = weights_file.read_safetensors(f.read(), filename)
-    key = name[:-2] if name not in arrays and name.endswith(":0") else name
-    if key not in arrays:
-        raise KeyError(f"tf.train.load_variable: {name!r} is not in {filename}; it holds "
-                       f"{sorted(arrays)} (see tf.train.list_variables).")
-    return arrays[key]
+    with _open_checkpoint_file(filename) as (f, header):
+        key = name[:-2] if name not in header and name.endswith(":0") else name
+        if key not in header:
+            raise KeyError(f"tf.train.load_variable: {name!r} is not in {filename}; it holds "
+                           f"{sorted(header)} (see tf.train.list_variables).")
+        return weights_file.read_arrays(f, header, {key}, filename)[key]
 
 
 class CheckpointManager:
