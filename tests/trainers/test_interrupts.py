@@ -415,3 +415,95 @@ def test_outside_the_main_thread_a_block_runs_as_it_is():
     thread.start()
     thread.join()
     assert seen == [signal.default_int_handler]
+
+
+# ---- Ctrl-C inside the callbacks that save ------------------------------------------
+
+def _continued(state, rows, epochs=EPOCHS):
+    """The weights after `epochs` more epochs of SGD on X[:rows] from `state`."""
+    for _ in range(epochs):
+        for start in range(0, rows, BATCH):
+            end = min(start + BATCH, rows)
+            state = _sgd_step(*state, X[start:end].astype(np.float64), Y[start:end])
+    return state
+
+
+def _backup_and_restore(folder):
+    return keras.callbacks.BackupAndRestore(os.path.join(folder, "backup"))
+
+
+def _checkpoint_each_step(folder):
+    return keras.callbacks.ModelCheckpoint(os.path.join(folder, "last.keras"), save_freq=1)
+
+
+@pytest.mark.parametrize("make_callback", [_backup_and_restore, _checkpoint_each_step],
+                         ids=["backup-and-restore", "model-checkpoint"])
+def test_ctrl_c_at_every_line_of_a_saving_callback_then_resuming(make_callback, monkeypatch,
+                                                                 folder):
+    """A SIGINT at each line the main thread runs in BackupAndRestore, ModelCheckpoint
+    and their stores (and at each compiled call's return), then the run again with the
+    same callback, as a user reruns the cell: the model is consistent after the
+    interrupt, and the rerun ends where SGD says (with BackupAndRestore: the
+    uninterrupted run's weights, from the backup or from the start) with the folder
+    free for the next fit. Each line is interrupted at its first run (a loop over the
+    Variables repeats lines a thousand times), each compiled call's return every time;
+    the step loop's own lines are the other tests' points."""
+    from loopax.src.callbacks import backup_and_restore, model_checkpoint
+    from loopax.src.saving import checkpoint, model_file, weights_file
+    files = {module.__file__ for module in (backup_and_restore, model_checkpoint, checkpoint,
+                                            model_file, weights_file)}
+    monkeypatch.setattr(_Interrupter, "FILES", files)
+    rows = 8
+    model = _model(1)
+    initial = model.get_weights()
+    states = _trajectory(*(w.astype(np.float64) for w in initial), rows)
+    current = [_Interrupter()]
+    _points_after_compiled_calls(model, current, monkeypatch)
+
+    def fit(callback):
+        model.fit(X[:rows], Y[:rows], batch_size=BATCH, epochs=EPOCHS, shuffle=False,
+                  verbose=0, callbacks=[callback])
+
+    def reset():
+        model.set_weights(initial)
+        model.optimizer.iterations.assign(0)
+        for path in os.listdir(folder):
+            full = os.path.join(folder, path)
+            os.remove(full) if os.path.isfile(full) else __import__("shutil").rmtree(full)
+
+    fit(make_callback(folder))   # compiles
+    reset()
+    callback = make_callback(folder)
+    counted = current[0]
+    assert not counted.run(functools.partial(fit, callback))
+    total = counted.points
+    firsts = {}
+    for at, where in enumerate(counted.trail, start=1):
+        firsts.setdefault(where[1:] if len(where) > 2 else where, at)
+    callback_file = os.path.basename(sys.modules[type(callback).__module__].__file__)
+    assert sum(key[0] == callback_file for key in firsts) > 20
+    for at in sorted(firsts.values()):
+        reset()
+        callback = make_callback(folder)
+        current[0] = _Interrupter(at, counted)
+        interrupted = current[0].run(functools.partial(fit, callback))
+        where = f"after a Ctrl-C at point {at} of {total} ({current[0].fired_where})"
+        assert interrupted == current[0].fired, where
+        steps = int(np.asarray(model.optimizer.iterations))
+        try:
+            kernel, bias = model.get_weights()
+            np.testing.assert_allclose(kernel, states[steps][0], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(bias, states[steps][1], rtol=1e-5, atol=1e-6)
+            fit(callback)                     # the rerun, same callback
+            resumed = int(np.asarray(model.optimizer.iterations))
+            if resumed == len(states) - 1:    # from a backup (or the start)
+                want = states[-1]
+            else:                             # no backup: on from where it stopped
+                assert resumed == steps + len(states) - 1, (steps, resumed)
+                want = _continued(states[steps], rows)
+            kernel, bias = model.get_weights()
+            np.testing.assert_allclose(kernel, want[0], rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(bias, want[1], rtol=1e-5, atol=1e-6)
+            fit(make_callback(folder))        # the folder was released
+        except Exception as error:
+            raise AssertionError(f"{where}: {type(error).__name__}: {error}") from error

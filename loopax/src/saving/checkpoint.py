@@ -34,6 +34,8 @@ import shutil
 import threading
 import time
 
+from loopax.src.utils.interrupts import INTERRUPTS_HELD
+
 LOCK_FILE = ".lock"
 _held_here: dict[str, object] = {}   # folder -> the store of this process that holds it
 
@@ -89,33 +91,43 @@ class CheckpointStore:
         deadline = None if self.lock_timeout is None else time.monotonic() + self.lock_timeout
         while True:
             os.makedirs(self.directory, exist_ok=True)   # (again if the holder deleted it)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                if deadline is not None and time.monotonic() >= deadline:
-                    raise CheckpointFolderInUse(
-                        f"{self.directory} is in use by process {_holder_pid(path)} (a fit() "
-                        "writing its backups there). Two runs on one folder would delete each "
-                        "other's backups in flight: use another folder, stop that process, or "
-                        "pass lock_timeout= (seconds; None: as long as it takes) to wait for "
-                        "it.") from None
-                time.sleep(0.05)
-                continue
-            if os.path.exists(path) and os.fstat(fd).st_ino == os.stat(path).st_ino:
-                break   # else the folder was deleted and made again meanwhile: retry
+            # Taken and recorded with Ctrl-C held: a lock taken but not recorded would
+            # stay held by this process, and every later fit() on the folder refused.
+            with INTERRUPTS_HELD:
+                if self._try_lock(path):
+                    return
+            if deadline is not None and time.monotonic() >= deadline:
+                raise CheckpointFolderInUse(
+                    f"{self.directory} is in use by process {_holder_pid(path)} (a fit() "
+                    "writing its backups there). Two runs on one folder would delete each "
+                    "other's backups in flight: use another folder, stop that process, or "
+                    "pass lock_timeout= (seconds; None: as long as it takes) to wait for "
+                    "it.")
+            time.sleep(0.05)
+
+    def _try_lock(self, path) -> bool:
+        """Takes and records the lock on `path` if it is free and still the folder's."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
             os.close(fd)
+            return False
+        if not (os.path.exists(path) and os.fstat(fd).st_ino == os.stat(path).st_ino):
+            os.close(fd)   # the folder was deleted and made again meanwhile: retry
+            return False
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._folder_lock = fd
         _held_here[self.directory] = self
+        return True
 
     def _release_folder(self):
-        if self._folder_lock is not None:
-            _held_here.pop(self.directory, None)
-            os.close(self._folder_lock)   # releases the flock
-            self._folder_lock = None
+        with INTERRUPTS_HELD:   # released and forgotten together
+            if self._folder_lock is not None:
+                _held_here.pop(self.directory, None)
+                os.close(self._folder_lock)   # releases the flock
+                self._folder_lock = None
 
     # ---- the orbax manager, opened on first use ------------------------------
     def _open(self):
