@@ -12,7 +12,7 @@ from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.live_state import LiveState
-from loopax.src.trainers.pass_kind import TRAIN, Mode
+from loopax.src.trainers.pass_kind import TRAIN
 
 ROWS, BATCH = 22, 4   # 5 full batches and a partial one of 2 rows
 
@@ -62,8 +62,8 @@ def test_engine_runs_a_hand_written_step_over_every_batch(steps_per_execution):
     np.testing.assert_allclose(float(source.total.value), float(x.sum()), rtol=1e-6)
     assert float(logs["total"]) == float(source.total.value)
     assert bounds.first_step == 6
-    fused = engine.functions[TRAIN, Mode.DEVICE, False]
-    assert fused._cache_size() == (1 if steps_per_execution > 1 else 0)
+    fused = engine.program(TRAIN, "device", "dynamic")
+    assert fused.cache_size() == (1 if steps_per_execution > 1 else 0)
 
 
 def test_fused_and_one_step_calls_give_the_same_bits():

@@ -26,8 +26,8 @@ from loopax.src.compilation_cache import compile_seconds_saved, programs_compile
 from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
-from loopax.src.trainers.pass_kind import PREDICT, Mode
-from loopax.src.trainers.step_loops import compiling_in_background
+from loopax.src.trainers.pass_kind import PREDICT
+from loopax.src.trainers.programs import batch_of, batch_spec, compiling_in_background
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
@@ -182,7 +182,7 @@ def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
     `rows`: the real rows of a padded batch (`Execution`)."""
     start = _start_timer(live, timed)
     for j in range(n):
-        logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size,
+        logs = live.call(fn, batch_of(data, order, row0 + j * batch_size, batch_size, rows),
                          rows=rows)
     if not timed:
         return logs, None
@@ -198,9 +198,9 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
     `full_batches` the full batches' too (fit() asks for its validation pass's
     before training starts). `values`: the state the programs take."""
     engine.expect_batches(kind, adapter)
-    single = engine.function(kind, Mode.DEVICE_SINGLE)
-    if engine.run_eagerly or not hasattr(single, "compile_ahead"):
+    if engine.run_eagerly:
         return
+    single = engine.program(kind)
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     sizes = []
@@ -212,7 +212,7 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
         elif full_batches or not adapter.num_full_batches:   # padded: the full batches' program
             sizes.append(adapter.batch_size)
     for size in dict.fromkeys(sizes):
-        single.compile_ahead(values, data, size)
+        single.compile_async(values, batch_spec(data, size))
 
 
 def _record(planner, kind, how, n, seconds, issued=None):
@@ -288,9 +288,9 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
 def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
                     start_step=0, later_passes=0):
     engine.expect_batches(kind, adapter)
-    loop = engine.function(kind, Mode.DEVICE)
-    static_loop = engine.function(kind, Mode.DEVICE_STATIC) if planner.static_loops else None
-    single = engine.function(kind, Mode.DEVICE_SINGLE)
+    loop = engine.program(kind, "device", "dynamic")
+    static_loop = engine.program(kind, "device", "static") if planner.static_loops else None
+    single = engine.program(kind)
     data = adapter.device_data()
     order = adapter.device_order(seed)
     if planner.mode is None:
@@ -303,7 +303,8 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
             pad_partial=engine.pads_partial_batches(kind)):
         if how == "warm":   # compiles the loop, runs no step
             live.refresh()
-            _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
+            if loop.may_fuse(live.values, data, order, row0, 0, batch_size=batch_size):
+                _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
             planner.record("warm", 0, None)
             continue
         if bounds.sync:
@@ -311,21 +312,27 @@ def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_
         begin(step)
         live.refresh()
         marks = _compile_marks()
-        if how == "loop" and static_loop is not None and planner.static_size(n):
-            logs, seconds = _call(static_loop, live, n, timed, data, order, row0, n,
-                                  batch_size=batch_size)
-        elif how == "loop":
-            logs, seconds = _call(loop, live, n, timed, data, order, row0, n,
+        fused = None
+        if how == "loop":
+            fused = (static_loop if static_loop is not None and planner.static_size(n)
+                     else loop)
+            if not fused.may_fuse(live.values, data, order, row0, n, batch_size=batch_size):
+                fused = None   # its steps as one-step calls (programs.cpu_rules)
+        issued = None
+        if fused is not None:
+            logs, seconds = _call(fused, live, n, timed, data, order, row0, n,
                                   batch_size=batch_size)
         else:
             logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size,
                                      rows)
-        issued = None
-        if how == "single" and seconds is not None:
-            seconds, issued = seconds
+            if seconds is not None:
+                seconds, issued = seconds
+                if how == "loop":
+                    issued = None
         if planned:
-            seconds = _planner_seconds(planner, how, seconds,
-                                       lambda: single.ahead_seconds(data, batch_size), marks)
+            seconds = _planner_seconds(
+                planner, how, seconds,
+                lambda: single.ahead_seconds(batch_spec(data, batch_size)), marks)
             _record(planner, kind, how, n, seconds, issued)
         if bounds.sync:
             live.write_back()
@@ -340,8 +347,8 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
                     start_step=0):
     eager = engine.run_eagerly
     engine.expect_batches(kind, adapter)
-    single = engine.function(kind, Mode.SINGLE)
-    stacked_loop = None if eager else engine.function(kind, Mode.STACKED)
+    single = engine.program(kind)
+    stacked_loop = None if eager else engine.program(kind, "stacked", "dynamic")
     steps = max_steps if max_steps is not None else adapter.num_batches
     batches = adapter.get_numpy_iterator(seed, start=start_step)
     chunks = HostChunks(batches, steps, planner, bounds,
@@ -354,8 +361,11 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
                 live.write_back()
             begin(step)
             live.refresh()
-            if stacked:
+            if stacked and stacked_loop.may_fuse(live.values, data, n):
                 logs, _ = _call(stacked_loop, live, n, False, data, n)
+            elif stacked:   # its steps as one-step calls (programs.cpu_rules)
+                for i in range(n):
+                    logs = live.call(single, jax.tree_util.tree_map(lambda a: a[i], data))
             else:
                 timed = not eager and planner.host_next()[1]
                 marks = _compile_marks()
@@ -378,8 +388,8 @@ def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bounds):
-    loop = engine.function(PREDICT, Mode.DEVICE)
-    single = engine.function(PREDICT, Mode.DEVICE_SINGLE)
+    loop = engine.program(PREDICT, "device", "dynamic")
+    single = engine.program(PREDICT)
     planner = engine.planner(PREDICT, True, adapter.batch_size)
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
@@ -390,12 +400,16 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
             adapter, planner, bounds, max_steps, capacity=capacity,
             pad_partial=engine.pads_partial_batches(PREDICT)):
         if how == "warm":
-            live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
+            if loop.may_fuse(live.values, data, None, row0, 0, batch_size=batch_size,
+                             capacity=capacity):
+                live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
             planner.record("warm", 0, None)
             continue
         callbacks.on_predict_batch_begin(step)
         start, marks = _start_timer(live, timed), _compile_marks()
-        if how == "loop":
+        issued = None
+        if how == "loop" and loop.may_fuse(live.values, data, None, row0, n,
+                                           batch_size=batch_size, capacity=capacity):
             out = live.call(loop, data, None, row0, n, batch_size=batch_size,
                             capacity=capacity)
             out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]),
@@ -403,20 +417,20 @@ def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bound
         else:
             outs = []
             for j in range(n):
-                one = live.call(single, data, None, row0 + j * batch_size,
-                                batch_size=batch_size, rows=rows)
+                one = live.call(single, batch_of(data, None, row0 + j * batch_size,
+                                                 batch_size, rows))
                 outs.append(one)
-            issued = time.perf_counter() - start
+            if how == "single":
+                issued = time.perf_counter() - start
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
                                          *jax.device_get(outs))
             if rows is not None:   # a padded batch: its real rows' outputs
                 out = jax.tree_util.tree_map(lambda a: a[:rows], out)
         if planned:
-            seconds = _planner_seconds(planner, how,
-                                       time.perf_counter() - start if timed else None,
-                                       lambda: single.ahead_seconds(data, batch_size), marks)
-            _record(planner, PREDICT, how, n, seconds,
-                    issued if how == "single" and timed else None)
+            seconds = _planner_seconds(
+                planner, how, time.perf_counter() - start if timed else None,
+                lambda: single.ahead_seconds(batch_spec(data, batch_size)), marks)
+            _record(planner, PREDICT, how, n, seconds, issued if timed else None)
         pieces.append(out)
         callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
         if engine.stop_requested(PREDICT):
@@ -441,7 +455,7 @@ def _predict_capacity(engine, full, live, data, size):
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bounds):
     eager = engine.run_eagerly
-    single = engine.function(PREDICT, Mode.SINGLE)
+    single = engine.program(PREDICT)
     steps = max_steps if max_steps is not None else adapter.num_batches
     chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
                         engine.planner(PREDICT, False, adapter.batch_size), bounds,

@@ -29,13 +29,13 @@ With "auto" it measures:
    lasts about `TARGET_CALL_SECONDS` (long enough that the per-call cost
    disappears, short enough for a lively progress bar), refined by the next
    two calls, which are timed too. (On CPU a step with convolutions is never
-   fused: its "loop" is one-step calls, see `step_loops.unless_slow_in_loops`.)
+   fused: its "loop" is one-step calls, see `programs.cpu_rules`.)
 
 Every program computes the same step, so the results are bit-identical
 whichever ran a given step (tests/trainers/test_fusion_callbacks.py).
 
 Once the loop is chosen and refined, and `static_loops` is on (accelerators),
-loops run as static-length scans (`step_loops.make_device_scan`): one program
+loops run as static-length scans (a "static" `StepProgram`): one program
 per size, for at most `MAX_STATIC_SIZES` sizes (the chunk and the epoch's
 remainder, typically); other sizes use the runtime-count loop.
 

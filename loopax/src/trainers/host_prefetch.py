@@ -31,7 +31,7 @@ class Chunk(NamedTuple):
     """What `HostChunks` yields: `steps` batches from step `first_step` on.
 
     stacked: `data` holds the batches stacked on a leading axis, padded to
-    the chunk capacity (a `Mode.STACKED` loop runs `steps` of them);
+    the chunk capacity (a "stacked" `StepProgram` runs `steps` of them);
     otherwise `data` is one batch (`steps` is 1).
     rows: for a smaller batch padded to the first batch's rows (`pad_rows`),
     its real rows; else None."""

@@ -21,7 +21,7 @@ plans them (`CompiledSteps`, compiled_steps.py).
 Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
 picks how from the timed first calls, see `execution_planner.py`). Array data
 that fits is put on the device once; each epoch's row order is shipped once
-and batches are gathered inside the compiled loop (`step_loops.py`). The
+and batches are gathered inside the compiled loop (`programs.py`). The
 state is donated to each call and comes back once per call; logs are not
 fetched by the trainer (pure loggers such as the progress bar read them when
 they draw; other callbacks get floats once per hook). The last,
@@ -82,7 +82,7 @@ from loopax.src.trainers.data_adapters.data_adapter_utils import (
 )
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.step_functions import ModelSteps
 
 if TYPE_CHECKING:
@@ -890,7 +890,7 @@ class Trainer:
         self._build_for_batch(batch, training=False)
         engine = self._compiled_steps
         live = LiveState(engine.state_groups(PREDICT))
-        out = live.call(engine.function(PREDICT, Mode.SINGLE), batch)
+        out = live.call(engine.program(PREDICT), batch)
         live.write_back()
         return jax.tree_util.tree_map(np.asarray, out)
 
@@ -902,7 +902,7 @@ class Trainer:
         self.reset_metrics()
         engine = self._compiled_steps
         live = LiveState(engine.state_groups(kind))
-        fn = engine.function(kind, Mode.SINGLE)
+        fn = engine.program(kind)
         try:
             logs = live.call(fn, batch)
         finally:
