@@ -143,7 +143,7 @@ class CompiledSteps:
         if key not in self.planners:
             self.planners[key] = ExecutionPlanner(
                 self.steps_per_execution, static_loops=static_loops_wanted(),
-                weigh_compile=jax.default_backend() == "cpu")
+                weigh_compile=jax.default_backend() == "cpu", host=not on_device)
         return self.planners[key]
 
     def program(self, kind: PassKind, feed: str = "batch", length: str = "one") -> StepProgram:

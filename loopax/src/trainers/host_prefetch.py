@@ -15,6 +15,7 @@ the chunk sizes never depend on thread timing.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from typing import Any, NamedTuple
 
@@ -78,8 +79,9 @@ class HostChunks:
     def _hand_capacity(self):
         """Consumer thread: the planner's capacity for the next chunk, to the thread."""
         if not self._capacity_final_sent:
-            final = self._planner.host_settled()
-            self._capacities.put((self._planner.capacity(), final))
+            final = self._planner.settled
+            how, n, _ = self._planner.next(sys.maxsize)   # the chunks' capacity
+            self._capacities.put((n if how == "loop" else 1, final))
             self._capacity_final_sent = final
 
     def _next_capacity(self):

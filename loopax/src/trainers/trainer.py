@@ -814,19 +814,13 @@ class Trainer:
         live = LiveState(engine.state_groups(PREDICT))
         bounds = epoch_runner.step_bounds(engine, callbacks, PREDICT, say=verbose == 2)
         self.stop_predicting = False
-        pieces = []
         try:
-            if epoch_runner.on_device(engine, adapter):
-                epoch_runner.predict_on_device(engine, adapter, live, callbacks, steps, pieces,
-                                               bounds)
-            else:
-                epoch_runner.predict_from_host(engine, adapter, live, callbacks, steps, pieces,
-                                               bounds)
+            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callbacks, None,
+                                            steps, bounds)
         finally:
             live.write_back()   # advanced seed generators
-        if not pieces:
+        if outputs is None:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
-        outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
         callbacks.on_predict_end()
         return outputs
 
