@@ -96,13 +96,15 @@ def _shifted(hook, offset):
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
-             later_passes=0, data_start=0):
+             later_passes=0, data_start=0, run=None):
     """Runs `kind` steps over one epoch of `adapter`, in executions within `bounds`,
     from batch `start_step` on (a resumed epoch), the batch hooks around each.
     `later_passes`: the passes of this kind the run makes after this one (the
     planner weighs a loop's compile against the steps left). `data_start`: the
     batch of the data the epoch starts at (`DataPosition`); `max_steps` then counts
-    from the data's first batch. Returns the last logs (device arrays), for
+    from the data's first batch. `run`: a training pass's `TrainingRun`, whose
+    global step (`steps_done`) the executions' bounds count from and the pass
+    advances. Returns the last logs (device arrays), for
     PREDICT the outputs concatenated (NumPy), or None when no batch came."""
     predict = kind is PREDICT
     begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
@@ -112,7 +114,8 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     engine.expect_batches(kind, adapter)
     single = engine.program(kind)
     start_step += data_start
-    bounds.first_step -= data_start   # the execution bounds count the epoch's own steps
+    # Global steps before the data's first batch (the bounds count the epoch's own steps).
+    steps_before = (0 if run is None else run.steps_done) - data_start
     if not predict:
         adapter.on_epoch_begin()
     if device:
@@ -127,7 +130,7 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
         capacity = _predict_capacity(engine, adapter, max_steps, live, data) if predict else None
         source = executions(adapter, planner, bounds, max_steps, start_step,
                             None if predict else later_passes, capacity,
-                            engine.pads_partial_batches(kind), data, order)
+                            engine.pads_partial_batches(kind), data, order, steps_before)
         chunks = None
     else:
         loop = None if engine.run_eagerly or predict else engine.program(kind, "stacked",
@@ -137,7 +140,8 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
             adapter.get_numpy_iterator(seed, start=start_step),
             max_steps if max_steps is not None else adapter.num_batches, planner, bounds,
             stack=loop is not None and not bounds.every_batch, to_device=not engine.run_eagerly,
-            first_step=start_step, pad_rows=engine.pads_partial_batches(kind))
+            first_step=start_step, pad_rows=engine.pads_partial_batches(kind),
+            steps_before=steps_before)
         source = host_executions(chunks, planner, engine.run_eagerly)
     out, pieces, reached = None, [], start_step
     programs = (single, loop, static_loop, planner, capacity)
@@ -173,7 +177,8 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
             chunks.close()
     if not predict:
         adapter.on_epoch_end()
-    bounds.first_step += reached   # the batch reached, counted from the data's start
+    if run is not None:
+        run.steps_done = steps_before + reached   # `reached`: counted from the data's start
     if predict:
         return jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces) if (
             pieces) else None
@@ -285,7 +290,7 @@ class Execution(NamedTuple):
 
 
 def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_passes=None,
-               capacity=None, pad_partial=False, data=None, order=None):
+               capacity=None, pad_partial=False, data=None, order=None, steps_before=0):
     """Cuts one epoch of device-resident `adapter` data (`data`, in `order`) into
     `Execution`s, for training, evaluation and prediction alike, from batch
     `start_step` on.
@@ -296,7 +301,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
     weighs a loop's compile against the steps left; None: not weighed).
     `capacity`: the most steps one call may run (predict's output buffer).
     `pad_partial`: the partial batch runs padded to the full size (its
-    `rows` say how many are real).
+    `rows` say how many are real). `steps_before`: global steps run before
+    step 0 (for `bounds`).
     The consumer runs each execution before asking for the next, and may stop
     early."""
     size = adapter.batch_size
@@ -307,7 +313,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
         planned = step < full and not bounds.every_batch
         if planned:
             horizon = None if later_passes is None else full - step + later_passes * full
-            how, n, timed = planner.next(bounds.limit(step, full - step), horizon=horizon)
+            how, n, timed = planner.next(bounds.limit(steps_before + step, full - step),
+                                         horizon=horizon)
             if capacity is not None:
                 n = min(n, capacity)
         else:   # every batch alone, or the last, partial batch (its own shape)

@@ -268,8 +268,7 @@ class StepBounds:
 
     every_batch: every execution is one step;
     step_freqs: executions end at global steps that are multiples of these;
-    sync: the Variables must hold the current values around batch hooks;
-    first_step: global steps run before the current pass (epoch).
+    sync: the Variables must hold the current values around batch hooks.
     """
 
     def __init__(self, needs, steps_per_execution="auto", kind=TRAIN):
@@ -277,18 +276,14 @@ class StepBounds:
         self.every_batch = chosen and bool(needs.every_batch)
         self.step_freqs = needs.step_freqs if chosen and kind.trains else ()
         self.sync = needs.sync and kind is not PREDICT   # predict changes no weights
-        self.first_step = 0
 
-    def room(self, step):
-        """The most steps an execution starting at step `step` of the pass may
-        run (None: no bound)."""
+    def limit(self, done, remaining):
+        """The most steps (at most `remaining`) an execution may run once `done`
+        global training steps have run (the run's `TrainingRun.steps_done` plus
+        the pass's own)."""
         if self.every_batch:
             return 1
-        done = self.first_step + step
-        return min((freq - done % freq for freq in self.step_freqs), default=None)
-
-    def limit(self, step, remaining):
-        room = self.room(step)
+        room = min((freq - done % freq for freq in self.step_freqs), default=None)
         return remaining if room is None else min(room, remaining)
 
 

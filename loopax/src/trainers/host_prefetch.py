@@ -45,13 +45,16 @@ class Chunk(NamedTuple):
 
 class HostChunks:
     """Iterates the `Chunk`s built on a background thread from `batches`
-    (steps numbered from `first_step`, up to `max_steps`)."""
+    (steps numbered from `first_step`, up to `max_steps`; the run had run
+    `steps_before` global steps before step 0, for `bounds`)."""
 
     def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
-                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False):
+                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False,
+                 steps_before=0):
         self._batches = batches
         self._pad_rows = pad_rows   # a smaller batch is padded to the first one's rows
         self._first_step = first_step
+        self._steps_before = steps_before
         self._max_steps = max_steps
         self._planner = planner
         self._bounds = bounds
@@ -115,7 +118,7 @@ class HostChunks:
                 if first is None:
                     break
                 capacity = self._next_capacity()
-                limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
+                limit = self._bounds.limit(self._steps_before + step, capacity if self._max_steps is None else min(
                     capacity, self._max_steps - step))
                 group = [first]
                 signature = shape_signature(first)

@@ -602,7 +602,7 @@ class Trainer:
         self.reset_metrics()
         live = LiveState(engine.state_groups(TRAIN))
         self._trainer_state = live
-        run = TrainingRun(live.groups, bounds, seed, initial_epoch)
+        run = TrainingRun(live.groups, seed, initial_epoch)
         callbacks.set_run(run)
         callbacks.on_train_begin()
         # Asked for by BackupAndRestore.on_train_begin when a backup exists.
@@ -630,7 +630,7 @@ class Trainer:
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
                                              (seed, data_epoch), data_end, bounds, start_step,
                                              later_passes=epochs - epoch - 1,
-                                             data_start=data_start)
+                                             data_start=data_start, run=run)
                 position.advance(data_end)
                 live.write_back()
                 if logs is None:
