@@ -25,6 +25,7 @@ from loopax.src.compilation_cache import compile_seconds_saved, programs_compile
 from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
+from loopax.src.trainers.live_state import LiveState
 from loopax.src.trainers.pass_kind import PREDICT
 from loopax.src.trainers.programs import batch_of, batch_spec, compiling_in_background
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
@@ -227,16 +228,19 @@ def _own_time(seconds, marks):
     return seconds
 
 
-def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=False):
+def compile_ahead(engine, kind, adapter, values=None, max_steps=None, full_batches=False):
     """Starts compiling, in the background, the one-step programs of `kind` a
-    pass over device-resident `adapter` data will call and no call has compiled
-    yet: the last, partial batch's when the pass reaches it, and with
-    `full_batches` the full batches' too (fit() asks for its validation pass's
-    before training starts). `values`: the state the programs take."""
-    engine.expect_batches(kind, adapter)
-    if engine.run_eagerly:
+    pass over `adapter`'s data will call and no call has compiled yet, when that
+    pass reads device-resident data (`on_device`): the last, partial batch's
+    when the pass reaches it, and with `full_batches` the full batches' too
+    (fit() asks for its validation pass's before training starts). `values`: the
+    state the programs take (None: the Variables' values)."""
+    if not on_device(engine, adapter):
         return
+    engine.expect_batches(kind, adapter)
     single = engine.program(kind)
+    if values is None:
+        values = LiveState.current_values(engine.state_groups(kind))
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     sizes = []

@@ -918,13 +918,11 @@ def _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch, val_adapter,
     """Asks for fit()'s one-step programs as its first epoch starts, each lowered
     here and compiled in the background, in order: the training step's (the first
     step waits for it), then validation's (compiled while the epoch trains)."""
-    if epoch_runner.on_device(engine, adapter):
-        epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+    epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+                               full_batches=True)
+    if val_adapter is not None:
+        epoch_runner.compile_ahead(engine, TEST, val_adapter, None, validation_steps,
                                    full_batches=True)
-    if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
-        epoch_runner.compile_ahead(engine, TEST, val_adapter,
-                                   LiveState.current_values(engine.state_groups(TEST)),
-                                   validation_steps, full_batches=True)
 
 
 def _should_validate(epoch, validation_freq):
