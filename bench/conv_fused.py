@@ -94,7 +94,6 @@ def make_xla_loop_epoch(keras, args, x):
     """The model's train step in loopax's compiled device loop (a `lax.fori_loop`
     of k steps per call), bypassing the rule that unfuses it on CPU. One call of
     k steps per "epoch" (it is slow); returns its seconds per step."""
-    from loopax.src.trainers import step_loops
     from loopax.src.trainers.live_state import LiveState
     from loopax.src.trainers.pass_kind import TRAIN
 
@@ -102,8 +101,8 @@ def make_xla_loop_epoch(keras, args, x):
     model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="binary_crossentropy")
     model.fit(x[:args.batch], x[:args.batch], batch_size=args.batch, epochs=1, verbose=0)
     engine = model._compiled_steps
-    step, groups, _ = engine.value_step(TRAIN)
-    loop = step_loops.make_device_loop(step, engine.source.finalize_logs(TRAIN))
+    _, groups, _ = engine.value_step(TRAIN)
+    loop = engine.program(TRAIN, "device", "dynamic")   # called without asking may_fuse
     live = LiveState(groups)
     data = (jax.numpy.asarray(x), jax.numpy.asarray(x))
     start = time.perf_counter()

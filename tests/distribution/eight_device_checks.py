@@ -12,7 +12,7 @@ import numpy as np
 
 import loopax as keras
 from loopax import distribution as dist
-from loopax.src.trainers.pass_kind import TRAIN, Mode
+from loopax.src.trainers.pass_kind import TRAIN
 
 START = time.perf_counter()
 
@@ -61,9 +61,9 @@ with data_parallel.scope():
     model = make_model()
     history = model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False).history
     dp_weights = model.get_weights()
-    loop = model._compiled_steps.functions[(TRAIN, Mode.DEVICE, False, data_parallel)]
+    loop = model._compiled_steps.program(TRAIN, "device", "dynamic")
     model.fit(x, y, batch_size=32, epochs=1, verbose=0, shuffle=False)
-    cache_after_refit = loop._cache_size()
+    cache_after_refit = loop.cache_size()
 kernels = [model.get_layer("hidden").kernel, model.get_layer("out").kernel]
 results["dp"] = {
     "history": history, "ref_history": ref_history,

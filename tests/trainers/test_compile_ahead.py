@@ -15,13 +15,13 @@ from trainer_testlib import mlp, regression_data
 
 import loopax
 from loopax.src import compilation_cache
-from loopax.src.trainers import epoch_runner, padded_batches, step_loops
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers import epoch_runner, padded_batches, programs
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 
 
 @pytest.fixture(params=[True, False], ids=["ahead", "by_call"])
 def compile_ahead(request, monkeypatch):
-    monkeypatch.setattr(step_loops, "COMPILE_AHEAD", request.param)
+    monkeypatch.setattr(programs, "COMPILE_AHEAD", request.param)
     return request.param
 
 
@@ -40,7 +40,7 @@ def fit_evaluate_predict():
 
 
 def single_program(model, kind):
-    return model._compiled_steps.function(kind, Mode.SINGLE)
+    return model._compiled_steps.program(kind)
 
 
 def test_partial_and_validation_batches_are_compiled_ahead(compile_ahead, monkeypatch):
@@ -66,7 +66,7 @@ def test_partial_and_validation_batches_are_compiled_ahead(compile_ahead, monkey
 def test_the_numbers_do_not_depend_on_where_programs_were_compiled(monkeypatch):
     results = {}
     for ahead in (True, False):
-        monkeypatch.setattr(step_loops, "COMPILE_AHEAD", ahead)
+        monkeypatch.setattr(programs, "COMPILE_AHEAD", ahead)
         model, history, evaluated, predicted = fit_evaluate_predict()
         results[ahead] = (model.get_weights(), history, evaluated, predicted)
     (w1, h1, e1, p1), (w0, h0, e0, p0) = results[True], results[False]
@@ -84,12 +84,12 @@ def test_a_timing_that_is_not_the_steps_own_does_not_steer_the_planner():
     timed = types.SimpleNamespace(single_compiled=True)
     first = types.SimpleNamespace(single_compiled=False)
     release = threading.Event()
-    blocker = step_loops._background_compiler().submit(release.wait)   # holds the queue
-    program = step_loops.CompilesAhead(jax.jit(lambda state, batch: (state + batch.sum(), {})))
-    program.compile_ahead(jax.ShapeDtypeStruct((), np.float32),
+    blocker = programs.background_compiler().submit(release.wait)   # holds the queue
+    program = programs.StepProgram(lambda state, batch: ({}, state + batch.sum()))
+    program.compile_async(jax.ShapeDtypeStruct((), np.float32),
                           jax.ShapeDtypeStruct((4,), np.float32))
     try:
-        assert step_loops.compiling_in_background()
+        assert programs.compiling_in_background()
         marks = epoch_runner._compile_marks()
         assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, marks) is None
         assert epoch_runner._planner_seconds(timed, "loop", 0.01, lambda: 0.0, marks) is None
@@ -106,7 +106,7 @@ def test_a_timing_that_is_not_the_steps_own_does_not_steer_the_planner():
         release.set()
     blocker.result()
     program.ahead_seconds(jax.ShapeDtypeStruct((4,), np.float32))   # waits for its compile
-    assert not step_loops.compiling_in_background()
+    assert not programs.compiling_in_background()
     marks = epoch_runner._compile_marks()
     assert epoch_runner._planner_seconds(timed, "single", 0.01, lambda: 0.0, marks) == 0.01
     assert epoch_runner._own_time(0.01, marks) == 0.01

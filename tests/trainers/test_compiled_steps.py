@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import BatchNeeds, CallbackList
 from loopax.src.state import Variable
 from loopax.src.trainers import epoch_runner
@@ -12,7 +13,7 @@ from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import ArrayDataAdapter
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.live_state import LiveState
-from loopax.src.trainers.pass_kind import TRAIN, Mode
+from loopax.src.trainers.pass_kind import TRAIN
 
 ROWS, BATCH = 22, 4   # 5 full batches and a partial one of 2 rows
 
@@ -48,22 +49,23 @@ def run_one_pass(source, steps_per_execution):
     adapter = ArrayDataAdapter(x, batch_size=BATCH)
     live = LiveState(engine.state_groups(TRAIN))
     bounds = StepBounds(BatchNeeds(), steps_per_execution, TRAIN)
+    run = TrainingRun(live.groups, None)
     logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, CallbackList(), None, None,
-                                 bounds)
+                                 bounds, run=run)
     live.write_back()
-    return engine, x, logs, bounds
+    return engine, x, logs, run
 
 
 @pytest.mark.parametrize("steps_per_execution", [1, 4], ids=["one-step-calls", "fused-by-4"])
 def test_engine_runs_a_hand_written_step_over_every_batch(steps_per_execution):
     source = RunningSum()
-    engine, x, logs, bounds = run_one_pass(source, steps_per_execution)
+    engine, x, logs, run = run_one_pass(source, steps_per_execution)
     assert int(source.count.value) == -(-ROWS // BATCH) == 6
     np.testing.assert_allclose(float(source.total.value), float(x.sum()), rtol=1e-6)
     assert float(logs["total"]) == float(source.total.value)
-    assert bounds.first_step == 6
-    fused = engine.functions[TRAIN, Mode.DEVICE, False]
-    assert fused._cache_size() == (1 if steps_per_execution > 1 else 0)
+    assert run.steps_done == 6   # the run's global step, advanced by the pass
+    fused = engine.program(TRAIN, "device", "dynamic")
+    assert fused.cache_size() == (1 if steps_per_execution > 1 else 0)
 
 
 def test_fused_and_one_step_calls_give_the_same_bits():

@@ -10,8 +10,8 @@ import pytest
 from jax import lax
 
 import loopax
-from loopax.src.trainers import step_loops
-from loopax.src.trainers.step_loops import has_slow_convolution, step_jit
+from loopax.src.trainers import programs
+from loopax.src.trainers.programs import cpu_rules
 
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU rule")
 
@@ -28,20 +28,20 @@ def jaxpr_of(fn, *shapes):
 
 
 def test_channels_last_forward_convolutions_are_fine_in_loops():
-    assert not has_slow_convolution(jaxpr_of(conv, (2, 5, 5, 3), (3, 3, 3, 4)))
+    assert cpu_rules(jaxpr_of(conv, (2, 5, 5, 3), (3, 3, 3, 4))) == (EIGEN_CONVOLUTIONS, True)
 
 
 def test_channels_first_convolutions_are_slow_in_loops():
     nchw = lambda x, k: conv(x, k, ("NCHW", "OIHW", "NCHW"))  # noqa: E731
-    assert has_slow_convolution(jaxpr_of(nchw, (2, 3, 5, 5), (4, 3, 3, 3)))
+    assert cpu_rules(jaxpr_of(nchw, (2, 3, 5, 5), (4, 3, 3, 3))) == (EIGEN_CONVOLUTIONS, False)
 
 
 def test_a_convolution_gradient_is_slow_in_loops_even_nested_in_a_jit():
     """The gradients' convolutions swap the kernel's feature axes (input gradient)
     and batch and feature axes (kernel gradient): not Eigen's form."""
     loss = jax.jit(lambda x, k: jnp.sum(conv(x, k) ** 2))
-    assert has_slow_convolution(jaxpr_of(jax.grad(loss, argnums=(0, 1)), (2, 5, 5, 3),
-                                         (3, 3, 3, 4)))
+    assert not cpu_rules(jaxpr_of(jax.grad(loss, argnums=(0, 1)), (2, 5, 5, 3),
+                                  (3, 3, 3, 4)))[1]
 
 
 def small_conv_model(steps_per_execution):
@@ -135,12 +135,12 @@ def test_a_convolution_step_runs_its_convolution_and_gradients_on_eigen_not_ynnp
     # (XLA keeps small convolutions off YNNPACK.)
     x = jnp.asarray(np.random.default_rng(1).normal(size=(8, 13, 13, 32)), jnp.float32)
     k = jnp.asarray(np.random.default_rng(2).normal(size=(3, 3, 32, 64)), jnp.float32)
-    rule = step_loops.convolution_compiler_options()
+    rule = programs.convolution_compiler_options()
     assert rule == EIGEN_CONVOLUTIONS
     without = compiled({}).lower(x, k).compile().as_text()
     with_rule = compiled(rule).lower(x, k).compile().as_text()
     assert "ynn_fusion" in without   # jaxlib 0.10's default: YNNPACK convolutions
     assert "ynn_fusion" not in with_rule and " convolution(" in with_rule
     want = np.asarray(compiled({})(x, k)[1])   # float rounding apart: sums of 15488 terms
-    for got in (compiled(rule)(x, k)[1], step_jit(step)(x, k)[1]):
+    for got in (compiled(rule)(x, k)[1], compiled(cpu_rules(jax.make_jaxpr(step)(x, k))[0])(x, k)[1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

@@ -10,7 +10,7 @@ from trainer_testlib import counted_mlp, mlp, regression_data
 import loopax
 from loopax.src.trainers import compiled_steps, execution_planner
 from loopax.src.trainers.execution_planner import MAX_STATIC_SIZES, ExecutionPlanner
-from loopax.src.trainers.pass_kind import TEST, TRAIN, Mode
+from loopax.src.trainers.pass_kind import TEST, TRAIN
 
 
 def measure(planner, loop_seconds, single_seconds, remaining=10_000, compile_seconds=None,
@@ -210,10 +210,10 @@ def test_a_short_fit_compiles_no_fused_loop():
     model = mlp()
     model.compile(optimizer="sgd", loss="mse")
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, validation_data=(x, y))
-    functions = model._compiled_steps.functions
+    engine = model._compiled_steps
     for kind in (TRAIN, TEST):
-        assert functions[kind, Mode.DEVICE, False]._cache_size() == 0, kind
-        assert sum(functions[kind, Mode.SINGLE, False].programs().values()) == 1, kind
+        assert engine.program(kind, "device", "dynamic").cache_size() == 0, kind
+        assert sum(engine.program(kind).programs().values()) == 1, kind
 
 
 def test_without_weighing_the_compile_a_short_run_still_compiles_and_times_the_loop():

@@ -23,7 +23,7 @@ def _batches(pause):
 def _layout(producer_pause, consumer_pause):
     """(kind, first step, steps) of each chunk, the consumer timing the steps
     as epoch_runner does: the first call compiles, the second is timed."""
-    planner = ExecutionPlanner("auto")
+    planner = ExecutionPlanner("auto", host=True)
     chunks = HostChunks(_batches(producer_pause), BATCHES, planner,
                         StepBounds(BatchNeeds(), "auto"), to_device=False)
     layout = []
@@ -33,9 +33,9 @@ def _layout(producer_pause, consumer_pause):
                 layout.append(("stacked", chunk.first_step, chunk.steps))
             else:
                 layout.append(("single", chunk.first_step, chunk.steps))
-                timed = planner.host_next()[1]
+                timed = planner.next(1)[2]
                 time.sleep(consumer_pause)
-                planner.host_record(1, STEP_SECONDS if timed else None)
+                planner.record("single", 1, STEP_SECONDS if timed else None)
     finally:
         chunks.close()
     return layout
@@ -44,9 +44,11 @@ def _layout(producer_pause, consumer_pause):
 @pytest.mark.parametrize("producer_pause, consumer_pause", [
     (0.03, 0.0), (0.0, 0.03), (0.0, 0.0)], ids=["slow-data", "slow-steps", "both-fast"])
 def test_chunk_sizes_do_not_depend_on_thread_timing(producer_pause, consumer_pause):
-    capacity = ExecutionPlanner("auto")
-    capacity.host_record(1, STEP_SECONDS)
-    stacked = min(capacity.capacity(), MAX_HOST_CAPACITY, BATCHES - 2)
+    timed = ExecutionPlanner("auto", host=True)
+    timed.record("single", 1, STEP_SECONDS)
+    how, capacity, _ = timed.next(1)
+    assert how == "loop"
+    stacked = min(capacity, MAX_HOST_CAPACITY, BATCHES - 2)
     # Step 0 compiles, step 1 is timed, then the planner's capacity from step 2 on.
     expected = [("single", 0, 1), ("single", 1, 1), ("stacked", 2, stacked)]
     assert _layout(producer_pause, consumer_pause) == expected

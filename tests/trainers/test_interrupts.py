@@ -25,7 +25,7 @@ import pytest
 
 import loopax as keras
 from loopax.src.trainers import epoch_runner, host_prefetch, live_state, trainer
-from loopax.src.trainers.compiled_steps import CompiledSteps
+from loopax.src.trainers.programs import StepProgram
 from loopax.src.utils import interrupts
 
 LEARNING_RATE = 0.1
@@ -183,18 +183,14 @@ _INTERRUPTER_CODE = {f.__code__ for f in vars(_Interrupter).values() if callable
 
 def _points_after_compiled_calls(model, interrupter, monkeypatch):
     """Makes the return of each compiled call a point of `interrupter`."""
-    compiled = CompiledSteps.function
+    compiled = StepProgram.__call__
 
-    def function(self, kind, mode):
-        fn = compiled(self, kind, mode)
+    def call(self, *args, **kwargs):
+        out = compiled(self, *args, **kwargs)
+        interrupter[0].compiled_call_returned()
+        return out
 
-        def call(*args, **kwargs):
-            out = fn(*args, **kwargs)
-            interrupter[0].compiled_call_returned()
-            return out
-        return call
-
-    monkeypatch.setattr(CompiledSteps, "function", function)
+    monkeypatch.setattr(StepProgram, "__call__", call)
 
 
 def _model(steps_per_execution):

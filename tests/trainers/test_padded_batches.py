@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import loopax
-from loopax.src.trainers import padded_batches, step_loops
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers import padded_batches
+from loopax.src.trainers import programs as step_programs
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.trainer import Trainer
 
 layers = loopax.layers
@@ -95,7 +96,7 @@ def run(case, pad, monkeypatch, weighted=False):
 
 def programs(model, kind):
     """How many one-step programs `kind`'s passes compiled (by a call or ahead)."""
-    counts = model._compiled_steps.function(kind, Mode.SINGLE).programs()
+    counts = model._compiled_steps.program(kind).programs()
     return counts["by_call"] + counts["ahead"]
 
 
@@ -293,16 +294,16 @@ def test_batch_statistics_keep_training_unpadded_but_evaluation_padded():
 
 @pytest.mark.parametrize("ordered", [False, True])
 def test_the_device_gather_pads_like_the_host_gather(ordered):
-    """`take_padded_batch` gathers with NumPy on CPU and with a compiled gather
+    """`batch_of` pads with NumPy on CPU and with a compiled gather
     elsewhere: both give the partial batch's rows, then copies of them."""
     data = {"x": np.arange(40, dtype="float32").reshape(10, 4), "y": np.arange(10)}
     order = np.random.default_rng(0).permutation(10).astype("int32") if ordered else None
-    host = step_loops.take_padded_batch(data, order, 8, 2, 4)
+    host = step_programs.batch_of(data, order, 8, 4, rows=2)
     index = np.array([8, 9, 8, 9])
     rows = index if order is None else order[index]
     np.testing.assert_array_equal(host["x"], data["x"][rows])
     np.testing.assert_array_equal(host["y"], data["y"][rows])
-    device = step_loops._take_rows(data, order, np.asarray(index, "int32"))
+    device = step_programs._take_rows(data, order, np.asarray(index, "int32"))
     for name in data:
         np.testing.assert_array_equal(np.asarray(device[name]), host[name])
 

@@ -9,7 +9,7 @@ import pytest
 from trainer_testlib import mlp, regression_data
 
 import loopax
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 
 
 @pytest.mark.parametrize("kind", [TRAIN, TEST, PREDICT], ids=lambda kind: kind.name)
@@ -23,7 +23,7 @@ def test_a_step_hands_back_the_state_in_the_buffers_it_was_given(kind):
                   for group in engine.state_groups(kind))
     given = [a.unsafe_buffer_pointer() for a in jax.tree_util.tree_leaves(state)]
     batch = (x[:8], y[:8]) if kind is not PREDICT else (x[:8],)
-    out_state, _ = engine.function(kind, Mode.SINGLE)(state, batch)
+    out_state, _ = engine.program(kind)(state, batch)
     returned = [a.unsafe_buffer_pointer() for a in jax.tree_util.tree_leaves(out_state)]
     assert returned == given
     with pytest.raises(RuntimeError, match="deleted"):   # donated: the caller's are gone

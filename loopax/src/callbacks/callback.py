@@ -267,28 +267,21 @@ class TrainingRun:
             values once `self.model` has been read).
         resume_point: what a callback asked `fit` to resume from
             (`resume_from`), or None.
+        steps_done: training steps run in the epochs before the current one (in
+            `on_epoch_end`: including it); each training pass advances it, and
+            the executions end where callbacks' step frequencies need it.
     """
 
-    def __init__(self, state_variables, steps_counter, data_seed, epoch=0):
+    def __init__(self, state_variables, data_seed, epoch=0):
         self.state_variables = state_variables
-        self._counter = steps_counter   # has `first_step`: the trainer's StepBounds
         self.data_seed = data_seed
         self.epoch = epoch
         self.resume_point = None
-
-    @property
-    def steps_done(self) -> int:
-        """Training steps run in the epochs before the current one (in
-        `on_epoch_end`: including it)."""
-        return self._counter.first_step
-
-    @steps_done.setter
-    def steps_done(self, value):
-        self._counter.first_step = int(value)
+        self.steps_done = 0
 
     def global_step(self, batch: int) -> int:
         """The training steps run once batch `batch` of the current epoch is done."""
-        return self._counter.first_step + batch + 1
+        return self.steps_done + batch + 1
 
     def resume_from(self, point):
         """Asks `fit` to continue from `point` (called in `on_train_begin`): an

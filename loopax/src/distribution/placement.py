@@ -201,8 +201,9 @@ def shard_step(step, groups):
     return sharded
 
 
-class _OneCallAtATime:
-    """A compiled function whose calls wait for their results.
+def calls_must_wait() -> bool:
+    """Whether each compiled call must wait for its results: the current
+    distribution spans several CPU devices.
 
     On CPU devices that share the host's cores (simulated with
     `--xla_force_host_platform_device_count`), XLA runs each device's program
@@ -210,27 +211,11 @@ class _OneCallAtATime:
     asynchronously) the devices' threads can all wait in one call's all-reduce
     while a device's part of it waits for a thread, and XLA aborts after 40 s.
     Waiting for each call avoids that; the host could not run ahead anyway."""
-
-    def __init__(self, fn):
-        self._fn = fn
-
-    def __call__(self, *args, **kwargs):
-        return jax.block_until_ready(self._fn(*args, **kwargs))
-
-    def __getattr__(self, name):
-        return getattr(self._fn, name)
-
-
-def one_call_at_a_time(fn):
-    """`fn`, waiting for each call's result when the current distribution spans
-    several CPU devices (see `_OneCallAtATime`); `fn` itself otherwise."""
     dist = distribution()
     if dist is None:
-        return fn
+        return False
     devices = dist.device_mesh.devices.reshape(-1)
-    if len(devices) > 1 and all(d.platform == "cpu" for d in devices):
-        return _OneCallAtATime(fn)
-    return fn
+    return len(devices) > 1 and all(d.platform == "cpu" for d in devices)
 
 
 def constrain_batch(dist, data):

@@ -344,7 +344,7 @@ class Strategy:
 
     def _wait_for_steps(self):
         """On simulated CPU devices, wait for the last step to finish before the
-        next batch goes in (see placement._OneCallAtATime: queued collective
+        next batch goes in (see placement.calls_must_wait: queued collective
         programs can starve each other of the host's threads)."""
         if len(self._devices) > 1 and all(d.platform == "cpu" for d in self._devices):
             jax.block_until_ready([v._value for v in list(self._variables)])

@@ -5,8 +5,8 @@
 - the steps as pure functions of values, `step(state, batch) -> (logs,
   state)` (predict: `-> (outputs, state)`), asked once per `PassKind` from
   its `StepSource` (for a Model, `step_functions.ModelSteps`);
-- their compiled programs, one per `(PassKind, Mode)` (`step_loops.py`
-  builds them), cached until the next `compile()`;
+- their `StepProgram`s (programs.py), one per `(PassKind, feed, length)`,
+  cached until the next `compile()`;
 - the `ExecutionPlanner`s deciding how many steps each call runs;
 - the first-batch facts the trainer checks batches against.
 
@@ -24,9 +24,9 @@ from typing import Any, Callable, Protocol
 import jax
 
 from loopax.src.distribution import distribution, placement
-from loopax.src.trainers import step_loops
 from loopax.src.trainers.execution_planner import ExecutionPlanner
-from loopax.src.trainers.pass_kind import PREDICT, Mode, PassKind
+from loopax.src.trainers.pass_kind import PREDICT, PassKind
+from loopax.src.trainers.programs import StepProgram
 
 # Whether settled loops run as static-length scans: None decides by backend
 # (tests set it to exercise both programs on one machine).
@@ -61,8 +61,8 @@ class CompiledSteps:
     Attributes:
         source: the `StepSource`.
         run_eagerly: run the steps as plain Python (the model's setting).
-        functions: `(kind, mode, run_eagerly[, distribution])` -> the compiled
-            (or eager) function.
+        programs: `(kind, feed, length, run_eagerly[, distribution])` -> the
+            `StepProgram`.
         planners: `(kind, on_device, batch_size)` -> the `ExecutionPlanner` of those
             passes.
         example_batch: `jax.ShapeDtypeStruct`s of the latest first batch.
@@ -77,7 +77,7 @@ class CompiledSteps:
         self.planners: dict[tuple[PassKind, bool, int | None], ExecutionPlanner] = {}
         self.steps_per_execution = steps_per_execution
         self._value_steps: dict[PassKind, tuple] = {}
-        self.functions: dict[tuple, Callable] = {}
+        self.programs: dict[tuple, StepProgram] = {}
         self.example_batch: Any = None
         self.output_spec: Any = None
         self.checked_batches: set = set()
@@ -143,50 +143,21 @@ class CompiledSteps:
         if key not in self.planners:
             self.planners[key] = ExecutionPlanner(
                 self.steps_per_execution, static_loops=static_loops_wanted(),
-                weigh_compile=jax.default_backend() == "cpu")
+                weigh_compile=jax.default_backend() == "cpu", host=not on_device)
         return self.planners[key]
 
-    def function(self, kind: PassKind, mode: Mode):
-        """The compiled (or eager) function of `kind` and `mode`, built once."""
+    def program(self, kind: PassKind, feed: str = "batch", length: str = "one") -> StepProgram:
+        """`kind`'s `StepProgram` for `feed` and `length` (programs.py), built once
+        per distribution; with `run_eagerly`, the step as plain Python."""
         dist = distribution()
-        key = (kind, mode, self.run_eagerly) + ((dist,) if dist is not None else ())
-        if key not in self.functions:
-            fn = self._build(kind, mode)
-            self.functions[key] = placement.one_call_at_a_time(fn)   # fn unless simulated CPUs
-        return self.functions[key]
-
-    def _build(self, kind, mode):
-        step, groups, _ = self.value_step(kind)
-        step = placement.shard_step(step, groups)   # no-op without a distribution
-        if kind is PREDICT:
-            return self._build_predict(step, mode)
-        finalize = self.source.finalize_logs(kind)
-        if self.run_eagerly:
-            return step_loops.make_single_step(step, finalize, jit=False)
-        if mode is Mode.DEVICE_SINGLE:   # the batch-shaped step, fed from device data
-            return step_loops.on_device_data(self.function(kind, Mode.SINGLE))
-        if mode is Mode.SINGLE:
-            return step_loops.make_single_step(step, finalize,
-                                               counts_rows=self.pads_partial_batches(kind))
-        fn = {Mode.DEVICE: step_loops.make_device_loop,
-              Mode.DEVICE_STATIC: step_loops.make_device_scan,
-              Mode.STACKED: step_loops.make_stacked_loop}[mode](step, finalize)
-        if mode in (Mode.DEVICE, Mode.DEVICE_STATIC):
-            return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_loop(
-                self.function(kind, Mode.DEVICE_SINGLE)))
-        if mode is Mode.STACKED:
-            return step_loops.unless_slow_in_loops(
-                fn, step_loops.make_unfused_stacked_loop(step, finalize))
-        return fn
-
-    def _build_predict(self, step, mode):
-        if self.run_eagerly:
-            return step_loops.make_single_predict(step, jit=False)
-        if mode is Mode.DEVICE_SINGLE:
-            return step_loops.on_device_data(self.function(PREDICT, Mode.SINGLE))
-        fn = {Mode.DEVICE: step_loops.make_device_predict,
-              Mode.SINGLE: step_loops.make_single_predict}[mode](step)
-        if mode is Mode.DEVICE:
-            return step_loops.unless_slow_in_loops(fn, step_loops.make_unfused_device_predict(
-                self.function(PREDICT, Mode.DEVICE_SINGLE)))
-        return fn
+        key = (kind, feed, length, self.run_eagerly) + ((dist,) if dist is not None else ())
+        if key not in self.programs:
+            step, groups, _ = self.value_step(kind)
+            predict = kind is PREDICT
+            self.programs[key] = StepProgram(
+                placement.shard_step(step, groups),   # no-op without a distribution
+                feed, length, finalize=None if predict else self.source.finalize_logs(kind),
+                predict=predict,
+                counts_rows=feed == "batch" and not predict and self.pads_partial_batches(kind),
+                eager=self.run_eagerly, wait=placement.calls_must_wait())
+        return self.programs[key]

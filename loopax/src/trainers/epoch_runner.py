@@ -1,12 +1,11 @@
 """Running an engine's compiled steps over one pass of the data.
 
 The runner gets the `CompiledSteps` engine (compiled_steps.py), never the
-model. `run_pass` drives one epoch of training or evaluation: it asks the
-`ExecutionPlanner` how to cut the epoch into executions, calls the batch
-hooks around each, and keeps the state in the `LiveState`. Array data on the
-device is indexed there (`_pass_on_device`); anything else arrives as
-prefetched host chunks (`_pass_from_host`). `predict_on_device` /
-`predict_from_host` do the same for `predict`, collecting the outputs.
+model. `run_pass` drives one pass of training, evaluation or prediction: the
+`ExecutionPlanner` cuts it into `Execution`s (`executions()` for array data on
+the device, `host_executions()` for prefetched host chunks), and the pass runs
+each on the `LiveState` with the batch hooks around it; a prediction's outputs
+are concatenated at the end.
 `step_bounds` turns what the callbacks need into the `StepBounds` the
 executions obey (one step per call, or ends at multiples of a frequency).
 """
@@ -16,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -26,8 +25,9 @@ from loopax.src.compilation_cache import compile_seconds_saved, programs_compile
 from loopax.src.distribution import placement
 from loopax.src.trainers.execution_planner import StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
-from loopax.src.trainers.pass_kind import PREDICT, Mode
-from loopax.src.trainers.step_loops import compiling_in_background
+from loopax.src.trainers.live_state import LiveState
+from loopax.src.trainers.pass_kind import PREDICT
+from loopax.src.trainers.programs import batch_of, batch_spec, compiling_in_background
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
@@ -97,30 +97,93 @@ def _shifted(hook, offset):
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
 def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
-             later_passes=0, data_start=0):
-    """Runs `kind` (TRAIN or TEST) steps over one epoch of `adapter`, in
-    executions within `bounds`, from batch `start_step` on (a resumed epoch).
+             later_passes=0, data_start=0, run=None):
+    """Runs `kind` steps over one epoch of `adapter`, in executions within `bounds`,
+    from batch `start_step` on (a resumed epoch), the batch hooks around each.
     `later_passes`: the passes of this kind the run makes after this one (the
     planner weighs a loop's compile against the steps left). `data_start`: the
     batch of the data the epoch starts at (`DataPosition`); `max_steps` then counts
-    from the data's first batch. Returns the last logs (device arrays), or None
-    when no batch came."""
+    from the data's first batch. `run`: a training pass's `TrainingRun`, whose
+    global step (`steps_done`) the executions' bounds count from and the pass
+    advances. Returns the last logs (device arrays), for
+    PREDICT the outputs concatenated (NumPy), or None when no batch came."""
+    predict = kind is PREDICT
     begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
     end = _shifted(getattr(callbacks, kind.batch_end), data_start)
     device = on_device(engine, adapter)
     planner = engine.planner(kind, device, adapter.batch_size)
-    adapter.on_epoch_begin()
+    engine.expect_batches(kind, adapter)
+    single = engine.program(kind)
     start_step += data_start
-    bounds.first_step -= data_start   # the execution bounds count the epoch's own steps
+    # Global steps before the data's first batch (the bounds count the epoch's own steps).
+    steps_before = (0 if run is None else run.steps_done) - data_start
+    if not predict:
+        adapter.on_epoch_begin()
     if device:
-        logs, steps = _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed,
-                                      max_steps, bounds, start_step, later_passes)
+        loop = engine.program(kind, "device", "dynamic")
+        static_loop = engine.program(kind, "device", "static") if planner.static_loops else None
+        data = adapter.device_data()
+        order = None if predict else adapter.device_order(seed)
+        if planner.mode is None:
+            jax.block_until_ready((data, order))   # the transfer must not be timed as steps
+        live.refresh()
+        compile_ahead(engine, kind, adapter, live.values, max_steps)
+        capacity = _predict_capacity(engine, adapter, max_steps, live, data) if predict else None
+        source = executions(adapter, planner, bounds, max_steps, start_step,
+                            None if predict else later_passes, capacity,
+                            engine.pads_partial_batches(kind), data, order, steps_before)
+        chunks = None
     else:
-        logs, steps = _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed,
-                                      max_steps, bounds, start_step)
-    adapter.on_epoch_end()
-    bounds.first_step += steps   # `steps`: the batch reached, counted from the data's start
-    return logs
+        loop = None if engine.run_eagerly or predict else engine.program(kind, "stacked",
+                                                                         "dynamic")
+        static_loop, capacity = None, None
+        chunks = HostChunks(
+            adapter.get_numpy_iterator(seed, start=start_step),
+            max_steps if max_steps is not None else adapter.num_batches, planner, bounds,
+            stack=loop is not None and not bounds.every_batch, to_device=not engine.run_eagerly,
+            first_step=start_step, pad_rows=engine.pads_partial_batches(kind),
+            steps_before=steps_before)
+        source = host_executions(chunks, planner, engine.run_eagerly)
+    out, pieces, reached = None, [], start_step
+    programs = (single, loop, static_loop, planner, capacity)
+    try:
+        for execution in source:
+            if execution.how == "warm":   # compiles the loop, runs no step
+                live.refresh()
+                _execute(execution, live, programs, predict)
+                planner.record("warm", 0, None)
+                continue
+            if bounds.sync:
+                live.write_back()
+            begin(execution.first_step)
+            live.refresh()
+            marks = _compile_marks()
+            out, seconds, issued = _execute(execution, live, programs, predict)
+            if execution.planned:
+                seconds = _planner_seconds(planner, execution.how, seconds,
+                                           lambda: _ahead_seconds(single, execution), marks)
+                _record(planner, kind, execution.how, execution.steps, seconds, issued)
+            if bounds.sync:
+                live.write_back()
+            reached = execution.first_step + execution.steps
+            if predict:
+                pieces.append(out)
+                end(reached - 1, {"outputs": out})
+            else:
+                end(reached - 1, out)
+            if engine.stop_requested(kind):
+                break
+    finally:
+        if chunks is not None:
+            chunks.close()
+    if not predict:
+        adapter.on_epoch_end()
+    if run is not None:
+        run.steps_done = steps_before + reached   # `reached`: counted from the data's start
+    if predict:
+        return jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces) if (
+            pieces) else None
+    return out
 
 
 def on_device(engine, adapter):
@@ -137,16 +200,6 @@ def _start_timer(live, timed):
     if timed:
         jax.block_until_ready(live.values)
     return time.perf_counter()
-
-
-def _call(fn, live, n, timed, *args, **kwargs):
-    """Runs one compiled call on the live state; returns (logs, seconds or None)."""
-    start = _start_timer(live, timed)
-    logs = live.call(fn, *args, **kwargs)
-    if not timed:
-        return logs, None
-    jax.block_until_ready(logs)
-    return logs, time.perf_counter() - start
 
 
 def _compile_marks():
@@ -175,32 +228,19 @@ def _own_time(seconds, marks):
     return seconds
 
 
-def _singles(fn, live, n, timed, data, order, row0, batch_size, rows):
-    """`n` one-step calls back to back (one execution for the callbacks); returns
-    (logs, None) or, timed, (logs, (seconds, seconds to issue the calls)): the
-    calls return before the device finishes, so the second is the host's share.
-    `rows`: the real rows of a padded batch (`Execution`)."""
-    start = _start_timer(live, timed)
-    for j in range(n):
-        logs = live.call(fn, data, order, row0 + j * batch_size, batch_size=batch_size,
-                         rows=rows)
-    if not timed:
-        return logs, None
-    issued = time.perf_counter() - start
-    jax.block_until_ready(logs)
-    return logs, (time.perf_counter() - start, issued)
-
-
-def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=False):
+def compile_ahead(engine, kind, adapter, values=None, max_steps=None, full_batches=False):
     """Starts compiling, in the background, the one-step programs of `kind` a
-    pass over device-resident `adapter` data will call and no call has compiled
-    yet: the last, partial batch's when the pass reaches it, and with
-    `full_batches` the full batches' too (fit() asks for its validation pass's
-    before training starts). `values`: the state the programs take."""
-    engine.expect_batches(kind, adapter)
-    single = engine.function(kind, Mode.DEVICE_SINGLE)
-    if engine.run_eagerly or not hasattr(single, "compile_ahead"):
+    pass over `adapter`'s data will call and no call has compiled yet, when that
+    pass reads device-resident data (`on_device`): the last, partial batch's
+    when the pass reaches it, and with `full_batches` the full batches' too
+    (fit() asks for its validation pass's before training starts). `values`: the
+    state the programs take (None: the Variables' values)."""
+    if not on_device(engine, adapter):
         return
+    engine.expect_batches(kind, adapter)
+    single = engine.program(kind)
+    if values is None:
+        values = LiveState.current_values(engine.state_groups(kind))
     data = adapter.device_data()
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     sizes = []
@@ -212,7 +252,7 @@ def compile_ahead(engine, kind, adapter, values, max_steps=None, full_batches=Fa
         elif full_batches or not adapter.num_full_batches:   # padded: the full batches' program
             sizes.append(adapter.batch_size)
     for size in dict.fromkeys(sizes):
-        single.compile_ahead(values, data, size)
+        single.compile_async(values, batch_spec(data, size))
 
 
 def _record(planner, kind, how, n, seconds, issued=None):
@@ -225,31 +265,39 @@ def _record(planner, kind, how, n, seconds, issued=None):
 
 
 class Execution(NamedTuple):
-    """One compiled call (or a burst of one-step calls) of a device-data pass.
+    """One compiled call (or a burst of one-step calls) of a pass.
 
     how: "warm" (compile the loop, run no step), "loop" (`steps` steps in one
         call) or "single" (`steps` one-step calls);
     first_step: the epoch's batch it starts at;
-    row0, batch_size: where its first batch starts in the device data, and
-        the rows per batch (the last, partial batch has its own size, unless
-        padded to the full size);
+    row0, batch_size: for device data, where its first batch starts, and the
+        rows per batch (the last, partial batch has its own size, unless padded
+        to the full size);
     timed: the planner asked for its time; planned: the planner chose it
-        (report its time back with `planner.record`).
+        (report its time back with `planner.record`);
+    rows: a padded batch's real rows (padded_batches.py);
+    feed: "device" (batches gathered from the device-resident `data` in
+        `order`), "stacked" (`data`: host batches stacked on a leading axis) or
+        "batch" (`data`: one batch).
     """
     how: str
     first_step: int
     steps: int
     row0: int
-    batch_size: int
+    batch_size: int | None
     timed: bool
     planned: bool
-    rows: int | None = None   # a padded batch's real rows (padded_batches.py)
+    rows: int | None = None
+    feed: str = "device"
+    data: Any = None
+    order: Any = None
 
 
 def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_passes=None,
-               capacity=None, pad_partial=False):
-    """Cuts one epoch of device-resident `adapter` data into `Execution`s, for
-    training, evaluation and prediction alike, from batch `start_step` on.
+               capacity=None, pad_partial=False, data=None, order=None, steps_before=0):
+    """Cuts one epoch of device-resident `adapter` data (`data`, in `order`) into
+    `Execution`s, for training, evaluation and prediction alike, from batch
+    `start_step` on.
 
     The planner sizes the executions over the full batches, within `bounds`;
     the last, partial batch (and every batch, when `bounds.every_batch`) runs
@@ -257,7 +305,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
     weighs a loop's compile against the steps left; None: not weighed).
     `capacity`: the most steps one call may run (predict's output buffer).
     `pad_partial`: the partial batch runs padded to the full size (its
-    `rows` say how many are real).
+    `rows` say how many are real). `steps_before`: global steps run before
+    step 0 (for `bounds`).
     The consumer runs each execution before asking for the next, and may stop
     early."""
     size = adapter.batch_size
@@ -268,7 +317,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
         planned = step < full and not bounds.every_batch
         if planned:
             horizon = None if later_passes is None else full - step + later_passes * full
-            how, n, timed = planner.next(bounds.limit(step, full - step), horizon=horizon)
+            how, n, timed = planner.next(bounds.limit(steps_before + step, full - step),
+                                         horizon=horizon)
             if capacity is not None:
                 n = min(n, capacity)
         else:   # every batch alone, or the last, partial batch (its own shape)
@@ -280,150 +330,94 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
             batch_size, row0, rows = size, full * size, adapter.partial_batch_size
         else:   # the last, partial batch: compiled once
             batch_size, row0 = adapter.partial_batch_size, full * size
-        yield Execution(how, step, n, row0, batch_size, timed, planned, rows)
+        yield Execution(how, step, n, row0, batch_size, timed, planned, rows, "device", data,
+                        order)
         if how != "warm":
             step += n
 
 
-def _pass_on_device(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
-                    start_step=0, later_passes=0):
-    engine.expect_batches(kind, adapter)
-    loop = engine.function(kind, Mode.DEVICE)
-    static_loop = engine.function(kind, Mode.DEVICE_STATIC) if planner.static_loops else None
-    single = engine.function(kind, Mode.DEVICE_SINGLE)
-    data = adapter.device_data()
-    order = adapter.device_order(seed)
-    if planner.mode is None:
-        jax.block_until_ready((data, order))   # the transfer must not be timed as steps
-    live.refresh()
-    compile_ahead(engine, kind, adapter, live.values, max_steps)
-    step, logs = start_step, None
-    for how, step, n, row0, batch_size, timed, planned, rows in executions(
-            adapter, planner, bounds, max_steps, start_step, later_passes,
-            pad_partial=engine.pads_partial_batches(kind)):
-        if how == "warm":   # compiles the loop, runs no step
-            live.refresh()
-            _call(loop, live, 0, False, data, order, row0, 0, batch_size=batch_size)
-            planner.record("warm", 0, None)
-            continue
-        if bounds.sync:
-            live.write_back()
-        begin(step)
-        live.refresh()
-        marks = _compile_marks()
-        if how == "loop" and static_loop is not None and planner.static_size(n):
-            logs, seconds = _call(static_loop, live, n, timed, data, order, row0, n,
-                                  batch_size=batch_size)
-        elif how == "loop":
-            logs, seconds = _call(loop, live, n, timed, data, order, row0, n,
-                                  batch_size=batch_size)
+def host_executions(chunks, planner, eager=False):
+    """The `Execution`s of host data: `chunks`' stacked chunks as loops, its single
+    batches as one-step calls (the planner times one to size the chunks)."""
+    for chunk in chunks:
+        if chunk.stacked:
+            yield Execution("loop", chunk.first_step, chunk.steps, 0, None, False, False,
+                            feed="stacked", data=chunk.data)
         else:
-            logs, seconds = _singles(single, live, n, timed, data, order, row0, batch_size,
-                                     rows)
-        issued = None
-        if how == "single" and seconds is not None:
-            seconds, issued = seconds
-        if planned:
-            seconds = _planner_seconds(planner, how, seconds,
-                                       lambda: single.ahead_seconds(data, batch_size), marks)
-            _record(planner, kind, how, n, seconds, issued)
-        if bounds.sync:
-            live.write_back()
-        end(step + n - 1, logs)
-        step += n
-        if engine.stop_requested(kind):
-            break
-    return logs, step
+            timed = not eager and planner.next(1)[2]
+            yield Execution("single", chunk.first_step, 1, 0, None, timed, True, chunk.rows,
+                            "batch", to_jax(chunk.data) if eager else chunk.data)
 
 
-def _pass_from_host(engine, kind, adapter, live, planner, begin, end, seed, max_steps, bounds,
-                    start_step=0):
-    eager = engine.run_eagerly
-    engine.expect_batches(kind, adapter)
-    single = engine.function(kind, Mode.SINGLE)
-    stacked_loop = None if eager else engine.function(kind, Mode.STACKED)
-    steps = max_steps if max_steps is not None else adapter.num_batches
-    batches = adapter.get_numpy_iterator(seed, start=start_step)
-    chunks = HostChunks(batches, steps, planner, bounds,
-                        stack=not eager and not bounds.every_batch, to_device=not eager,
-                        first_step=start_step, pad_rows=engine.pads_partial_batches(kind))
-    logs, done = None, start_step
-    try:
-        for step, n, data, stacked, rows in chunks:
-            if bounds.sync:
-                live.write_back()
-            begin(step)
-            live.refresh()
-            if stacked:
-                logs, _ = _call(stacked_loop, live, n, False, data, n)
-            else:
-                timed = not eager and planner.host_next()[1]
-                marks = _compile_marks()
-                if rows is not None:   # a smaller batch padded to the first one's rows
-                    logs, seconds = _call(single, live, 1, timed, data, rows)
-                else:
-                    logs, seconds = _call(single, live, 1, timed,
-                                          to_jax(data) if eager else data)
-                planner.host_record(1, _own_time(seconds, marks))
-            if bounds.sync:
-                live.write_back()
-            end(step + n - 1, logs)
-            done = step + n
-            if engine.stop_requested(kind):
-                break
-    finally:
-        chunks.close()
-    return logs, done
-
-
-@INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def predict_on_device(engine, adapter, live, callbacks, max_steps, pieces, bounds):
-    loop = engine.function(PREDICT, Mode.DEVICE)
-    single = engine.function(PREDICT, Mode.DEVICE_SINGLE)
-    planner = engine.planner(PREDICT, True, adapter.batch_size)
-    data = adapter.device_data()
-    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
-    full = min(adapter.num_full_batches, steps)
-    capacity = _predict_capacity(engine, full, live, data, adapter.batch_size)
-    compile_ahead(engine, PREDICT, adapter, live.values, max_steps)
-    for how, step, n, row0, batch_size, timed, planned, rows in executions(
-            adapter, planner, bounds, max_steps, capacity=capacity,
-            pad_partial=engine.pads_partial_batches(PREDICT)):
-        if how == "warm":
-            live.call(loop, data, None, row0, 0, batch_size=batch_size, capacity=capacity)
-            planner.record("warm", 0, None)
-            continue
-        callbacks.on_predict_batch_begin(step)
-        start, marks = _start_timer(live, timed), _compile_marks()
-        if how == "loop":
-            out = live.call(loop, data, None, row0, n, batch_size=batch_size,
-                            capacity=capacity)
+def _execute(execution, live, programs, predict):
+    """Runs `execution` on the live state; returns (logs, or predict's outputs on
+    the host; seconds when timed, else None; for one-step calls timed, the
+    seconds their calls took to return, else None). A loop that may not fuse
+    (`StepProgram.may_fuse`) runs as one-step calls."""
+    single, loop, static_loop, planner, capacity = programs
+    how, n, data = execution.how, execution.steps, execution.data
+    fused = None
+    if how != "single" and execution.feed == "stacked":
+        fused, args, kwargs = loop, (data, n), {}
+    elif how != "single":
+        fused = (static_loop if how == "loop" and static_loop is not None
+                 and planner.static_size(n) else loop)
+        args = (data, execution.order, execution.row0, n)
+        kwargs = {"batch_size": execution.batch_size}
+        if predict:
+            kwargs["capacity"] = capacity
+    if fused is not None and not fused.may_fuse(live.values, *args, **kwargs):
+        fused = None   # its steps as one-step calls (programs.cpu_rules)
+    if how == "warm":
+        if fused is not None:
+            live.call(fused, *args, **kwargs)
+        return None, None, None
+    start = _start_timer(live, execution.timed)
+    issued = None
+    if fused is not None:
+        out = live.call(fused, *args, **kwargs)
+        if predict:
             out = jax.tree_util.tree_map(lambda a: a[:n].reshape((-1,) + a.shape[2:]),
-                                         jax.device_get(out))
-        else:
-            outs = []
-            for j in range(n):
-                one = live.call(single, data, None, row0 + j * batch_size,
-                                batch_size=batch_size, rows=rows)
-                outs.append(one)
+                                         placement.to_host(out))
+    else:
+        outs = [live.call(single, _batch(execution, j), rows=execution.rows)
+                for j in range(n)]
+        if how == "single":
             issued = time.perf_counter() - start
+        out = outs[-1]
+        if predict:
             out = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0),
-                                         *jax.device_get(outs))
-            if rows is not None:   # a padded batch: its real rows' outputs
-                out = jax.tree_util.tree_map(lambda a: a[:rows], out)
-        if planned:
-            seconds = _planner_seconds(planner, how,
-                                       time.perf_counter() - start if timed else None,
-                                       lambda: single.ahead_seconds(data, batch_size), marks)
-            _record(planner, PREDICT, how, n, seconds,
-                    issued if how == "single" and timed else None)
-        pieces.append(out)
-        callbacks.on_predict_batch_end(step + n - 1, {"outputs": out})
-        if engine.stop_requested(PREDICT):
-            break
+                                         *placement.to_host(outs))
+            if execution.rows is not None:   # a padded batch: its real rows' outputs
+                out = jax.tree_util.tree_map(lambda a: a[:execution.rows], out)
+    if not execution.timed:
+        return out, None, None
+    jax.block_until_ready(out)
+    return out, time.perf_counter() - start, issued
 
 
-def _predict_capacity(engine, full, live, data, size):
+def _batch(execution, j):
+    """The `j`-th batch of `execution`, for a one-step program."""
+    if execution.feed == "device":
+        return batch_of(execution.data, execution.order,
+                        execution.row0 + j * execution.batch_size, execution.batch_size,
+                        execution.rows)
+    if execution.feed == "stacked":
+        return jax.tree_util.tree_map(lambda a: a[j], execution.data)
+    return execution.data
+
+
+def _ahead_seconds(single, execution):
+    if execution.feed != "device":
+        return 0.0
+    return single.ahead_seconds(batch_spec(execution.data, execution.batch_size))
+
+
+def _predict_capacity(engine, adapter, max_steps, live, data):
+    """The most steps one predict call runs: its outputs fill a buffer of that
+    many steps (at most `_PREDICT_BUFFER_BYTES`)."""
+    steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
+    full, size = min(adapter.num_full_batches, steps), adapter.batch_size
     spe = engine.steps_per_execution
     if spe != "auto":
         return max(1, min(int(spe), full))
@@ -436,30 +430,6 @@ def _predict_capacity(engine, full, live, data, size):
     nbytes = sum(int(np.prod(s.shape)) * np.dtype(s.dtype).itemsize
                  for s in jax.tree_util.tree_leaves(spec))
     return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
-
-
-@INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def predict_from_host(engine, adapter, live, callbacks, max_steps, pieces, bounds):
-    eager = engine.run_eagerly
-    single = engine.function(PREDICT, Mode.SINGLE)
-    steps = max_steps if max_steps is not None else adapter.num_batches
-    chunks = HostChunks(adapter.get_numpy_iterator(None), steps,
-                        engine.planner(PREDICT, False, adapter.batch_size), bounds,
-                        stack=False,
-                        to_device=not eager, pad_rows=engine.pads_partial_batches(PREDICT))
-    try:
-        for step, _, data, _, rows in chunks:
-            callbacks.on_predict_batch_begin(step)
-            out = live.call(single, to_jax(data) if eager else data)
-            out = placement.to_host(out)
-            if rows is not None:   # a padded batch: its real rows' outputs
-                out = jax.tree_util.tree_map(lambda a: a[:rows], out)
-            pieces.append(out)
-            callbacks.on_predict_batch_end(step, {"outputs": out})
-            if engine.stop_requested(PREDICT):
-                break
-    finally:
-        chunks.close()
 
 
 def to_jax(tree):

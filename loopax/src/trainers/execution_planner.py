@@ -29,13 +29,13 @@ With "auto" it measures:
    lasts about `TARGET_CALL_SECONDS` (long enough that the per-call cost
    disappears, short enough for a lively progress bar), refined by the next
    two calls, which are timed too. (On CPU a step with convolutions is never
-   fused: its "loop" is one-step calls, see `step_loops.unless_slow_in_loops`.)
+   fused: its "loop" is one-step calls, see `programs.cpu_rules`.)
 
 Every program computes the same step, so the results are bit-identical
 whichever ran a given step (tests/trainers/test_fusion_callbacks.py).
 
 Once the loop is chosen and refined, and `static_loops` is on (accelerators),
-loops run as static-length scans (`step_loops.make_device_scan`): one program
+loops run as static-length scans (a "static" `StepProgram`): one program
 per size, for at most `MAX_STATIC_SIZES` sizes (the chunk and the epoch's
 remainder, typically); other sizes use the runtime-count loop.
 
@@ -61,7 +61,7 @@ import math
 
 import numpy as np
 
-from loopax.src.trainers.pass_kind import TRAIN
+from loopax.src.trainers.pass_kind import PREDICT, TRAIN
 
 TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
@@ -85,10 +85,12 @@ class ExecutionPlanner:
         static_loops: run settled loops as static-length scans.
         weigh_compile: compile a loop only if it can repay its compile (CPU);
             False compiles it whenever single steps have been timed.
+        host: plans passes over host data, whose loops run stacked chunks
+            (see `next`).
     """
 
     def __init__(self, steps_per_execution="auto", static_loops: bool = False,
-                 weigh_compile: bool = True):
+                 weigh_compile: bool = True, host: bool = False):
         if steps_per_execution == "auto":
             self.fixed = None
         elif (isinstance(steps_per_execution, (int, np.integer))
@@ -109,6 +111,7 @@ class ExecutionPlanner:
         self.static_loops = static_loops
         self.weigh_compile = weigh_compile
         self.static_sizes: set[int] = set()
+        self.host = host
 
     @property
     def loop_seconds(self):
@@ -123,9 +126,22 @@ class ExecutionPlanner:
         loop, 0 steps), "loop" (n steps in one call) or "single" (n one-step
         calls back to back); `timed` asks the caller to wait for the execution
         and report its duration to `record`. `horizon`: the steps left in this
-        run, this pass's and the passes' to come (default `remaining`)."""
+        run, this pass's and the passes' to come (default `remaining`).
+
+        Host data (`host`): the prefetch thread stacks the chunks ahead, so no loop
+        is timed: single steps until one is timed (the first compiles), then, for
+        steps under `SINGLE_WORTH_SECONDS`, loops over stacked chunks of a power of
+        two of batches lasting about `TARGET_CALL_SECONDS` (at most
+        `MAX_HOST_CAPACITY`; `n` is the chunk's capacity, not bounded by
+        `remaining`)."""
         if self.fixed is not None:
             return (self.mode, min(self.fixed, remaining) if self.mode == "loop" else 1, False)
+        if self.host:
+            per_step = self.single.per_step
+            if per_step is None or per_step >= SINGLE_WORTH_SECONDS:
+                return "single", 1, per_step is None and self.single_compiled
+            k = TARGET_CALL_SECONDS / max(per_step, 1e-7)
+            return "loop", int(min(MAX_HOST_CAPACITY, 2 ** max(0, round(math.log2(k))))), False
         self.horizon = remaining if horizon is None else horizon
         if not self.single_compiled:
             return "single", 1, True     # times the compile
@@ -176,6 +192,11 @@ class ExecutionPlanner:
     def record(self, how: str, n: int, seconds: float | None, issued: float | None = None):
         """Reports an execution of `n` steps: its time when timed, and for
         single steps the time their calls took to return (`issued`)."""
+        if self.host:
+            self.single_compiled = True
+            if how == "single" and seconds is not None and n == 1:
+                self.single.per_step = seconds
+            return
         if how == "warm":
             self.warmed = True
         elif how == "loop" and seconds is not None:
@@ -200,6 +221,8 @@ class ExecutionPlanner:
     @property
     def settled(self) -> bool:
         """Whether the mode and the chunk size will not change any more."""
+        if self.host:
+            return self.fixed is not None or self.single.per_step is not None
         return self.fixed is not None or (
             (self.mode == "single" and self.warmed)
             or (self.mode == "loop" and self.refinements >= 2))
@@ -239,59 +262,28 @@ class ExecutionPlanner:
                   if self.mode == "loop" else "one step per call")
         return f"{chosen}: {loop}, {single}"
 
-    # ---- host data: stacked chunks --------------------------------------------
-    def host_next(self):
-        """`(capacity, timed)` for host data: single steps until one is timed,
-        then stacked chunks of `capacity` batches if steps are short."""
-        if self.fixed is not None:
-            return self.fixed, False
-        if self.single_seconds is None:
-            return 1, self.single_compiled   # the first call compiles: not timed
-        if self.single_seconds >= SINGLE_WORTH_SECONDS:
-            return 1, False
-        k = TARGET_CALL_SECONDS / max(self.single_seconds, 1e-7)
-        return int(min(MAX_HOST_CAPACITY, 2 ** max(0, round(math.log2(max(k, 1)))))), False
-
-    def host_record(self, n, seconds):
-        self.single_compiled = True
-        if seconds is not None and n == 1:
-            self.single.per_step = seconds
-
-    def capacity(self) -> int:
-        """Batches per stacked host chunk (the prefetch thread is handed it)."""
-        return self.host_next()[0]
-
-    def host_settled(self) -> bool:
-        """Whether `capacity()` will not change any more (fixed, or a step timed)."""
-        return self.fixed is not None or self.single_seconds is not None
-
 
 class StepBounds:
     """Where executions may end, for one `fit`/`evaluate`/`predict` call.
 
     every_batch: every execution is one step;
     step_freqs: executions end at global steps that are multiples of these;
-    sync: the Variables must hold the current values around batch hooks;
-    first_step: global steps run before the current pass (epoch).
+    sync: the Variables must hold the current values around batch hooks.
     """
 
     def __init__(self, needs, steps_per_execution="auto", kind=TRAIN):
         chosen = steps_per_execution == "auto"
         self.every_batch = chosen and bool(needs.every_batch)
         self.step_freqs = needs.step_freqs if chosen and kind.trains else ()
-        self.sync = needs.sync
-        self.first_step = 0
+        self.sync = needs.sync and kind is not PREDICT   # predict changes no weights
 
-    def room(self, step):
-        """The most steps an execution starting at step `step` of the pass may
-        run (None: no bound)."""
+    def limit(self, done, remaining):
+        """The most steps (at most `remaining`) an execution may run once `done`
+        global training steps have run (the run's `TrainingRun.steps_done` plus
+        the pass's own)."""
         if self.every_batch:
             return 1
-        done = self.first_step + step
-        return min((freq - done % freq for freq in self.step_freqs), default=None)
-
-    def limit(self, step, remaining):
-        room = self.room(step)
+        room = min((freq - done % freq for freq in self.step_freqs), default=None)
         return remaining if room is None else min(room, remaining)
 
 

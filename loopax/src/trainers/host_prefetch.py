@@ -15,6 +15,7 @@ the chunk sizes never depend on thread timing.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from typing import Any, NamedTuple
 
@@ -31,7 +32,7 @@ class Chunk(NamedTuple):
     """What `HostChunks` yields: `steps` batches from step `first_step` on.
 
     stacked: `data` holds the batches stacked on a leading axis, padded to
-    the chunk capacity (a `Mode.STACKED` loop runs `steps` of them);
+    the chunk capacity (a "stacked" `StepProgram` runs `steps` of them);
     otherwise `data` is one batch (`steps` is 1).
     rows: for a smaller batch padded to the first batch's rows (`pad_rows`),
     its real rows; else None."""
@@ -44,13 +45,16 @@ class Chunk(NamedTuple):
 
 class HostChunks:
     """Iterates the `Chunk`s built on a background thread from `batches`
-    (steps numbered from `first_step`, up to `max_steps`)."""
+    (steps numbered from `first_step`, up to `max_steps`; the run had run
+    `steps_before` global steps before step 0, for `bounds`)."""
 
     def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
-                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False):
+                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False,
+                 steps_before=0):
         self._batches = batches
         self._pad_rows = pad_rows   # a smaller batch is padded to the first one's rows
         self._first_step = first_step
+        self._steps_before = steps_before
         self._max_steps = max_steps
         self._planner = planner
         self._bounds = bounds
@@ -78,8 +82,9 @@ class HostChunks:
     def _hand_capacity(self):
         """Consumer thread: the planner's capacity for the next chunk, to the thread."""
         if not self._capacity_final_sent:
-            final = self._planner.host_settled()
-            self._capacities.put((self._planner.capacity(), final))
+            final = self._planner.settled
+            how, n, _ = self._planner.next(sys.maxsize)   # the chunks' capacity
+            self._capacities.put((n if how == "loop" else 1, final))
             self._capacity_final_sent = final
 
     def _next_capacity(self):
@@ -113,7 +118,7 @@ class HostChunks:
                 if first is None:
                     break
                 capacity = self._next_capacity()
-                limit = self._bounds.limit(step, capacity if self._max_steps is None else min(
+                limit = self._bounds.limit(self._steps_before + step, capacity if self._max_steps is None else min(
                     capacity, self._max_steps - step))
                 group = [first]
                 signature = shape_signature(first)

@@ -5,7 +5,7 @@ and a batch of another shape is another program to compile: as long to compile
 as the full batches' for training, one more for each evaluation. In a short
 script that is most of the first epoch (#19). Where the model's step treats
 each row on its own, the partial batch instead runs through the full batches'
-program: `step_loops.take_padded_batch` (device data) or `pad_host_batch` (a
+program: `programs.batch_of` (device data) or `pad_host_batch` (a
 generator's batches) fills it up to the full size with copies of its own
 rows, and the step is traced knowing how many rows are real
 (losses/padded_rows.py), so the loss, its gradient, the metrics and the loss

@@ -1,10 +1,8 @@
 """What differs between a training, an evaluation and a prediction pass, as
-types: `PassKind` (one frozen value per kind: TRAIN, TEST, PREDICT) and
-`Mode` (the compiled programs a pass may call)."""
+types: `PassKind`, one frozen value per kind: TRAIN, TEST, PREDICT."""
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
 from loopax.src.callbacks.callback import (
@@ -63,20 +61,3 @@ PREDICT = PassKind(
     "predict", "predict()", "predict_step",
     ("trainable_variables", "non_trainable_variables"),
     "stop_predicting", "on_predict_batch_begin", "on_predict_batch_end", PREDICT_BATCH_HOOKS)
-
-
-class Mode(enum.Enum):
-    """The compiled programs of a pass (`step_loops.py` builds them).
-
-    DEVICE: a loop over device-resident data, its trip count a runtime value;
-    DEVICE_STATIC: the same loop with a compile-time trip count (a scan);
-    DEVICE_SINGLE: one step on a batch gathered from device-resident data;
-    STACKED: a loop over host batches stacked on a leading axis;
-    SINGLE: one step on one batch.
-    """
-
-    DEVICE = "device"
-    DEVICE_STATIC = "device_static"
-    DEVICE_SINGLE = "device_single"
-    STACKED = "stacked"
-    SINGLE = "single"

@@ -21,7 +21,7 @@ plans them (`CompiledSteps`, compiled_steps.py).
 Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
 picks how from the timed first calls, see `execution_planner.py`). Array data
 that fits is put on the device once; each epoch's row order is shipped once
-and batches are gathered inside the compiled loop (`step_loops.py`). The
+and batches are gathered inside the compiled loop (`programs.py`). The
 state is donated to each call and comes back once per call; logs are not
 fetched by the trainer (pure loggers such as the progress bar read them when
 they draw; other callbacks get floats once per hook). The last,
@@ -82,7 +82,7 @@ from loopax.src.trainers.data_adapters.data_adapter_utils import (
 )
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, Mode
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.step_functions import ModelSteps
 
 if TYPE_CHECKING:
@@ -602,7 +602,7 @@ class Trainer:
         self.reset_metrics()
         live = LiveState(engine.state_groups(TRAIN))
         self._trainer_state = live
-        run = TrainingRun(live.groups, bounds, seed, initial_epoch)
+        run = TrainingRun(live.groups, seed, initial_epoch)
         callbacks.set_run(run)
         callbacks.on_train_begin()
         # Asked for by BackupAndRestore.on_train_begin when a backup exists.
@@ -630,7 +630,7 @@ class Trainer:
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
                                              (seed, data_epoch), data_end, bounds, start_step,
                                              later_passes=epochs - epoch - 1,
-                                             data_start=data_start)
+                                             data_start=data_start, run=run)
                 position.advance(data_end)
                 live.write_back()
                 if logs is None:
@@ -814,19 +814,13 @@ class Trainer:
         live = LiveState(engine.state_groups(PREDICT))
         bounds = epoch_runner.step_bounds(engine, callbacks, PREDICT, say=verbose == 2)
         self.stop_predicting = False
-        pieces = []
         try:
-            if epoch_runner.on_device(engine, adapter):
-                epoch_runner.predict_on_device(engine, adapter, live, callbacks, steps, pieces,
-                                               bounds)
-            else:
-                epoch_runner.predict_from_host(engine, adapter, live, callbacks, steps, pieces,
-                                               bounds)
+            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callbacks, None,
+                                            steps, bounds)
         finally:
             live.write_back()   # advanced seed generators
-        if not pieces:
+        if outputs is None:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
-        outputs = jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces)
         callbacks.on_predict_end()
         return outputs
 
@@ -890,7 +884,7 @@ class Trainer:
         self._build_for_batch(batch, training=False)
         engine = self._compiled_steps
         live = LiveState(engine.state_groups(PREDICT))
-        out = live.call(engine.function(PREDICT, Mode.SINGLE), batch)
+        out = live.call(engine.program(PREDICT), batch)
         live.write_back()
         return jax.tree_util.tree_map(np.asarray, out)
 
@@ -902,7 +896,7 @@ class Trainer:
         self.reset_metrics()
         engine = self._compiled_steps
         live = LiveState(engine.state_groups(kind))
-        fn = engine.function(kind, Mode.SINGLE)
+        fn = engine.program(kind)
         try:
             logs = live.call(fn, batch)
         finally:
@@ -924,13 +918,11 @@ def _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch, val_adapter,
     """Asks for fit()'s one-step programs as its first epoch starts, each lowered
     here and compiled in the background, in order: the training step's (the first
     step waits for it), then validation's (compiled while the epoch trains)."""
-    if epoch_runner.on_device(engine, adapter):
-        epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+    epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
+                               full_batches=True)
+    if val_adapter is not None:
+        epoch_runner.compile_ahead(engine, TEST, val_adapter, None, validation_steps,
                                    full_batches=True)
-    if val_adapter is not None and epoch_runner.on_device(engine, val_adapter):
-        epoch_runner.compile_ahead(engine, TEST, val_adapter,
-                                   LiveState.current_values(engine.state_groups(TEST)),
-                                   validation_steps, full_batches=True)
 
 
 def _should_validate(epoch, validation_freq):
