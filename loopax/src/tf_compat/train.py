@@ -485,7 +485,27 @@ def load_variable(ckpt_dir_or_file, name):
         if key not in header:
             raise KeyError(f"tf.train.load_variable: {name!r} is not in {filename}; it holds "
                            f"{sorted(header)} (see tf.train.list_variables).")
-        return weights_file.read_arrays(f, header, {key}, filename)[key]
+        before = 0
+        for other, (_, _, nbytes) in header.items():   # in storage order
+            if other == key:
+                break
+            before += nbytes
+        f.seek(before, os.SEEK_CUR)   # the file's size matches its header: seek, not read
+        one = {key: header[key]}
+        return weights_file.read_arrays(_Window(f, header[key][2]), one, {key}, filename)[key]
+
+
+class _Window:
+    """The next `size` bytes of the file `f`, as a stream that ends there."""
+
+    def __init__(self, f, size):
+        self._f, self._left = f, size
+
+    def read(self, n=-1):
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
 
 
 class CheckpointManager:
