@@ -197,7 +197,10 @@ def _train_planner(model):
     """The planner of fit()'s device-data training passes (None before one ran)."""
     from loopax.src.trainers.pass_kind import TRAIN
     engine = getattr(model, "_compiled_steps", None)   # None: a Keras model
-    return None if engine is None else engine.planners.get((TRAIN, True))
+    if engine is None:
+        return None
+    return next((planner for (kind, on_device, _), planner in engine.planners.items()
+                 if kind is TRAIN and on_device), None)
 
 
 def main():
