@@ -100,9 +100,9 @@ results["dp_built_before"] = {
 # ---- ModelParallel on a (2, 4) mesh ---------------------------------------
 mesh = dist.DeviceMesh((2, 4), ("batch", "model"))
 layout_map = dist.LayoutMap(mesh)
-layout_map["hidden/kernel"] = (None, "model")
-layout_map["hidden/bias"] = ("model",)
-layout_map["out.*kernel"] = dist.TensorLayout(("model", None))
+layout_map[".*hidden/kernel"] = (None, "model")
+layout_map[".*hidden/bias"] = ("model",)
+layout_map[".*out/kernel"] = dist.TensorLayout(("model", None))
 model_parallel = dist.ModelParallel(layout_map=layout_map, batch_dim_name="batch")
 with model_parallel.scope():
     mp = make_model()
