@@ -630,8 +630,11 @@ class Layer(Module):
             yield
 
     def __call__(self, *args, **kwargs):
+        built_before = self.built
         with self._name_scope():
             outputs = self._scoped_call(args, kwargs)
+        if not built_before and self.built:   # built by this call, however (Keras's path)
+            self.__dict__.setdefault("_path", self.scope_path)
         dist = distribution()
         if dist is not None:
             outputs = _laid_out(outputs, dist.get_tensor_layout(f"{self.scope_path}/output"))

@@ -117,6 +117,7 @@ class Sequential(Model):
             return
         inputs = x = self._layers[0].output
         with self._name_scope():   # the layers' paths are "sequential/d3", as Keras's
+            self.__dict__["_path"] = self.scope_path
             for layer in self._layers[1:]:
                 x = layer(x)
         if len(self._layers) > 1:
