@@ -53,7 +53,7 @@ class SeedGenerator:
             seed = _py_random.randint(0, 2**31 - 1)
         if not isinstance(seed, (int, np.integer)):
             raise TypeError(f"SeedGenerator(seed=...) must be an int or None, got {seed!r}.")
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             self.state = Variable(
                 np.array([0, int(seed)], dtype=np.uint32), dtype="uint32",
                 trainable=False, name="seed_generator_state")

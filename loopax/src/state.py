@@ -44,7 +44,7 @@ from loopax.src.distribution import placement
 class _ThreadState(threading.local):
     def __init__(self):
         self.scopes: list[StateScope] = []
-        self.name_stack: list[str] = []
+        self.name_stack: list["_Scope"] = []
         # Set by loopax.src.tape while at least one GradientTape records.
         self.tapes: list = []
         # The float dtype Variables read as inside a mixed-precision layer's
@@ -299,7 +299,8 @@ class Variable(ArrayValue):
             raise ValueError(
                 f"Variable name must be a string without '/', got {name!r}.")
         self.name = name
-        self.path = "/".join(_state.name_stack + [name])
+        parent = current_path()
+        self.path = f"{parent}/{name}" if parent else name
         self.trainable = bool(trainable)
         self.aggregation = aggregation
         if not autocast:
@@ -720,21 +721,61 @@ StatelessScope = StateScope
 # Name scopes
 # --------------------------------------------------------------------------
 
+class _Scope:
+    """One entry of the name-scope stack: a name, the object that opened it (or None)
+    and, for a layer whose place is settled, the absolute path of its parent."""
+
+    __slots__ = ("name", "caller", "parent")
+
+    def __init__(self, name, caller, parent):
+        self.name, self.caller, self.parent = name, caller, parent
+
+
+def current_path() -> str:
+    """The path the open name scopes give (`"sequential/d3"`), `""` outside any.
+
+    A scope opened for a layer whose place is settled (`Layer.path`) starts from that
+    place, not from the scopes around it, as Keras's name scopes do."""
+    parts: list[str] = []
+    for scope in _state.name_stack:
+        if scope.parent is not None:
+            parts = [p for p in scope.parent.split("/") if p]
+        parts.append(scope.name)
+    return "/".join(parts)
+
+
 @contextlib.contextmanager
-def name_scope(name: str) -> Iterator[None]:
+def name_scope(name: str, caller: Any = None) -> Iterator[None]:
     """Prefixes the `path` of Variables created inside with `name/`.
+
+    The one stack behind every path: a layer's call, build and `add_weight` open its
+    scope (`name_scope(layer.name, caller=layer)`), so its variables' paths are its
+    parents' names, then its own, then the variable's (`sequential/d3/kernel`), as in
+    Keras. A scope `caller` opens right inside one it opened already adds nothing, and a
+    caller with a settled place (`_parent_path`) starts from there.
 
     Args:
         name: The scope's name (a path component, no `/`).
+        caller: The object opening it (a layer, optimizer or metric), or None.
 
     Yields:
         Nothing; the prefix holds inside the `with` block.
+
+    Raises:
+        ValueError: `name` is not a string or contains `/`.
     """
-    _state.name_stack.append(name)
+    if not isinstance(name, str) or "/" in name:
+        raise ValueError(f"name_scope: `name` must be a string without '/', got {name!r}.")
+    stack = _state.name_stack
+    if caller is not None and stack and stack[-1].caller is caller and stack[-1].name == name:
+        yield
+        return
+    parent = getattr(caller, "__dict__", {}).get("_parent_path") if caller is not None else None
+    stack.append(_Scope(name, caller, parent))
     try:
         yield
     finally:
-        _state.name_stack.pop()
+        stack.pop()
 
 
 _name_counts: dict[str, int] = {}

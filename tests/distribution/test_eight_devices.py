@@ -76,7 +76,7 @@ def test_model_parallel_optimizer_slots_follow_their_variable(runs):
     slots = runs["mp"]["slot_specs"]
     for name, expected in [("hidden_kernel", "(None, 'model')"), ("hidden_bias", "('model',)"),
                            ("out_kernel", "('model', None)"), ("out_bias", "(None,)")]:
-        found = [spec for path, spec in slots.items() if f"/{name}_" in path]
+        found = [spec for path, spec in slots.items() if f"_{name}_" in path]
         assert found == [expected, expected], (name, slots)   # momentum and velocity
 
 
@@ -105,10 +105,10 @@ def test_stateless_custom_loop_runs_sharded(runs):
 BAD_LAYOUT_CASES = [
     ("batch_not_divisible", ["batch size 12", "data-parallel degree 8", "'batch'"]),
     ("missing_axis", ["'dense.*kernel'", "'tensor'", "('batch', 'model')"]),
-    ("dimension_not_divisible", ["'out/kernel'", "(16, 4)", "dimension 1 (size 4)",
+    ("dimension_not_divisible", ["/out/kernel'", "(16, 4)", "dimension 1 (size 4)",
                                  "'model' of size 8"]),
     ("distribute_batch_not_divisible", ["batch size 30", "degree 8"]),
-    ("wrong_rank", ["'hidden/kernel'", "(12, 16)", "('model',)"]),
+    ("wrong_rank", ["hidden/kernel'", "(12, 16)", "('model',)"]),
 ]
 
 
@@ -126,6 +126,6 @@ def test_a_layout_key_matching_no_variable_is_skipped_with_one_warning(runs):
     once (fit and evaluate) with the key and the variable paths."""
     result = runs["unmatched_key"]
     assert len(result["warnings"]) == 1
-    for word in ["'conv.*kernel'", "match no variable", "'hidden/kernel'"]:
+    for word in ["'conv.*kernel'", "match no variable", "hidden/kernel'"]:
         assert word in result["warnings"][0]
     assert result["hidden_kernel_spec"] == "(None, 'model')"   # the matching key applied

@@ -36,8 +36,9 @@ def test_without_input_builds_on_first_call():
         model.inputs
     out = model(X)
     assert model.built and model.inputs[0].shape == (None, 4)
-    assert [v.path for v in model.weights] == ["dense/kernel", "dense/bias",
-                                               "dense_1/kernel", "dense_1/bias"]
+    assert [v.path for v in model.weights] == [   # Keras 3.15.1's paths
+        "sequential/dense/kernel", "sequential/dense/bias",
+        "sequential/dense_1/kernel", "sequential/dense_1/bias"]
     np.testing.assert_allclose(out, forward_np(model.layers, X), rtol=1e-5, atol=1e-6)
     assert model(X[:2]).shape == (2, 2)   # another batch size works
 
@@ -80,7 +81,7 @@ def test_config_round_trip():
 
 def test_weight_order_is_kernel_then_bias_even_with_a_bias_regularizer():
     model = Sequential([loopax.Input(shape=(4,)), Dense(3, bias_regularizer="l2", name="reg")])
-    assert [v.path for v in model.weights] == ["reg/kernel", "reg/bias"]
+    assert [v.path for v in model.weights] == ["sequential/reg/kernel", "sequential/reg/bias"]
 
 
 def _transformer_classifier(lib):

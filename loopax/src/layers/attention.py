@@ -89,8 +89,7 @@ class _QueryValueAttention(Layer):
         self.kernel_constraint = constraints.get(kernel_constraint)
         self.bias_constraint = constraints.get(bias_constraint)
         if self.dropout > 0:
-            with name_scope(self.name):
-                self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(seed)
 
     def __call__(self, query, value=None, key=None, **kwargs):
         # The base class builds from the first argument only; the projections
@@ -106,7 +105,7 @@ class _QueryValueAttention(Layer):
     def _projection(self, name, equation, output_shape, bias_axes, input_shape,
                     activation=None):
         """An EinsumDense sub-layer `name`, built for `input_shape`."""
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             layer = EinsumDense(
                 equation, output_shape, activation=activation,
                 bias_axes=bias_axes if self.use_bias else None, name=name,

@@ -26,7 +26,6 @@ from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.layer import Layer
 from loopax.src.ops.image import AFFINE_INTERPOLATIONS, affine_transform
-from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 _WARP_FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -58,8 +57,7 @@ class _RandomImageLayer(Layer):
         super().__init__(**kwargs)
         self.seed = seed
         self.data_format = standardize_data_format(data_format)
-        with name_scope(self.name):
-            self.seed_generator = random.SeedGenerator(seed)
+        self.seed_generator = random.SeedGenerator(seed)
         self.built = True
 
     def _images(self, inputs):

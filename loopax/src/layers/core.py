@@ -16,7 +16,6 @@ from loopax.src.layers.argument_checks import positive_int, standardize_data_for
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.symbolic import closed_form_output_shape, same_output_shape
 from loopax.src.quantizers import quantization_config
-from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 
@@ -289,8 +288,7 @@ class Dropout(Layer):
         self.noise_shape = tuple(noise_shape) if noise_shape is not None else None
         self.seed = seed
         if self.rate > 0:
-            with name_scope(self.name):
-                self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(seed)
         self.built = True  # its only state, the seed, exists already
 
     def call(self, inputs, training=False):

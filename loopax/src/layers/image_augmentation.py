@@ -25,7 +25,6 @@ from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.augmentation import _factor_pair, _RandomImageLayer, _value_range
 from loopax.src.layers.layer import Layer
-from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 _GRAYSCALE_WEIGHTS = (0.2989, 0.5870, 0.1140)  # ITU-R 601, as tf.image.rgb_to_grayscale
@@ -43,8 +42,7 @@ class _ImageAugmentation(_RandomImageLayer):
         self.seed = seed
         self.data_format = standardize_data_format(data_format)
         if self._SEEDED:
-            with name_scope(self.name):
-                self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(seed)
         self.built = True
 
     def get_config(self):

@@ -53,7 +53,10 @@ class InputLayer(Layer):
             raise ValueError(
                 f"Input got both `{given}` and `batch_shape={tuple(batch_shape)}`; pass "
                 "one: `batch_shape` is the full shape, batch size included.")
-        super().__init__(name=name or unique_name("input_layer"), dtype=dtype, **kwargs)
+        # The global dtype policy, as Keras's InputLayer; `dtype` is the tensor's.
+        super().__init__(name=name or unique_name("input_layer"), **kwargs)
+        self._input_dtype = dtypes.standardize(dtype) if dtype is not None else \
+            dtypes.standardize(self.dtype_policy.variable_dtype)
         self.batch_shape = tuple(batch_shape)
         tensor = input_tensor
         if tensor is None:
@@ -61,6 +64,11 @@ class InputLayer(Layer):
         tensor.node = Node(self, (), {}, tensor)
         self._inbound_nodes = [tensor.node]   # `output` reads it (see Layer.output)
         self.built = True
+
+    @property
+    def dtype(self) -> str:
+        """The input tensor's dtype (`int32` for token ids), not the dtype policy's."""
+        return self._input_dtype
 
     def call(self, inputs):
         return inputs

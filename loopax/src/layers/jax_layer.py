@@ -23,7 +23,7 @@ from loopax.src import random, serialization
 from loopax.src.api_export import export
 from loopax.src.layers.lambda_layer import function_config, load_function
 from loopax.src.layers.layer import Layer
-from loopax.src.state import Variable, name_scope, tracing
+from loopax.src.state import Variable, tracing
 from loopax.src.tensor import Tensor, unwrap
 
 _CALL_ARGUMENTS = ("params", "state", "rng", "inputs", "training")
@@ -128,8 +128,7 @@ class JaxLayer(Layer):
                 "`init_fn` to create them at build time, or pass `params=`/`state=`.")
         self.seed_generator = None
         if "rng" in self._call_arguments:
-            with name_scope(self.name):
-                self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(seed)
         self.params = self.state = None
         if params is not None or state is not None:
             self._create_weights(params, state)

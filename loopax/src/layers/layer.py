@@ -17,6 +17,7 @@ layer passed one explicitly.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import math
 import threading
@@ -48,6 +49,7 @@ from loopax.src.state import (
     Variable,
     _state,
     check_values_match,
+    current_path,
     name_scope,
     notify_built,
     pure,
@@ -61,7 +63,6 @@ class _CallContext(threading.local):
     def __init__(self):
         self.stack = []   # one entry per active outermost-call: {"training":, "losses":[]}
         self.counter = 0
-        self.paths = []   # scope paths of the layer calls under way, innermost last
 
 
 _ctx = _CallContext()
@@ -233,6 +234,9 @@ class Layer(Module):
         super().__init_subclass__(**kwargs)
         if cls.__module__.startswith("loopax.src.") and not cls.__name__.startswith("_"):
             serialization.register_builtins("layer", [cls])
+        build = cls.__dict__.get("build")
+        if callable(build) and not getattr(build, "_in_name_scope", False):
+            cls.build = _built_in_name_scope(build)
 
     def __init__(self, *, name: str | None = None, trainable: bool = True,
                  dtype: str | dtype_policies.DTypePolicy | None = None,
@@ -418,7 +422,7 @@ class Layer(Module):
             initializer = "glorot_uniform" if float_dtype else "zeros"
         name = name or "variable"
         _check_weight_fits(self, name, tuple(shape), dtype or self.dtype)
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             var = Variable(initializers.get(initializer), shape=tuple(shape),
                            dtype=dtype or self.dtype, trainable=trainable, name=name,
                            autocast=autocast)
@@ -594,44 +598,46 @@ class Layer(Module):
         if self.built:
             return
         self._build_input_shape = _shape_of(first_arg)
+        self.__dict__["_path"] = self.scope_path
         self.build(self._build_input_shape)
         self.built = True
         notify_built(self)
 
     @property
     def scope_path(self) -> str:
-        """The layer's path as Keras names it: the path of the call in which the
-        layer was first called (or wired, for a Sequential's layers), then its
-        name: "d1" for a functional model's layer, "sequential/d3" for a
-        Sequential's, "sub/d4" for a layer a subclassed model `sub` calls. A
-        `LayoutMap` key `"<scope_path>/output"` lays out the layer's output."""
+        """The layer's path as Keras names it: the name scopes open at its first call
+        or build (or where a Sequential wired it), then its name: "d1" for a functional
+        model's layer, "sequential/d3" for a Sequential's, "sub/d4" for a layer a
+        subclassed model `sub` calls. Its variables' paths start with it. A `LayoutMap`
+        key `"<scope_path>/output"` lays out the layer's output."""
         parent = self.__dict__.get("_parent_path")
         if parent is None:   # not called yet: where a call now would place it
-            parent = _ctx.paths[-1] if _ctx.paths else ""
+            parent = current_path()
         return f"{parent}/{self.name}" if parent else self.name
 
     @property
     def path(self) -> str | None:
-        """Keras's `layer.path`: `scope_path` once the layer has been called (or
-        wired into a Sequential), else None."""
-        return self.scope_path if "_parent_path" in self.__dict__ else None
+        """Keras's `layer.path`: `scope_path` where the layer was built, or None for a
+        layer not built yet or built at creation (Dropout), as in Keras."""
+        return self.__dict__.get("_path")
 
-    def _settle_scope_path(self) -> str:
-        """`scope_path`, fixed at the first call (Keras's rule)."""
+    @contextlib.contextmanager
+    def _name_scope(self):
+        """The layer's name scope; its place (`path`) is settled on first entry, as Keras's."""
         if "_parent_path" not in self.__dict__:
-            self.__dict__["_parent_path"] = _ctx.paths[-1] if _ctx.paths else ""
-        return self.scope_path
+            self.__dict__["_parent_path"] = current_path()
+        with name_scope(self.name, caller=self):
+            yield
 
     def __call__(self, *args, **kwargs):
-        path = self._settle_scope_path()
-        _ctx.paths.append(path)
-        try:
+        built_before = self.built
+        with self._name_scope():
             outputs = self._scoped_call(args, kwargs)
-        finally:
-            _ctx.paths.pop()
+        if not built_before and self.built:   # built by this call, however (Keras's path)
+            self.__dict__.setdefault("_path", self.scope_path)
         dist = distribution()
         if dist is not None:
-            outputs = _laid_out(outputs, dist.get_tensor_layout(f"{path}/output"))
+            outputs = _laid_out(outputs, dist.get_tensor_layout(f"{self.scope_path}/output"))
         if not _ctx.stack and not _state.scopes:
             # The outermost call, run eagerly (not in a stateless call, fit's step or a
             # trace): its arrays come back as Tensors, as TensorFlow's eager tensors.
@@ -657,6 +663,7 @@ class Layer(Module):
             if self.input_spec is not None:
                 self._check_input_spec(first)
         elif not self.built:
+            self.__dict__["_path"] = self.scope_path
             self.build(None)
             self.built = True
 
@@ -1078,16 +1085,20 @@ def _check_weight_fits(layer, name, shape, dtype):
             "dtype.")
 
 
-# Imported last: the mask helpers live beside the Masking layer, which subclasses Layer.
-@contextlib.contextmanager
-def scope_of(layer):
-    """Inside, a layer called for the first time takes `layer`'s `scope_path` as
-    its parent (a Sequential wiring its layers, as Keras's name scope)."""
-    _ctx.paths.append(layer._settle_scope_path())
-    try:
-        yield
-    finally:
-        _ctx.paths.pop()
+def _built_in_name_scope(build):
+    """`build` run in the layer's name scope, as Keras runs every `build`: the variables
+    it creates, also those of sub-layers it builds, have the layer's path as prefix."""
+    @functools.wraps(build)
+    def build_in_scope(self, *args, **kwargs):
+        with self._name_scope():
+            self.__dict__["_path"] = current_path()
+            return build(self, *args, **kwargs)
+
+    build_in_scope._in_name_scope = True
+    return build_in_scope
+
+
+Layer.build = _built_in_name_scope(Layer.build)
 
 
 def _eager_tensors(outputs):
@@ -1115,6 +1126,7 @@ def _laid_out(outputs, layout):
     return jax.tree_util.tree_map(lambda out: distribute_tensor(out, layout), outputs)
 
 
+# Imported last: the mask helpers live beside the Masking layer, which subclasses Layer.
 from loopax.src.layers import masking as _masking  # noqa: E402
 from loopax.src.layers import precision as _precision  # noqa: E402
 

@@ -19,7 +19,6 @@ from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import standardize_data_format
 from loopax.src.layers.core import Dropout
 from loopax.src.layers.layer import InputSpec, Layer
-from loopax.src.state import name_scope
 from loopax.src.tensor import unwrap
 
 
@@ -127,8 +126,7 @@ class _SeededNoise(Layer):
         super().__init__(**kwargs)
         self.seed = seed
         if active:
-            with name_scope(self.name):
-                self.seed_generator = random.SeedGenerator(seed)
+            self.seed_generator = random.SeedGenerator(seed)
         self.built = True
 
 

@@ -20,7 +20,6 @@ from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int, standardize_data_format
 from loopax.src.layers.layer import Layer
 from loopax.src.ops.image import RESIZE_INTERPOLATIONS, resize
-from loopax.src.state import name_scope
 from loopax.src.tensor import as_tensor, unwrap
 
 _EPSILON = 1e-7  # Keras' backend.epsilon()
@@ -318,8 +317,7 @@ class RandomFlip(Layer):
             raise ValueError(f"RandomFlip: `mode` must be one of {self._MODES}, got {mode!r}.")
         self.mode, self.seed = mode, seed
         self.data_format = standardize_data_format(data_format)
-        with name_scope(self.name):
-            self.seed_generator = random.SeedGenerator(seed)
+        self.seed_generator = random.SeedGenerator(seed)
         self.built = True
 
     def call(self, inputs, training=True):
@@ -370,8 +368,7 @@ class RandomCrop(_ImageLayer):
         super().__init__(height, width, data_format, **kwargs)
         # As Keras's RandomCrop: a missing seed is drawn now and saved.
         self.seed = seed if seed is not None else _py_random.randint(0, 2**31 - 1)
-        with name_scope(self.name):
-            self.seed_generator = random.SeedGenerator(self.seed)
+        self.seed_generator = random.SeedGenerator(self.seed)
 
     def call(self, inputs, training=True):
         x = jnp.asarray(unwrap(inputs)).astype(self.dtype)

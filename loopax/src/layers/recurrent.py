@@ -96,8 +96,7 @@ class _BuiltinCell(Layer):
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self.seed = seed
-        with name_scope(self.name):
-            self.seed_generator = random.SeedGenerator(seed)
+        self.seed_generator = random.SeedGenerator(seed)
         self._fixed_dropout_masks = None
         self.output_size = self.units
 
@@ -593,7 +592,7 @@ class RNN(Layer):
         self._check_sequences_shape(sequences_shape)
         step_shape = (sequences_shape[0],) + tuple(sequences_shape[2:])
         if isinstance(self.cell, Layer) and not self.cell.built:
-            with name_scope(self.name):   # weight paths as Keras: lstm/lstm_cell/kernel
+            with name_scope(self.name, caller=self):   # weight paths as Keras: lstm/lstm_cell/kernel
                 self.cell.build(step_shape)
             self.cell.built = True
         if self.stateful:
@@ -603,7 +602,7 @@ class RNN(Layer):
                     f"{type(self).__name__} {self.name!r}: `stateful=True` needs a fixed "
                     f"batch size; got inputs of shape {tuple(sequences_shape)}. Give the "
                     "Input a batch_size= (or batch_shape=).")
-            with name_scope(self.name):
+            with name_scope(self.name, caller=self):
                 self.states = jax.tree_util.tree_map(
                     lambda value: Variable(value, trainable=False, name="rnn_state"),
                     self.get_initial_state(batch_size))
@@ -995,7 +994,7 @@ class Bidirectional(Layer):
     def build(self, sequences_shape, initial_state_shape=None):
         for sub in (self.forward_layer, self.backward_layer):
             if not sub.built:
-                with name_scope(self.name):
+                with name_scope(self.name, caller=self):
                     sub.build(sequences_shape)
                 sub.built = True
         self.built = True

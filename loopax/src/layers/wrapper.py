@@ -36,7 +36,7 @@ class Wrapper(Layer):
     def build(self, input_shape=None):
         """Builds the wrapped layer on `input_shape` (if not built yet)."""
         if not self.layer.built:
-            with name_scope(self.name):   # paths as Keras: wrapper/layer/kernel
+            with name_scope(self.name, caller=self):   # paths as Keras: wrapper/layer/kernel
                 self.layer.build(input_shape)
             self.layer.built = True
         self.built = True

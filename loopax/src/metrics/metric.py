@@ -82,7 +82,7 @@ class Metric:
         dtype = dtypes.standardize(dtype) if dtype is not None else self.dtype
         if isinstance(initializer, str) and initializer in _CONSTANT_INITIALIZERS:
             initializer = _CONSTANT_INITIALIZERS[initializer](tuple(shape), dtype)
-        with name_scope(self.name.replace("/", ">")), placement.replicated():
+        with name_scope(self.name.replace("/", ">"), caller=self), placement.replicated():
             variable = Variable(initializer, shape=tuple(shape), dtype=dtype, trainable=False,
                                 name=name, aggregation=aggregation)
         track_created(self, variable)

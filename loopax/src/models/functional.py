@@ -72,6 +72,7 @@ class Functional(Model):
         self._input_keys = _input_keys(inputs, flat_inputs)
         self._nodes, self._layers = _map_graph(flat_inputs, flat_outputs, self.name)
         self._programs = [_NodeProgram(node) for node in self._nodes]
+        self.__dict__["_path"] = self.scope_path   # built where made, as Keras's
         self.built = True
 
     # ---- structure -----------------------------------------------------------

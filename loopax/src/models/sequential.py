@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from loopax.src import dtypes, serialization
 from loopax.src.api_export import export
 from loopax.src.layers.input_layer import InputLayer
-from loopax.src.layers.layer import Layer, scope_of
+from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import SymbolicTensor
 from loopax.src.models.functional import Functional
 from loopax.src.models.model import Model
@@ -116,7 +116,8 @@ class Sequential(Model):
             self.built = False
             return
         inputs = x = self._layers[0].output
-        with scope_of(self):   # the layers' paths are "sequential/d3", as Keras's
+        with self._name_scope():   # the layers' paths are "sequential/d3", as Keras's
+            self.__dict__["_path"] = self.scope_path
             for layer in self._layers[1:]:
                 x = layer(x)
         if len(self._layers) > 1:

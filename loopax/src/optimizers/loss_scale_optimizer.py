@@ -88,7 +88,7 @@ class LossScaleOptimizer(Optimizer):
         if self.built:
             return
         self.inner_optimizer.build(var_list)
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             self.step_counter = Variable(0, dtype="int32", trainable=False,
                                          name="step_counter")
             self.dynamic_scale = Variable(self.initial_scale, dtype="float32",

@@ -218,7 +218,7 @@ class Optimizer:
         self._compiled = {}
         self._warned_missing = set()
         self._decay_exclusions = DecayExclusions()
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             self._iterations = self._track(Variable(0, dtype="int32", trainable=False,
                                                     name="iteration"))
         self._learning_rate = None
@@ -295,7 +295,7 @@ class Optimizer:
                     f"{type(self).__name__}: `learning_rate` must be a float, a "
                     f"LearningRateSchedule or a callable of the step; got {value!r}."
                 ) from None
-            with name_scope(self.name):
+            with name_scope(self.name, caller=self):
                 self._learning_rate = self._track(Variable(
                     value, dtype="float32", trainable=False, name="learning_rate"))
 
@@ -387,7 +387,7 @@ class Optimizer:
         names = slot_names(keypaths, set(self._keys), getattr(self, "_slot_aliases", {}))
         self._slot_by_keypath = {}
         reference_by_key = dict(zip(self._keys, var_list))
-        with name_scope(self.name):
+        with name_scope(self.name, caller=self):
             for path, name, (_, leaf) in zip(keypaths, names, leaves):
                 # A slot follows the layout of the variable it belongs to.
                 reference = next((reference_by_key[k.key] for k in path
@@ -426,7 +426,7 @@ class Optimizer:
             The new non-trainable `Variable`, listed in `variables`.
         """
         init = initializers.get(initializer)
-        with name_scope(self.name), jax.ensure_compile_time_eval():
+        with name_scope(self.name, caller=self), jax.ensure_compile_time_eval():
             value = init(tuple(shape), dtype=dtypes.standardize(dtype))
             return self._track(Variable(value, trainable=False, name=name or "variable"))
 
