@@ -206,10 +206,12 @@ class Dataset:
         """
         structure = datasets[0] if len(datasets) == 1 and not isinstance(
             datasets[0], Dataset) else tuple(datasets)
-        if isinstance(structure, dict):
-            keys, members = list(structure), list(structure.values())
-        else:
-            keys, members = None, list(structure)
+        members, treedef = jax.tree_util.tree_flatten(
+            structure, is_leaf=lambda x: isinstance(x, Dataset))
+        for member in members:
+            if not isinstance(member, Dataset):
+                raise TypeError(f"Dataset.zip: every member must be a Dataset (or a nested "
+                                f"tuple/dict of them); got {type(member).__name__}.")
         counts = [d._cardinality for d in members]
         known = [c for c in counts if c >= 0]
         n = min(known) if known else (
@@ -218,7 +220,7 @@ class Dataset:
 
         def make_iterator():
             for parts in zip(*(d._make_iterator() for d in members)):
-                yield dict(zip(keys, parts)) if keys is not None else tuple(parts)
+                yield jax.tree_util.tree_unflatten(treedef, list(parts))
         return Dataset(make_iterator, n)
 
     @staticmethod
