@@ -206,10 +206,12 @@ class Dataset:
         """
         structure = datasets[0] if len(datasets) == 1 and not isinstance(
             datasets[0], Dataset) else tuple(datasets)
-        if isinstance(structure, dict):
-            keys, members = list(structure), list(structure.values())
-        else:
-            keys, members = None, list(structure)
+        members, treedef = jax.tree_util.tree_flatten(
+            structure, is_leaf=lambda x: isinstance(x, Dataset))
+        for member in members:
+            if not isinstance(member, Dataset):
+                raise TypeError(f"Dataset.zip: every member must be a Dataset (or a nested "
+                                f"tuple/dict of them); got {type(member).__name__}.")
         counts = [d._cardinality for d in members]
         known = [c for c in counts if c >= 0]
         n = min(known) if known else (
@@ -218,7 +220,7 @@ class Dataset:
 
         def make_iterator():
             for parts in zip(*(d._make_iterator() for d in members)):
-                yield dict(zip(keys, parts)) if keys is not None else tuple(parts)
+                yield jax.tree_util.tree_unflatten(treedef, list(parts))
         return Dataset(make_iterator, n)
 
     @staticmethod
@@ -872,7 +874,7 @@ class Dataset:
 
     # ---- reading ------------------------------------------------------------------
     def __iter__(self):
-        return (_as_tensors(e) for e in self._make_iterator())
+        return DatasetIterator(self)
 
     def as_numpy_iterator(self):
         """Returns an iterator of the elements as NumPy values (scalars as NumPy scalars,
@@ -997,6 +999,52 @@ def _conform_leaf(value, spec):
             raise TypeError(f"`generator` yielded an element of shape {array.shape} where an "
                             f"element of shape {tuple(want)} was expected.")
     return array
+
+
+_END = object()
+
+
+class DatasetIterator:
+    """An iterator over a Dataset's elements (as Tensors) that knows its position,
+    which `tf.train.Checkpoint` saves and restores.
+
+    Args:
+        dataset: The Dataset to read.
+    """
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._elements = dataset._make_iterator()
+        self.position = 0   # elements given so far
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        element = next(self._elements)
+        self.position += 1
+        return _as_tensors(element)
+
+    def get_next(self):
+        """The next element (TensorFlow's name for `next(iterator)`)."""
+        return next(self)
+
+    def seek(self, position):
+        """Continues after the first `position` elements, reading the dataset again
+        from its start (a `shuffle` without a seed gives another order).
+
+        Args:
+            position: How many elements to have been given.
+        """
+        if position < 0:
+            raise ValueError(f"DatasetIterator.seek: position must be >= 0; got {position}.")
+        self._elements = self._dataset._make_iterator()
+        for i in range(position):
+            if next(self._elements, _END) is _END:
+                raise ValueError(f"DatasetIterator.seek: the dataset has {i} elements, "
+                                 f"fewer than the position {position} to restore; restore "
+                                 "into an iterator of the dataset that was saved.")
+        self.position = position
 
 
 class _NumpyElements:

@@ -19,21 +19,30 @@ before any value is read. `status.assert_consumed()` names what is still
 pending. A later `restore`/`read` of the same Checkpoint replaces what is pending.
 The objects a Checkpoint holds keep it alive while values are pending, so
 `Checkpoint(model=model).restore(path)` works without keeping the Checkpoint.
+Values are also assigned when their Variables join a Checkpoint later, as in
+TensorFlow: `ckpt.listed = []; ckpt.listed.append(v)` restores `v` (lists and
+dicts given to a Checkpoint become a `ListWrapper`/`DictWrapper` that watches
+what is added). A dataset iterator (`iter(dataset)`) is saved as its position and
+restored by reading the dataset again up to it (a `shuffle` without a seed gives
+another order; TensorFlow restores its buffer).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import struct
 import weakref
 
 import jax.numpy as jnp
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
+from loopax.src.data.dataset import DatasetIterator
 from loopax.src.distribution import placement
-from loopax.src.module import Module
+from loopax.src.module import CREATED_VARIABLES, Module, tracked_items
 from loopax.src.saving import weights_file
 from loopax.src.state import Variable, _state
 from loopax.src.utils import safe_open
@@ -46,10 +55,114 @@ STATE_FILE = "checkpoint"
 MAX_STATE_BYTES = 64 * 2**20
 
 
+# Checkpoints with values waiting for their Variables (see `_restore_pending`).
+_PENDING = weakref.WeakSet()
+
+
+def _restore_pending():
+    """Assigns the deferred values of every pending Checkpoint whose Variables exist
+    now: called when an object joins a Checkpoint (an attribute, a list append, a
+    dict entry), as TensorFlow restores on attachment."""
+    for checkpoint in list(_PENDING):
+        if checkpoint._deferred:
+            checkpoint._assign_deferred(checkpoint._variables(), checkpoint._filename)
+        if not checkpoint._deferred:
+            _PENDING.discard(checkpoint)
+
+
+class ListWrapper(list):
+    """A list held by a Checkpoint (TensorFlow's name): what is added to it is
+    restored from a pending `restore`."""
+
+    def _changed(self, result=None):
+        _restore_pending()
+        return result
+
+    def append(self, value):
+        """Appends `value` (restoring it if a restore is pending)."""
+        return self._changed(super().append(_wrap(value)))
+
+    def extend(self, values):
+        """Extends with `values` (restoring them if a restore is pending)."""
+        return self._changed(super().extend(_wrap(v) for v in values))
+
+    def insert(self, index, value):
+        """Inserts `value` (restoring it if a restore is pending)."""
+        return self._changed(super().insert(index, _wrap(value)))
+
+    def __setitem__(self, index, value):
+        super().__setitem__(index, _wrap(value) if not isinstance(index, slice)
+                            else [_wrap(v) for v in value])
+        _restore_pending()
+
+    def __iadd__(self, values):
+        self.extend(values)
+        return self
+
+    def __repr__(self):
+        return f"ListWrapper({list.__repr__(self)})"
+
+
+class DictWrapper(dict):
+    """A dict held by a Checkpoint (TensorFlow's name): what is added to it is
+    restored from a pending `restore`."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, _wrap(value))
+        _restore_pending()
+
+    def update(self, *args, **kwargs):
+        """Updates as `dict.update` (restoring what is added if a restore is pending)."""
+        for key, value in dict(*args, **kwargs).items():
+            super().__setitem__(key, _wrap(value))
+        _restore_pending()
+
+    def setdefault(self, key, default=None):
+        """As `dict.setdefault` (restoring what is added if a restore is pending)."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def __repr__(self):
+        return f"DictWrapper({dict.__repr__(self)})"
+
+
+def _wrap(value):
+    """Lists and dicts as the wrappers that restore what is added to them."""
+    if type(value) is list:
+        return ListWrapper(_wrap(v) for v in value)
+    if type(value) is dict:
+        return DictWrapper({k: _wrap(v) for k, v in value.items()})
+    return value
+
+
+class _IteratorPosition:
+    """The saved state of a dataset iterator: how many elements it has given
+    (what `Checkpoint` reads and assigns, as it does a Variable's value)."""
+
+    shape = ()
+    dtype = np.dtype("int64")
+    _layout = None
+
+    def __init__(self, iterator):
+        self._iterator = iterator
+
+    @property
+    def value(self):
+        return np.asarray(self._iterator.position, np.int64)
+
+    def assign(self, value):
+        self._iterator.seek(int(value))
+
+    _write = assign
+
+
 def _named_variables(name, obj, out):
     """Adds `{key: Variable}` for `obj` (saved under `name`) to `out`."""
     if isinstance(obj, Variable):
         out[name] = obj
+    elif isinstance(obj, DatasetIterator):
+        out[f"{name}/position"] = _IteratorPosition(obj)
     elif isinstance(obj, Checkpoint):
         for key, value in obj._objects.items():
             _named_variables(f"{name}/{key}", value, out)
@@ -70,6 +183,57 @@ def _named_variables(name, obj, out):
         raise TypeError(
             f"tf.train.Checkpoint: {name}={type(obj).__name__} holds no Variables; pass "
             "Variables, Modules (layers, models), optimizers, or lists/dicts of them.")
+
+
+def _attribute_paths(name, obj, out, seen):
+    """Adds `{attribute path: Variable}` for what `obj` holds under its attribute
+    names (`net/l1/kernel`: TensorFlow's object-graph paths), for restoring into
+    Checkpoints that rebuild the structure by hand (`Checkpoint(l1=Checkpoint(
+    bias=v))`). `seen`: ids of the objects visited."""
+    if isinstance(obj, Variable):
+        out.setdefault(name, obj)
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            _attribute_paths(f"{name}/{i}", value, out, seen)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(key, str):
+                _attribute_paths(f"{name}/{key}", value, out, seen)
+    elif isinstance(obj, Module) and id(obj) not in seen:
+        seen.add(id(obj))
+        for attribute, value in tracked_items(obj):
+            if attribute != CREATED_VARIABLES:
+                _attribute_paths(f"{name}/{attribute}", value, out, seen)
+                if attribute.startswith("_") and isinstance(value, Variable):
+                    _attribute_paths(f"{name}/{attribute.lstrip('_')}", value, out, seen)
+
+
+def _aliases(objects, keys_of):
+    """`{attribute path: saved key}` for the Variables of the Modules in `objects`
+    whose attribute path is not their saved key (`keys_of`: `{id: saved key}`)."""
+    paths = {}
+    for name, obj in objects.items():
+        if isinstance(obj, Module):
+            _attribute_paths(name, obj, paths, set())
+    return {path: keys_of[id(v)] for path, v in paths.items()
+            if id(v) in keys_of and path not in keys_of.values()}
+
+
+def _read_aliases(filename, arrays):
+    """The alias map a checkpoint file's metadata holds (`{}` if none), checked."""
+    with safe_open.open_regular(filename, "a checkpoint file") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(min(size, weights_file.MAX_HEADER_BYTES)))
+    text = header.get("__metadata__", {}).get("aliases")
+    if not text:
+        return {}
+    aliases = json.loads(text)
+    if not (isinstance(aliases, dict) and all(
+            isinstance(k, str) and isinstance(v, str) and v in arrays
+            for k, v in aliases.items())):
+        raise ValueError(f"{filename}: its metadata's aliases are not a map of saved keys; "
+                         "the checkpoint is damaged. Restore an earlier one, or save again.")
+    return aliases
 
 
 def _file_of(save_path):
@@ -151,7 +315,9 @@ class Checkpoint:
         objects = dict(kwargs)
         if root is not None:
             objects["root"] = root
-        self.__dict__["_objects"] = objects
+        self.__dict__["_objects"] = {k: _wrap(v) for k, v in objects.items()}
+        self.__dict__["_filename"] = None
+        self.__dict__["_aliases"] = {}   # attribute path -> pending key (deferred values)
         self.__dict__["save_counter"] = Variable(0, dtype="int32", trainable=False,
                                                  name="save_counter")
         self.__dict__["_deferred"] = {}   # key -> saved array whose Variable is not built
@@ -163,7 +329,8 @@ class Checkpoint:
             raise AttributeError(f"Checkpoint has no object {name!r}.") from None
 
     def __setattr__(self, name, value):
-        self._objects[name] = value   # `ckpt.model = model` adds it, as in TensorFlow
+        self._objects[name] = _wrap(value)   # `ckpt.model = model` adds it, as in TensorFlow
+        _restore_pending()   # and restores it if a restore is pending
 
     def _variables(self):
         out = {"save_counter": self.save_counter}
@@ -181,10 +348,13 @@ class Checkpoint:
         Returns:
             The path written, as given.
         """
-        arrays = {key: np.asarray(v.value) for key, v in self._variables().items()}
+        variables = self._variables()
+        arrays = {key: np.asarray(v.value) for key, v in variables.items()}
+        aliases = _aliases(self._objects, {id(v): k for k, v in variables.items()})
+        metadata = {"format": FORMAT, "aliases": json.dumps(aliases)}
         os.makedirs(os.path.dirname(os.path.abspath(file_prefix)), exist_ok=True)
         with weights_file.atomic_write(_file_of(file_prefix)) as f:
-            f.write(safetensors_numpy.save(arrays, metadata={"format": FORMAT}))
+            f.write(safetensors_numpy.save(arrays, metadata=metadata))
         return file_prefix
 
     def save(self, file_prefix, options=None):
@@ -243,11 +413,18 @@ class Checkpoint:
                 f"No checkpoint at {save_path!r} (looked for {filename}). Pass the path "
                 "that save() returned, or tf.train.latest_checkpoint(directory).")
         arrays = _read_checkpoint_file(filename)
+        aliases = _read_aliases(filename, arrays)
         variables = {k: v for k, v in self._variables().items() if k not in skip}
+        # A Variable found under its attribute path takes the value saved under its key.
+        for path in set(variables) & (set(aliases) - set(arrays)):
+            arrays[path] = arrays.pop(aliases[path])
         self._deferred.clear()
         self._deferred.update({k: arrays[k] for k in set(arrays) - set(skip)})
+        self.__dict__["_aliases"] = {k: v for k, v in aliases.items() if v in self._deferred}
         self._assign_deferred(variables, filename)
+        self.__dict__["_filename"] = filename
         if self._deferred:
+            _PENDING.add(self)
             _watch_builds(self, filename)
         return CheckpointLoadStatus(self._deferred, set(variables) - set(arrays))
 
@@ -256,17 +433,22 @@ class Checkpoint:
         (`{key: Variable}`), all shapes checked first. `at_build`: the Variables were
         just created; the value becomes their initial one, even inside a state scope
         (a layer built in a tape's first call)."""
-        keys = sorted(set(self._deferred) & set(variables))
-        for key in keys:
-            variable, value = variables[key], self._deferred[key]
+        aliases = self.__dict__.get("_aliases", {})
+        saved = {}   # Variable key -> the key its value was saved under
+        for key in sorted(variables):
+            target = key if key in self._deferred else aliases.get(key)
+            if target in self._deferred and target not in saved.values():
+                saved[key] = target
+        for key, target in saved.items():
+            variable, value = variables[key], self._deferred[target]
             if tuple(value.shape) != tuple(variable.shape):
                 raise ValueError(
                     f"Checkpoint {filename}: {key!r} was saved with shape {value.shape} "
                     f"but the Variable has shape {tuple(variable.shape)}: the model or "
                     "optimizer is built differently from the one that was saved.")
-        for key in keys:
+        for key, target in saved.items():
             variable = variables[key]
-            value = self._deferred.pop(key).astype(variable.dtype)
+            value = self._deferred.pop(target).astype(variable.dtype)
             if at_build:
                 _initialize(variable, value)
             else:
@@ -506,6 +688,83 @@ class _Window:
         data = self._f.read(n)
         self._left -= len(data)
         return data
+
+
+_TF_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+class _Keys(dict):
+    """A map by checkpoint key that also takes TensorFlow's form of a key
+    (`net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE`) and attribute paths."""
+
+    def __init__(self, values, aliases):
+        super().__init__(values)
+        self._aliases = aliases
+
+    def key(self, name):
+        name = name[:-len(_TF_SUFFIX)] if name.endswith(_TF_SUFFIX) else name
+        name = name[:-2] if name.endswith(":0") and not dict.__contains__(self, name) else name
+        return self._aliases.get(name, name) if not dict.__contains__(self, name) else name
+
+    def __getitem__(self, name):
+        return super().__getitem__(self.key(name))
+
+    def __contains__(self, name):
+        return isinstance(name, str) and dict.__contains__(self, self.key(name))
+
+
+class CheckpointReader:
+    """What `tf.train.load_checkpoint` returns: a checkpoint's keys, shapes, dtypes
+    and values. Keys are loopax's (`net/dense/kernel`); TensorFlow's form
+    (`net/l1/kernel/.ATTRIBUTES/VARIABLE_VALUE`) is accepted too.
+
+    Args:
+        filename: The checkpoint's safetensors file.
+    """
+
+    def __init__(self, filename):
+        self._filename = filename
+        arrays = _read_checkpoint_file(filename)
+        self._arrays = _Keys(arrays, _read_aliases(filename, arrays))
+
+    def get_variable_to_shape_map(self):
+        """`{key: shape}` (shapes as lists of ints)."""
+        return _Keys({k: list(a.shape) for k, a in self._arrays.items()}, self._arrays._aliases)
+
+    def get_variable_to_dtype_map(self):
+        """`{key: dtype}` (NumPy dtypes, as loopax.tf's dtypes are)."""
+        return _Keys({k: a.dtype for k, a in self._arrays.items()}, self._arrays._aliases)
+
+    def has_tensor(self, name):
+        """Whether the checkpoint holds `name`."""
+        return name in self._arrays
+
+    def get_tensor(self, name):
+        """The value saved under `name`, as a NumPy array.
+
+        Raises:
+            KeyError: `name` is not in the checkpoint (the message lists what is).
+        """
+        if name not in self._arrays:
+            raise KeyError(f"Key {name} not found in checkpoint {self._filename}; it holds "
+                           f"{sorted(self._arrays)} (see tf.train.list_variables).")
+        return self._arrays[name]
+
+
+def load_checkpoint(ckpt_dir_or_file):
+    """A `CheckpointReader` of a checkpoint.
+
+    Args:
+        ckpt_dir_or_file: A checkpoint directory (its latest checkpoint is read), or
+            the path `Checkpoint.save`/`write` returned.
+
+    Returns:
+        A `CheckpointReader`.
+
+    Raises:
+        FileNotFoundError: no checkpoint there.
+    """
+    return CheckpointReader(_checkpoint_file(ckpt_dir_or_file, "load_checkpoint"))
 
 
 class CheckpointManager:
