@@ -15,6 +15,7 @@ import zlib
 import numpy as np
 import pytest
 
+import loopax
 from loopax.src.utils import directory_datasets, image_utils
 
 
@@ -132,3 +133,18 @@ def test_follow_links_walks_each_directory_once(tmp_path):
         tmp_path, follow_links=False, shuffle=False, verbose=False, batch_size=None)
     assert sorted(os.path.relpath(p, tmp_path) for p in ds.file_paths) == ["a/x.txt",
                                                                            "b/x.txt"]
+
+
+def test_latin1_text_iterates_as_its_bytes_in_a_dataset(tmp_path):
+    """The dataset's elements are the files' bytes, as Keras 3.15.1's (tf.io.read_file):
+    b'caf\\xe9' for the Latin-1 file; the old code raised UnicodeEncodeError
+    (surrogates not allowed) at the first batch, naming no file."""
+    folder = tmp_path / "texts" / "a"
+    folder.mkdir(parents=True)
+    (folder / "1.txt").write_bytes(b"caf\xe9")
+    (folder / "2.txt").write_bytes("thé".encode())
+    with pytest.warns(UserWarning, match="1.txt is not UTF-8 text"):
+        dataset = loopax.utils.text_dataset_from_directory(
+            tmp_path / "texts", batch_size=2, shuffle=False, labels=None)
+        (batch,) = [element for element in dataset]
+    assert list(batch.numpy()) == [b"caf\xe9", "thé".encode()]

@@ -36,7 +36,7 @@ def _encode(v):
     if isinstance(v, bytes):
         return v
     if isinstance(v, str):
-        return v.encode("utf-8")
+        return v.encode("utf-8", "surrogateescape")   # bytes a decode kept, given back
     if isinstance(v, np.bytes_):
         return bytes(v)
     raise TypeError(f"A string tensor holds text only; got {type(v).__name__} {v!r}. "
