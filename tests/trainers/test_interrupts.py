@@ -14,6 +14,7 @@ The model is linear (Dense, MSE, plain SGD), so every state is a closed form.
 
 import functools
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -465,7 +466,7 @@ def test_ctrl_c_at_every_line_of_a_saving_callback_then_resuming(make_callback, 
         model.optimizer.iterations.assign(0)
         for path in os.listdir(folder):
             full = os.path.join(folder, path)
-            os.remove(full) if os.path.isfile(full) else __import__("shutil").rmtree(full)
+            os.remove(full) if os.path.isfile(full) else shutil.rmtree(full)
 
     fit(make_callback(folder))   # compiles
     reset()

@@ -30,6 +30,7 @@ another order; TensorFlow restores its buffer).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -43,7 +44,7 @@ from safetensors import numpy as safetensors_numpy
 from loopax.src.data.dataset import DatasetIterator
 from loopax.src.distribution import placement
 from loopax.src.module import CREATED_VARIABLES, Module, tracked_items
-from loopax.src.saving import weights_file
+from loopax.src.saving import archive, weights_file
 from loopax.src.state import Variable, _state
 from loopax.src.utils import safe_open
 
@@ -673,21 +674,8 @@ def load_variable(ckpt_dir_or_file, name):
                 break
             before += nbytes
         f.seek(before, os.SEEK_CUR)   # the file's size matches its header: seek, not read
-        one = {key: header[key]}
-        return weights_file.read_arrays(_Window(f, header[key][2]), one, {key}, filename)[key]
-
-
-class _Window:
-    """The next `size` bytes of the file `f`, as a stream that ends there."""
-
-    def __init__(self, f, size):
-        self._f, self._left = f, size
-
-    def read(self, n=-1):
-        n = self._left if n is None or n < 0 else min(n, self._left)
-        data = self._f.read(n)
-        self._left -= len(data)
-        return data
+        data = io.BytesIO(archive.read_exactly(f, header[key][2], filename, None))
+        return weights_file.read_arrays(data, {key: header[key]}, {key}, filename)[key]
 
 
 _TF_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
