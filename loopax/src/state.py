@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import jax
 import jax.numpy as jnp
@@ -76,7 +76,7 @@ def active_scope() -> "StateScope | None":
     return _state.scopes[-1] if _state.scopes else None
 
 
-def _assigning_scope(var) -> "StateScope | None":
+def _assigning_scope(var: "Variable") -> "StateScope | None":
     """The scope an assignment of `var` goes to: the innermost one. An RNG seed
     state goes to the innermost scope that maps it, so a generator that a
     compiled step carries advances once per draw even through nested scopes
@@ -163,6 +163,46 @@ class ArrayValue:
     # `__array__` and return NumPy arrays, as they do on TensorFlow's tensors.
     __array_priority__ = 1000
 
+    if TYPE_CHECKING:   # what `ops.operators` installs, and what a subclass defines
+        @property
+        def shape(self) -> tuple: ...
+        @property
+        def dtype(self) -> Any: ...
+        @property
+        def ndim(self) -> int: ...
+
+        def __getitem__(self, key: Any) -> Any: ...
+        def __add__(self, other: Any) -> Any: ...
+        def __radd__(self, other: Any) -> Any: ...
+        def __sub__(self, other: Any) -> Any: ...
+        def __rsub__(self, other: Any) -> Any: ...
+        def __mul__(self, other: Any) -> Any: ...
+        def __rmul__(self, other: Any) -> Any: ...
+        def __truediv__(self, other: Any) -> Any: ...
+        def __rtruediv__(self, other: Any) -> Any: ...
+        def __floordiv__(self, other: Any) -> Any: ...
+        def __rfloordiv__(self, other: Any) -> Any: ...
+        def __mod__(self, other: Any) -> Any: ...
+        def __rmod__(self, other: Any) -> Any: ...
+        def __pow__(self, other: Any) -> Any: ...
+        def __rpow__(self, other: Any) -> Any: ...
+        def __matmul__(self, other: Any) -> Any: ...
+        def __rmatmul__(self, other: Any) -> Any: ...
+        def __and__(self, other: Any) -> Any: ...
+        def __rand__(self, other: Any) -> Any: ...
+        def __or__(self, other: Any) -> Any: ...
+        def __ror__(self, other: Any) -> Any: ...
+        def __xor__(self, other: Any) -> Any: ...
+        def __rxor__(self, other: Any) -> Any: ...
+        def __lt__(self, other: Any) -> Any: ...
+        def __le__(self, other: Any) -> Any: ...
+        def __gt__(self, other: Any) -> Any: ...
+        def __ge__(self, other: Any) -> Any: ...
+        def __neg__(self) -> Any: ...
+        def __pos__(self) -> Any: ...
+        def __abs__(self) -> Any: ...
+        def __invert__(self) -> Any: ...
+
     def _read_value(self):
         raise NotImplementedError
 
@@ -220,7 +260,7 @@ class ArrayValue:
 
 # Set by loopax.src.initializers: resolves an initializer name ("zeros") for
 # `Variable("zeros", shape=...)`, which Keras code writes.
-_initializer_lookup: Callable | None = None
+_initializer_lookup: Callable[[Any], Callable] | None = None
 
 
 # Set by loopax.src.tensor: wraps the value an eager `assign` returns as a Tensor
@@ -312,6 +352,7 @@ class Variable(ArrayValue):
                     raise ValueError(
                         f"Variable {self.path!r}: an initializer "
                         f"({initializer!r}) needs `shape=`.")
+                assert _initializer_lookup is not None, "loopax.src.initializers not imported"
                 init = _initializer_lookup(initializer)   # names and classes, as Keras's
                 # dtype by keyword, as Keras: an op works too
                 value = init(tuple(shape), dtype=dtype or dtypes.floatx())
@@ -349,7 +390,8 @@ class Variable(ArrayValue):
             return _autocast(self, self._value)
         return self._value
 
-    def assign(self, value: ArrayLike, use_locking=None, name=None, read_value=True):
+    def assign(self, value: ArrayLike, use_locking: Any = None, name: str | None = None,
+               read_value: bool = True) -> Any:
         """Sets the value (shape and dtype must match).
 
         Inside a `StateScope` (a stateless call, `fit`'s step, `loopax.function`) the
@@ -370,33 +412,33 @@ class Variable(ArrayValue):
             ValueError: `value`'s shape differs from the Variable's.
             RuntimeError: `value` is a tracer and no state scope is active (a bare `jax.jit`).
         """
-        value = _unwrap(value)
-        value = dtypes.asarray(value, self.dtype) if not (
-            hasattr(value, "dtype") and value.dtype == self.dtype) else value
-        if not is_tracer(value):
-            value = dtypes.asarray(value)
-        if tuple(value.shape) != self.shape:
+        array: Any = _unwrap(value)
+        array = dtypes.asarray(array, self.dtype) if not (
+            hasattr(array, "dtype") and array.dtype == self.dtype) else array
+        if not is_tracer(array):
+            array = dtypes.asarray(array)
+        if tuple(array.shape) != self.shape:
             raise ValueError(
-                f"Cannot assign a value of shape {tuple(value.shape)} to "
+                f"Cannot assign a value of shape {tuple(array.shape)} to "
                 f"variable {self.path!r} of shape {self.shape}.")
         scope = _assigning_scope(self)
         if scope is not None:
-            scope._assign(self, value)
+            scope._assign(self, array)
         else:
-            if is_tracer(value):
+            if is_tracer(array):
                 raise RuntimeError(
                     f"Assigning a traced value to variable {self.path!r} "
                     "outside a state scope: inside `jax.jit` use the stateless "
                     "API (stateless_call / stateless_apply), or compile with "
                     "`loopax.function`, which writes assignments back.")
             if self._layout is not None:
-                value = placement.place_assigned(value, self._layout)
-            self._write(value)
+                array = placement.place_assigned(array, self._layout)
+            self._write(array)
             if _eager_result is not None:
-                return _eager_result(value) if read_value else None
-        return value if read_value else None
+                return _eager_result(array) if read_value else None
+        return array if read_value else None
 
-    def _write(self, value, owned: bool = False) -> None:
+    def _write(self, value: Any, owned: bool = False) -> None:
         """Stores `value` as the Variable's own value, bypassing scopes and checks.
 
         The one place a Variable's stored array changes (`assign` outside a
@@ -407,7 +449,8 @@ class Variable(ArrayValue):
         self._value = value
         self._owned_value = value if owned else None
 
-    def assign_add(self, delta: ArrayLike, use_locking=None, name=None, read_value=True):
+    def assign_add(self, delta: ArrayLike, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """Adds `delta` to the value (`assign(value + delta)`).
 
         Args:
@@ -419,7 +462,8 @@ class Variable(ArrayValue):
         """
         return self.assign(self.value + self._delta(delta), read_value=read_value)
 
-    def assign_sub(self, delta: ArrayLike, use_locking=None, name=None, read_value=True):
+    def assign_sub(self, delta: ArrayLike, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """Subtracts `delta` from the value (`assign(value - delta)`).
 
         Args:
@@ -497,7 +541,7 @@ class _ByIdentity:
         return repr(self.obj)
 
 
-def _metadata_of(v) -> tuple:
+def _metadata_of(v: "Variable") -> tuple:
     """The aux data: everything a Variable is besides its value, so that a pytree
     round trip (`jax.tree.map`, `jax.grad`, a stateless loop's flatten/unflatten)
     keeps it all; objects wrapped in `_ByIdentity`."""

@@ -10,7 +10,7 @@ Clipping and weight decay act on that mean gradient, inside the update.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from loopax.src.array_types import Array
 
@@ -31,7 +31,7 @@ def accumulated(grads: Sequence[Array], accumulated: Sequence[Array]) -> list[Ar
     return [a + g for g, a in zip(grads, accumulated)]
 
 
-def check_steps(owner: str, steps) -> None:
+def check_steps(owner: str, steps: Any) -> None:
     """ValueError naming `owner` unless `steps` is None or an int >= 2."""
     if steps is not None and (not isinstance(steps, int) or steps < 2):
         raise ValueError(

@@ -35,7 +35,8 @@ def keras_clipping(clipnorm: float | None = None, clipvalue: float | None = None
     return optax.identity()
 
 
-def check_one_clipping(owner: str, clipnorm, clipvalue, global_clipnorm) -> None:
+def check_one_clipping(owner: str, clipnorm: float | None, clipvalue: float | None,
+                       global_clipnorm: float | None) -> None:
     """ValueError naming `owner` when more than one clipping argument is set."""
     if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
         raise ValueError(

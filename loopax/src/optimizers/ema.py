@@ -13,8 +13,7 @@ and, with `ema_overwrite_frequency=f`, the weights take their averages when
 from __future__ import annotations
 
 import jax.numpy as jnp
-
-from loopax.src.array_types import Array
+from jax import Array
 
 
 def averaged(average: Array, weight: Array, momentum: float, first_update: Array) -> Array:

@@ -26,6 +26,7 @@ import optax
 from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
+from loopax.src.state import Variable
 
 
 class MuonState(NamedTuple):
@@ -155,7 +156,7 @@ class Muon(Optimizer):
         self.nesterov = nesterov
         self.rms_rate = rms_rate
 
-    def _should_use_adamw(self, variable) -> bool:
+    def _should_use_adamw(self, variable: Variable) -> bool:
         """Whether `variable` takes the AdamW step (Keras's rule, class doc)."""
         if len(variable.shape) != 2:
             return True

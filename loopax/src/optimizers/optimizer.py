@@ -132,7 +132,7 @@ _CONSTANT_RULES = {
 _TRACER_TYPE = jax.core.Tracer
 
 
-def _is_concrete_array(value) -> bool:
+def _is_concrete_array(value: Any) -> bool:
     """Whether `value` is a concrete jax.Array (its class compared by identity: the
     per-gradient check of `apply` is on the eager hot path). The class is learnt from
     the first array seen, not at import: importing loopax must not start the backend
@@ -215,8 +215,8 @@ class Optimizer:
         self.built = False
         self._variables = []
         self._trainable_variables: list[Variable] = []
-        self._compiled = {}
-        self._warned_missing = set()
+        self._compiled: dict = {}
+        self._warned_missing: set = set()
         self._decay_exclusions = DecayExclusions()
         with name_scope(self.name, caller=self):
             self._iterations = self._track(Variable(0, dtype="int32", trainable=False,
@@ -361,7 +361,7 @@ class Optimizer:
         self._index_by_id = {id(v): i for i, v in enumerate(var_list)}
         self._keys = unique_keys([v.path.replace("/", "_") for v in var_list])
         self._tx = self._transform()
-        self._slots_for = {}
+        self._slots_for: dict = {}
         if self._tx is not None:
             self._build_transform_state(var_list)
         if self.gradient_accumulation_steps:
@@ -600,7 +600,7 @@ class Optimizer:
         var_values = [unwrap(v) for v in check_values_match(
             self._trainable_variables, trainable_variables, "trainable_variables", owner)]
         grads, variables, indices = self._prepare(grads, None, "stateless_apply")
-        if self._should_compile(grads + opt_values + var_values):
+        if self._should_compile([*grads, *opt_values, *var_values]):
             new_vars, new_opt = self._compiled_step(indices)(opt_values, var_values, grads)
             return list(new_vars), list(new_opt)
         n = len(self._trainable_variables)
@@ -619,7 +619,7 @@ class Optimizer:
                 if id(v) in self._index_by_id:
                     v.assign(self._averages[self._index_by_id[id(v)]].value)
 
-    def scale_loss(self, loss: ArrayLike) -> ArrayLike:
+    def scale_loss(self, loss: Any) -> Any:
         """`loss * loss_scale_factor` (identity when no factor is set).
 
         Args:

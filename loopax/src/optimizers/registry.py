@@ -7,6 +7,8 @@ optimizer touches only its own module."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.optimizers.optimizer import Optimizer
@@ -23,7 +25,8 @@ OPTIMIZERS = Registry(
     accepts="an Optimizer instance, a config dict, or an optax.GradientTransformation")
 
 
-def register_optimizer(cls: type[Optimizer] | None = None, *, wrapper: bool = False):
+def register_optimizer(cls: type[Optimizer] | None = None, *, wrapper: bool = False,
+                       ) -> Any:
     """Class decorator: makes `cls` resolvable by its name (any letter case), in
     `optimizers.get` and in any config (`serialization.deserialize`), and lists it in
     `ALL_OPTIMIZERS` unless it is a `wrapper` of another optimizer

@@ -17,6 +17,7 @@ import lzma
 import struct
 import zipfile
 import zlib
+from typing import Any, BinaryIO
 
 from loopax.src.serialization import quoted
 from loopax.src.utils import memory_utils, safe_open
@@ -35,7 +36,7 @@ DAMAGE = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, struct.error
            NotImplementedError, OSError, UnicodeDecodeError)
 
 
-def corrupt(filepath, entry, error) -> ValueError:
+def corrupt(filepath: str, entry: str | None, error: BaseException) -> ValueError:
     """The error for a damaged archive: names the file, the entry and the cause."""
     where = f"{filepath}" + (f" (entry {quoted(entry)})" if entry else "")
     return ValueError(f"{where} is corrupt or truncated: {type(error).__name__}: "
@@ -75,7 +76,7 @@ MAX_INFLATION = 1100
 BUILD_SLACK_BYTES = 64 * 2**20
 
 
-def entry_bytes_bound(zf, name) -> int:
+def entry_bytes_bound(zf: zipfile.ZipFile, name: str) -> int:
     """The most bytes entry `name` can yield: its declared size, and no more
     than its stored bytes inflate to."""
     info = zf.getinfo(name)
@@ -109,14 +110,16 @@ def open_entry(zf, name, limit, filepath, role):
         yield stream
 
 
-def read_entry(zf, name, limit, filepath, role) -> bytearray:
+def read_entry(zf: zipfile.ZipFile, name: str, limit: int, filepath: str,
+               role: str) -> bytearray:
     """The bytes of entry `name`, at most `limit` (see `open_entry`), read in
     chunks to the end so that zipfile checks the CRC."""
     with open_entry(zf, name, limit, filepath, role) as stream:
         return read_exactly(stream, zf.getinfo(name).file_size, filepath, name, to_end=True)
 
 
-def read_exactly(stream, size, filepath, name, to_end=False) -> bytearray:
+def read_exactly(stream: BinaryIO, size: int, filepath: str, name: str | None,
+                 to_end: bool = False) -> bytearray:
     """`size` bytes of `stream`, read in chunks into one buffer; with `to_end`
     the stream must end there (which makes zipfile check the CRC)."""
     buffer = bytearray(size)
@@ -171,7 +174,7 @@ def copy_entry(zf, name, out, limit, filepath, role):
             out.write(chunk)
 
 
-def parse_json(data: bytes, filepath, name="config.json"):
+def parse_json(data: bytes | bytearray, filepath: str, name: str = "config.json") -> Any:
     """`json.loads(data)`, refusing what is not UTF-8 JSON or nests deeper than
     `MAX_CONFIG_DEPTH`, with an error naming the file."""
     try:

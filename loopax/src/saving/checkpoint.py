@@ -105,7 +105,7 @@ class CheckpointStore:
                     "it.")
             time.sleep(0.05)
 
-    def _try_lock(self, path) -> bool:
+    def _try_lock(self, path: str) -> bool:
         """Takes and records the lock on `path` if it is free and still the folder's."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -164,7 +164,7 @@ class CheckpointStore:
                 return 0
         return sorted(self.steps(), key=lambda step: (written(step), step), reverse=True)
 
-    def delete(self, step: int):
+    def delete(self, step: int) -> None:
         """Removes checkpoint `step` (a half-deleted one too)."""
         with self._lock:
             manager = self._open()
@@ -172,7 +172,7 @@ class CheckpointStore:
             shutil.rmtree(os.path.join(self.directory, str(step)), ignore_errors=True)
             manager.reload()
 
-    def save(self, step: int, arrays: dict, meta: dict):
+    def save(self, step: int, arrays: dict, meta: dict) -> None:
         """Writes checkpoint `step`: `arrays` ({name: np.ndarray}) and `meta`
         (JSON values). A checkpoint `step` that already exists is replaced."""
         ocp = _orbax()

@@ -6,16 +6,20 @@ holds, and reading one back (`model.load_weights(folder)`,
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from loopax.src.saving import archive, model_file, training_state, weights_file
 from loopax.src.saving.checkpoint import CheckpointStore
 from loopax.src.utils import memory_utils
 
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
+
 FORMAT = "loopax.orbax_checkpoint"
 _WEIGHTS, _STATE = "weights/", "state/"
 
 
-def checkpoint_contents(model, weights_only) -> tuple[dict, dict]:
+def checkpoint_contents(model: Model, weights_only: bool) -> tuple[dict, dict]:
     """`(arrays, meta)` of one checkpoint of `model` (host copies of its state)."""
     arrays = {_WEIGHTS + k: v for k, v in weights_file.weight_arrays(model).items()}
     arrays.update({_STATE + k: v for k, v in training_state.state_arrays(model).items()})
@@ -31,7 +35,7 @@ def _step_of(path):
     return int(name) if name.isdigit() and os.path.isdir(os.path.join(path, "meta")) else None
 
 
-def read_checkpoint(path) -> tuple[dict, dict, str]:
+def read_checkpoint(path: str) -> tuple[dict, dict, str]:
     """`(arrays, meta, where)` of the checkpoint `path` names: the latest step of a
     checkpoint folder, or the step folder itself."""
     path = os.path.abspath(os.fspath(path))

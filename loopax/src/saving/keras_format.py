@@ -30,6 +30,7 @@ import inspect
 import math
 import posixpath
 import warnings
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from loopax.src import dtypes, mixed_precision, serialization
 from loopax.src.layers import lambda_layer
@@ -37,6 +38,9 @@ from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
 from loopax.src.serialization import quoted
 from loopax.src.state import Variable
+
+if TYPE_CHECKING:
+    from loopax.src.layers.layer import Layer
 
 CONFIG = "config.json"
 WEIGHTS = "model.weights.h5"
@@ -71,7 +75,7 @@ def _quantized_policy_name(entry, where, reader):
 _BUILTIN_FILTERS = {1, 2, 3, 4, 5, 6, 32000}
 
 
-def is_keras_archive(names) -> bool:
+def is_keras_archive(names: Iterable[str]) -> bool:
     return CONFIG in names and WEIGHTS in names
 
 
@@ -88,7 +92,7 @@ def check_member_names(names, where):
 # Configs
 # --------------------------------------------------------------------------
 
-def _is_keras_module(module) -> bool:
+def _is_keras_module(module: str) -> bool:
     return module is None or module == "keras" or (
         isinstance(module, str) and module.startswith("keras."))
 
@@ -337,12 +341,13 @@ def _default_attention_axes(config, build_config):
     return config
 
 
-def _is_tensor_reference(value) -> bool:
+def _is_tensor_reference(value: Any) -> bool:
     return (isinstance(value, list) and len(value) == 3 and isinstance(value[0], str)
             and all(isinstance(i, int) and not isinstance(i, bool) for i in value[1:]))
 
 
-def translate_config(config, custom_objects=None, where="the Keras file") -> dict:
+def translate_config(config: Any, custom_objects: dict | None = None,
+                     where: str = "the Keras file") -> dict:
     """Keras 3 `config.json` -> the dict `serialization.deserialize` builds.
 
     Raises ValueError naming every class, function or option that loopax
@@ -378,7 +383,7 @@ def _models():
 _PYTHON_CLASS_NAMES = {"GroupQueryAttention": "GroupedQueryAttention"}
 
 
-def keras_class_names(config, model, out=None) -> dict:
+def keras_class_names(config: dict, model: Any, out: dict | None = None) -> dict:
     """`{id(layer): Keras class name}` for the layers of a model built from the
     (translated) Keras `config`: a custom class is saved under its Keras
     name, whatever the loopax class standing in for it is called."""
@@ -395,7 +400,8 @@ def keras_class_names(config, model, out=None) -> dict:
     return out
 
 
-def keras_weight_paths(model, class_names=None) -> list[tuple[str, Variable, str]]:
+def keras_weight_paths(model: Layer, class_names: dict | None = None,
+                       ) -> list[tuple[str, Variable, str]]:
     """`(h5 dataset path, variable, layer path)` for each weight of `model`,
     where Keras 3 writes it: `layers/<name>/vars/<i>` with `<name>` the class
     in snake case numbered among siblings (dense, dense_1), own variables
@@ -478,13 +484,14 @@ def open_h5(fileobj, where):
                          f"HDF5: {e}).") from None
 
 
-def _needed_datasets(h5file, paths, where) -> dict:
+def _needed_datasets(h5file: Any, paths: Iterable[str], where: str) -> dict:
     """{path: dataset} for those of `paths` the file has, opening nothing else:
     each step of a path must be a hard link (soft and external links, which
     could lead out of the file, are refused), no two paths may name one object,
     and each dataset is checked by `_check_dataset`."""
     h5py = _h5py()
-    found, addresses = {}, {}
+    found: dict = {}
+    addresses: dict = {}
     for path in paths:
         obj, parts = h5file, path.split("/")
         for depth, name in enumerate(parts):
@@ -505,7 +512,7 @@ def _needed_datasets(h5file, paths, where) -> dict:
     return found
 
 
-def _hard_link(group, name, where, parts) -> bool:
+def _hard_link(group: Any, name: str, where: str, parts: list[str]) -> bool:
     """Whether `group` has a hard link `name` (False: no such link); a soft or
     external link is refused without being followed."""
     h5py, key = _h5py(), name.encode()
@@ -527,12 +534,14 @@ def _hard_link(group, name, where, parts) -> bool:
                      "links (Keras writes none), so the file is refused.")
 
 
-def _other_datasets(h5file, wanted, limit=20) -> tuple[list[str], int]:
+def _other_datasets(h5file: Any, wanted: Iterable[str], limit: int = 20,
+                    ) -> tuple[list[str], int]:
     """(the first `limit` paths, how many) of the datasets outside `wanted` and
     Keras's optimizer state: names only, no dataset opened (HDF5 visits each
     object once, along hard links only)."""
     h5py = _h5py()
-    names, count = [], 0
+    names: list[str] = []
+    count = 0
 
     def visit(name, info):
         nonlocal count
@@ -625,7 +634,7 @@ def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=Non
         var.assign(dtypes.asarray(value, dtype=var.dtype))
 
 
-def _some(items, limit=20) -> str:
+def _some(items: Sequence, limit: int = 20) -> str:
     more = f"; and {len(items) - limit} more" if len(items) > limit else ""
     return "; ".join(items[:limit]) + more
 
@@ -673,7 +682,7 @@ _H5_OVERHEAD_BYTES = 16 * 2**20
 _H5_WEIGHT_COPIES = 8
 
 
-def h5_size_limit(model) -> int:
+def h5_size_limit(model: Layer) -> int:
     """The most bytes a Keras `model.weights.h5` entry for `model` may take: the
     weights at float64 with their optimizer's slots, plus HDF5's own records."""
     elements = sum(math.prod(w.shape) for w in model.weights)

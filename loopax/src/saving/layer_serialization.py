@@ -10,6 +10,8 @@ are built (see `loopax.src.serialization`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
@@ -17,7 +19,7 @@ from loopax.src.saving import keras_format
 
 
 @export("loopax.layers.serialize")
-def serialize(layer) -> dict:
+def serialize(layer: Any) -> Any:
     """The config dict of `layer` (a Layer or Model).
 
     Args:

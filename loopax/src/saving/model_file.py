@@ -23,12 +23,16 @@ import os
 import tempfile
 import warnings
 import zipfile
+from typing import TYPE_CHECKING, Any
 
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.saving import archive, keras_format, training_state, weights_file
 from loopax.src.utils import safe_open
 from loopax.src.version import __version__
+
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
 
 CONFIG = "config.json"
 METADATA = "metadata.json"
@@ -38,7 +42,7 @@ ASSETS = "assets/"
 _FILES = "__files__/"
 
 
-def model_config(model) -> dict:
+def model_config(model: Model) -> dict:
     """`serialize(model)` with its build and compile configs: what
     `model.save` writes as config.json and `model.to_json()` returns."""
     # As Keras: a function or object a get_config() returns is written as its
@@ -54,7 +58,7 @@ def model_config(model) -> dict:
     return config
 
 
-def config_to_json(model, config, **kwargs) -> str:
+def config_to_json(model: Model, config: dict, **kwargs: Any) -> str:
     """`json.dumps(config)`, or an error naming what is not JSON."""
     try:
         return json.dumps(config, **kwargs)

@@ -16,11 +16,16 @@ config in `config.json`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from safetensors import numpy as safetensors_numpy
 
 from loopax.src import dtypes
 from loopax.src.saving import weights_file
+
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
 
 ENTRY = "training_state.safetensors"
 
@@ -37,7 +42,7 @@ def _optimizer_variables(model):
     return list(optimizer.variables)
 
 
-def state_arrays(model) -> dict[str, np.ndarray]:
+def state_arrays(model: Model) -> dict[str, np.ndarray]:
     """`{key: array}` of the optimizer variables and seed states (keyed as above)."""
     arrays = {f"optimizer/{i:04d}": np.asarray(v.value)
               for i, v in enumerate(_optimizer_variables(model))}
@@ -46,7 +51,7 @@ def state_arrays(model) -> dict[str, np.ndarray]:
     return arrays
 
 
-def to_bytes(model) -> bytes | None:
+def to_bytes(model: Model) -> bytes | None:
     """The archive entry's bytes, or None when there is nothing to save."""
     arrays = state_arrays(model)
     if not arrays:
@@ -55,14 +60,14 @@ def to_bytes(model) -> bytes | None:
                                                     "version": "1"})
 
 
-def restore(model, data: bytes, where: str, compiled: bool):
+def restore(model: Model, data: bytes, where: str, compiled: bool) -> None:
     """Assigns the saved seed states, and the optimizer's variables when the
     model was compiled from the file (building the optimizer first)."""
     restore_arrays(model, weights_file.read_safetensors(data, f"{where} ({ENTRY})"), where,
                    compiled)
 
 
-def restore_arrays(model, arrays: dict, where: str, compiled: bool):
+def restore_arrays(model: Model, arrays: dict, where: str, compiled: bool) -> None:
     """`restore` from `{key: array}` (keyed as `state_arrays`)."""
     seeds = _seed_states(model)
     for key, array in arrays.items():
@@ -72,6 +77,7 @@ def restore_arrays(model, arrays: dict, where: str, compiled: bool):
     if not compiled or not saved:
         return
     optimizer = model.optimizer
+    assert optimizer is not None, "compiled models have an optimizer"
     if not getattr(optimizer, "built", False):
         optimizer.build(model.trainable_variables)
     variables = list(optimizer.variables)

@@ -29,6 +29,8 @@ import stat
 import struct
 import tempfile
 import warnings
+import zipfile
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -37,13 +39,17 @@ from safetensors import numpy as safetensors_numpy
 try:
     import fcntl
 except ImportError:   # Windows: no advisory locks, so no cleanup of leftovers
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 from loopax.src import dtypes, serialization
 from loopax.src.layers.layer import Layer
 from loopax.src.module import Module, _snake_case
 from loopax.src.saving import archive, keras_format
 from loopax.src.utils import safe_open
+
+if TYPE_CHECKING:
+    from loopax.src.layers.layer import Layer
+    from loopax.src.state import Variable
 
 FORMAT = "loopax.weights"
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -92,19 +98,19 @@ def _walk(model):
     return keys, tree
 
 
-def weight_keys(model) -> list[str]:
+def weight_keys(model: Layer) -> list[str]:
     """One structural key per entry of `model.weights`, in that order."""
     return variable_keys(model, model.weights)
 
 
-def variable_keys(model, variables) -> list[str]:
+def variable_keys(model: Layer, variables: Iterable[Variable]) -> list[str]:
     """The structural keys of `variables` of `model` (weights, or others such
     as SeedGenerator states: `dropout/seed_generator/seed_generator_state`)."""
     keys, _ = _walk(model)
     return [keys.get(id(v), v.path) for v in variables]
 
 
-def layer_tree(model) -> list[tuple[str, object]]:
+def layer_tree(model: Layer) -> list[tuple[str, object]]:
     """`[(key prefix, layer or trackable)]` of the model and everything in it."""
     return [(prefix, mod) for prefix, mod, _ in _walk(model)[1]]
 
@@ -129,25 +135,25 @@ def _own_store_layers(model):
 # Files
 # --------------------------------------------------------------------------
 
-def weights_to_bytes(model) -> bytes:
+def weights_to_bytes(model: Layer) -> bytes:
     return safetensors_numpy.save(weight_arrays(model), metadata={"format": FORMAT, "version": "1"})
 
 
-def weight_arrays(model) -> dict[str, np.ndarray]:
+def weight_arrays(model: Layer) -> dict[str, np.ndarray]:
     """`{key: array}`: what a weights file holds (keyed as `expected_weights`)."""
     custom = _own_store_layers(model)
     skip = set().union(*(own for _, _, own in custom))
     arrays = {key: np.asarray(var.value) for key, var in zip(weight_keys(model), model.weights)
               if id(var) not in skip}
     for prefix, layer, _ in custom:
-        store = {}
+        store: dict = {}
         layer.save_own_variables(store)
         for key, value in store.items():
             arrays[f"{prefix}{OWN_STORE}{key}"] = np.asarray(value)
     return arrays
 
 
-def expected_weights(model) -> dict[str, tuple[int, ...]]:
+def expected_weights(model: Layer) -> dict[str, tuple[int, ...]]:
     """`{key: shape}` of the arrays `weights_to_bytes(model)` writes: what a
     weights file for this model must hold, known before anything is read."""
     custom = _own_store_layers(model)
@@ -155,7 +161,7 @@ def expected_weights(model) -> dict[str, tuple[int, ...]]:
     shapes = {key: tuple(var.shape) for key, var in zip(weight_keys(model), model.weights)
               if id(var) not in skip}
     for prefix, layer, _ in custom:
-        store = {}
+        store: dict = {}
         layer.save_own_variables(store)
         shapes.update({f"{prefix}{OWN_STORE}{key}": tuple(np.shape(value))
                        for key, value in store.items()})
@@ -188,7 +194,7 @@ def read_safetensors(data: bytes, where: str) -> dict[str, np.ndarray]:
     return read_arrays(stream, header, set(header), where)
 
 
-def read_header(stream, where, max_header_bytes) -> dict[str, tuple]:
+def read_header(stream: BinaryIO, where: str, max_header_bytes: int) -> dict[str, tuple]:
     """`{key: (dtype name, shape, byte size)}` in storage order, from the header
     of the safetensors `stream` (left at the start of the data); every field
     checked, so that a lying header is refused before any data is read."""
@@ -244,11 +250,12 @@ def _header_entry(key, value, where):
     return key, dtype, tuple(shape), begin, end
 
 
-def _is_count(value) -> bool:
+def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def read_arrays(stream, header, wanted, where) -> dict[str, np.ndarray]:
+def read_arrays(stream: BinaryIO, header: dict[str, tuple], wanted: Iterable[str],
+                where: str) -> dict[str, np.ndarray]:
     """The arrays of `wanted` keys, read one at a time in storage order from
     `stream` (at the start of the data); the others are read past, not kept.
     The stream must end after the last (a zip entry's CRC is checked there)."""
@@ -418,7 +425,7 @@ def load_weights(model, filepath, skip_mismatch=False):
 _MAX_LISTED = 20
 
 
-def _listed(items) -> str:
+def _listed(items: Sequence[str]) -> str:
     """The first `_MAX_LISTED` of `items`, each cut, and how many more there are."""
     shown = [serialization.quoted(item) if isinstance(item, str) else str(item)
              for item in items[:_MAX_LISTED]]
@@ -426,7 +433,8 @@ def _listed(items) -> str:
     return "[" + ", ".join(shown) + "]" + more
 
 
-def check_match(model, expected, declared, where, skip_mismatch=False, hint=None) -> set:
+def check_match(model: Layer, expected: dict, declared: dict, where: str,
+                skip_mismatch: bool = False, hint: str | None = None) -> set:
     """The keys to read: refuses (or with `skip_mismatch` warns about) a file
     whose `declared` `{key: shape}` differs from the model's `expected` ones.
     `hint` ends the error (the default: how `skip_mismatch` helps)."""
@@ -456,7 +464,7 @@ def check_match(model, expected, declared, where, skip_mismatch=False, hint=None
     return {k for k in expected if declared.get(k) == expected[k]}
 
 
-def assign_weights(model, arrays: dict):
+def assign_weights(model: Layer, arrays: dict) -> None:
     """Assigns `arrays` (keyed as `expected_weights`, already checked by
     `check_match`) to the model's variables and own-variable stores."""
     custom = _own_store_layers(model)
@@ -478,7 +486,8 @@ def assign_weights(model, arrays: dict):
 WEIGHTS_IN_ARCHIVE = "model.weights.safetensors"
 
 
-def read_weights_from_archive(model, zf, filepath, skip_mismatch=False) -> dict:
+def read_weights_from_archive(model: Layer, zf: zipfile.ZipFile, filepath: str,
+                              skip_mismatch: bool = False) -> dict:
     """The weights for `model` from the `model.save` zip archive `zf` (its weights
     entry bounded by the model's size)."""
     if WEIGHTS_IN_ARCHIVE not in zf.namelist():
@@ -487,7 +496,8 @@ def read_weights_from_archive(model, zf, filepath, skip_mismatch=False) -> dict:
     return read_entry_for(model, zf, filepath, skip_mismatch)
 
 
-def read_entry_for(model, zf, filepath, skip_mismatch=False, hint=None) -> dict:
+def read_entry_for(model: Layer, zf: zipfile.ZipFile, filepath: str,
+                   skip_mismatch: bool = False, hint: str | None = None) -> dict:
     """The weights for `model` from the archive `zf`'s weights entry, which may
     be no larger than the model's weights can take (`weights_size_limit`)."""
     limit = weights_size_limit(expected_weights(model))

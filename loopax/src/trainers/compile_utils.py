@@ -11,6 +11,7 @@ Keras does (`1/q_loss`); targets and losses may be nested the same way.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any, Iterable
 
 import jax
 import numpy as np
@@ -22,6 +23,9 @@ from loopax.src.metrics import Mean, Metric
 from loopax.src.state import _state
 from loopax.src.tensor import unwrap
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
+
+if TYPE_CHECKING:
+    from loopax.src.metrics.metric import Metric
 
 # --------------------------------------------------------------------------
 # Outputs and targets as aligned flat lists
@@ -158,7 +162,7 @@ def _same_rank(t, p):
     return t, p
 
 
-def _broadcast_together(t, p) -> bool:
+def _broadcast_together(t: tuple, p: tuple) -> bool:
     return all(a == b or a == 1 or b == 1 for a, b in zip(t[::-1], p[::-1]))
 
 
@@ -205,7 +209,7 @@ def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model",
         f"(or change the model's output).{hint}")
 
 
-def _broadcast_warning(name, model_name, t, p) -> str:
+def _broadcast_warning(name: str, model_name: str, t: tuple, p: tuple) -> str:
     """The warning for targets of shape `t` that only broadcast against output shape `p`."""
     if t and p and p[-1] == 1 and t[-1] != 1:
         fix = (f"If each sample has {t[-1]} targets, give the output {t[-1]} units (e.g. "
@@ -222,7 +226,7 @@ def _broadcast_warning(name, model_name, t, p) -> str:
             f"likely a mistake. {fix}")
 
 
-def _scoped_or_eager(metric, value) -> bool:
+def _scoped_or_eager(metric: Metric, value: Any) -> bool:
     """Whether updating `metric` now is safe: eagerly on concrete values, or
     with its variables mapped by an active `StateScope` (a stateless step)."""
     variables = metric.variables
@@ -329,14 +333,14 @@ class CompileLoss:
         return total
 
 
-def _keras_requires_same_shape(loss) -> bool:
+def _keras_requires_same_shape(loss: Any) -> bool:
     fn = getattr(loss, "fn", loss)
     names = {getattr(fn, "__name__", ""), getattr(loss, "name", ""),
              _snake(type(loss).__name__)}
     return any(n in _SAME_SHAPE_LOSSES for n in names)
 
 
-def _is_user_loss(loss) -> bool:
+def _is_user_loss(loss: Any) -> bool:
     """Whether `loss` is the user's own code (a function or Loss subclass from
     outside loopax), not one of loopax's losses."""
     fn = getattr(loss, "fn", None)
@@ -510,7 +514,7 @@ def _per_output(spec, names, weighted):
                     f"Wrap a single metric in a list: {what}=[{spec!r}].")
 
 
-def results_of(metrics) -> dict:
+def results_of(metrics: Iterable[Metric]) -> dict:
     """`{name: result}` of `metrics`; a metric whose result is a dict adds its keys."""
     out = {}
     for metric in metrics:

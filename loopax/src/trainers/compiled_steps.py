@@ -19,7 +19,7 @@ as well as a model's (tests/trainers/test_compiled_steps.py).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import jax
 
@@ -27,6 +27,9 @@ from loopax.src.distribution import distribution, placement
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.pass_kind import PREDICT, PassKind
 from loopax.src.trainers.programs import StepProgram
+
+if TYPE_CHECKING:
+    from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 
 # Whether settled loops run as static-length scans: None decides by backend
 # (tests set it to exercise both programs on one machine).
@@ -71,7 +74,8 @@ class CompiledSteps:
         checked_batches: shape signatures of batches already checked.
     """
 
-    def __init__(self, source: StepSource, steps_per_execution="auto", run_eagerly=False):
+    def __init__(self, source: StepSource, steps_per_execution: int | str = "auto",
+                 run_eagerly: bool = False) -> None:
         self.source = source
         self.run_eagerly = bool(run_eagerly)
         self.planners: dict[tuple[PassKind, bool, int | None], ExecutionPlanner] = {}
@@ -95,7 +99,7 @@ class CompiledSteps:
         self._steps_per_execution = value
         self.planners.clear()   # planned for the old value
 
-    def value_step(self, kind: PassKind):
+    def value_step(self, kind: PassKind) -> tuple:
         """`(step, state groups, style)` of `kind`; the last group is the global
         seed state for a model's steps."""
         if kind not in self._value_steps:
@@ -109,7 +113,7 @@ class CompiledSteps:
     def stop_requested(self, kind: PassKind) -> bool:
         return bool(self.source.stop_requested(kind))
 
-    def expect_batches(self, kind: PassKind, adapter) -> None:
+    def expect_batches(self, kind: PassKind, adapter: DataAdapter) -> None:
         """Notes, before a pass of `kind` over `adapter`'s data asks for its programs,
         whether that data may end in a partial batch (unknown for a generator: it
         may), see `pads_partial_batches`."""

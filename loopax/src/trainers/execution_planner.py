@@ -58,6 +58,7 @@ timings, so what a callback sees is the same on every run.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -89,8 +90,8 @@ class ExecutionPlanner:
             (see `next`).
     """
 
-    def __init__(self, steps_per_execution="auto", static_loops: bool = False,
-                 weigh_compile: bool = True, host: bool = False):
+    def __init__(self, steps_per_execution: int | str = "auto", static_loops: bool = False,
+                 weigh_compile: bool = True, host: bool = False) -> None:
         if steps_per_execution == "auto":
             self.fixed = None
         elif (isinstance(steps_per_execution, (int, np.integer))
@@ -104,7 +105,7 @@ class ExecutionPlanner:
         self.loop = _Timing()
         self.single = _Timing()
         self.single_compiled = False
-        self.single_compile_seconds = None
+        self.single_compile_seconds: float | None = None
         self.horizon = 0
         self.single_steps_run = 0   # single steps run while no loop was compiled
         self.refinements = 0
@@ -121,7 +122,7 @@ class ExecutionPlanner:
     def single_seconds(self):
         return self.single.per_step
 
-    def next(self, remaining: int, horizon: int | None = None):
+    def next(self, remaining: int, horizon: int | None = None) -> tuple[str, int, bool]:
         """`(how, n, timed)` for the next execution: how is "warm" (compile the
         loop, 0 steps), "loop" (n steps in one call) or "single" (n one-step
         calls back to back); `timed` asks the caller to wait for the execution
@@ -135,7 +136,8 @@ class ExecutionPlanner:
         `MAX_HOST_CAPACITY`; `n` is the chunk's capacity, not bounded by
         `remaining`)."""
         if self.fixed is not None:
-            return (self.mode, min(self.fixed, remaining) if self.mode == "loop" else 1, False)
+            mode = cast(str, self.mode)   # set with `fixed`
+            return mode, min(self.fixed, remaining) if mode == "loop" else 1, False
         if self.host:
             per_step = self.single.per_step
             if per_step is None or per_step >= SINGLE_WORTH_SECONDS:
@@ -156,7 +158,8 @@ class ExecutionPlanner:
         if not self.loop.done:
             return "loop", min(remaining, self.loop.next_burst(self.single.per_step)), True
         n = max(1, min(remaining, self.k))
-        return self.mode, n, self.mode == "loop" and self.refinements < 2
+        mode = cast(str, self.mode)   # set when the loop was measured
+        return mode, n, mode == "loop" and self.refinements < 2
 
     def loop_pays(self, horizon: int) -> bool:
         """Whether a fused loop could repay its estimated compile time over
@@ -189,7 +192,8 @@ class ExecutionPlanner:
         per_step = self.loop.per_step if self.mode == "loop" else self.single.per_step
         return max(1, int(TARGET_CALL_SECONDS / max(per_step or 1e-7, 1e-7)))
 
-    def record(self, how: str, n: int, seconds: float | None, issued: float | None = None):
+    def record(self, how: str, n: int, seconds: float | None,
+               issued: float | None = None) -> None:
         """Reports an execution of `n` steps: its time when timed, and for
         single steps the time their calls took to return (`issued`)."""
         if self.host:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import jax
 import numpy as np
@@ -48,9 +48,10 @@ class HostChunks:
     (steps numbered from `first_step`, up to `max_steps`; the run had run
     `steps_before` global steps before step 0, for `bounds`)."""
 
-    def __init__(self, batches, max_steps, planner: ExecutionPlanner, bounds: StepBounds,
-                 stack=True, depth=2, to_device=True, first_step=0, pad_rows=False,
-                 steps_before=0):
+    def __init__(self, batches: Iterator, max_steps: int | None, planner: ExecutionPlanner,
+                 bounds: StepBounds,
+                 stack: bool = True, depth: int = 2, to_device: bool = True, first_step: int = 0,
+                 pad_rows: bool = False, steps_before: int = 0) -> None:
         self._batches = batches
         self._pad_rows = pad_rows   # a smaller batch is padded to the first one's rows
         self._first_step = first_step
@@ -60,8 +61,8 @@ class HostChunks:
         self._bounds = bounds
         self._stack = stack
         self._to_device = to_device
-        self._queue = queue.Queue(maxsize=depth)
-        self._capacities = queue.Queue()   # (capacity, final), from the consumer
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._capacities: queue.Queue = queue.Queue()   # (capacity, final), from the consumer
         self._final_capacity = None        # the thread's: once the planner settled it
         self._capacity_final_sent = not stack
         self._stop = threading.Event()

@@ -26,6 +26,8 @@ draws JAX would not make the same for a batch's first rows
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import jax
 import numpy as np
 
@@ -33,11 +35,16 @@ from loopax.src import random
 from loopax.src.distribution import distribution
 from loopax.src.trainers.pass_kind import PREDICT, TRAIN
 
+if TYPE_CHECKING:
+    from loopax.src.layers.layer import Layer
+    from loopax.src.models.model import Model
+    from loopax.src.trainers.pass_kind import PassKind
+
 # Whether passes pad their partial batch where they can (tests switch it off to compare).
 PAD_PARTIAL_BATCHES = True
 
 
-def why_not_padded(model, kind, default_steps) -> str | None:
+def why_not_padded(model: Model, kind: PassKind, default_steps: type) -> str | None:
     """None when `kind`'s passes (a `PassKind`) may pad their partial batch,
     else the reason they keep a program per batch shape. `default_steps`: the
     class whose step and loss methods are the default ones (`Trainer`)."""
@@ -77,7 +84,7 @@ def _layers_reason(model, training):
     return None
 
 
-def _row_wise_class(layer, training) -> bool:
+def _row_wise_class(layer: Layer, training: bool) -> bool:
     """Whether `layer` declares itself row-wise (`Layer.row_wise`): a declaration
     made on a class whose `call` the layer's class overrides does not count."""
     cls = type(layer)
@@ -92,7 +99,7 @@ def _defining_class(cls, attribute):
     return next(k for k in cls.__mro__ if attribute in vars(k))
 
 
-def _acts_along_the_batch(layer) -> bool:
+def _acts_along_the_batch(layer: Layer) -> bool:
     """Whether a layer's `axis` (Softmax, Concatenate, the normalizations) is the
     batch axis: 0, or a negative axis counted from the rank of the layer's input
     in its graph (a layer a built-in layer calls itself, as attention's softmax,
@@ -110,7 +117,7 @@ def _acts_along_the_batch(layer) -> bool:
                for axis in axes if isinstance(axis, int))
 
 
-def _builtin(obj) -> bool:
+def _builtin(obj: object) -> bool:
     return type(obj).__module__.startswith("loopax.src.")
 
 

@@ -51,11 +51,13 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.extend.core import ClosedJaxpr
 
 from loopax.src.compilation_cache import compile_seconds_saved
 from loopax.src.losses.padded_rows import padded_rows
@@ -125,7 +127,7 @@ class StepProgram:
         self._apply_cpu_rules(args, kwargs)
         return self._jitted.lower(*args, **kwargs)
 
-    def may_fuse(self, *args, **kwargs) -> bool:
+    def may_fuse(self, *args: Any, **kwargs: Any) -> bool:
         """Whether this loop runs as one program (True on accelerators; on CPU,
         `cpu_rules` of its trace for these arguments). False: run its steps as
         one-step calls."""
@@ -143,7 +145,7 @@ class StepProgram:
         lowered = self.lower(state, batch_spec, rows=jax.ShapeDtypeStruct((), np.int32))
         self._ahead[key] = _compile_in_background(lowered)
 
-    def ahead_seconds(self, batch_spec) -> float:
+    def ahead_seconds(self, batch_spec: Any) -> float:
         """How long the background compile for batches like `batch_spec` took
         (0.0 when none ran)."""
         future = self._ahead.get(_signature(batch_spec))
@@ -180,7 +182,7 @@ class StepProgram:
         return jax.block_until_ready(out) if self.wait else out
 
 
-def cpu_rules(jaxpr) -> tuple[dict, bool]:
+def cpu_rules(jaxpr: ClosedJaxpr) -> tuple[dict, bool]:
     """`(compiler_options, may_fuse)` for an XLA:CPU program of `jaxpr` (see the
     module docstring): the Eigen convolution options if it holds a convolution,
     and whether its convolutions (if any) are all in the NHWC / HWIO -> NHWC
@@ -385,7 +387,7 @@ def compiling_in_background() -> bool:
     return _in_flight > 0
 
 
-def _compile_in_background(lowered) -> concurrent.futures.Future:
+def _compile_in_background(lowered: jax.stages.Lowered) -> concurrent.futures.Future:
     global _in_flight
     with _in_flight_lock:
         _in_flight += 1

@@ -99,6 +99,11 @@ class Trainer:
     _untracked_attributes = frozenset({"optimizer", "_compile_config", "_trainer_state",
                                        "history"})
 
+    if TYPE_CHECKING:   # what the Layer that `Model` mixes in gives
+        dtype_policy: Any
+        trainable_weights: list
+        history: Any
+
     compiled = False
     optimizer = None
     stop_training = False
@@ -593,18 +598,18 @@ class Trainer:
             data_checks.check_array_data(self, val_adapter, check_data, "fit() validation data")
         steps = steps_per_epoch or adapter.num_batches
         verbose = 1 if verbose == "auto" else verbose
-        callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
-                                 model=self, verbose=verbose, epochs=epochs, steps=steps)
+        callback_list = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0,
+                                      model=self, verbose=verbose, epochs=epochs, steps=steps)
         engine = self._compiled_steps
-        bounds = epoch_runner.step_bounds(engine, callbacks, TRAIN, say=verbose == 2)
+        bounds = epoch_runner.step_bounds(engine, callback_list, TRAIN, say=verbose == 2)
         seed = random.randint(0, 2 ** 31 - 1)   # loopax.utils.set_random_seed fixes it
         self.stop_training = False
         self.reset_metrics()
         live = LiveState(engine.state_groups(TRAIN))
         self._trainer_state = live
         run = TrainingRun(live.groups, seed, initial_epoch)
-        callbacks.set_run(run)
-        callbacks.on_train_begin()
+        callback_list.set_run(run)
+        callback_list.on_train_begin()
         # Asked for by BackupAndRestore.on_train_begin when a backup exists.
         resume = run.resume_point
         if resume is not None:
@@ -617,7 +622,7 @@ class Trainer:
                 self.reset_metrics()
                 live.in_variables = True
                 run.epoch = epoch
-                callbacks.on_epoch_begin(epoch)
+                callback_list.on_epoch_begin(epoch)
                 start_step = 0
                 if resume is not None:   # the state as saved, after the hooks
                     start_step = resume.enter_epoch(run)
@@ -627,7 +632,7 @@ class Trainer:
                     _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch,
                                            val_adapter, validation_steps)
                 data_start, data_end, data_epoch = position.epoch(epoch)
-                logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callbacks,
+                logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callback_list,
                                              (seed, data_epoch), data_end, bounds, start_step,
                                              later_passes=epochs - epoch - 1,
                                              data_start=data_start, run=run)
@@ -643,16 +648,16 @@ class Trainer:
                 if val_adapter is not None and _should_validate(epoch, validation_freq):
                     later = sum(_should_validate(e, validation_freq)
                                 for e in range(epoch + 1, epochs))
-                    val_logs = self._evaluate_pass(val_adapter, callbacks, validation_steps,
+                    val_logs = self._evaluate_pass(val_adapter, callback_list, validation_steps,
                                                    allow_empty=True, later_passes=later)
                     epoch_logs.update({f"val_{k}": v for k, v in val_logs.items()})
-                callbacks.on_epoch_end(epoch, epoch_logs)
+                callback_list.on_epoch_end(epoch, epoch_logs)
                 training_logs = epoch_logs
                 if self.stop_training:
                     break
         except BaseException:
-            callbacks.on_fit_interrupted()
-            callbacks.set_run(None)
+            callback_list.on_fit_interrupted()
+            callback_list.set_run(None)
             raise
         finally:
             live.write_back()
@@ -661,8 +666,8 @@ class Trainer:
             if epochs > initial_epoch and isinstance(self.optimizer, optimizers.Optimizer):
                 # With use_ema, the averages become the weights (as Keras's fit).
                 self.optimizer.finalize_variable_values(self.trainable_weights)
-        callbacks.on_train_end(logs=training_logs)
-        callbacks.set_run(None)
+        callback_list.on_train_end(logs=training_logs)
+        callback_list.set_run(None)
         return self.history
 
     def _validation_adapter(self, validation_data, batch_size, steps):
@@ -728,9 +733,9 @@ class Trainer:
         data_checks.check_steps_fit_arrays(adapter, steps, "evaluate")
         data_checks.check_array_data(self, adapter, check_data, "evaluate()")
         verbose = 1 if verbose == "auto" else verbose
-        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
-                                 verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
-        logs = self._evaluate_pass(adapter, callbacks, steps)
+        callback_list = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                      verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
+        logs = self._evaluate_pass(adapter, callback_list, steps)
         if return_dict:
             return logs
         return self._flatten_in_order(logs)
@@ -807,21 +812,21 @@ class Trainer:
         first = adapter.peek()
         self._build_for_batch(first if is_batch_source(x) else first, training=False)
         verbose = 1 if verbose == "auto" else verbose
-        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
-                                 verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
-        callbacks.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
+        callback_list = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
+                                      verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
+        callback_list.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
         engine = self._compiled_steps
         live = LiveState(engine.state_groups(PREDICT))
-        bounds = epoch_runner.step_bounds(engine, callbacks, PREDICT, say=verbose == 2)
+        bounds = epoch_runner.step_bounds(engine, callback_list, PREDICT, say=verbose == 2)
         self.stop_predicting = False
         try:
-            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callbacks, None,
+            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callback_list, None,
                                             steps, bounds)
         finally:
             live.write_back()   # advanced seed generators
         if outputs is None:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
-        callbacks.on_predict_end()
+        callback_list.on_predict_end()
         return outputs
 
     # ======================================================================

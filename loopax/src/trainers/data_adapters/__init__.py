@@ -4,6 +4,7 @@ behind one interface (`DataAdapter`). `get_data_adapter` picks the right one."""
 from __future__ import annotations
 
 import types
+from typing import Any
 
 from loopax.src.data.dataset import Dataset
 from loopax.src.trainers.data_adapters import data_adapter_utils
@@ -25,7 +26,7 @@ from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDa
 from loopax.src.trainers.data_adapters.py_dataset import PyDataset, PyDatasetAdapter
 
 
-def is_batch_source(x) -> bool:
+def is_batch_source(x: Any) -> bool:
     """Whether `x` yields its own batches (no `y`, `batch_size` or `sample_weight`)."""
     if isinstance(x, (PyDataset, types.GeneratorType)) or is_tf_dataset(x) \
             or is_torch_dataloader(x) or is_grain_dataset(x):

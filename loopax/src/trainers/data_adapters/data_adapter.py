@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 
 class DataAdapter:
     """One epoch of batches at a time, plus what is known about their count.
@@ -36,7 +38,7 @@ class DataAdapter:
     resumable: bool = False
     batches_per_pass: int | None = None
 
-    def get_numpy_iterator(self, seed=None, start: int = 0):
+    def get_numpy_iterator(self, seed: int | None = None, start: int = 0) -> Iterator:
         """Yields the batches of one epoch, `x`, `(x, y)` or `(x, y, sample_weight)`,
         from batch `start` on; `seed` draws the epoch's order where the data is
         shuffled."""

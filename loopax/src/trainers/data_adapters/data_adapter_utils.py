@@ -4,6 +4,7 @@ turning inputs into NumPy leaves, length checks, class weights, splits."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import jax
 import numpy as np
@@ -67,19 +68,19 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
     return (x, y, sample_weight)
 
 
-def is_pandas(x) -> bool:
+def is_pandas(x: Any) -> bool:
     module = type(x).__module__
     return module.startswith("pandas") and hasattr(x, "to_numpy")
 
 
-def _is_number_list(x) -> bool:
+def _is_number_list(x: Any) -> bool:
     """A (nested) list of plain numbers: one array, not several inputs."""
     if not isinstance(x, (list, tuple)) or not x:
         return False
     return all(isinstance(e, (int, float, bool, np.number)) or _is_number_list(e) for e in x)
 
 
-def is_array_leaf(x) -> bool:
+def is_array_leaf(x: Any) -> bool:
     return isinstance(x, (np.ndarray, jax.Array)) or is_pandas(x) or (
         hasattr(x, "__array__") and hasattr(x, "shape") and not isinstance(x, (dict, list, tuple)))
 
@@ -126,7 +127,7 @@ def to_array(x, where="x"):
     return x
 
 
-def _fits_int32(x) -> bool:
+def _fits_int32(x: np.ndarray) -> bool:
     return x.size == 0 or (x.min() >= np.iinfo(np.int32).min and
                            x.max() <= np.iinfo(np.int32).max)
 
@@ -164,7 +165,7 @@ def shape_signature(tree):
     return treedef, tuple((tuple(np.shape(a)), str(getattr(a, "dtype", type(a)))) for a in flat)
 
 
-def num_samples(x, y=None, sample_weight=None) -> int:
+def num_samples(x: Any, y: Any = None, sample_weight: Any = None) -> int:
     """The shared first dimension of every array, or a clear error."""
     sizes = []
     for name, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
@@ -224,7 +225,7 @@ def class_weight_to_sample_weight(y, class_weight, sample_weight=None):
     return weights.astype(np.float32)
 
 
-_warned_unweighted = set()   # (class_weight items, class): each warned about once
+_warned_unweighted: set = set()   # (class_weight items, class): each warned about once
 
 
 def _warn_unweighted_classes(classes, class_weight):

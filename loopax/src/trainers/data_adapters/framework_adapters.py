@@ -6,23 +6,24 @@ caller already has."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
 from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
 
 
-def is_tf_dataset(x) -> bool:
+def is_tf_dataset(x: Any) -> bool:
     tf = sys.modules.get("tensorflow")
     return tf is not None and isinstance(x, tf.data.Dataset)
 
 
-def is_torch_dataloader(x) -> bool:
+def is_torch_dataloader(x: Any) -> bool:
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.utils.data.DataLoader)
 
 
-def is_grain_dataset(x) -> bool:
+def is_grain_dataset(x: Any) -> bool:
     if "grain" not in sys.modules and "grain.python" not in sys.modules:
         return False
     module = type(x).__module__

@@ -73,7 +73,8 @@ class PyDatasetAdapter(GeneratorDataAdapter):
 
     resumable = True
 
-    def __init__(self, dataset: PyDataset, shuffle=False, steps=None, class_weight=None):
+    def __init__(self, dataset: PyDataset, shuffle: bool | str = False, steps: int | None = None,
+                 class_weight: dict | None = None) -> None:
         self._dataset = dataset
         self._shuffle = shuffle
         self._epoch = 0
