@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import json
 import lzma
+import os
 import struct
 import zipfile
 import zlib
-from typing import Any, BinaryIO
+from typing import IO, Any, Iterator
 
 from loopax.src.serialization import quoted
 from loopax.src.utils import memory_utils, safe_open
@@ -36,7 +37,7 @@ DAMAGE = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, struct.error
            NotImplementedError, OSError, UnicodeDecodeError)
 
 
-def corrupt(filepath: str, entry: str | None, error: BaseException) -> ValueError:
+def corrupt(filepath: str | os.PathLike, entry: str | None, error: BaseException) -> ValueError:
     """The error for a damaged archive: names the file, the entry and the cause."""
     where = f"{filepath}" + (f" (entry {quoted(entry)})" if entry else "")
     return ValueError(f"{where} is corrupt or truncated: {type(error).__name__}: "
@@ -44,7 +45,8 @@ def corrupt(filepath: str, entry: str | None, error: BaseException) -> ValueErro
 
 
 @contextlib.contextmanager
-def open_archive(filepath, what="a zip archive", file=None):
+def open_archive(filepath: str | os.PathLike, what: str = "a zip archive",
+                 file: IO[bytes] | None = None) -> Iterator[zipfile.ZipFile]:
     """`zipfile.ZipFile` of the regular file `filepath` (a FIFO or a device is
     refused before anything is read), its damage reported as `corrupt`. `file`:
     `filepath` already open (a reader that opens a path once reads one version of it)."""
@@ -59,7 +61,8 @@ def open_archive(filepath, what="a zip archive", file=None):
             yield zf
 
 
-def check_declared_size(zf, name, limit, filepath, role):
+def check_declared_size(zf: zipfile.ZipFile, name: str, limit: int, filepath: str,
+                        role: str) -> None:
     """Refuses entry `name` when its declared size is over `limit` bytes."""
     size = zf.getinfo(name).file_size
     if size > limit:
@@ -86,7 +89,8 @@ def entry_bytes_bound(zf: zipfile.ZipFile, name: str) -> int:
     return min(info.file_size, stored)
 
 
-def build_budget(zf, name, filepath):
+def build_budget(zf: zipfile.ZipFile, name: str, filepath: str,
+                 ) -> contextlib.AbstractContextManager[None]:
     """`memory_utils.weight_budget` for building the model whose weights are
     entry `name`: what that entry can hold, plus `BUILD_SLACK_BYTES`."""
     held = entry_bytes_bound(zf, name) if name in zf.namelist() else 0
@@ -97,7 +101,8 @@ def build_budget(zf, name, filepath):
 
 
 @contextlib.contextmanager
-def open_entry(zf, name, limit, filepath, role):
+def open_entry(zf: zipfile.ZipFile, name: str, limit: int, filepath: str,
+               role: str) -> Iterator[IO[bytes]]:
     """A stream of entry `name`, after its declared size was checked against
     `limit` (zipfile never yields more than the declared size). Read it with
     `read_exactly` / `skip`, which report damage as `corrupt`."""
@@ -118,7 +123,7 @@ def read_entry(zf: zipfile.ZipFile, name: str, limit: int, filepath: str,
         return read_exactly(stream, zf.getinfo(name).file_size, filepath, name, to_end=True)
 
 
-def read_exactly(stream: BinaryIO, size: int, filepath: str, name: str | None,
+def read_exactly(stream: IO[bytes], size: int, filepath: str, name: str | None,
                  to_end: bool = False) -> bytearray:
     """`size` bytes of `stream`, read in chunks into one buffer; with `to_end`
     the stream must end there (which makes zipfile check the CRC)."""
@@ -139,7 +144,7 @@ def read_exactly(stream: BinaryIO, size: int, filepath: str, name: str | None,
     return buffer
 
 
-def skip(stream, size, filepath, name):
+def skip(stream: IO[bytes], size: int, filepath: str, name: str | None) -> None:
     """Reads past `size` bytes of `stream` in chunks (decompressing them)."""
     try:
         while size > 0:
@@ -151,7 +156,7 @@ def skip(stream, size, filepath, name):
         raise corrupt(filepath, name, e) from None
 
 
-def check_end(stream, filepath, name):
+def check_end(stream: IO[bytes], filepath: str, name: str | None) -> None:
     """The stream must end here; for a zip entry, reaching the end checks its CRC."""
     try:
         extra = stream.read(1)
@@ -161,7 +166,8 @@ def check_end(stream, filepath, name):
         raise corrupt(filepath, name, ValueError("data after its declared end"))
 
 
-def copy_entry(zf, name, out, limit, filepath, role):
+def copy_entry(zf: zipfile.ZipFile, name: str, out: IO[bytes], limit: int, filepath: str,
+               role: str) -> None:
     """Streams entry `name` (at most `limit` bytes) into the open file `out`."""
     with open_entry(zf, name, limit, filepath, role) as stream:
         while True:

@@ -194,12 +194,12 @@ class CheckpointStore:
             arrays=ocp.args.StandardRestore(), meta=ocp.args.JsonRestore()))
         return dict(restored["arrays"] or {}), dict(restored["meta"])
 
-    def wait(self):
+    def wait(self) -> None:
         """Blocks until the checkpoint being written (if any) is complete."""
         if self._manager is not None:
             self._manager.wait_until_finished()
 
-    def close(self):
+    def close(self) -> None:
         """Waits for the write in flight, closes orbax and releases the folder."""
         try:
             if self._manager is not None:
@@ -209,7 +209,7 @@ class CheckpointStore:
         finally:
             self._release_folder()
 
-    def delete_all(self):
+    def delete_all(self) -> None:
         """Removes the folder and every checkpoint in it."""
         if self._manager is not None:
             self._manager.wait_until_finished()

@@ -13,6 +13,7 @@ from loopax.src.saving.checkpoint import CheckpointStore
 from loopax.src.utils import memory_utils
 
 if TYPE_CHECKING:
+    from loopax.src.layers.layer import Layer
     from loopax.src.models.model import Model
 
 FORMAT = "loopax.orbax_checkpoint"
@@ -35,7 +36,7 @@ def _step_of(path):
     return int(name) if name.isdigit() and os.path.isdir(os.path.join(path, "meta")) else None
 
 
-def read_checkpoint(path: str) -> tuple[dict, dict, str]:
+def read_checkpoint(path: str | os.PathLike) -> tuple[dict, dict, str]:
     """`(arrays, meta, where)` of the checkpoint `path` names: the latest step of a
     checkpoint folder, or the step folder itself."""
     path = os.path.abspath(os.fspath(path))
@@ -68,14 +69,15 @@ def read_checkpoint(path: str) -> tuple[dict, dict, str]:
     return arrays, meta, where
 
 
-def load_weights(model, path, skip_mismatch=False):
+def load_weights(model: Layer, path: str | os.PathLike, skip_mismatch: bool = False) -> None:
     """`model.load_weights(path)` for a checkpoint folder: the weights, and the
     optimizer state when the model is compiled."""
     arrays, _, where = read_checkpoint(path)
     _assign(model, arrays, where, skip_mismatch)
 
 
-def load_model(path, custom_objects=None, compile=True):
+def load_model(path: str | os.PathLike, custom_objects: dict | None = None, compile: bool = True,
+               ) -> Model:
     """`load_model(path)` for a checkpoint folder: the model its config describes,
     with the checkpoint's weights (and optimizer state when `compile`)."""
     arrays, meta, where = read_checkpoint(path)

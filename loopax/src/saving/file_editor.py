@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from safetensors import numpy as safetensors_numpy
@@ -25,6 +26,9 @@ from safetensors import numpy as safetensors_numpy
 from loopax.src.api_export import export
 from loopax.src.saving import archive, keras_format, model_file, weights_file
 from loopax.src.serialization import quoted
+
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
 
 # HDF5 datasets may be stored compressed: the arrays a file may declare, as a
 # multiple of its size (plus a margin), so a small file cannot inflate without end.
@@ -134,13 +138,13 @@ class KerasFileEditor:
         return _h5_group(h5file, "", self.filepath, self.object_metadata, seen, budget)
 
     # ---- inspecting ------------------------------------------------------
-    def summary(self):
+    def summary(self) -> None:
         """Prints the objects and weights of the file, as a tree."""
         print("Weights structure")
         for line in _tree_lines(self.weights_dict, "  "):
             print(line)
 
-    def compare(self, reference_model):
+    def compare(self, reference_model: Model) -> dict:
         """Compares the file's weights with a model's: objects or weights that
         one has and the other lacks, and shapes that differ, each printed. A Keras
         file's optimizer state is left out (loopax models load no Keras optimizer).
@@ -156,7 +160,7 @@ class KerasFileEditor:
         # A Keras file's optimizer state: loopax loads no Keras optimizer, nothing to match.
         saved = {k: v for k, v in self.weights_dict.items()
                  if not (k == "optimizer" and self._layout == "keras")}
-        checked = set()
+        checked: set = set()
         errors, matches = _compare(saved, reference, "", "saved file", "reference model",
                                    checked)
         more, _ = _compare(reference, saved, "", "reference model", "saved file", checked)
@@ -187,7 +191,7 @@ class KerasFileEditor:
         return spec
 
     # ---- editing ---------------------------------------------------------
-    def rename_object(self, object_name, new_name):
+    def rename_object(self, object_name: str, new_name: str) -> None:
         """Renames an object (e.g. a layer).
 
         Args:
@@ -202,7 +206,7 @@ class KerasFileEditor:
                           "delete_object it first to make that explicit.", stacklevel=2)
         parent[new_name] = parent.pop(key)
 
-    def delete_object(self, object_name):
+    def delete_object(self, object_name: str) -> None:
         """Removes an object (e.g. a layer) and its weights.
 
         Args:
@@ -211,7 +215,7 @@ class KerasFileEditor:
         parent, key = self._find(object_name)
         del parent[key]
 
-    def add_object(self, object_path, weights):
+    def add_object(self, object_path: str, weights: dict) -> None:
         """Adds an object (e.g. a layer) with its weights.
 
         Args:
@@ -228,7 +232,7 @@ class KerasFileEditor:
                           stacklevel=2)
         parent[name] = weights
 
-    def delete_weight(self, object_name, weight_name):
+    def delete_weight(self, object_name: str, weight_name: str) -> None:
         """Removes one weight of an object.
 
         Args:
@@ -243,7 +247,7 @@ class KerasFileEditor:
                              f"object {object_name!r}. Weights found: {found}")
         del obj[weight_name]
 
-    def add_weights(self, object_name, weights):
+    def add_weights(self, object_name: str, weights: dict) -> None:
         """Adds weights to an existing object.
 
         Args:
@@ -295,7 +299,7 @@ class KerasFileEditor:
         return node
 
     # ---- writing ---------------------------------------------------------
-    def save(self, filepath):
+    def save(self, filepath: str | os.PathLike) -> None:
         """Writes the edited weights to a `.weights.h5` file (Keras's HDF5
         layout, or safetensors for a loopax weights file, which may also be named
         `.weights.safetensors`); `model.load_weights(filepath)` loads it.
@@ -314,7 +318,7 @@ class KerasFileEditor:
         with weights_file.atomic_write(filepath) as f:
             f.write(data)
 
-    def resave_weights(self, filepath):
+    def resave_weights(self, filepath: str | os.PathLike) -> None:
         """`save(filepath)` (Keras's earlier name)."""
         self.save(filepath)
 

@@ -30,7 +30,8 @@ import inspect
 import math
 import posixpath
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+import zipfile
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 from loopax.src import dtypes, mixed_precision, serialization
 from loopax.src.layers import lambda_layer
@@ -41,6 +42,7 @@ from loopax.src.state import Variable
 
 if TYPE_CHECKING:
     from loopax.src.layers.layer import Layer
+    from loopax.src.models.model import Model
 
 CONFIG = "config.json"
 WEIGHTS = "model.weights.h5"
@@ -79,7 +81,7 @@ def is_keras_archive(names: Iterable[str]) -> bool:
     return CONFIG in names and WEIGHTS in names
 
 
-def check_member_names(names, where):
+def check_member_names(names: Iterable[str], where: str) -> None:
     """Refuses archive entries that name a place outside the archive root."""
     bad = [n for n in names if n.startswith(("/", "\\")) or "\\" in n or ":" in n
            or ".." in n.split("/")]
@@ -475,7 +477,7 @@ def _h5py():
     return h5py
 
 
-def open_h5(fileobj, where):
+def open_h5(fileobj: IO[bytes], where: str) -> Any:
     h5py = _h5py()
     try:
         return h5py.File(fileobj, "r")
@@ -583,7 +585,8 @@ def _check_storage(ds, path, where):
                          f"({declared} bytes) but stores {stored} bytes; refused.")
 
 
-def assign_h5_weights(model, h5file, where, skip_mismatch=False, class_names=None):
+def assign_h5_weights(model: Layer, h5file: Any, where: str, skip_mismatch: bool = False,
+                      class_names: dict | None = None) -> None:
     """Fills `model`'s weights from Keras's HDF5 layout; refuses (or with
     `skip_mismatch` warns about) missing, unknown and mis-shaped weights,
     reading no dataset before every shape is checked."""
@@ -639,13 +642,15 @@ def _some(items: Sequence, limit: int = 20) -> str:
     return "; ".join(items[:limit]) + more
 
 
-def load_h5_weights(model, f, filepath, skip_mismatch=False):
+def load_h5_weights(model: Layer, f: IO[bytes], filepath: str,
+                    skip_mismatch: bool = False) -> None:
     """`model.load_weights(path)` for the Keras `.weights.h5` file open as `f`."""
     with _damage_named(filepath, None), open_h5(f, filepath) as h5file:
         assign_h5_weights(model, h5file, filepath, skip_mismatch=skip_mismatch)
 
 
-def load_archive_weights(model, zf, filepath, skip_mismatch=False):
+def load_archive_weights(model: Layer, zf: zipfile.ZipFile, filepath: str,
+                         skip_mismatch: bool = False) -> None:
     """`model.load_weights(path)` for the Keras 3 `.keras` archive open as `zf`."""
     check_member_names(zf.namelist(), filepath)
     limit = zf.getinfo(WEIGHTS).file_size if skip_mismatch else h5_size_limit(model)
@@ -693,7 +698,8 @@ def h5_size_limit(model: Layer) -> int:
 # Whole models
 # --------------------------------------------------------------------------
 
-def load_model(zf, filepath, custom_objects=None, compile=True):
+def load_model(zf: zipfile.ZipFile, filepath: str, custom_objects: dict | None = None,
+               compile: bool = True) -> Model:
     """The model in a Keras 3 `.keras` archive `zf` (an open ZipFile).
 
     Keras's compile config is not restored (its optimizer and losses are

@@ -43,7 +43,7 @@ def serialize(layer: Any) -> Any:
 
 
 @export("loopax.layers.deserialize")
-def deserialize(config, custom_objects=None):
+def deserialize(config: Any, custom_objects: dict | None = None) -> Any:
     """The layer a `serialize()` dict describes (fresh weights).
 
     Args:

@@ -70,7 +70,8 @@ def config_to_json(model: Model, config: dict, **kwargs: Any) -> str:
             "@loopax.saving.register_serializable() to be saved by name.") from e
 
 
-def model_from_config_dict(config, custom_objects=None, compile=True, keras_configs=True):
+def model_from_config_dict(config: dict, custom_objects: dict | None = None,
+                           compile: bool = True, keras_configs: bool = True) -> Model:
     """The model a `model_config()` dict (or, with `keras_configs`, a Keras 3
     model config, with its "module" keys) describes; built and compiled as
     saved, without weights."""
@@ -88,7 +89,8 @@ def model_from_config_dict(config, custom_objects=None, compile=True, keras_conf
     return model
 
 
-def save_model(model, filepath, overwrite=True, include_optimizer=True, compress=False):
+def save_model(model: Model, filepath: str | os.PathLike, overwrite: bool = True,
+               include_optimizer: bool = True, compress: bool = False) -> None:
     """Writes the archive. The arrays (weights, training state) are stored as they
     are unless `compress` (deflated: smaller, several times slower to write, as
     float weights barely compress); the JSON entries are always deflated.
@@ -122,7 +124,8 @@ _MISMATCH_HINT = ("The weights do not fit the model its config.json describes: t
 
 
 @export("loopax.models.load_model", "loopax.saving.load_model")
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+def load_model(filepath: str | os.PathLike, custom_objects: dict | None = None,
+               compile: bool = True, safe_mode: bool = True) -> Model:
     """Re-creates a model written by `model.save`, with its weights.
 
     Loading reads this file only, each entry bounded by its role (config.json

@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from loopax.src.api_export import export
 from loopax.src.saving.model_file import load_model
+
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
 
 __all__ = ["load_model", "load_weights", "save_model", "save_weights"]
 
 
 @export("loopax.models.save_model", "loopax.saving.save_model")
-def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=True,
-               compress=False):
+def save_model(model: Model, filepath: str | os.PathLike, overwrite: bool = True,
+               zipped: bool | None = None, include_optimizer: bool = True,
+               compress: bool = False) -> None:
     """`model.save(filepath)`: architecture, weights and (optionally) optimizer state
     in one zip file.
 
@@ -32,7 +39,7 @@ def save_model(model, filepath, overwrite=True, zipped=None, include_optimizer=T
 
 
 @export("loopax.saving.save_weights")
-def save_weights(model, filepath, overwrite=True):
+def save_weights(model: Model, filepath: str | os.PathLike, overwrite: bool = True) -> None:
     """`model.save_weights(filepath)`: the weights, to a safetensors file.
 
     Args:
@@ -47,7 +54,7 @@ def save_weights(model, filepath, overwrite=True):
 
 
 @export("loopax.saving.load_weights")
-def load_weights(model, filepath, skip_mismatch=False):
+def load_weights(model: Model, filepath: str | os.PathLike, skip_mismatch: bool = False) -> None:
     """`model.load_weights(filepath)`: reads weights into `model`.
 
     Args:

@@ -30,7 +30,7 @@ import struct
 import tempfile
 import warnings
 import zipfile
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -194,7 +194,7 @@ def read_safetensors(data: bytes, where: str) -> dict[str, np.ndarray]:
     return read_arrays(stream, header, set(header), where)
 
 
-def read_header(stream: BinaryIO, where: str, max_header_bytes: int) -> dict[str, tuple]:
+def read_header(stream: IO[bytes], where: str, max_header_bytes: int) -> dict[str, tuple]:
     """`{key: (dtype name, shape, byte size)}` in storage order, from the header
     of the safetensors `stream` (left at the start of the data); every field
     checked, so that a lying header is refused before any data is read."""
@@ -254,7 +254,7 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def read_arrays(stream: BinaryIO, header: dict[str, tuple], wanted: Iterable[str],
+def read_arrays(stream: IO[bytes], header: dict[str, tuple], wanted: Iterable[str],
                 where: str) -> dict[str, np.ndarray]:
     """The arrays of `wanted` keys, read one at a time in storage order from
     `stream` (at the start of the data); the others are read past, not kept.
@@ -270,7 +270,9 @@ def read_arrays(stream: BinaryIO, header: dict[str, tuple], wanted: Iterable[str
     return out
 
 
-def read_weights_for(model, stream, where, max_bytes, skip_mismatch=False, hint=None):
+def read_weights_for(model: Layer, stream: IO[bytes], where: str, max_bytes: int,
+                     skip_mismatch: bool = False, hint: str | None = None,
+                     ) -> dict[str, np.ndarray]:
     """The weights of `model` from the safetensors `stream` (at most `max_bytes`):
     the header is compared with the model (keys, shapes) before any array is
     read, so a file that does not fit costs only its header."""
@@ -290,7 +292,7 @@ def _check_writable(filepath, overwrite):
     os.makedirs(directory, exist_ok=True)
 
 
-def save_weights(model, filepath, overwrite=True):
+def save_weights(model: Layer, filepath: str | os.PathLike, overwrite: bool = True) -> None:
     filepath = os.fspath(filepath)
     _check_writable(filepath, overwrite)
     data = weights_to_bytes(model)
@@ -308,7 +310,7 @@ _FILE_MODE = 0o666 & ~_current_umask()   # what open(path, "w") would give
 
 
 @contextlib.contextmanager
-def atomic_write(filepath):
+def atomic_write(filepath: str | os.PathLike) -> Iterator[IO[bytes]]:
     """A binary file that replaces `filepath` in one step when the block ends.
 
     It is written under a unique temporary name in the same directory
@@ -363,7 +365,7 @@ def _locked_temporary(directory, prefix):
         os.close(fd)   # a concurrent cleanup took it between mkstemp and flock: again
 
 
-def remove_stale_temporaries(directory, prefix):
+def remove_stale_temporaries(directory: str, prefix: str) -> None:
     """Removes the temporary files `atomic_write` left for one target (name
     `prefix` + 8 random characters + ".tmp") whose writer is gone: a live
     writer holds a lock on its file, and a killed one released it."""
@@ -395,7 +397,7 @@ def _remove_if_unlocked(path):
         os.close(fd)
 
 
-def load_weights(model, filepath, skip_mismatch=False):
+def load_weights(model: Layer, filepath: str | os.PathLike, skip_mismatch: bool = False) -> None:
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")

@@ -11,7 +11,7 @@ Keras does (`1/q_loss`); targets and losses may be nested the same way.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import jax
 import numpy as np
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 # Outputs and targets as aligned flat lists
 # --------------------------------------------------------------------------
 
-def flatten_outputs(y_pred, output_names=None):
+def flatten_outputs(y_pred: Any, output_names: Sequence[str] | None = None,
+                    ) -> tuple[list[str], list]:
     """(names, leaves) of the model outputs, in the model's output order."""
     if isinstance(y_pred, dict):
         keys = list(output_names) if output_names and set(output_names) == set(
@@ -52,14 +53,14 @@ def flatten_outputs(y_pred, output_names=None):
     return names, leaves
 
 
-def is_nested(value):
+def is_nested(value: Any) -> bool:
     """Whether `value` is a list/tuple holding lists, tuples or dicts (a model's nested
     outputs `[y1, [y2, y3]]`, or a loss/target given in that structure)."""
     return isinstance(value, (list, tuple)) and any(
         isinstance(v, (list, tuple, dict)) for v in value)
 
 
-def path_names(y_pred, names):
+def path_names(y_pred: Any, names: list[str]) -> list[str]:
     """Keras's names of nested outputs (for their `<name>_loss` logs): the path to each
     output with its last index replaced by the output's name (`[p, [q, r]]` gives `p`,
     `1/q`, `1/r`); `names` as they are for flat outputs."""
@@ -86,7 +87,8 @@ def _is_multi(spec):
     return isinstance(spec, (list, tuple, dict))
 
 
-def match_to_outputs(spec, names, what, allow_single=True, default=None):
+def match_to_outputs(spec: Any, names: Sequence[str], what: str, allow_single: bool = True,
+                     default: Any = None) -> list:
     """`spec` as one entry per output: one item repeated, a list in output
     order, or a dict keyed by output names (absent names get `default`)."""
     n = len(names)
@@ -111,7 +113,7 @@ def match_to_outputs(spec, names, what, allow_single=True, default=None):
     return [spec] * n
 
 
-def match_targets(y_true, names, what="y"):
+def match_targets(y_true: Any, names: Sequence[str], what: str = "y") -> list:
     """The targets as one entry per output (None where an output has none)."""
     n = len(names)
     if y_true is None:
@@ -166,8 +168,9 @@ def _broadcast_together(t: tuple, p: tuple) -> bool:
     return all(a == b or a == 1 or b == 1 for a, b in zip(t[::-1], p[::-1]))
 
 
-def check_target_shape(name, y_true, y_pred, loss_kind=None, model_name="model",
-                       keras_requires_same_shape=False, user_loss=False):
+def check_target_shape(name: str, y_true: Any, y_pred: Any, loss_kind: str | None = None,
+                       model_name: str = "model", keras_requires_same_shape: bool = False,
+                       user_loss: bool = False) -> str | None:
     """A clear error when `y_true` cannot be compared with output `name`.
 
     Returns a warning text (None when the shapes agree) where the target only
@@ -261,7 +264,7 @@ class CompileLoss:
         self.last_losses = None
         self._warned = set()
 
-    def build(self, y_true, y_pred):
+    def build(self, y_true: Any, y_pred: Any) -> None:
         output_names, preds = flatten_outputs(y_pred, self._output_names)
         self.names = path_names(y_pred, output_names)
         targets = match_targets(y_true, self.names)
@@ -284,7 +287,7 @@ class CompileLoss:
         self.built = True
         self.check_targets(y_true, y_pred)
 
-    def check_targets(self, y_true, y_pred):
+    def check_targets(self, y_true: Any, y_pred: Any) -> None:
         """A clear error if a target cannot be compared with its output; a warning
         (once per model and shapes) if it only broadcasts against it."""
         _, preds = flatten_outputs(y_pred, self.names)
@@ -352,7 +355,7 @@ def _snake(class_name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in class_name).lstrip("_")
 
 
-def check_scalar(value, who):
+def check_scalar(value: Any, who: str) -> None:
     shape = _shape(value)
     if shape != ():
         raise ValueError(
@@ -394,18 +397,18 @@ class CompileMetrics(Metric):
         self.own_names = []
 
     @property
-    def metrics(self):
+    def metrics(self) -> list[Metric]:
         """The per-output metrics, in the order their results are logged."""
         return [m for _, m, _ in self.entries]
 
     def _log_names(self):
         return [m.name for m in self.metrics]
 
-    def build(self, y_true, y_pred, losses_by_output=None):
+    def build(self, y_true: Any, y_pred: Any, losses_by_output: Any = None) -> None:
         self.names, preds = flatten_outputs(y_pred, self._output_names)
         targets = match_targets(y_true, self.names)
         multi = len(self.names) > 1
-        taken = {}
+        taken: dict = {}
         for spec, weighted in ((self._metrics_spec, False), (self._weighted_spec, True)):
             if is_nested(y_pred):
                 spec = _per_nested_output(spec, y_pred)
@@ -428,7 +431,7 @@ class CompileMetrics(Metric):
                     self.entries.append((i, metric, weighted))
         self.built = True
 
-    def update_state(self, y_true, y_pred, sample_weight=None):
+    def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         if not self.built:
             self.build(y_true, y_pred)
         if not self.entries:
@@ -447,7 +450,7 @@ class CompileMetrics(Metric):
             else:
                 metric.update_state(targets[i], preds[i])
 
-    def result(self):
+    def result(self) -> dict:
         return results_of(self.metrics)
 
     def __repr__(self):
@@ -526,7 +529,8 @@ def results_of(metrics: Iterable[Metric]) -> dict:
     return out
 
 
-def check_names(spec, get, shape_dependent=()):
+def check_names(spec: Any, get: Callable[[Any], Any],
+                shape_dependent: Iterable[str] = ()) -> None:
     """Looks up every name in a loss/metric spec (a name, list or dict of them)
     so a typo fails at `compile()` with the registry's list of valid names,
     not at the first `fit()`. Names resolved from shapes later are skipped."""

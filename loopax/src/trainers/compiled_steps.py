@@ -89,12 +89,12 @@ class CompiledSteps:
         self._partial_expected: set[PassKind] = set()
 
     @property
-    def steps_per_execution(self):
+    def steps_per_execution(self) -> int | str:
         """Steps fused into one compiled call: an int, or "auto"."""
         return self._steps_per_execution
 
     @steps_per_execution.setter
-    def steps_per_execution(self, value):
+    def steps_per_execution(self, value: int | str) -> None:
         ExecutionPlanner(value)   # validates
         self._steps_per_execution = value
         self.planners.clear()   # planned for the old value

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -23,19 +23,30 @@ import numpy as np
 from loopax.src.callbacks import progbar
 from loopax.src.compilation_cache import compile_seconds_saved, programs_compiled
 from loopax.src.distribution import placement
-from loopax.src.trainers.execution_planner import StepBounds
+from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 from loopax.src.trainers.host_prefetch import HostChunks
 from loopax.src.trainers.live_state import LiveState
 from loopax.src.trainers.pass_kind import PREDICT
 from loopax.src.trainers.programs import batch_of, batch_spec, compiling_in_background
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
+if TYPE_CHECKING:
+    from loopax.src.callbacks.callback import TrainingRun
+    from loopax.src.callbacks.callback_list import CallbackList
+    from loopax.src.trainers.compiled_steps import CompiledSteps
+    from loopax.src.trainers.data_adapters.array_data_adapter import ArrayDataAdapter
+    from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
+    from loopax.src.trainers.live_state import LiveState
+    from loopax.src.trainers.pass_kind import PassKind
+    from loopax.src.trainers.programs import StepProgram
+
 _PREDICT_BUFFER_BYTES = 64 * 1024 ** 2
 _MAX_PREDICT_CAPACITY = 128
 _logger = logging.getLogger("loopax")
 
 
-def step_bounds(engine, callbacks, kind, say=False):
+def step_bounds(engine: CompiledSteps, callbacks: CallbackList, kind: PassKind,
+                say: bool = False) -> StepBounds:
     """The `StepBounds` of a `kind` pass (a `PassKind`) under
     `callbacks`. When a callback makes steps run one per call, says why in a
     debug log of the "loopax" logger, and on stdout too when `say`."""
@@ -64,7 +75,7 @@ class DataPosition:
         self.pass_epoch = 0     # the epoch that began it (its order's seed)
         self.short = False      # an epoch ran fewer than `steps_per_epoch` (warned once)
 
-    def epoch(self, epoch):
+    def epoch(self, epoch: int) -> tuple[int, int, int]:
         """`(first batch, end batch, seed epoch)` of epoch `epoch`'s reads."""
         if not self.continues:
             return 0, self.steps_per_epoch, epoch
@@ -81,7 +92,7 @@ class DataPosition:
                 stacklevel=3)
         return self.batch, end, self.pass_epoch
 
-    def advance(self, end):
+    def advance(self, end: int) -> None:
         """Records that the epoch read up to batch `end`."""
         if self.continues:
             self.batch = 0 if end >= self.num_batches else end
@@ -96,8 +107,10 @@ def _shifted(hook, offset):
 
 
 @INTERRUPTS_HELD.installed()   # each step's hand-over holds Ctrl-C (live_state.py)
-def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, start_step=0,
-             later_passes=0, data_start=0, run=None):
+def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: LiveState,
+             callbacks: CallbackList, seed: tuple[int, int] | None, max_steps: int | None,
+             bounds: StepBounds, start_step: int = 0, later_passes: int = 0,
+             data_start: int = 0, run: TrainingRun | None = None) -> Any:
     """Runs `kind` steps over one epoch of `adapter`, in executions within `bounds`,
     from batch `start_step` on (a resumed epoch), the batch hooks around each.
     `later_passes`: the passes of this kind the run makes after this one (the
@@ -119,6 +132,7 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     steps_before = (0 if run is None else run.steps_done) - data_start
     if not predict:
         adapter.on_epoch_begin()
+    loop: StepProgram | None
     if device:
         loop = engine.program(kind, "device", "dynamic")
         static_loop = engine.program(kind, "device", "static") if planner.static_loops else None
@@ -127,15 +141,15 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
         if planner.mode is None:
             jax.block_until_ready((data, order))   # the transfer must not be timed as steps
         live.refresh()
-        compile_ahead(engine, kind, adapter, live.values, max_steps)
+        compile_ahead(engine, kind, cast("ArrayDataAdapter", adapter), live.values, max_steps)
         capacity = _predict_capacity(engine, adapter, max_steps, live, data) if predict else None
-        source = executions(adapter, planner, bounds, max_steps, start_step,
-                            None if predict else later_passes, capacity,
+        source = executions(cast("ArrayDataAdapter", adapter), planner, bounds, max_steps,
+                            start_step, None if predict else later_passes, capacity,
                             engine.pads_partial_batches(kind), data, order, steps_before)
         chunks = None
     else:
-        loop = None if engine.run_eagerly or predict else engine.program(kind, "stacked",
-                                                                         "dynamic")
+        loop = None if engine.run_eagerly or predict else \
+            engine.program(kind, "stacked", "dynamic")
         static_loop, capacity = None, None
         chunks = HostChunks(
             adapter.get_numpy_iterator(seed, start=start_step),
@@ -186,7 +200,7 @@ def run_pass(engine, kind, adapter, live, callbacks, seed, max_steps, bounds, st
     return out
 
 
-def on_device(engine, adapter):
+def on_device(engine: CompiledSteps, adapter: DataAdapter) -> bool:
     """Whether a pass reads `adapter`'s data from the device (compiled steps,
     data that fits) rather than from host batches."""
     return not engine.run_eagerly and adapter.fits_on_device()
@@ -228,7 +242,9 @@ def _own_time(seconds, marks):
     return seconds
 
 
-def compile_ahead(engine, kind, adapter, values=None, max_steps=None, full_batches=False):
+def compile_ahead(engine: CompiledSteps, kind: PassKind, adapter: ArrayDataAdapter,
+                  values: Any = None, max_steps: int | None = None,
+                  full_batches: bool = False) -> None:
     """Starts compiling, in the background, the one-step programs of `kind` a
     pass over `adapter`'s data will call and no call has compiled yet, when that
     pass reads device-resident data (`on_device`): the last, partial batch's
@@ -293,8 +309,11 @@ class Execution(NamedTuple):
     order: Any = None
 
 
-def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_passes=None,
-               capacity=None, pad_partial=False, data=None, order=None, steps_before=0):
+def executions(adapter: ArrayDataAdapter, planner: ExecutionPlanner, bounds: StepBounds,
+               max_steps: int | None = None, start_step: int = 0,
+               later_passes: int | None = None, capacity: int | None = None,
+               pad_partial: bool = False, data: Any = None, order: Any = None,
+               steps_before: int = 0) -> Iterator[Execution]:
     """Cuts one epoch of device-resident `adapter` data (`data`, in `order`) into
     `Execution`s, for training, evaluation and prediction alike, from batch
     `start_step` on.
@@ -336,7 +355,8 @@ def executions(adapter, planner, bounds, max_steps=None, start_step=0, later_pas
             step += n
 
 
-def host_executions(chunks, planner, eager=False):
+def host_executions(chunks: HostChunks, planner: ExecutionPlanner,
+                    eager: bool = False) -> Iterator[Execution]:
     """The `Execution`s of host data: `chunks`' stacked chunks as loops, its single
     batches as one-step calls (the planner times one to size the chunks)."""
     for chunk in chunks:
@@ -432,7 +452,7 @@ def _predict_capacity(engine, adapter, max_steps, live, data):
     return max(1, min(full, _MAX_PREDICT_CAPACITY, _PREDICT_BUFFER_BYTES // max(nbytes, 1)))
 
 
-def to_jax(tree):
+def to_jax(tree: Any) -> Any:
     """NumPy leaves as JAX arrays (for eager steps and model building)."""
     return jax.tree_util.tree_map(
         lambda a: jax.device_put(a) if isinstance(a, np.ndarray) else a, tree)

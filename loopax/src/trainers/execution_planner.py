@@ -115,11 +115,11 @@ class ExecutionPlanner:
         self.host = host
 
     @property
-    def loop_seconds(self):
+    def loop_seconds(self) -> float | None:
         return self.loop.per_step
 
     @property
-    def single_seconds(self):
+    def single_seconds(self) -> float | None:
         return self.single.per_step
 
     def next(self, remaining: int, horizon: int | None = None) -> tuple[str, int, bool]:
@@ -281,7 +281,7 @@ class StepBounds:
         self.step_freqs = needs.step_freqs if chosen and kind.trains else ()
         self.sync = needs.sync and kind is not PREDICT   # predict changes no weights
 
-    def limit(self, done, remaining):
+    def limit(self, done: int, remaining: int) -> int:
         """The most steps (at most `remaining`) an execution may run once `done`
         global training steps have run (the run's `TrainingRun.steps_done` plus
         the pass's own)."""

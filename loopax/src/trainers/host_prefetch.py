@@ -168,7 +168,7 @@ class HostChunks:
                 raise item.error
             yield item
 
-    def close(self):
+    def close(self) -> None:
         self._stop.set()
         try:
             while True:

@@ -8,6 +8,7 @@ import contextlib
 import functools
 import threading
 import time
+from typing import Any, Callable, Iterator
 
 from loopax.src import config
 
@@ -15,7 +16,7 @@ _TURNS = threading.Condition()
 
 
 @contextlib.contextmanager
-def exclusive_use(model, what):
+def exclusive_use(model: Any, what: str) -> Iterator[None]:
     """Marks `model` in use by this thread for the duration of `what`.
 
     A call from another thread while it is in use waits for that call to end, up to
@@ -57,7 +58,7 @@ def exclusive_use(model, what):
                 model.__dict__["_loopax_in_use"] = (owner[0], owner[1] - 1, owner[2])
 
 
-def exclusive(what):
+def exclusive(what: str) -> Callable[[Callable], Callable]:
     """Decorator: the method runs under `exclusive_use(self, what)`."""
     def decorate(method):
         @functools.wraps(method)

@@ -19,11 +19,16 @@ never between, and the interrupted `fit` writes back a consistent state.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
 import jax
 import jax.numpy as jnp
 
 from loopax.src.distribution import placement
 from loopax.src.utils.interrupts import INTERRUPTS_HELD
+
+if TYPE_CHECKING:
+    from loopax.src.state import Variable
 
 
 class LiveState:
@@ -35,12 +40,12 @@ class LiveState:
         self.refresh()
 
     @staticmethod
-    def current_values(groups):
+    def current_values(groups: Sequence[Sequence[Variable]]) -> tuple:
         """The Variables' values, placed as a compiled call takes them (not copied:
         for lowering a program, not for donating)."""
         return tuple([placement.state_value(v, v.value) for v in group] for group in groups)
 
-    def refresh(self):
+    def refresh(self) -> None:
         """Reads the values from the Variables if they hold the current ones."""
         if not self.in_variables and self.values is not None:
             return
@@ -57,7 +62,7 @@ class LiveState:
         self.stored(tuple(values))
         self.in_variables = True
 
-    def call(self, fn, *args, **kwargs):
+    def call(self, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """Runs the compiled `fn(values, *args, **kwargs) -> (new_values, out)` on
         the state and records `new_values`, as one step that Ctrl-C cannot cut in
         two; returns `out`."""
@@ -66,13 +71,13 @@ class LiveState:
             self.stored(values)
         return out
 
-    def stored(self, values):
+    def stored(self, values: tuple) -> None:
         """Records the values a compiled call returned (the Variables are now stale)."""
         self.values = values
         self._owned = {id(v) for group in values for v in group}
         self.in_variables = False
 
-    def write_back(self):
+    def write_back(self) -> None:
         """Assigns the current values to the Variables."""
         if self.in_variables or self.values is None:
             return

@@ -26,7 +26,7 @@ draws JAX would not make the same for a batch's first rows
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import jax
 import numpy as np
@@ -138,7 +138,7 @@ def _loss_and_metrics_reason(model):
     return None
 
 
-def pad_host_batch(batch, signature):
+def pad_host_batch(batch: Any, signature: tuple) -> tuple[Any, int] | None:
     """`(batch padded to the rows of batches with `signature`, its real rows)` for
     a host batch (NumPy leaves) that has the same structure, dtypes and trailing
     shapes but fewer rows (a generator's last, partial batch); None otherwise."""
@@ -146,11 +146,11 @@ def pad_host_batch(batch, signature):
     full_treedef, full = signature
     if treedef != full_treedef or len(leaves) != len(full) or not leaves:
         return None
-    rows = {np.shape(a)[0] if np.ndim(a) else None for a in leaves}
-    size = {shape[0] if shape else None for shape, _ in full}
-    if len(rows) != 1 or len(size) != 1 or None in rows or None in size:
+    row_counts = {np.shape(a)[0] if np.ndim(a) else None for a in leaves}
+    sizes = {shape[0] if shape else None for shape, _ in full}
+    if len(row_counts) != 1 or len(sizes) != 1 or None in row_counts or None in sizes:
         return None
-    rows, size = rows.pop(), size.pop()
+    rows, size = cast(int, row_counts.pop()), cast(int, sizes.pop())
     if not 0 < rows < size or any(
             tuple(np.shape(a)[1:]) != shape[1:] or str(getattr(a, "dtype", None)) != dtype
             for a, (shape, dtype) in zip(leaves, full)):

@@ -121,7 +121,7 @@ class StepProgram:
                 self._jitted = jax.jit(self._function, compiler_options=options,
                                        **self._jit_kwargs)
 
-    def lower(self, *args, **kwargs):
+    def lower(self, *args: Any, **kwargs: Any) -> jax.stages.Lowered:
         """The program lowered for these arguments (`jax.stages.Lowered`)."""
         args, kwargs = self._arguments(args, dict(kwargs))
         self._apply_cpu_rules(args, kwargs)
@@ -135,7 +135,7 @@ class StepProgram:
             self._apply_cpu_rules(*self._arguments(args, dict(kwargs)))
         return self._may_fuse
 
-    def compile_async(self, state, batch_spec):
+    def compile_async(self, state: Any, batch_spec: Any) -> None:
         """Lowers this one-step program for `state` and batches like `batch_spec`
         (ShapeDtypeStructs) here and compiles it in a background thread, unless
         it exists already: the result is what a call would compile."""
@@ -295,7 +295,7 @@ def _collect(predict, fetch, state, n, capacity):
 
 # ---- batches from device-resident data ----------------------------------------
 
-def device_batch(data, order, row0, i, batch_size):
+def device_batch(data: Any, order: jax.Array | None, row0: Any, i: Any, batch_size: int) -> Any:
     """Batch `i` of a device-resident dataset, starting at row `row0`."""
     start = row0 + i * batch_size
     if order is None:
@@ -305,7 +305,7 @@ def device_batch(data, order, row0, i, batch_size):
     return gather_rows(data, rows)
 
 
-def gather_rows(data, rows):
+def gather_rows(data: Any, rows: jax.Array) -> Any:
     """`a[rows]` for every array in `data`.
 
     XLA's gather is slow on CPU for whole rows (about 2x a loop of row
@@ -325,7 +325,7 @@ def gather_rows(data, rows):
     return jax.tree_util.tree_unflatten(treedef, lax.fori_loop(0, rows.shape[0], copy_row, buffers))
 
 
-def stacked_batch(stacked, i):
+def stacked_batch(stacked: Any, i: Any) -> Any:
     """Batch `i` of batches stacked on a leading axis."""
     return jax.tree_util.tree_map(lambda a: lax.dynamic_index_in_dim(a, i, keepdims=False),
                                   stacked)
@@ -341,7 +341,7 @@ def _take_rows(data, order, index):
     return gather_rows(data, index if order is None else order[index])
 
 
-def batch_of(data, order, row0, batch_size, rows=None):
+def batch_of(data: Any, order: Any, row0: Any, batch_size: int, rows: Any = None) -> Any:
     """The batch of `batch_size` rows at `row0` of a device-resident dataset (in
     `order`, or the natural order for None), for a one-step program: so that
     program depends on the batch's shape only, and fit()'s validation, evaluate()
@@ -368,7 +368,7 @@ def batch_of(data, order, row0, batch_size, rows=None):
     return jax.tree_util.tree_map(lambda a: np.asarray(a)[index], data)
 
 
-def batch_spec(data, batch_size):
+def batch_spec(data: Any, batch_size: int) -> Any:
     """ShapeDtypeStructs of a batch of `batch_size` rows of `data`."""
     return jax.tree_util.tree_map(
         lambda a: jax.ShapeDtypeStruct((batch_size,) + tuple(a.shape[1:]), a.dtype), data)

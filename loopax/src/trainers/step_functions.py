@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -29,7 +30,11 @@ import numpy as np
 from loopax.src import random
 from loopax.src.state import pure
 from loopax.src.trainers import padded_batches
-from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
+from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN, PassKind
+
+if TYPE_CHECKING:
+    from loopax.src.models.model import Model
+    from loopax.src.state import Variable
 
 _logger = logging.getLogger("loopax")
 
@@ -50,7 +55,7 @@ class ModelSteps:
         self._defaults = {kind.step_method: getattr(default_steps, kind.step_method)
                           for kind in (TRAIN, TEST, PREDICT)}
 
-    def step_style(self, name):
+    def step_style(self, name: str) -> str:
         """"default", "stateless" (`step(self, state, data)`) or "tf" (`step(self, data)`)."""
         model = self._model
         if getattr(type(model), name) is self._defaults[name]:
@@ -61,7 +66,7 @@ class ModelSteps:
             return "tf"
         return "stateless"
 
-    def value_step(self, kind, example_batch=None):
+    def value_step(self, kind: PassKind, example_batch: Any = None) -> tuple:
         """The step of `kind` as `step(state, batch) -> (logs, state)` (predict:
         `-> (outputs, state)`), with the user's output checked; plus the state
         groups (the last one is the global seed state, see `_carrying_seed_state`)
@@ -98,7 +103,7 @@ class ModelSteps:
         step = _carrying_seed_state(model_step, seed_variables)
         return step, groups + [seed_variables], style
 
-    def pads_partial_batches(self, kind):
+    def pads_partial_batches(self, kind: PassKind) -> bool:
         """Whether `kind`'s passes run their partial batch padded through the full
         batches' program (padded_batches.py); the reason why not is logged."""
         reason = padded_batches.why_not_padded(self._model, kind, self._default_steps)
@@ -106,17 +111,18 @@ class ModelSteps:
             _logger.debug("%s keeps a program per batch shape: %s", kind.caller, reason)
         return reason is None
 
-    def finalize_logs(self, kind):
+    def finalize_logs(self, kind: PassKind) -> Callable | None:
         """(logs, state) -> the logs to report: the step's dict, or the metrics'
         results when the step returned something else or only metric names."""
         return finalize_logs(self._model, kind)
 
-    def stop_requested(self, kind):
+    def stop_requested(self, kind: PassKind) -> bool:
         """Keras's flag a batch hook sets to end the pass after that batch."""
         return bool(getattr(self._model, kind.stop_flag, False))
 
 
-def state_groups(model, kind, extras=()):
+def state_groups(model: Model, kind: PassKind, extras: Sequence[Variable] = (),
+                 ) -> list[list[Variable]]:
     """The Variables of `kind`'s state groups (`kind.state_groups` names them)."""
     groups = []
     for name in kind.state_groups:
@@ -171,7 +177,7 @@ def _discover_extra_variables(model, kind, method, seed_variables, batch):
     return extras
 
 
-def finalize_logs(model, kind):
+def finalize_logs(model: Model, kind: PassKind) -> Callable | None:
     """(logs, state) -> the logs to report: the step's dict, or the metrics'
     results when the step returned something else or only metric names."""
     if kind is PREDICT:

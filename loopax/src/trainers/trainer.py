@@ -63,7 +63,7 @@ from loopax.src.distribution import placement
 from loopax.src.losses.padded_rows import real_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
-from loopax.src.state import pure
+from loopax.src.state import Variable, pure
 from loopax.src.trainers import data_checks, epoch_runner, in_use
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.compiled_steps import CompiledSteps
@@ -104,15 +104,20 @@ class Trainer:
         trainable_weights: list
         history: Any
 
+        _last_outer_ctx: int
+        trainable_variables: list[Variable]
+        non_trainable_variables: list[Variable]
+
     compiled = False
-    optimizer = None
+    optimizer: Any = None
     stop_training = False
     stop_evaluating = False
     stop_predicting = False
     _compile_loss = None
     _compile_metrics = None
-    _loss_tracker = None
+    _loss_tracker: Any = None
     _trainer_state = None
+    _stateless_losses: tuple | None = None
 
     def __init__(self):
         self.compiled = False
@@ -219,27 +224,27 @@ class Trainer:
         self.compile(**config)
 
     @property
-    def run_eagerly(self):
+    def run_eagerly(self) -> bool:
         return getattr(self, "_run_eagerly", False) or not getattr(self, "_jit_compile", True)
 
     @run_eagerly.setter
-    def run_eagerly(self, value):
+    def run_eagerly(self, value: bool) -> None:
         self._run_eagerly = bool(value)
         self._compiled_steps.run_eagerly = self.run_eagerly
 
     @property
-    def steps_per_execution(self):
+    def steps_per_execution(self) -> int | str:
         """Steps fused into one compiled call: an int, or "auto". Settable."""
         return getattr(self, "_steps_per_execution", "auto")
 
     @steps_per_execution.setter
-    def steps_per_execution(self, value):
+    def steps_per_execution(self, value: int | str) -> None:
         ExecutionPlanner(value)  # validates
         self._steps_per_execution = value
         self._compiled_steps.steps_per_execution = value   # new planners
 
     @property
-    def jit_compile(self):
+    def jit_compile(self) -> bool | str:
         return getattr(self, "_jit_compile", True)
 
     def _output_names(self):
@@ -262,7 +267,7 @@ class Trainer:
     # metrics
     # ======================================================================
     @property
-    def metrics(self):
+    def metrics(self) -> list:
         """The loss tracker ("loss"), the compiled metrics, the per-output loss
         trackers, then Metric objects held as attributes (Keras's order)."""
         out = []
@@ -283,11 +288,11 @@ class Trainer:
         return owned(self, seen, wanted=lambda value: isinstance(value, Metric))[1]
 
     @property
-    def metrics_names(self):
+    def metrics_names(self) -> list[str]:
         return [m.name for m in self.metrics]
 
     @property
-    def metrics_variables(self):
+    def metrics_variables(self) -> list[Variable]:
         """The Variables of `self.metrics`, in order (the state's 4th group)."""
         out = []
         for metric in self.metrics:
@@ -295,14 +300,15 @@ class Trainer:
         return out
 
     @property
-    def compiled_metrics(self):
+    def compiled_metrics(self) -> Any:
         """The compiled metrics (tf.keras's name), for TF-style train_steps:
         `self.compiled_metrics.update_state(y, y_pred, sample_weight)`."""
         if self._compile_metrics is None:
             self._compile_metrics = CompileMetrics(None, None, self._output_names())
         return self._compile_metrics
 
-    def compiled_loss(self, y, y_pred, sample_weight=None, regularization_losses=None):
+    def compiled_loss(self, y: Any, y_pred: Any, sample_weight: Any = None,
+                      regularization_losses: Sequence | None = None) -> Any:
         """tf.keras's compiled loss: the compiled losses plus `regularization_losses`;
         updates the "loss" tracker and returns the total (for TF-style train_steps)."""
         self._assert_compiled("compiled_loss")
@@ -313,11 +319,11 @@ class Trainer:
         self._loss_tracker.update_state(total, sample_weight=batch_size_of(y_pred))
         return total
 
-    def reset_metrics(self):
+    def reset_metrics(self) -> None:
         for metric in self.metrics:
             metric.reset_state()
 
-    def get_metrics_result(self):
+    def get_metrics_result(self) -> dict:
         """`{name: result}` of every metric (dict results merged in)."""
         return results_of(self.metrics)
 
@@ -327,9 +333,9 @@ class Trainer:
     # ======================================================================
     # losses
     # ======================================================================
-    def stateless_call(self, trainable_variables, non_trainable_variables, *args,
-                       return_losses=False, **kwargs):
-        outputs, non_trainable, losses = super().stateless_call(
+    def stateless_call(self, trainable_variables: Sequence, non_trainable_variables: Sequence,
+                       *args: Any, return_losses: bool = False, **kwargs: Any) -> tuple:
+        outputs, non_trainable, losses = super().stateless_call(  # type: ignore[misc]
             trainable_variables, non_trainable_variables, *args, return_losses=True, **kwargs)
         # `self.losses` read after this call (by compute_loss) must be this
         # call's losses, computed from the values it was given.
@@ -350,7 +356,8 @@ class Trainer:
             return list(stash[1])
         return list(self.losses)
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+    def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
+                     sample_weight: Any = None, training: bool = True) -> Any:
         """The total loss: the compiled losses of `(y, y_pred)` plus the model's
         own losses (`add_loss`, weight regularization) of the last call.
         Works inside a stateless step: after `stateless_call` the model's
@@ -377,9 +384,10 @@ class Trainer:
                                      training=training)
         return self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight)
 
-    def stateless_compute_loss(self, trainable_variables, non_trainable_variables,
-                               metrics_variables, x=None, y=None, y_pred=None,
-                               sample_weight=None, training=True):
+    def stateless_compute_loss(self, trainable_variables: Sequence,
+                               non_trainable_variables: Sequence, metrics_variables: Sequence,
+                               x: Any = None, y: Any = None, y_pred: Any = None,
+                               sample_weight: Any = None, training: bool = True) -> tuple:
         """`compute_loss` on values (Keras's method): it runs with the model's
         trainable, non-trainable and metric Variables reading the given values, so
         a weight used only inside an overridden `compute_loss` (a distiller's
@@ -399,7 +407,7 @@ class Trainer:
         return loss, (values[0], new_values[n_trainable:n_trainable + n_non_trainable],
                       new_values[n_trainable + n_non_trainable:])
 
-    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
         """Updates the compiled metrics; returns `get_metrics_result()`."""
         if self._compile_metrics is not None:
             self._compile_metrics.update_state(y, y_pred, sample_weight)
@@ -408,7 +416,7 @@ class Trainer:
     # ======================================================================
     # the default steps (stateless: `(self, state, data)`)
     # ======================================================================
-    def train_step(self, state, data):
+    def train_step(self, state: tuple, data: Any) -> tuple:
         """One training step on values: `(logs, state)` for `state =
         (trainable, non_trainable, optimizer, metrics)` variable values."""
         trainable, non_trainable, optimizer_values, metric_values = state
@@ -439,7 +447,7 @@ class Trainer:
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
         return logs, (trainable, non_trainable, optimizer_values, metric_values)
 
-    def test_step(self, state, data):
+    def test_step(self, state: tuple, data: Any) -> tuple:
         """One evaluation step: `(logs, state)` for `state = (trainable,
         non_trainable, metrics)` variable values."""
         trainable, non_trainable, metric_values = state
@@ -459,7 +467,7 @@ class Trainer:
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
         return logs, (trainable, non_trainable, metric_values)
 
-    def predict_step(self, state, data):
+    def predict_step(self, state: tuple, data: Any) -> tuple:
         """`(outputs, non_trainable)` for one batch, as Keras's JAX trainer returns:
         `state = (trainable, non_trainable)`; the non-trainable values come back
         updated (seed generators advance). An override may return outputs only."""
@@ -680,7 +688,7 @@ class Trainer:
             "`validation_data` must be a tuple (x_val, y_val) or (x_val, y_val, "
             f"val_sample_weight), or a dataset/generator; got {type(validation_data).__name__}.")
 
-    def jax_state_sync(self):
+    def jax_state_sync(self) -> None:
         """Writes the in-flight training state back to the Variables (Keras's
         name; `Callback.model` calls it)."""
         live = getattr(self, "_trainer_state", None)

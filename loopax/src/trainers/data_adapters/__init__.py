@@ -37,8 +37,10 @@ def is_batch_source(x: Any) -> bool:
     return hasattr(x, "__iter__")   # an iterator, or an object iterated afresh each epoch
 
 
-def get_data_adapter(x, y=None, sample_weight=None, batch_size=None, steps_per_epoch=None,
-                     shuffle=False, class_weight=None, what="fit"):
+def get_data_adapter(x: Any, y: Any = None, sample_weight: Any = None,
+                     batch_size: int | None = None, steps_per_epoch: int | None = None,
+                     shuffle: bool | str = False, class_weight: dict | None = None,
+                     what: str = "fit") -> DataAdapter:
     """The adapter for `x` (and `y`, `sample_weight`)."""
     if x is None:
         raise ValueError(f"{what}() needs data: pass `x` (arrays, a generator, a "

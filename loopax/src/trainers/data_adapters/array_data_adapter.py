@@ -13,6 +13,7 @@ large for the device is sliced on the host instead (`get_numpy_iterator`).
 from __future__ import annotations
 
 import math
+from typing import Any, Iterator
 
 import jax
 import numpy as np
@@ -28,7 +29,7 @@ DEVICE_DATA_LIMIT_BYTES = 2 * 1024 ** 3
 
 
 class ArrayDataAdapter(DataAdapter):
-    """Batches in-memory arrays.
+    """Batches in-memory arrays (their sizes are known: the counts are ints).
 
     Args:
         x, y, sample_weight: arrays or (nested) lists/tuples/dicts of arrays
@@ -38,6 +39,11 @@ class ArrayDataAdapter(DataAdapter):
         shuffle: shuffle the rows each epoch.
         class_weight: `{class: weight}`, turned into per-sample weights.
     """
+
+    num_batches: int
+    num_full_batches: int
+    batch_size: int
+    partial_batch_size: int
 
     in_memory = True
     resumable = True
@@ -75,13 +81,13 @@ class ArrayDataAdapter(DataAdapter):
         # through the host path, which assembles global arrays.
         return self.nbytes <= _device_limit() and jax.process_count() == 1
 
-    def device_data(self):
+    def device_data(self) -> Any:
         """The whole dataset on the default device (transferred once)."""
         if self._device_data is None:
             self._device_data = placement.put_replicated(self.data)
         return self._device_data
 
-    def epoch_order(self, seed):
+    def epoch_order(self, seed: int | tuple[int, ...] | None) -> np.ndarray | None:
         """This epoch's row order (int32), or None when not shuffling.
 
         `seed` is any NumPy seed, e.g. `(fit_seed, epoch)`."""
@@ -89,12 +95,13 @@ class ArrayDataAdapter(DataAdapter):
             return None
         return np.random.default_rng(seed).permutation(self.num_samples).astype(np.int32)
 
-    def device_order(self, seed):
+    def device_order(self, seed: int | tuple[int, ...] | None) -> jax.Array | None:
         order = self.epoch_order(seed)
         return None if order is None else placement.put_replicated(order)
 
     # ---- host path ----------------------------------------------------------
-    def get_numpy_iterator(self, seed=None, start=0):
+    def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
+                           start: int = 0) -> Iterator:
         """The epoch's batches from batch `start` on (a resumed epoch skips the first)."""
         order = self.epoch_order(seed)
         for i in range(start, self.num_batches):
@@ -105,11 +112,11 @@ class ArrayDataAdapter(DataAdapter):
                 rows = order[lo:hi]
                 yield jax.tree_util.tree_map(lambda a: np.asarray(a)[rows], self.data)
 
-    def peek(self):
+    def peek(self) -> Any:
         return utils.slice_arrays(self.data, 0, self.batch_size)
 
 
-def check_batch_size(batch_size):
+def check_batch_size(batch_size: Any) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size <= 0:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
 
 
 class DataAdapter:
@@ -38,13 +38,14 @@ class DataAdapter:
     resumable: bool = False
     batches_per_pass: int | None = None
 
-    def get_numpy_iterator(self, seed: int | None = None, start: int = 0) -> Iterator:
+    def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
+                           start: int = 0) -> Iterator:
         """Yields the batches of one epoch, `x`, `(x, y)` or `(x, y, sample_weight)`,
         from batch `start` on; `seed` draws the epoch's order where the data is
         shuffled."""
         raise NotImplementedError
 
-    def peek(self):
+    def peek(self) -> Any:
         """The first batch, without consuming it (used to build the model)."""
         raise NotImplementedError
 
@@ -53,20 +54,20 @@ class DataAdapter:
         """Whether the whole dataset goes to the device once (`device_data`)."""
         return False
 
-    def device_data(self):
+    def device_data(self) -> Any:
         """The whole dataset on the device (only when `fits_on_device()`)."""
         raise NotImplementedError(f"{type(self).__name__} does not keep its data on the device.")
 
-    def device_order(self, seed):
+    def device_order(self, seed: int | tuple[int, ...] | None) -> Any:
         """The epoch's row order on the device, or None for the natural order
         (only when `fits_on_device()`)."""
         raise NotImplementedError(f"{type(self).__name__} does not keep its data on the device.")
 
-    def on_epoch_begin(self):
+    def on_epoch_begin(self) -> None:
         pass
 
-    def on_epoch_end(self):
+    def on_epoch_end(self) -> None:
         pass
 
-    def close(self):
+    def close(self) -> None:
         pass

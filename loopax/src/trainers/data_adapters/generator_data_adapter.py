@@ -11,6 +11,7 @@ continues where it stopped; without it an epoch ends when the iterator does
 from __future__ import annotations
 
 import itertools
+from typing import Any, Iterator
 
 from loopax.src.trainers.data_adapters import data_adapter_utils as utils
 from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
@@ -33,7 +34,7 @@ class GeneratorDataAdapter(DataAdapter):
     def _fresh_iterator(self):
         return iter(self._source) if self._reiterable else self._iterator
 
-    def peek(self):
+    def peek(self) -> Any:
         if self._peeked is None:
             iterator = self._fresh_iterator()
             try:
@@ -61,7 +62,8 @@ class GeneratorDataAdapter(DataAdapter):
         utils.num_samples(x, y, sample_weight)
         return utils.pack_x_y_sample_weight(x, y, sample_weight)
 
-    def get_numpy_iterator(self, seed=None, start=0):
+    def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
+                           start: int = 0) -> Iterator:
         """The epoch's batches (`seed` is unused: a generator has its own order);
         with `start`, the first `start` are drawn and dropped (a generator cannot
         skip: exact only if it yields the same batches again)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+from typing import Iterator
 
 import numpy as np
 
@@ -34,15 +35,15 @@ class PyDataset:
         self._max_queue_size = max_queue_size
 
     @property
-    def workers(self):
+    def workers(self) -> int:
         return getattr(self, "_workers", 1)
 
     @property
-    def use_multiprocessing(self):
+    def use_multiprocessing(self) -> bool:
         return getattr(self, "_use_multiprocessing", False)
 
     @property
-    def max_queue_size(self):
+    def max_queue_size(self) -> int:
         return getattr(self, "_max_queue_size", 10)
 
     def __getitem__(self, index):
@@ -52,17 +53,17 @@ class PyDataset:
         raise NotImplementedError(f"{type(self).__name__} must implement __len__().")
 
     @property
-    def num_batches(self):
+    def num_batches(self) -> int | None:
         """Batches per epoch: `len(self)`, or None if `__len__` is not defined."""
         try:
             return len(self)
         except NotImplementedError:
             return None
 
-    def on_epoch_begin(self):
+    def on_epoch_begin(self) -> None:
         """Called at the start of every epoch."""
 
-    def on_epoch_end(self):
+    def on_epoch_end(self) -> None:
         """Called at the end of every epoch (e.g. to reshuffle)."""
 
 
@@ -97,7 +98,8 @@ class PyDatasetAdapter(GeneratorDataAdapter):
             np.random.default_rng(self._epoch if seed is None else seed).shuffle(order)
         yield from order[start:].tolist()
 
-    def get_numpy_iterator(self, seed=None, start=0):
+    def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
+                           start: int = 0) -> Iterator:
         """The epoch's batches, in the order `seed` draws, from batch `start` on
         (the skipped batches are not loaded)."""
         # Up to the dataset's end: the caller stops at its steps (fit's next epoch
@@ -131,10 +133,10 @@ class PyDatasetAdapter(GeneratorDataAdapter):
                     pending.append(pool.submit(dataset.__getitem__, nxt))
                 yield batch
 
-    def on_epoch_begin(self):
+    def on_epoch_begin(self) -> None:
         self._dataset.on_epoch_begin()
 
-    def on_epoch_end(self):
+    def on_epoch_end(self) -> None:
         self._epoch += 1
         self._dataset.on_epoch_end()
 
