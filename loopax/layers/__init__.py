@@ -2,92 +2,44 @@
 # After adding or changing an export, run `python tools/api_gen.py`.
 """Layers (Keras names): `loopax.layers.Dense`, `Conv2D`, `BatchNormalization`, ..."""
 
-from loopax.src.layers.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
-from loopax.src.layers.adaptive_pooling import (
-    AdaptiveAveragePooling1D,
-    AdaptiveAveragePooling2D,
-    AdaptiveAveragePooling3D,
-    AdaptiveMaxPooling1D,
-    AdaptiveMaxPooling2D,
-    AdaptiveMaxPooling3D,
-)
-from loopax.src.layers.attention import MultiHeadAttention
-from loopax.src.layers.aug_mix import AugMix
-from loopax.src.layers.augmentation import (
-    RandomBrightness,
-    RandomContrast,
-    RandomRotation,
-    RandomTranslation,
-    RandomZoom,
-)
-from loopax.src.layers.augmentation_policies import RandAugment
-from loopax.src.layers.categorical import CategoryEncoding, Discretization
-from loopax.src.layers.clahe import ContrastLimitedAdaptiveHistogramEqualization
-from loopax.src.layers.color_augmentation import (
-    RandomColorDegeneration,
-    RandomColorJitter,
-    RandomGaussianBlur,
-    RandomHue,
-    RandomSaturation,
-    RandomSharpness,
-)
-from loopax.src.layers.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
-from loopax.src.layers.convolutional import Conv1D, Conv2D, Conv3D
-from loopax.src.layers.convolutional import Conv1D as Convolution1D
-from loopax.src.layers.convolutional import Conv2D as Convolution2D
-from loopax.src.layers.convolutional import Conv3D as Convolution3D
-from loopax.src.layers.convolutional_depthwise import (
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.activations.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
+from loopax.src.layers.attention.dot_attention import AdditiveAttention, Attention
+from loopax.src.layers.attention.grouped_query_attention import GroupedQueryAttention as GroupQueryAttention
+from loopax.src.layers.attention.multi_head_attention import MultiHeadAttention
+from loopax.src.layers.convolutional.convolutional import Conv1D, Conv2D, Conv3D
+from loopax.src.layers.convolutional.convolutional import Conv1D as Convolution1D
+from loopax.src.layers.convolutional.convolutional import Conv2D as Convolution2D
+from loopax.src.layers.convolutional.convolutional import Conv3D as Convolution3D
+from loopax.src.layers.convolutional.depthwise import (
     DepthwiseConv1D,
     DepthwiseConv2D,
     SeparableConv1D,
     SeparableConv2D,
 )
-from loopax.src.layers.convolutional_depthwise import SeparableConv1D as SeparableConvolution1D
-from loopax.src.layers.convolutional_depthwise import SeparableConv2D as SeparableConvolution2D
-from loopax.src.layers.convolutional_transpose import (
+from loopax.src.layers.convolutional.depthwise import SeparableConv1D as SeparableConvolution1D
+from loopax.src.layers.convolutional.depthwise import SeparableConv2D as SeparableConvolution2D
+from loopax.src.layers.convolutional.transpose import (
     Conv1DTranspose,
     Conv2DTranspose,
     Conv3DTranspose,
 )
-from loopax.src.layers.convolutional_transpose import Conv1DTranspose as Convolution1DTranspose
-from loopax.src.layers.convolutional_transpose import Conv2DTranspose as Convolution2DTranspose
-from loopax.src.layers.convolutional_transpose import Conv3DTranspose as Convolution3DTranspose
-from loopax.src.layers.core import (
-    Activation,
-    ActivityRegularization,
-    Dense,
-    Dropout,
-    Embedding,
-    Flatten,
-    Identity,
-    Reshape,
-)
-from loopax.src.layers.dot import Dot, dot
-from loopax.src.layers.dot_attention import AdditiveAttention, Attention
-from loopax.src.layers.einsum_dense import EinsumDense
-from loopax.src.layers.geometric_augmentation import RandomPerspective, RandomShear
-from loopax.src.layers.grouped_query_attention import GroupedQueryAttention as GroupQueryAttention
-from loopax.src.layers.hashed_crossing import HashedCrossing
-from loopax.src.layers.hashing import Hashing
-from loopax.src.layers.image_augmentation import (
-    AutoContrast,
-    CutMix,
-    Equalization,
-    MixUp,
-    RandomErasing,
-    RandomGrayscale,
-    RandomInvert,
-    RandomPosterization,
-    Solarization,
-)
+from loopax.src.layers.convolutional.transpose import Conv1DTranspose as Convolution1DTranspose
+from loopax.src.layers.convolutional.transpose import Conv2DTranspose as Convolution2DTranspose
+from loopax.src.layers.convolutional.transpose import Conv3DTranspose as Convolution3DTranspose
+from loopax.src.layers.core.dense import Dense
+from loopax.src.layers.core.einsum_dense import EinsumDense
+from loopax.src.layers.core.embedding import Embedding
+from loopax.src.layers.core.identity import Identity
+from loopax.src.layers.core.jax_layer import FlaxLayer, JaxLayer
+from loopax.src.layers.core.lambda_layer import Lambda
+from loopax.src.layers.core.reversible_embedding import ReversibleEmbedding
+from loopax.src.layers.core.wrapper import Wrapper
 from loopax.src.layers.input_layer import Input, InputLayer
-from loopax.src.layers.jax_layer import FlaxLayer, JaxLayer
-from loopax.src.layers.lambda_layer import Lambda
 from loopax.src.layers.layer import InputSpec, Layer
-from loopax.src.layers.lookup import IntegerLookup, StringLookup
 from loopax.src.layers.masking import Masking
-from loopax.src.layers.max_num_bounding_boxes import MaxNumBoundingBoxes
-from loopax.src.layers.merging import (
+from loopax.src.layers.merging.dot import Dot, dot
+from loopax.src.layers.merging.merging import (
     Add,
     Average,
     Concatenate,
@@ -103,23 +55,23 @@ from loopax.src.layers.merging import (
     multiply,
     subtract,
 )
-from loopax.src.layers.noise import (
-    AlphaDropout,
-    GaussianDropout,
-    GaussianNoise,
-    SpatialDropout1D,
-    SpatialDropout2D,
-    SpatialDropout3D,
-)
-from loopax.src.layers.normalization import (
+from loopax.src.layers.normalization.normalization import (
     BatchNormalization,
     GroupNormalization,
     LayerNormalization,
     RMSNormalization,
     UnitNormalization,
 )
-from loopax.src.layers.pipeline import Pipeline
-from loopax.src.layers.pooling import (
+from loopax.src.layers.normalization.spectral_normalization import SpectralNormalization
+from loopax.src.layers.pooling.adaptive import (
+    AdaptiveAveragePooling1D,
+    AdaptiveAveragePooling2D,
+    AdaptiveAveragePooling3D,
+    AdaptiveMaxPooling1D,
+    AdaptiveMaxPooling2D,
+    AdaptiveMaxPooling3D,
+)
+from loopax.src.layers.pooling.pooling import (
     AveragePooling1D,
     AveragePooling2D,
     AveragePooling3D,
@@ -133,40 +85,94 @@ from loopax.src.layers.pooling import (
     MaxPooling2D,
     MaxPooling3D,
 )
-from loopax.src.layers.pooling import AveragePooling1D as AvgPool1D
-from loopax.src.layers.pooling import AveragePooling2D as AvgPool2D
-from loopax.src.layers.pooling import AveragePooling3D as AvgPool3D
-from loopax.src.layers.pooling import GlobalAveragePooling1D as GlobalAvgPool1D
-from loopax.src.layers.pooling import GlobalAveragePooling2D as GlobalAvgPool2D
-from loopax.src.layers.pooling import GlobalAveragePooling3D as GlobalAvgPool3D
-from loopax.src.layers.pooling import GlobalMaxPooling1D as GlobalMaxPool1D
-from loopax.src.layers.pooling import GlobalMaxPooling2D as GlobalMaxPool2D
-from loopax.src.layers.pooling import GlobalMaxPooling3D as GlobalMaxPool3D
-from loopax.src.layers.pooling import MaxPooling1D as MaxPool1D
-from loopax.src.layers.pooling import MaxPooling2D as MaxPool2D
-from loopax.src.layers.pooling import MaxPooling3D as MaxPool3D
-from loopax.src.layers.preprocessing import (
+from loopax.src.layers.pooling.pooling import AveragePooling1D as AvgPool1D
+from loopax.src.layers.pooling.pooling import AveragePooling2D as AvgPool2D
+from loopax.src.layers.pooling.pooling import AveragePooling3D as AvgPool3D
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling1D as GlobalAvgPool1D
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D as GlobalAvgPool2D
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling3D as GlobalAvgPool3D
+from loopax.src.layers.pooling.pooling import GlobalMaxPooling1D as GlobalMaxPool1D
+from loopax.src.layers.pooling.pooling import GlobalMaxPooling2D as GlobalMaxPool2D
+from loopax.src.layers.pooling.pooling import GlobalMaxPooling3D as GlobalMaxPool3D
+from loopax.src.layers.pooling.pooling import MaxPooling1D as MaxPool1D
+from loopax.src.layers.pooling.pooling import MaxPooling2D as MaxPool2D
+from loopax.src.layers.pooling.pooling import MaxPooling3D as MaxPool3D
+from loopax.src.layers.preprocessing.audio.spectrogram import MelSpectrogram, STFTSpectrogram
+from loopax.src.layers.preprocessing.image.aug_mix import AugMix
+from loopax.src.layers.preprocessing.image.augmentation import (
+    RandomBrightness,
+    RandomContrast,
+    RandomRotation,
+    RandomTranslation,
+    RandomZoom,
+)
+from loopax.src.layers.preprocessing.image.augmentation_policies import RandAugment
+from loopax.src.layers.preprocessing.image.clahe import ContrastLimitedAdaptiveHistogramEqualization
+from loopax.src.layers.preprocessing.image.color_augmentation import (
+    RandomColorDegeneration,
+    RandomColorJitter,
+    RandomGaussianBlur,
+    RandomHue,
+    RandomSaturation,
+    RandomSharpness,
+)
+from loopax.src.layers.preprocessing.image.geometric_augmentation import (
+    RandomPerspective,
+    RandomShear,
+)
+from loopax.src.layers.preprocessing.image.image_augmentation import (
+    AutoContrast,
+    CutMix,
+    Equalization,
+    MixUp,
+    RandomErasing,
+    RandomGrayscale,
+    RandomInvert,
+    RandomPosterization,
+    Solarization,
+)
+from loopax.src.layers.preprocessing.image.max_num_bounding_boxes import MaxNumBoundingBoxes
+from loopax.src.layers.preprocessing.image.random_elastic_transform import RandomElasticTransform
+from loopax.src.layers.preprocessing.image.random_flip import RandomFlip
+from loopax.src.layers.preprocessing.pipeline import Pipeline
+from loopax.src.layers.preprocessing.preprocessing import (
     CenterCrop,
     Normalization,
     RandomCrop,
-    RandomFlip,
     Rescaling,
     Resizing,
 )
-from loopax.src.layers.random_elastic_transform import RandomElasticTransform
-from loopax.src.layers.recurrent import (
+from loopax.src.layers.preprocessing.structured.categorical import CategoryEncoding, Discretization
+from loopax.src.layers.preprocessing.structured.hashed_crossing import HashedCrossing
+from loopax.src.layers.preprocessing.structured.hashing import Hashing
+from loopax.src.layers.preprocessing.structured.lookup import IntegerLookup, StringLookup
+from loopax.src.layers.preprocessing.text.text_vectorization import TextVectorization
+from loopax.src.layers.recurrent.bidirectional import Bidirectional
+from loopax.src.layers.recurrent.conv_lstm import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D
+from loopax.src.layers.recurrent.recurrent import (
     GRU,
     LSTM,
     RNN,
-    Bidirectional,
     GRUCell,
     LSTMCell,
     SimpleRNN,
     SimpleRNNCell,
     StackedRNNCells,
-    TimeDistributed,
 )
-from loopax.src.layers.reshaping import (
+from loopax.src.layers.recurrent.time_distributed import TimeDistributed
+from loopax.src.layers.regularization.activity_regularization import ActivityRegularization
+from loopax.src.layers.regularization.dropout import Dropout
+from loopax.src.layers.regularization.noise import (
+    AlphaDropout,
+    GaussianDropout,
+    GaussianNoise,
+    SpatialDropout1D,
+    SpatialDropout2D,
+    SpatialDropout3D,
+)
+from loopax.src.layers.reshaping.flatten import Flatten
+from loopax.src.layers.reshaping.reshape import Reshape
+from loopax.src.layers.reshaping.reshaping import (
     Cropping1D,
     Cropping2D,
     Cropping3D,
@@ -179,9 +185,4 @@ from loopax.src.layers.reshaping import (
     ZeroPadding2D,
     ZeroPadding3D,
 )
-from loopax.src.layers.reversible_embedding import ReversibleEmbedding
-from loopax.src.layers.spectral_normalization import SpectralNormalization
-from loopax.src.layers.spectrogram import MelSpectrogram, STFTSpectrogram
-from loopax.src.layers.text_vectorization import TextVectorization
-from loopax.src.layers.wrapper import Wrapper
 from loopax.src.saving.layer_serialization import deserialize, serialize

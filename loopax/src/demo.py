@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 
 from loopax.src.datasets import digits
-from loopax.src.layers.core import Dense
+from loopax.src.layers.core.dense import Dense
 from loopax.src.layers.input_layer import Input
 from loopax.src.losses.losses import SparseCategoricalCrossentropy
 from loopax.src.models.model import Model

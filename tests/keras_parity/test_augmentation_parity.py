@@ -14,7 +14,7 @@ import pytest
 from keras_reference import keras
 
 import loopax
-from loopax.src.layers.augmentation import rotation_matrix
+from loopax.src.layers.preprocessing.image.augmentation import rotation_matrix
 
 rng = np.random.default_rng(5)
 images = (rng.random((2, 7, 9, 3)) * 255).astype("float32")

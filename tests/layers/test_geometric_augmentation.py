@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import loopax
-from loopax.src.layers.geometric_augmentation import homography
+from loopax.src.layers.preprocessing.image.geometric_augmentation import homography
 
 keras = pytest.importorskip("keras")
 

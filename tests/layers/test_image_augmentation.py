@@ -111,7 +111,7 @@ def test_transform_of_a_keras_drawn_transformation_matches_keras(name, kwargs):
 
 
 def test_cutmix_box_masks_and_label_weights_match_keras_for_the_same_corners():
-    from loopax.src.layers.image_augmentation import _box_masks
+    from loopax.src.layers.preprocessing.image.image_augmentation import _box_masks
     corners = tuple(np.array(c, "float32") for c in
                     ([0.5, 2.0, 0.0, 3.3], [4.2, 6.5, 7.0, 3.9], [1.0, 0.2, 0.0, 5.5],
                      [3.5, 5.9, 6.0, 6.0]))

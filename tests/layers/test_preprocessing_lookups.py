@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import loopax as keras
-from loopax.src.layers.hashing import fingerprint64, siphash
+from loopax.src.layers.preprocessing.structured.hashing import fingerprint64, siphash
 
 
 def test_siphash_matches_the_reference_vector():

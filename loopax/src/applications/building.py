@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from loopax.src.applications import imagenet_utils
 from loopax.src.layers import input_layer
-from loopax.src.layers.core import Dense
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.core.dense import Dense
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
 from loopax.src.models.functional import Functional
 
 

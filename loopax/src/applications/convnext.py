@@ -10,12 +10,13 @@ import numpy as np
 from loopax.src import random
 from loopax.src.api_export import export
 from loopax.src.applications import building
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.core import Activation, Dense
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.core.dense import Dense
 from loopax.src.layers.layer import Layer
-from loopax.src.layers.normalization import LayerNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
-from loopax.src.layers.preprocessing import Normalization
+from loopax.src.layers.normalization.normalization import LayerNormalization
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.preprocessing.preprocessing import Normalization
 from loopax.src.models.sequential import Sequential
 
 # (blocks per stage, channels per stage)

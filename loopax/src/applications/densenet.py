@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.core import Activation
-from loopax.src.layers.merging import Concatenate
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import AveragePooling2D, MaxPooling2D
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.merging.merging import Concatenate
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import AveragePooling2D, MaxPooling2D
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 _EPSILON = 1.001e-5
 GROWTH_RATE = 32

@@ -9,14 +9,17 @@ import math
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.applications.mobilenet_v2 import make_divisible
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.core import Activation, Dense, Dropout, Reshape
-from loopax.src.layers.merging import add, multiply
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
-from loopax.src.layers.preprocessing import Normalization, Rescaling
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import DepthwiseConv2D
+from loopax.src.layers.core.dense import Dense
+from loopax.src.layers.merging.merging import add, multiply
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.preprocessing.preprocessing import Normalization, Rescaling
+from loopax.src.layers.regularization.dropout import Dropout
+from loopax.src.layers.reshaping.reshape import Reshape
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 IMAGENET_STDDEV_RGB = (0.229, 0.224, 0.225)
 CONV_INIT = {"class_name": "VarianceScaling",

@@ -9,13 +9,15 @@ import math
 from loopax.src.api_export import export
 from loopax.src.applications import building, efficientnet
 from loopax.src.applications.efficientnet import CONV_INIT
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.core import Activation, Dropout, Reshape
-from loopax.src.layers.merging import add, multiply
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D
-from loopax.src.layers.preprocessing import Normalization, Rescaling
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import DepthwiseConv2D
+from loopax.src.layers.merging.merging import add, multiply
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D
+from loopax.src.layers.preprocessing.preprocessing import Normalization, Rescaling
+from loopax.src.layers.regularization.dropout import Dropout
+from loopax.src.layers.reshaping.reshape import Reshape
 
 # (kernel, repeats, filters in, filters out, expansion, se ratio, stride, fused) per stage
 _B = ((3, 1, 32, 16, 1, 0, 1, True), (3, 2, 16, 32, 4, 0, 2, True),

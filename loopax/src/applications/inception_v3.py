@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.core import Activation
-from loopax.src.layers.merging import concatenate
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import AveragePooling2D, MaxPooling2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.merging.merging import concatenate
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import AveragePooling2D, MaxPooling2D
 
 
 def conv2d_bn(x, filters, rows, cols, padding="same", strides=1, name=None):

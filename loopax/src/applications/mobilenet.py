@@ -7,13 +7,15 @@ import warnings
 
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
-from loopax.src.layers.activation_layers import ReLU
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.core import Activation, Dropout, Reshape
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.activations.activation_layers import ReLU
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import DepthwiseConv2D
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.regularization.dropout import Dropout
+from loopax.src.layers.reshaping.reshape import Reshape
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 # (pointwise filters, stride) of blocks 1..13
 _BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1),

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
-from loopax.src.layers.activation_layers import ReLU
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.merging import Add
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation_layers import ReLU
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import DepthwiseConv2D
+from loopax.src.layers.merging.merging import Add
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 # (filters, stride, expansion) of blocks 0..16
 _BLOCKS = ((16, 1, 1), (24, 2, 6), (24, 1, 6), (32, 2, 6), (32, 1, 6), (32, 1, 6),

@@ -9,15 +9,17 @@ import warnings
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
 from loopax.src.applications.mobilenet_v2 import make_divisible
-from loopax.src.layers.activation_layers import ReLU
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import DepthwiseConv2D
-from loopax.src.layers.core import Activation, Dropout, Flatten
-from loopax.src.layers.merging import Add, Multiply
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
-from loopax.src.layers.preprocessing import Rescaling
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.activations.activation_layers import ReLU
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import DepthwiseConv2D
+from loopax.src.layers.merging.merging import Add, Multiply
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D
+from loopax.src.layers.preprocessing.preprocessing import Rescaling
+from loopax.src.layers.regularization.dropout import Dropout
+from loopax.src.layers.reshaping.flatten import Flatten
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 # (expansion, filters, kernel ("k": 5, or 3 when minimalistic), stride, squeeze-excite,
 #  activation ("relu", or "hs": hard-swish unless minimalistic)) per block

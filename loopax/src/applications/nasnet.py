@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import SeparableConv2D
-from loopax.src.layers.core import Activation
-from loopax.src.layers.merging import add, concatenate
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import AveragePooling2D, MaxPooling2D
-from loopax.src.layers.reshaping import Cropping2D, ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import SeparableConv2D
+from loopax.src.layers.merging.merging import add, concatenate
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import AveragePooling2D, MaxPooling2D
+from loopax.src.layers.reshaping.reshaping import Cropping2D, ZeroPadding2D
 
 
 def _bn(name=None):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.core import Activation
-from loopax.src.layers.merging import Add
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import MaxPooling2D
-from loopax.src.layers.reshaping import ZeroPadding2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.merging.merging import Add
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import MaxPooling2D
+from loopax.src.layers.reshaping.reshaping import ZeroPadding2D
 
 _EPSILON = 1.001e-5
 # blocks per stage conv2..conv5 (filters 64, 128, 256, 512), per depth

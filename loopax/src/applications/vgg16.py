@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building, imagenet_utils
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.core import Dense, Flatten
-from loopax.src.layers.pooling import GlobalAveragePooling2D, GlobalMaxPooling2D, MaxPooling2D
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.core.dense import Dense
+from loopax.src.layers.pooling.pooling import (
+    GlobalAveragePooling2D,
+    GlobalMaxPooling2D,
+    MaxPooling2D,
+)
+from loopax.src.layers.reshaping.flatten import Flatten
 
 # (filters, convolutions) per block
 BLOCKS = {16: ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3)),

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from loopax.src.api_export import export
 from loopax.src.applications import building
-from loopax.src.layers.convolutional import Conv2D
-from loopax.src.layers.convolutional_depthwise import SeparableConv2D
-from loopax.src.layers.core import Activation
-from loopax.src.layers.merging import add
-from loopax.src.layers.normalization import BatchNormalization
-from loopax.src.layers.pooling import MaxPooling2D
+from loopax.src.layers.activations.activation import Activation
+from loopax.src.layers.convolutional.convolutional import Conv2D
+from loopax.src.layers.convolutional.depthwise import SeparableConv2D
+from loopax.src.layers.merging.merging import add
+from loopax.src.layers.normalization.normalization import BatchNormalization
+from loopax.src.layers.pooling.pooling import MaxPooling2D
 
 
 def _separable(x, filters, name, activate_first=True):

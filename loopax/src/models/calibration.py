@@ -20,8 +20,8 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src.layers.core import Dense
-from loopax.src.layers.einsum_dense import EinsumDense
+from loopax.src.layers.core.dense import Dense
+from loopax.src.layers.core.einsum_dense import EinsumDense
 from loopax.src.quantizers import awq, gptq
 from loopax.src.tensor import unwrap
 

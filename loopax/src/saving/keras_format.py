@@ -34,7 +34,7 @@ import zipfile
 from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 from loopax.src import dtypes, mixed_precision, serialization
-from loopax.src.layers import lambda_layer
+from loopax.src.layers.core import lambda_layer
 from loopax.src.module import Module, _collect, _snake_case, tracked_items
 from loopax.src.saving import archive
 from loopax.src.serialization import quoted

@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from loopax.src import losses as losses_module
-from loopax.src.layers.core import Embedding
+from loopax.src.layers.core.embedding import Embedding
 from loopax.src.trainers import epoch_runner
 from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
 from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight

@@ -12,11 +12,11 @@ not built yet.
 import numpy as np
 
 from loopax.src.api_export import export
-from loopax.src.layers.categorical import CategoryEncoding, Discretization
-from loopax.src.layers.core import Identity
-from loopax.src.layers.hashing import Hashing
-from loopax.src.layers.lookup import IntegerLookup, StringLookup
-from loopax.src.layers.preprocessing import Normalization, Rescaling
+from loopax.src.layers.core.identity import Identity
+from loopax.src.layers.preprocessing.preprocessing import Normalization, Rescaling
+from loopax.src.layers.preprocessing.structured.categorical import CategoryEncoding, Discretization
+from loopax.src.layers.preprocessing.structured.hashing import Hashing
+from loopax.src.layers.preprocessing.structured.lookup import IntegerLookup, StringLookup
 
 _OUTPUT_MODES = ("int", "one_hot", "float")
 

@@ -1,0 +1,1 @@
+"""Convolution layers: standard, depthwise/separable, transposed."""

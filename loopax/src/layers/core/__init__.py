@@ -1,0 +1,1 @@
+"""Core layers: Dense, EinsumDense, Embedding, Identity, Lambda, wrappers of other code."""

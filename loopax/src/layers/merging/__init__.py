@@ -1,0 +1,1 @@
+"""Merging layers: Add, Concatenate, Dot, ..."""

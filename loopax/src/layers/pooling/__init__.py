@@ -1,0 +1,1 @@
+"""Pooling layers: max/average, global, adaptive."""

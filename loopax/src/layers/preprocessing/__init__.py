@@ -1,0 +1,1 @@
+"""Preprocessing layers, by kind of data: image, text, audio, structured."""

@@ -1,0 +1,1 @@
+"""Audio preprocessing layers."""

@@ -1,0 +1,1 @@
+"""Image preprocessing and augmentation layers."""

@@ -1,0 +1,1 @@
+"""Structured-data preprocessing layers: lookups, hashing, encoding."""

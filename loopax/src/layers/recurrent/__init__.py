@@ -1,0 +1,1 @@
+"""Recurrent layers: cells, RNN/LSTM/GRU, ConvLSTM, Bidirectional, TimeDistributed."""

@@ -1,0 +1,1 @@
+"""Regularization layers: dropout, noise, penalties."""

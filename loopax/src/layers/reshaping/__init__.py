@@ -1,0 +1,1 @@
+"""Reshaping layers: flatten, reshape, pad, crop, up-sample, repeat, permute."""
