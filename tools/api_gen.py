@@ -336,7 +336,7 @@ def render(package: str, spec: Package, exports: list[Export], root: Path = ROOT
             statements.append(_from_import(module, sorted(set(plain[module]), key=_isort_key)))
         for _, alias, name in sorted((r for r in renamed if r[0] == module),
                                      key=lambda r: (_isort_key(r[2]), _natural(r[1]))):
-            statements.append(f"from {module} import {name} as {alias}")
+            statements.append(_from_import(module, [f"{name} as {alias}"]))
     text = HEADER + f'"""{spec.doc}"""\n\n' + "\n".join(statements) + "\n"
     if spec.all:
         names = sorted({e.public_name for e in mine} | set(children), key=_isort_key)

@@ -5,7 +5,9 @@
 from loopax.src.layers.activations.activation import Activation
 from loopax.src.layers.activations.activation_layers import ELU, LeakyReLU, PReLU, ReLU, Softmax
 from loopax.src.layers.attention.dot_attention import AdditiveAttention, Attention
-from loopax.src.layers.attention.grouped_query_attention import GroupedQueryAttention as GroupQueryAttention
+from loopax.src.layers.attention.grouped_query_attention import (
+    GroupedQueryAttention as GroupQueryAttention,
+)
 from loopax.src.layers.attention.multi_head_attention import MultiHeadAttention
 from loopax.src.layers.convolutional.convolutional import Conv1D, Conv2D, Conv3D
 from loopax.src.layers.convolutional.convolutional import Conv1D as Convolution1D
