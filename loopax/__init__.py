@@ -49,11 +49,12 @@ from loopax.src.mixed_precision import DTypePolicy, FloatDTypePolicy
 from loopax.src.models.model import Model
 from loopax.src.models.sequential import Sequential
 from loopax.src.module import Module
+from loopax.src.naming import name_scope
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.quantizers import Quantizer
 from loopax.src.regularizers import Regularizer
 from loopax.src.remat import RematScope, remat
-from loopax.src.state import StatelessScope, StateScope, Variable, name_scope
+from loopax.src.state import StatelessScope, StateScope, Variable
 from loopax.src.symbolic_scope import SymbolicScope
 from loopax.src.tape import GradientTape, UnconnectedGradients
 from loopax.src.tensor import Tensor, constant

@@ -28,7 +28,7 @@ import jax
 import pytest
 
 import loopax
-from loopax.src import state
+from loopax.src import naming
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def _fresh_session():
     """Each test starts with fresh auto-names (loopax's and, once a parity test has
     imported it, Keras's) and a fixed global seed, and leaves no global dtype policy,
     floatx, image data format or distribution behind (clear_session keeps them)."""
-    state.clear_session()
+    naming.clear_session()
     loopax.random.set_random_seed(0)
     keras = sys.modules.get("keras")
     if keras is not None and hasattr(keras, "utils"):

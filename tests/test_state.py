@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 
 import loopax
-from loopax.src.state import (
-    StateScope,
-    Variable,
-    autocast_scope,
-    check_values_match,
-    name_scope,
-)
+from loopax.src.naming import name_scope
+from loopax.src.state import StateScope, Variable, autocast_scope, check_values_match
 
 
 def test_variable_basics_and_assign():

@@ -14,5 +14,5 @@ from loopax.src.dtypes import floatx, set_floatx
 from loopax.src.dtypes import is_float as is_float_dtype
 from loopax.src.dtypes import is_int as is_int_dtype
 from loopax.src.layers.symbolic import is_keras_tensor
+from loopax.src.naming import clear_session, get_uid
 from loopax.src.ops.core import result_type
-from loopax.src.state import clear_session, get_uid

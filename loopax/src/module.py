@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from loopax.src.state import Variable, unique_name
+from loopax.src.naming import unique_name
+from loopax.src.state import Variable
 
 # Values that can hold nothing trackable: skipped at once (the walk is on the
 # path of every `model.trainable_variables`).

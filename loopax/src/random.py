@@ -21,15 +21,8 @@ import numpy as np
 
 from loopax.src import dtypes
 from loopax.src.api_export import export
-from loopax.src.state import (
-    StateScope,
-    Variable,
-    _state,
-    is_tracer,
-    name_scope,
-    tracing,
-    unique_name,
-)
+from loopax.src.naming import name_scope, unique_name
+from loopax.src.state import StateScope, Variable, _state, is_tracer, tracing
 from loopax.src.tensor import unwrap
 
 

@@ -1,4 +1,4 @@
-"""The state model: Variables, state scopes and name scopes.
+"""The state model: Variables and state scopes (name scopes: `naming.py`).
 
 Everything stateful in loopax (model weights, optimizer slots, metric
 accumulators, RNG seeds) is a `Variable`. A Variable is a registered JAX
@@ -36,15 +36,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import dtypes
-from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
+from loopax.src.naming import current_path
 
 
 class _ThreadState(threading.local):
     def __init__(self):
         self.scopes: list[StateScope] = []
-        self.name_stack: list["_Scope"] = []
         # Set by loopax.src.tape while at least one GradientTape records.
         self.tapes: list = []
         # The float dtype Variables read as inside a mixed-precision layer's
@@ -759,102 +758,3 @@ def pure(fn: Callable, variables: Iterable[Variable], on_missing: Callable | Non
 
 # Keras's name for the same mechanism (`keras.StatelessScope(state_mapping)`).
 StatelessScope = StateScope
-
-
-# --------------------------------------------------------------------------
-# Name scopes
-# --------------------------------------------------------------------------
-
-class _Scope:
-    """One entry of the name-scope stack: a name, the object that opened it (or None)
-    and, for a layer whose place is settled, the absolute path of its parent."""
-
-    __slots__ = ("name", "caller", "parent")
-
-    def __init__(self, name, caller, parent):
-        self.name, self.caller, self.parent = name, caller, parent
-
-
-def current_path() -> str:
-    """The path the open name scopes give (`"sequential/d3"`), `""` outside any.
-
-    A scope opened for a layer whose place is settled (`Layer.path`) starts from that
-    place, not from the scopes around it, as Keras's name scopes do."""
-    parts: list[str] = []
-    for scope in _state.name_stack:
-        if scope.parent is not None:
-            parts = [p for p in scope.parent.split("/") if p]
-        parts.append(scope.name)
-    return "/".join(parts)
-
-
-@contextlib.contextmanager
-def name_scope(name: str, caller: Any = None) -> Iterator[None]:
-    """Prefixes the `path` of Variables created inside with `name/`.
-
-    The one stack behind every path: a layer's call, build and `add_weight` open its
-    scope (`name_scope(layer.name, caller=layer)`), so its variables' paths are its
-    parents' names, then its own, then the variable's (`sequential/d3/kernel`), as in
-    Keras. A scope `caller` opens right inside one it opened already adds nothing, and a
-    caller with a settled place (`_parent_path`) starts from there.
-
-    Args:
-        name: The scope's name (a path component, no `/`).
-        caller: The object opening it (a layer, optimizer or metric), or None.
-
-    Yields:
-        Nothing; the prefix holds inside the `with` block.
-
-    Raises:
-        ValueError: `name` is not a string or contains `/`.
-    """
-    if not isinstance(name, str) or "/" in name:
-        raise ValueError(f"name_scope: `name` must be a string without '/', got {name!r}.")
-    stack = _state.name_stack
-    if caller is not None and stack and stack[-1].caller is caller and stack[-1].name == name:
-        yield
-        return
-    parent = getattr(caller, "__dict__", {}).get("_parent_path") if caller is not None else None
-    stack.append(_Scope(name, caller, parent))
-    try:
-        yield
-    finally:
-        stack.pop()
-
-
-_name_counts: dict[str, int] = {}
-
-
-def unique_name(prefix: str) -> str:
-    """`prefix`, then `prefix_1`, `prefix_2`, ... (reset by `clear_session`).
-
-    Args:
-        prefix: The base name, such as `"dense"`.
-
-    Returns:
-        A name not handed out before in this session.
-    """
-    n = _name_counts.get(prefix, 0)
-    _name_counts[prefix] = n + 1
-    return prefix if n == 0 else f"{prefix}_{n}"
-
-
-@export("loopax.backend.get_uid")
-def get_uid(prefix: str = "") -> int:
-    """Counts the names handed out for `prefix`: 1 the first call, then 2, ... (shared
-    with automatic layer names, as Keras's `backend.get_uid`; reset by `clear_session`).
-
-    Args:
-        prefix: The name's base, such as `"dense"`.
-
-    Returns:
-        The new count, an int.
-    """
-    _name_counts[prefix] = _name_counts.get(prefix, 0) + 1
-    return _name_counts[prefix]
-
-
-@export("loopax.backend.clear_session", "loopax.utils.clear_session")
-def clear_session() -> None:
-    """Resets automatic layer names (`dense`, `dense_1`, ... start again)."""
-    _name_counts.clear()

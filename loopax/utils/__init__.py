@@ -11,6 +11,7 @@ from loopax.src.callbacks.progbar import Progbar
 from loopax.src.config import standardize_dtype
 from loopax.src.layers.symbolic import get_source_inputs, is_keras_tensor
 from loopax.src.models.plotting import model_to_dot, plot_model
+from loopax.src.naming import clear_session
 from loopax.src.random import set_random_seed
 from loopax.src.serialization import (
     custom_object_scope,
@@ -22,7 +23,6 @@ from loopax.src.serialization import custom_object_scope as CustomObjectScope
 from loopax.src.serialization import deserialize as deserialize_keras_object
 from loopax.src.serialization import register_serializable as register_keras_serializable
 from loopax.src.serialization import serialize as serialize_keras_object
-from loopax.src.state import clear_session
 from loopax.src.trainers.data_adapters.data_adapter_utils import (
     pack_x_y_sample_weight,
     unpack_x_y_sample_weight,

@@ -109,8 +109,8 @@ def run_block(code, namespace, filename):
 def fresh_session():
     """Same starting point for every page: auto-names from 0, global seed 0."""
     import loopax
-    from loopax.src import state
-    state.clear_session()
+    from loopax.src import naming
+    naming.clear_session()
     loopax.random.set_random_seed(0)
 
 

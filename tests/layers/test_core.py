@@ -15,7 +15,7 @@ from layer_checks import (
 
 import loopax
 from loopax import layers
-from loopax.src.state import clear_session
+from loopax.src.naming import clear_session
 
 rng = np.random.default_rng(0)
 

@@ -7,8 +7,8 @@ from loopax.src.api_export import export
 from loopax.src.layers import op_layer  # noqa: F401  (installs ops' symbolic fallback)
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import Node, SymbolicTensor
+from loopax.src.naming import unique_name
 from loopax.src.serialization import register_core_class
-from loopax.src.state import unique_name
 
 
 @export("loopax.layers.InputLayer")

@@ -44,17 +44,9 @@ from loopax.src.distribution.placement import distribute_tensor
 from loopax.src.layers import symbolic
 from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case, track_created
+from loopax.src.naming import current_path, name_scope, unique_name
 from loopax.src.quantizers import quantization_config
-from loopax.src.state import (
-    Variable,
-    _state,
-    check_values_match,
-    current_path,
-    name_scope,
-    notify_built,
-    pure,
-    unique_name,
-)
+from loopax.src.state import Variable, _state, check_values_match, notify_built, pure
 from loopax.src.tensor import Tensor, op
 from loopax.src.utils import memory_utils
 

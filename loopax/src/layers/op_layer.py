@@ -15,8 +15,8 @@ import numpy as np
 
 from loopax.src.layers.layer import Layer
 from loopax.src.layers.symbolic import SymbolicTensor, any_symbolic, is_symbolic
+from loopax.src.naming import unique_name
 from loopax.src.ops import operators
-from loopax.src.state import unique_name
 from loopax.src.tensor import register_symbolic_fallback
 
 

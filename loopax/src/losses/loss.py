@@ -27,7 +27,8 @@ from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.layers.masking import get_keras_mask
 from loopax.src.losses import padded_rows
 from loopax.src.module import _snake_case
-from loopax.src.state import _state, unique_name
+from loopax.src.naming import unique_name
+from loopax.src.state import _state
 from loopax.src.tensor import as_tensor, op, unwrap
 
 EPSILON = dtypes.EPSILON  # the clip for log() of probabilities

@@ -26,7 +26,8 @@ from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, created_variables, owned, track_created
-from loopax.src.state import Variable, check_values_match, name_scope, pure, unique_name
+from loopax.src.naming import name_scope, unique_name
+from loopax.src.state import Variable, check_values_match, pure
 from loopax.src.tensor import unwrap
 
 

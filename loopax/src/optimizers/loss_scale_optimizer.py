@@ -20,10 +20,11 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from loopax.src.api_export import export
+from loopax.src.naming import name_scope
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import OPTIMIZERS, register_optimizer
 from loopax.src.optimizers.state_cond import assign_cond
-from loopax.src.state import Variable, name_scope
+from loopax.src.state import Variable
 
 _UNSUPPORTED = dict(weight_decay=None, clipnorm=None, global_clipnorm=None, clipvalue=None,
                     use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,

@@ -16,10 +16,10 @@ from collections.abc import MutableMapping
 
 from loopax.src import serialization
 from loopax.src.api_export import export
+from loopax.src.naming import unique_name
 from loopax.src.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
-from loopax.src.state import unique_name
 
 
 def _check_inner(optimizer, where):

@@ -51,20 +51,12 @@ from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.distribution import placement
 from loopax.src.module import CREATED_VARIABLES, created_variables, owned, track_created
+from loopax.src.naming import name_scope, unique_name
 from loopax.src.optimizers import accumulation, clipping, ema, schedules
 from loopax.src.optimizers.slot_names import slot_names, unique_keys
 from loopax.src.optimizers.state_cond import assign_cond
 from loopax.src.optimizers.weight_decay import DecayExclusions, decayed
-from loopax.src.state import (
-    Variable,
-    active_scope,
-    check_values_match,
-    name_scope,
-    notify_built,
-    pure,
-    tracing,
-    unique_name,
-)
+from loopax.src.state import Variable, active_scope, check_values_match, notify_built, pure, tracing
 from loopax.src.tensor import unwrap
 
 _BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm",

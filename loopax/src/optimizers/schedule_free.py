@@ -23,9 +23,9 @@ import jax.numpy as jnp
 import optax
 
 from loopax.src.api_export import export
+from loopax.src.naming import unique_name
 from loopax.src.optimizers.optimizer import Optimizer
 from loopax.src.optimizers.registry import register_optimizer
-from loopax.src.state import unique_name
 
 
 class ScheduleFreeState(NamedTuple):

@@ -14,7 +14,7 @@ from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.core.einsum_dense import EinsumDense
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.masking import get_keras_mask
-from loopax.src.state import name_scope
+from loopax.src.naming import name_scope
 from loopax.src.tensor import unwrap
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
-from loopax.src.state import name_scope
+from loopax.src.naming import name_scope
 
 
 @export("loopax.layers.Wrapper")

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from loopax.src import serialization
 from loopax.src.api_export import export
 from loopax.src.layers.layer import Layer
-from loopax.src.state import name_scope
+from loopax.src.naming import name_scope
 
 _MERGE_MODES = ("concat", "sum", "mul", "ave", None)
 

@@ -30,7 +30,8 @@ from loopax.src.api_export import export
 from loopax.src.layers.argument_checks import positive_int
 from loopax.src.layers.layer import Layer
 from loopax.src.module import _snake_case
-from loopax.src.state import Variable, name_scope
+from loopax.src.naming import name_scope
+from loopax.src.state import Variable
 from loopax.src.tensor import unwrap
 
 # ---------------------------------------------------------------------------
