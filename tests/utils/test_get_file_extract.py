@@ -10,6 +10,7 @@ import hashlib
 import io
 import os
 import tarfile
+import threading
 import zipfile
 
 import pytest
@@ -96,3 +97,30 @@ def test_without_extract_it_is_the_old_get_file(tmp_path):
     assert open(path, "rb").read() == b"abc"
     with pytest.raises(ValueError, match="not a path"):
         loopax.utils.get_file("a/b.bin", source.as_uri(), cache_dir=str(tmp_path / "c"))
+
+
+def test_a_fifo_in_the_cache_is_refused_when_hashed_without_blocking(tmp_path):
+    cache = tmp_path / "c" / "datasets"
+    cache.mkdir(parents=True)
+    os.mkfifo(cache / "f.bin")
+    source = tmp_path / "f.bin"
+    source.write_bytes(b"abc")
+    outcome = []
+
+    def call():
+        try:
+            loopax.utils.get_file("f.bin", source.as_uri(), cache_dir=str(tmp_path / "c"),
+                                  file_hash=hashlib.sha256(b"abc").hexdigest())
+        except Exception as e:  # noqa: BLE001 - the outcome is asserted below
+            outcome.append(e)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    if worker.is_alive():  # it blocked on the FIFO: let it go, then fail
+        with open(cache / "f.bin", "wb"):
+            pass
+        worker.join(timeout=5)
+        pytest.fail("hashing a FIFO in the cache blocked")
+    assert len(outcome) == 1 and isinstance(outcome[0], ValueError), outcome
+    assert "is a FIFO" in str(outcome[0]) and "f.bin" in str(outcome[0])

@@ -27,9 +27,10 @@ def loopax_home() -> str:
 
 
 def sha256_of(path, chunk_size=1 << 20, algorithm="sha256") -> str:
-    """The hex digest of the file at `path` (`algorithm`: "sha256" or "md5")."""
+    """The hex digest of the file at `path` (`algorithm`: "sha256" or "md5"); a
+    FIFO or device at `path` is refused (ValueError) without blocking."""
     digest = hashlib.new(algorithm)
-    with open(path, "rb") as f:
+    with safe_open.open_regular(path, "a cached download to hash") as f:
         for chunk in iter(lambda: f.read(chunk_size), b""):
             digest.update(chunk)
     return digest.hexdigest()
