@@ -34,8 +34,8 @@ import time
 import numpy as np
 
 os.environ.setdefault("KERAS_BACKEND", "jax")   # Keras, when installed, as the reference
-import loopax as keras  # noqa: E402
-from loopax.src.saving.checkpoint import CheckpointStore  # noqa: E402
+import loopax as keras
+from loopax.src.saving.checkpoint import CheckpointStore
 
 
 def build(hidden):

@@ -22,11 +22,11 @@ import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import jax.numpy as jnp
+import numpy as np
 
-import loopax  # noqa: E402
+import loopax
 
 LATENT = 128
 

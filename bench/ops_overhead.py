@@ -53,7 +53,7 @@ def main():
     kernel = jnp.asarray(rng.normal(size=(3, 3, 4, 8)), jnp.float32)
     dn = jax.lax.conv_dimension_numbers(image.shape, kernel.shape, ("NHWC", "HWIO", "NHWC"))
 
-    identity = lambda a: a  # noqa: E731
+    identity = lambda a: a
     wrapped_identity = loopax.src.tensor.op(identity)
     rows = [
         ("op(identity): the wrapper alone", lambda: wrapped_identity(x), lambda: identity(x)),

@@ -298,7 +298,7 @@ def main():
     print("|" + "---|" * (header.count("|") - 1))
     for workload in chosen:
         row = [results.get((workload, n)) for n in names]
-        cell = lambda r, key, fmt: format(r[key], fmt) if r else "-"   # noqa: E731
+        cell = lambda r, key, fmt: format(r[key], fmt) if r else "-"
         line = f"| {workload} | " + " | ".join(cell(r, "step_ms", ".1f") for r in row)
         line += " | " + " | ".join(cell(r, "first_s", ".2f") for r in row)
         line += " | " + " | ".join(cell(r, "rss_mb", ".0f") for r in row)

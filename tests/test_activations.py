@@ -70,7 +70,7 @@ def test_get_serialize_round_trip():
         fn = activations.get(name)
         assert activations.get(activations.serialize(fn)) is fn
     assert activations.get(None) is activations.linear
-    custom = lambda t: t * 2  # noqa: E731
+    custom = lambda t: t * 2
     assert activations.get(custom) is custom
     assert activations.serialize(custom) is custom
 

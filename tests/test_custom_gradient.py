@@ -47,7 +47,7 @@ def test_a_wrong_custom_gradient_is_used_by_tape_grad_and_jit():
         y = square_with_wrong_gradient(x) * 2.0
     assert float(y) == 18.0
     assert float(tape.gradient(y, x)) == 20.0
-    f = lambda a: square_with_wrong_gradient(a) * 2.0  # noqa: E731
+    f = lambda a: square_with_wrong_gradient(a) * 2.0
     assert float(jax.grad(f)(3.0)) == 20.0
     assert float(jax.jit(jax.grad(f))(3.0)) == 20.0
     np.testing.assert_array_equal(jax.vmap(jax.grad(f))(jnp.arange(3.0)), [20.0] * 3)

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("flatbuffers")
 
-import loopax  # noqa: E402
+import loopax
 
 
 @pytest.fixture(scope="module")

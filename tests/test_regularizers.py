@@ -66,7 +66,7 @@ def test_names_configs_and_errors():
     reg = regularizers.L1L2(l1=0.3, l2=0.4)
     clone = regularizers.get(regularizers.serialize(reg))
     assert clone.get_config() == {"l1": 0.3, "l2": 0.4}
-    fn = lambda x: jnp.sum(x)  # noqa: E731
+    fn = lambda x: jnp.sum(x)
     assert regularizers.get(fn) is fn
     with pytest.raises(ValueError, match=r"'l3'.*l1.*l2"):
         regularizers.get("l3")

@@ -139,7 +139,7 @@ def test_nested_tapes_with_a_variable():
             y = ops.sin(v) * v
         g = inner.gradient(y, v)
     h = outer.gradient(g, v)
-    f = lambda a: jnp.sin(a) * a  # noqa: E731
+    f = lambda a: jnp.sin(a) * a
     close(g, jax.grad(f)(2.0))
     close(h, jax.grad(jax.grad(f))(2.0))
 
@@ -199,7 +199,7 @@ def test_sources_nested_structure_comes_back_the_same():
 def test_jacobian_and_batch_jacobian():
     w = loopax.Variable(np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.1]], np.float32))
     x = loopax.constant(A)                         # (2, 3)
-    f = lambda xx, ww: jnp.tanh(xx @ ww)           # noqa: E731  (2, 2)
+    f = lambda xx, ww: jnp.tanh(xx @ ww)
     with GradientTape(persistent=True) as tape:
         tape.watch(x)
         y = ops.tanh(x @ w)

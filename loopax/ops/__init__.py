@@ -6,11 +6,11 @@ Sub-namespaces as in Keras: `loopax.ops.numpy`, `.nn`, `.linalg`, `.math`,
 `.core`, `.image`.
 """
 
-from loopax.src.custom_gradient import custom_gradient  # noqa: F401 (keras.ops.custom_gradient)
+from loopax.src.custom_gradient import custom_gradient
 from loopax.src.ops import core, image, linalg, math, nn, numpy
-from loopax.src.ops.core import *  # noqa: F401,F403
-from loopax.src.ops.einops import *  # noqa: F401,F403
-from loopax.src.ops.linalg import *  # noqa: F401,F403
-from loopax.src.ops.math import *  # noqa: F401,F403
-from loopax.src.ops.nn import *  # noqa: F401,F403
-from loopax.src.ops.numpy import *  # noqa: F401,F403
+from loopax.src.ops.core import *  # noqa: F403
+from loopax.src.ops.einops import *  # noqa: F403
+from loopax.src.ops.linalg import *  # noqa: F403
+from loopax.src.ops.math import *  # noqa: F403
+from loopax.src.ops.nn import *  # noqa: F403
+from loopax.src.ops.numpy import *  # noqa: F403

@@ -438,7 +438,7 @@ def _warn_python_print(fn, name):
 # loopax.print
 # --------------------------------------------------------------------------
 
-def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):  # noqa: A001
+def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=None):
     """Prints `inputs` when the code runs, also inside `loopax.function` and
     `jax.jit` (like `tf.print`). Arrays, Tensors and Variables print their
     values; lists, tuples and dicts of them print element by element.

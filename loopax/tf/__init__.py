@@ -24,20 +24,20 @@ from loopax import (
 )
 
 # ---- issue 36, items 1 and 8: versions, the profiler, tf.random.Generator --------
-from loopax.src.tf_compat import (  # noqa: F401
+from loopax.src.tf_compat import (
     data,
     dtypes,
     linalg,
     nn,
-    profiler,  # noqa: E402, F401
+    profiler,
     random,
     summary,
     train,
-    version,  # noqa: E402, F401
+    version,
 )
 from loopax.src.tf_compat import math_ops as math
 from loopax.src.tf_compat import unsupported as _unsupported
-from loopax.src.tf_compat.core import (  # noqa: F401
+from loopax.src.tf_compat.core import (
     abs,
     add,
     add_n,
@@ -137,7 +137,7 @@ from loopax.src.tf_compat.core import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from loopax.src.tf_compat.dtypes import (  # noqa: F401
+from loopax.src.tf_compat.dtypes import (
     DType,
     as_dtype,
     bfloat16,
@@ -159,7 +159,7 @@ from loopax.src.tf_compat.dtypes import (  # noqa: F401
     uint64,
 )
 from loopax.src.tf_compat.function import GradientTape, TensorShape, TensorSpec, function
-from loopax.src.tf_compat.runtime import (  # noqa: F401
+from loopax.src.tf_compat.runtime import (
     config,
     device,
     errors,
@@ -170,15 +170,15 @@ from loopax.src.tf_compat.runtime import (  # noqa: F401
 )
 from loopax.src.tf_compat.tensor_array import TensorArray
 from loopax.src.tf_compat.variables import Variable
-from loopax.src.tf_compat.version import VERSION as __version__  # noqa: E402, F401
+from loopax.src.tf_compat.version import VERSION as __version__
 
 # ---- end of issue 36, items 1 and 8 ----------------------------------------------
 
 __getattr__ = _unsupported.missing_name
 
 # ---- issue 36 items 2-3: tf.image, tf.distribute ----------------------------------
-from loopax.src.tf_compat import distribute, image  # noqa: E402,F401
-from loopax.src.tf_compat import stateless_random as _stateless  # noqa: E402
+from loopax.src.tf_compat import distribute, image
+from loopax.src.tf_compat import stateless_random as _stateless
 
 for _name in ("split", "fold_in", "stateless_uniform", "stateless_normal",
               "stateless_truncated_normal"):   # tf.random's stateless ops
@@ -204,7 +204,7 @@ del _name, _namespace, _module
 # (one block, so that the parallel branches touching this file merge cleanly)
 from loopax.src.tf_compat import core as _core  # noqa: E402
 from loopax.src.tf_compat import strings  # noqa: E402
-from loopax.src.tf_compat.dtypes import string  # noqa: E402,F401
+from loopax.src.tf_compat.dtypes import string  # noqa: E402
 
 constant = strings.text_constant(constant)
 convert_to_tensor = strings.text_convert_to_tensor(convert_to_tensor)

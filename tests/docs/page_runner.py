@@ -99,7 +99,7 @@ def run_block(code, namespace, filename):
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(code, filename, "exec"), namespace)
-    except Exception as error:  # noqa: BLE001 - the page shows it
+    except Exception as error:  # the page shows it
         message = f"{type(error).__name__}: {error}".strip()   # notes left out: they vary
         return out.getvalue() + ("\n" if out.getvalue() and not out.getvalue().endswith("\n")
                                  else "") + message, error

@@ -64,7 +64,7 @@ def symbolic(args, make):
 def copy_weights(keras_layer, loopax_layer):
     """Assigns Keras's weights to loopax's, checking names and shapes agree."""
     source, target = keras_layer.weights, loopax_layer.weights
-    describe = lambda ws: [(w.path, tuple(w.shape)) for w in ws]  # noqa: E731
+    describe = lambda ws: [(w.path, tuple(w.shape)) for w in ws]
     assert len(source) == len(target), (describe(source), describe(target))
     for k, lx in zip(source, target):
         assert k.name == lx.name and tuple(k.shape) == tuple(lx.shape), (

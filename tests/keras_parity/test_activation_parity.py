@@ -23,14 +23,14 @@ VARIANTS = [("celu", {"alpha": 0.5}), ("glu", {"axis": 0}), ("hard_shrink", {"th
 
 
 def both(name, kwargs):
-    ours = lambda x: activations.get(name)(x, **kwargs)  # noqa: E731
-    theirs = lambda x: keras.activations.get(name)(x, **kwargs)  # noqa: E731
+    ours = lambda x: activations.get(name)(x, **kwargs)
+    theirs = lambda x: keras.activations.get(name)(x, **kwargs)
     return ours, theirs
 
 
 def assert_same_values_and_gradients(ours, theirs):
     np.testing.assert_allclose(ours(X), theirs(X), rtol=1e-5, atol=1e-6)
-    grad = lambda f: jax.grad(lambda x: weighted_sum(f(x)))(X)  # noqa: E731
+    grad = lambda f: jax.grad(lambda x: weighted_sum(f(x)))(X)
     np.testing.assert_allclose(grad(ours), grad(theirs), rtol=1e-5, atol=1e-6)
 
 

@@ -91,7 +91,7 @@ def run(script, lib, tmp_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return script(lib, folder)
-    except Exception as error:  # noqa: BLE001 - compared with Keras's outcome
+    except Exception as error:  # compared with Keras's outcome
         return Raised(error)
 
 

@@ -29,7 +29,7 @@ def test_category_encoding_count_weights_and_config_match_keras():
     keras_layer = keras.layers.CategoryEncoding(num_tokens=5, output_mode="count")
     layer = loopax.layers.CategoryEncoding(num_tokens=5, output_mode="count")
     np.testing.assert_array_equal(layer(x, count_weights=w), keras_layer(x, count_weights=w))
-    strip = lambda c: {k: v for k, v in c.items() if k not in ("name", "dtype")}  # noqa: E731
+    strip = lambda c: {k: v for k, v in c.items() if k not in ("name", "dtype")}
     assert strip(layer.get_config()) == strip(keras_layer.get_config())
 
 
@@ -54,7 +54,7 @@ def test_discretization_matches_keras(mode, x):
 def test_discretization_config_matches_keras():
     keras_layer = keras.layers.Discretization(num_bins=4, epsilon=0.05)
     layer = loopax.layers.Discretization(num_bins=4, epsilon=0.05)
-    strip = lambda c: {k: v for k, v in c.items() if k not in ("name",)}  # noqa: E731
+    strip = lambda c: {k: v for k, v in c.items() if k not in ("name",)}
     assert strip(layer.get_config()) == strip(keras_layer.get_config())
 
 

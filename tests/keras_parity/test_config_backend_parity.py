@@ -289,7 +289,7 @@ def test_config_object_behaves_as_keras_config():
         config.unfreeze()
         config.pop("seed")
         with pytest.raises(AttributeError, match="Did you mean 'momentum'"):
-            config.momentun  # noqa: B018
+            config.momentun
         seen.append(repr(config))
         return seen
     assert exercise(loopax) == exercise(keras)

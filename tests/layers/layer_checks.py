@@ -46,7 +46,7 @@ def grads_through_stateless_call(layer, x, cotangent, argnums=(0, 1), **kwargs):
 
 def reference_grads(fn, params, x, cotangent):
     """d/d(params, x) of sum(fn(params, x) * cotangent) for a reference `fn`."""
-    objective = lambda p, x: jnp.sum(fn(p, x) * cotangent)  # noqa: E731
+    objective = lambda p, x: jnp.sum(fn(p, x) * cotangent)
     return jax.jit(jax.grad(objective, argnums=(0, 1)))(params, x)
 
 

@@ -13,7 +13,7 @@ import pytest
 import loopax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
-from keras_reference import keras  # noqa: E402  (skips this module without Keras)
+from keras_reference import keras
 
 
 def _build(module, **weight_kwargs):

@@ -108,7 +108,7 @@ RANDOM = [p for p in REPLAYED if "channels_first" not in p.id] + [
 @pytest.mark.parametrize("name, kwargs", RANDOM)
 def test_config_matches_keras_and_round_trips(name, kwargs):
     keras_layer, loopax_layer = _pair(name, kwargs)
-    tuples_as_lists = lambda config: {  # noqa: E731
+    tuples_as_lists = lambda config: {
         k: list(v) if isinstance(v, tuple) else v for k, v in config.items()
         if k not in ("name", "dtype")}
     assert tuples_as_lists(loopax_layer.get_config()) == tuples_as_lists(keras_layer.get_config())

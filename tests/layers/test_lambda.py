@@ -239,7 +239,7 @@ def test_bytecode_in_a_loopax_config_is_refused():
 
 def test_keras_files_with_lambdas(tmp_path):
     @keras.saving.register_keras_serializable(package="lambda_test")
-    def halve(x):        # noqa: F811  (Keras's twin of the loopax-registered one)
+    def halve(x):
         return x / 2
 
     keras_model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4),

@@ -25,7 +25,7 @@ def test_conv_transpose_is_the_adjoint_of_a_strided_convolution(rank):
     kernel = layer.kernel.value                       # (*k, filters, channels)
     spec = ("NWC", "WIO", "NWC") if rank == 1 else ("NHWC", "HWIO", "NHWC")
     size = (n - 1) * 2 + 3
-    forward = lambda z: lax.conv_general_dilated(  # noqa: E731
+    forward = lambda z: lax.conv_general_dilated(
         z, kernel, (2,) * rank, "VALID", dimension_numbers=spec)
     _, vjp = jax.vjp(forward, jnp.zeros((2,) + (size,) * rank + (filters,)))
     np.testing.assert_allclose(out, vjp(jnp.asarray(x))[0], rtol=1e-5, atol=1e-5)

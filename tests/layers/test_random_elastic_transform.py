@@ -14,10 +14,10 @@ import os
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 

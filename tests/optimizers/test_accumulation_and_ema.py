@@ -76,7 +76,7 @@ def test_micro_steps_run_no_update():
     variable = loopax.Variable(np.array([0.5, -0.5], np.float32))
     optimizer = optimizers.Adam(0.1, gradient_accumulation_steps=4)
     optimizer.build([variable])
-    slots = lambda: [v.numpy().copy() for v in optimizer.variables[2:4]]  # noqa: E731
+    slots = lambda: [v.numpy().copy() for v in optimizer.variables[2:4]]
     for g in GRADS[:3]:
         optimizer.apply([jnp.asarray(g)], [variable])
         np.testing.assert_array_equal(variable.numpy(), [0.5, -0.5])

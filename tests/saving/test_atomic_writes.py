@@ -57,7 +57,7 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path):
         try:
             for _ in range(15):
                 model.save(path)
-        except Exception as e:  # noqa: BLE001 - collected for the assertion
+        except Exception as e:  # collected for the assertion
             errors.append(e)
 
     def read():
@@ -65,7 +65,7 @@ def test_concurrent_writers_never_leave_a_torn_file(tmp_path):
             try:
                 weights = model_file.load_model(path, compile=False).get_weights()
                 loaded.append(float(weights[0][0, 0]))
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errors.append(e)
 
     writers = [threading.Thread(target=write, args=(m,)) for m in models]

@@ -53,7 +53,7 @@ def traced_peak(fn):
     try:
         try:
             outcome = fn()
-        except Exception as e:  # noqa: BLE001 - returned for the assertions
+        except Exception as e:  # returned for the assertions
             outcome = e
         return outcome, tracemalloc.get_traced_memory()[1]
     finally:

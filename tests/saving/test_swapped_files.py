@@ -114,7 +114,7 @@ def load_while_swapped(tmp_path, sources, load, seconds=3.0):
         while time.monotonic() < stop:
             try:
                 results.append(load(target))
-            except Exception as e:  # noqa: BLE001 - every failure is reported
+            except Exception as e:  # every failure is reported
                 errors.append(f"{type(e).__name__}: {str(e)[:300]}")
     finally:
         open(target + ".stop", "w").close()

@@ -130,7 +130,7 @@ def _in_thread(call, seconds=20):
     def run():
         try:
             outcome["result"] = call()
-        except BaseException as e:  # noqa: BLE001 - returned to the caller
+        except BaseException as e:  # returned to the caller
             outcome["error"] = e
     thread = threading.Thread(target=run, daemon=True)
     thread.start()

@@ -125,7 +125,7 @@ def test_text_classification_pipeline_prints_what_tensorflow_prints(run_tutorial
         assert values[name] == want, name
     for line in TF_TEXT:
         assert line in text
-    assert eval(values["tokens"]) == TF_TOKENS   # noqa: S307 - a printed list of str
+    assert eval(values["tokens"]) == TF_TOKENS  # a printed list of str
     # The classes are separable by their words: TF reached 1.0 on the test folder.
     assert float(values["test_accuracy"]) >= 0.85
 

@@ -109,7 +109,7 @@ def _fit_in_thread(model, x, y, blocker, errors, epochs=1):
     def first_fit():
         try:
             model.fit(x, y, batch_size=16, epochs=epochs, verbose=0, callbacks=[blocker])
-        except Exception as e:  # noqa: BLE001 - checked by the caller
+        except Exception as e:  # checked by the caller
             errors.append(e)
     thread = threading.Thread(target=first_fit)
     thread.start()
@@ -196,7 +196,7 @@ def test_a_fit_from_another_thread_during_a_save_waits_for_it(tmp_path):
     def save():
         try:
             model.save(str(tmp_path / "m.keras"))
-        except Exception as e:  # noqa: BLE001 - checked below
+        except Exception as e:  # checked below
             errors.append(e)
     saver = threading.Thread(target=save)
     saver.start()

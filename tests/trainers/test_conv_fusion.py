@@ -32,7 +32,7 @@ def test_channels_last_forward_convolutions_are_fine_in_loops():
 
 
 def test_channels_first_convolutions_are_slow_in_loops():
-    nchw = lambda x, k: conv(x, k, ("NCHW", "OIHW", "NCHW"))  # noqa: E731
+    nchw = lambda x, k: conv(x, k, ("NCHW", "OIHW", "NCHW"))
     assert cpu_rules(jaxpr_of(nchw, (2, 3, 5, 5), (4, 3, 3, 3))) == (EIGEN_CONVOLUTIONS, False)
 
 

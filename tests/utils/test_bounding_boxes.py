@@ -8,13 +8,13 @@ import os
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import itertools  # noqa: E402
+import itertools
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
-from loopax.utils import bounding_boxes as lb  # noqa: E402
+import loopax
+from loopax.utils import bounding_boxes as lb
 
 keras = pytest.importorskip("keras")
 kb = keras.utils.bounding_boxes

@@ -45,7 +45,7 @@ def test_get_follows_keras_rules():
     assert type(registry.get("sq")) is Square and registry.get("sq").size == 1
     assert type(registry.get(Square)) is Square
     assert registry.get("double") is double
-    fn = lambda x: x  # noqa: E731
+    fn = lambda x: x
     assert registry.get(fn) is fn
     assert registry.get({"class_name": "square", "config": {"size": 4}}).size == 4
     with pytest.raises(ValueError, match="Could not interpret shape 3"):
@@ -69,7 +69,7 @@ def test_serialize_round_trips():
     assert registry.deserialize(config).size == 5
     assert registry.serialize(double) == "double"
     assert registry.deserialize("double") is double
-    other = lambda x: x  # noqa: E731
+    other = lambda x: x
     assert registry.serialize(other) is other
 
 

@@ -8,10 +8,10 @@ import sys
 os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 pytest.importorskip("cv2")
 keras = pytest.importorskip("keras")

@@ -9,10 +9,10 @@ import os
 os.environ.setdefault("KERAS_BACKEND", "jax")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import loopax  # noqa: E402
+import loopax
 
 keras = pytest.importorskip("keras")
 image_io = pytest.importorskip("matplotlib.image")

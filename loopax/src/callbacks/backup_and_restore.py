@@ -130,7 +130,7 @@ class BackupAndRestore(Callback):
         for step in self.store.newest_first():
             try:
                 arrays, meta = self.store.restore(step)
-            except Exception as error:   # noqa: BLE001 - any unreadable file
+            except Exception as error:  # any unreadable file
                 warnings.warn(f"BackupAndRestore: the backup of step {step} in "
                               f"{self.backup_dir} cannot be read ({type(error).__name__}: "
                               f"{error}); it is removed and an older one is used.",

@@ -40,7 +40,7 @@ def initialize(job_addresses=None, num_processes=None, process_id=None,
                          f"[0, num_processes={num_processes}).")
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    except Exception:  # noqa: BLE001 - a JAX without the option: its own default
+    except Exception:  # a JAX without the option: its own default
         pass
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes,
                                process_id=process_id, local_device_ids=local_device_ids)

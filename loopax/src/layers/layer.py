@@ -559,7 +559,7 @@ class Layer(Module):
         Returns:
             The output shape(s), in the structure of the outputs.
         """
-        is_shape = lambda s: isinstance(s, tuple) and all(  # noqa: E731
+        is_shape = lambda s: isinstance(s, tuple) and all(
             d is None or isinstance(d, int) for d in s)
         if not self.built:
             self._build_input_shape = input_shape

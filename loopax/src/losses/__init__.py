@@ -13,7 +13,7 @@ from loopax.src.losses.loss import (
     squeeze_or_expand_to_same_rank,
     standardize_reduction,
 )
-from loopax.src.losses.losses import *  # noqa: F401,F403  (the loss functions and classes)
+from loopax.src.losses.losses import *  # noqa: F403  (the loss functions and classes)
 from loopax.src.losses.losses import LOSS_CLASSES, LOSS_FUNCTIONS, LossFunctionWrapper
 from loopax.src.utils.registry import Registry
 

@@ -177,7 +177,7 @@ def affine_transform(images: ArrayLike, transform: ArrayLike, interpolation: str
         k = t[6] * x + t[7] * y + 1
         x_in = (t[0] * x + t[1] * y + t[2]) / k
         y_in = (t[3] * x + t[4] * y + t[5]) / k
-        sample = lambda channel: jax.scipy.ndimage.map_coordinates(  # noqa: E731
+        sample = lambda channel: jax.scipy.ndimage.map_coordinates(
             channel, [y_in, x_in], order=AFFINE_INTERPOLATIONS[interpolation],
             mode=fill_mode, cval=fill_value)
         return jax.vmap(sample, in_axes=2, out_axes=2)(image)
@@ -261,7 +261,7 @@ def _elastic_warp(images, alpha, sigma, kernel_size, interpolation, fill_mode, f
                         indexing="ij")
 
     def warp_one(image, offsets):  # (h, w, c), (h, w, 2)
-        sample = lambda channel: jax.scipy.ndimage.map_coordinates(  # noqa: E731
+        sample = lambda channel: jax.scipy.ndimage.map_coordinates(
             channel, [y + offsets[..., 1], x + offsets[..., 0]],
             order=AFFINE_INTERPOLATIONS[interpolation], mode=fill_mode, cval=fill_value)
         return jax.vmap(sample, in_axes=2, out_axes=2)(image)

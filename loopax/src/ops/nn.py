@@ -1453,7 +1453,7 @@ def fold(x: ArrayLike, output_size, kernel_size, dilation=1, padding=0, stride=1
         raise ValueError(f"fold: `x` must be (batch, channels * {kh} * {kw}, blocks), got "
                          f"shape {tuple(x.shape)}.")
     images = jax.ShapeDtypeStruct((x.shape[0], x.shape[1] // (kh * kw), oh, ow), x.dtype)
-    unfold_images = lambda images: unfold(images, kernel_size, dilation, padding, stride)  # noqa: E731
+    unfold_images = lambda images: unfold(images, kernel_size, dilation, padding, stride)
     expected = jax.eval_shape(unfold_images, images).shape
     if expected != x.shape:
         raise ValueError(f"fold: blocks of shape {tuple(x.shape)} do not match "

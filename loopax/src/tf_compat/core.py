@@ -111,7 +111,7 @@ reduce_variance = _reduction(ops.var)
 
 
 def _arg_extreme(find):
-    def tf_arg(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002
+    def tf_arg(input, axis=None, output_type=dtypes.int64, name=None):
         # TensorFlow's default axis is 0 (Keras's argmax flattens instead).
         return as_tensor(ops.cast(find(input, axis=0 if axis is None else axis_arg(axis)),
                                   dtypes.storage_dtype(output_type)))
@@ -153,22 +153,22 @@ def transpose(a, perm=None, conjugate=False, name=None):
     return as_tensor(ops.conj(out) if conjugate else out)
 
 
-def expand_dims(input, axis, name=None):  # noqa: A002
+def expand_dims(input, axis, name=None):
     """`input` with a size-1 axis inserted at `axis`."""
     return as_tensor(ops.expand_dims(input, axis_arg(axis)))
 
 
-def squeeze(input, axis=None, name=None):  # noqa: A002
+def squeeze(input, axis=None, name=None):
     """`input` without its size-1 axes (or only those in `axis`)."""
     return as_tensor(ops.squeeze(input, axis=axis_arg(axis)))
 
 
-def tile(input, multiples, name=None):  # noqa: A002
+def tile(input, multiples, name=None):
     """`input` repeated `multiples[i]` times along each axis i."""
     return as_tensor(ops.tile(input, static_ints(multiples, "tile(multiples=)")))
 
 
-def broadcast_to(input, shape, name=None):  # noqa: A002
+def broadcast_to(input, shape, name=None):
     """`input` broadcast to `shape`."""
     return as_tensor(ops.broadcast_to(input, static_ints(shape, "broadcast_to(shape=)")))
 
@@ -178,7 +178,7 @@ def reverse(tensor, axis, name=None):
     return as_tensor(ops.flip(tensor, axis=axis_arg(axis)))
 
 
-def roll(input, shift, axis, name=None):  # noqa: A002
+def roll(input, shift, axis, name=None):
     """`input` shifted cyclically by `shift` along `axis`."""
     return as_tensor(ops.roll(input, shift, axis=axis_arg(axis)))
 
@@ -213,7 +213,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     return [as_tensor(t) for t in ops.split(value, list(np.cumsum(sizes)[:-1]), axis=axis)]
 
 
-def slice(input_, begin, size, name=None):  # noqa: A001
+def slice(input_, begin, size, name=None):
     """The block of `input_` starting at `begin` of extent `size` (-1: to the end)."""
     begin = static_ints(begin, "slice(begin=)")
     size = [d - b if s == -1 else s
@@ -221,7 +221,7 @@ def slice(input_, begin, size, name=None):  # noqa: A001
     return as_tensor(ops.slice(input_, begin, size))
 
 
-def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
+def shape(input, out_type=dtypes.int32, name=None):
     """The shape of `input` as a 1-D integer Tensor (a constant: XLA shapes are
     static, so it can be used in `reshape` inside a compiled function)."""
     with jax.ensure_compile_time_eval():
@@ -229,13 +229,13 @@ def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002
                                      dtype=dtypes.storage_dtype(out_type)))
 
 
-def rank(input, name=None):  # noqa: A002
+def rank(input, name=None):
     """The number of axes of `input`, as an int32 scalar Tensor."""
     with jax.ensure_compile_time_eval():
         return as_tensor(jnp.asarray(np.ndim(unwrap(input)), dtype=jnp.int32))
 
 
-def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
+def size(input, out_type=dtypes.int32, name=None):
     """The number of entries of `input`, as a scalar Tensor."""
     with jax.ensure_compile_time_eval():
         return as_tensor(jnp.asarray(int(np.prod(np.shape(unwrap(input)))),
@@ -244,7 +244,7 @@ def size(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
 # ---- creation -----------------------------------------------------------------
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+def range(start, limit=None, delta=1, dtype=None, name="range"):
     """[start, limit) in steps of `delta` (`range(n)`: 0..n-1); int32 for ints,
     float32 for floats, as TensorFlow."""
     if limit is None:
@@ -273,12 +273,12 @@ ones = _filled(ops.ones)
 zeros = _filled(ops.zeros)
 
 
-def ones_like(input, dtype=None, name=None, layout=None):  # noqa: A002
+def ones_like(input, dtype=None, name=None, layout=None):
     """Ones of `input`'s shape (and dtype unless given)."""
     return as_tensor(ops.ones_like(input, dtype=dtype))
 
 
-def zeros_like(input, dtype=None, name=None, layout=None):  # noqa: A002
+def zeros_like(input, dtype=None, name=None, layout=None):
     """Zeros of `input`'s shape (and dtype unless given)."""
     return as_tensor(ops.zeros_like(input, dtype=dtype))
 
@@ -300,12 +300,12 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     return as_tensor(matrix)
 
 
-def identity(input, name=None):  # noqa: A002
+def identity(input, name=None):
     """`input`'s value (a Variable is read)."""
     return as_tensor(ops.copy(input))
 
 
-def stop_gradient(input, name=None):  # noqa: A002
+def stop_gradient(input, name=None):
     """`input`, treated as a constant by gradients (unconnected: None, as TF)."""
     return as_tensor(ops.stop_gradient(input))
 
@@ -331,7 +331,7 @@ divide = _binary(ops.divide, "x / y (true division), elementwise.")
 truediv = divide
 maximum = _binary(ops.maximum, "The larger of x and y, elementwise.")
 minimum = _binary(ops.minimum, "The smaller of x and y, elementwise.")
-pow = _binary(ops.power, "x ** y, elementwise.")  # noqa: A001
+pow = _binary(ops.power, "x ** y, elementwise.")
 equal = _binary(ops.equal, "x == y, elementwise.")
 not_equal = _binary(ops.not_equal, "x != y, elementwise.")
 greater = _binary(ops.greater, "x > y, elementwise.")
@@ -357,12 +357,12 @@ sqrt = _unary(ops.sqrt)
 rsqrt = _unary(ops.rsqrt)
 exp = _unary(ops.exp)
 log = _unary(ops.log)
-abs = _unary(ops.abs)  # noqa: A001
+abs = _unary(ops.abs)
 negative = _unary(ops.negative)
 sign = _unary(ops.sign)
 floor = _unary(ops.floor)
 ceil = _unary(ops.ceil)
-round = _unary(ops.round)  # noqa: A001  (half to even, as TF)
+round = _unary(ops.round)
 sin, cos, tan = _unary(ops.sin), _unary(ops.cos), _unary(ops.tan)
 tanh = _unary(ops.tanh)
 sigmoid = _unary(ops.sigmoid)
@@ -445,7 +445,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 @tf_op
 def _batched_gather(params, indices, axis, batch_dims):
-    take = lambda p, i: jnp.take(p, i, axis=axis - batch_dims)  # noqa: E731
+    take = lambda p, i: jnp.take(p, i, axis=axis - batch_dims)
     for _ in builtins.range(batch_dims):
         take = jax.vmap(take)
     return take(params, indices)
@@ -578,7 +578,7 @@ def unique(x, out_idx=dtypes.int32, name=None):
             as_tensor(jnp.asarray(rank_of[inverse.reshape(-1)], dtype=out_idx)))
 
 
-def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     """The vector or matrix norm of `tensor` (default: L2 over all entries)."""
     if ord == "euclidean":
         ord = "fro" if isinstance(axis, (list, tuple)) and len(axis) == 2 else None

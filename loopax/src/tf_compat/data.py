@@ -9,7 +9,7 @@ import os
 import zlib
 
 from loopax.src.data import dataset as _dataset
-from loopax.src.data.dataset import (  # noqa: F401 (the tf.data names)
+from loopax.src.data.dataset import (
     AUTOTUNE,
     INFINITE_CARDINALITY,
     UNKNOWN_CARDINALITY,
@@ -75,7 +75,7 @@ class TextLineDataset(Dataset):
         super().__init__(make_iterator, UNKNOWN_CARDINALITY)
 
 
-def Counter(start=0, step=1, dtype=None, name=None):  # noqa: N802 - TensorFlow's name
+def Counter(start=0, step=1, dtype=None, name=None):  # TensorFlow's name
     """`start`, `start + step`, ... forever, as `tf.data.Dataset.counter`.
 
     Args:

@@ -592,7 +592,7 @@ class DistributedIterator:
                                   "iterate with `for batch in dataset` or catch StopIteration.")
 
 
-class experimental:  # noqa: N801 - TensorFlow's namespace
+class experimental:  # TensorFlow's namespace
     """`tf.distribute.experimental`."""
     MultiWorkerMirroredStrategy = MultiWorkerMirroredStrategy
 

@@ -20,7 +20,7 @@ uint8 = np.dtype("uint8")
 uint16 = np.dtype("uint16")
 uint32 = np.dtype("uint32")
 uint64 = np.dtype("uint64")
-bool = np.dtype("bool")  # noqa: A001 - TensorFlow's name
+bool = np.dtype("bool")  # TensorFlow's name
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
 # `tf.string`: the dtype of host-side string tensors (NumPy object arrays of bytes,

@@ -23,7 +23,7 @@ import numpy as np
 from loopax.src.function import Function
 from loopax.src.state import Variable
 from loopax.src.tape import GradientTape as _LoopaxTape
-from loopax.src.tensor import Tensor, TensorShape  # noqa: F401 (tf.TensorShape)
+from loopax.src.tensor import Tensor, TensorShape
 from loopax.src.tf_compat import dtypes
 from loopax.src.tf_compat.tensors import as_tensors, document_module
 

@@ -768,7 +768,7 @@ def encode_png(image, compression=-1, name=None):
     return _encode(image, "encode_png", "PNG", compress_level=level)
 
 
-def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,  # noqa: A002
+def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=False,
                 chroma_downsampling=True, density_unit="in", x_density=300, y_density=300,
                 xmp_metadata="", name=None):
     """A (height, width, 1 or 3) uint8 image as JPEG bytes."""

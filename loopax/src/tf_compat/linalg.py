@@ -47,7 +47,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
                                rhs))
 
 
-def qr(input, full_matrices=False, name=None):  # noqa: A002
+def qr(input, full_matrices=False, name=None):
     """(q, r) of `input` (reduced by default, as TensorFlow)."""
     return as_tensors(ops.qr(input, mode="complete" if full_matrices else "reduced"))
 
@@ -81,12 +81,12 @@ def _diag(diagonal, k):
     return jnp.vectorize(lambda d: jnp.diag(d, k), signature="(n)->(m,m)")(diagonal)
 
 
-def diag_part(input, name=None, k=0, **kwargs):  # noqa: A002
+def diag_part(input, name=None, k=0, **kwargs):
     """The (k-th) diagonal of each matrix (last two axes)."""
     return as_tensor(ops.diagonal(input, offset=int(k), axis1=-2, axis2=-1))
 
 
-def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+def band_part(input, num_lower, num_upper, name=None):
     """Each matrix with entries outside the band zeroed (-1: keep that whole triangle)."""
     return as_tensor(_band_part(input, int(num_lower), int(num_upper)))
 

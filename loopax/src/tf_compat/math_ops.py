@@ -82,7 +82,7 @@ def squared_difference(x, y, name=None):
     return as_tensor(ops.square(ops.subtract(x, y)))
 
 
-def count_nonzero(input, axis=None, keepdims=None, dtype=core.dtypes.int64,  # noqa: A002
+def count_nonzero(input, axis=None, keepdims=None, dtype=core.dtypes.int64,
                   name=None):
     """The number of non-zero entries over `axis`."""
     counted = ops.sum(ops.cast(ops.not_equal(input, 0), "int32"), axis=axis,

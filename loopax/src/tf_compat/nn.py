@@ -166,7 +166,7 @@ def _data_format(data_format):
     return "channels_first" if data_format and data_format.startswith("NC") else "channels_last"
 
 
-def convolution(input, filters, strides=None, padding="VALID", data_format=None,  # noqa: A002
+def convolution(input, filters, strides=None, padding="VALID", data_format=None,
                 dilations=None, name=None):
     """N-D convolution of `input` (NHWC by default) with `filters` (spatial..., in,
     out), `padding` "SAME" or "VALID"."""
@@ -176,20 +176,20 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
                               dilation_rate=_spatial(dilations, rank, "dilations")))
 
 
-def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,  # noqa: A002
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
            name=None):
     """2-D convolution; see `convolution`."""
     return convolution(input, filters, strides, padding, data_format, dilations)
 
 
-def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,  # noqa: A002
+def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None,
            name=None):
     """1-D convolution; see `convolution`."""
     return convolution(input, filters, stride, padding, data_format, dilations)
 
 
 def _pool(pool):
-    def tf_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    def tf_pool(input, ksize, strides, padding, data_format=None, name=None):
         rank = len(input.shape) - 2
         return as_tensor(pool(input, _spatial(ksize, rank, "ksize"),
                               _spatial(strides, rank, "strides"), padding.lower(),
@@ -207,7 +207,7 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     return core.gather(params, ids)
 
 
-def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002
+def top_k(input, k=1, sorted=True, index_type=None, name=None):
     """(values, indices) of the `k` largest entries along the last axis."""
     return as_tensors(ops.top_k(input, int(k), sorted=sorted))
 

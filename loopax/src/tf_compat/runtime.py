@@ -117,7 +117,7 @@ class _CurrentStderr:
         sys.stderr.flush()
 
 
-def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3, name=None):  # noqa: A001
+def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3, name=None):
     """`tf.print`: prints the values when the code runs, also inside tf.function;
     to standard error by default, as TensorFlow (`loopax.print` prints to stdout)."""
     _loopax_print(*inputs, output_stream=output_stream or _CurrentStderr(), sep=sep, end=end,
@@ -126,7 +126,7 @@ def print(*inputs, output_stream=None, sep=" ", end="\n", summarize=3, name=None
 
 # ---- py_function ----------------------------------------------------------------
 
-def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's name
+def py_function(func=None, inp=None, Tout=None, name=None):  # TF's name
     """Runs the Python `func(*inp)` on NumPy-backed Tensors, also inside a compiled
     function (through `jax.pure_callback`). `Tout` is a dtype, a list of dtypes
     or TensorSpecs. Inside a compiled function the output shapes must be known:
@@ -168,7 +168,7 @@ def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - TF's
     return as_tensors(results[0] if single else results)
 
 
-def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):
     """`py_function` whose `func` receives NumPy arrays (a decorator too, as
     `py_function`)."""
     if func is None or inp is None:

@@ -154,7 +154,7 @@ _ASCII_UPPER = bytes.maketrans(b"abcdefghijklmnopqrstuvwxyz", b"ABCDEFGHIJKLMNOP
 
 
 def _case(table, unicode_case):
-    def convert(input, encoding="", name=None):  # noqa: A002 - TensorFlow's name
+    def convert(input, encoding="", name=None):  # TensorFlow's name
         array = _strings(input)
         if encoding:
             if encoding.lower().replace("-", "") != "utf8":
@@ -176,7 +176,7 @@ lower.__name__ = lower.__qualname__ = "lower"
 upper.__name__ = upper.__qualname__ = "upper"
 
 
-def strip(input, name=None):  # noqa: A002
+def strip(input, name=None):
     """`input` without leading and trailing whitespace."""
     return StringTensor(_map(lambda v: v.strip(b" \t\n\v\f\r"), _strings(input)))
 
@@ -215,7 +215,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
 # ---- splitting -------------------------------------------------------------------------
 
-def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
+def split(input, sep=None, maxsplit=-1, name=None):
     """`input` split at `sep` (None: runs of whitespace, empty parts dropped) at
     most `maxsplit` times (-1: all): a 1-D string tensor for a scalar, a
     `RaggedStrings` of rows for a batch."""
@@ -228,7 +228,7 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
 
 
 def unicode_split(input, input_encoding, errors="replace", replacement_char=65533,
-                  name=None):  # noqa: A002
+                  name=None):
     """`input` split into its characters (each a UTF-8 string): a 1-D string tensor
     for a scalar, a `RaggedStrings` for a batch."""
     if input_encoding.upper().replace("-", "") != "UTF8":
@@ -249,7 +249,7 @@ def _check_unit(unit):
         raise ValueError(f"tf.strings: unit must be 'BYTE' or 'UTF8_CHAR'; got {unit!r}.")
 
 
-def length(input, unit="BYTE", name=None):  # noqa: A002
+def length(input, unit="BYTE", name=None):
     """The length of each string in bytes (or, with `unit="UTF8_CHAR"`, characters),
     an int32 Tensor."""
     _check_unit(unit)
@@ -257,7 +257,7 @@ def length(input, unit="BYTE", name=None):  # noqa: A002
     return _wrap(_map(count, _strings(input), np.int32))
 
 
-def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
+def substr(input, pos, len, unit="BYTE", name=None):
     """The substring of each string from `pos` (negative: from the end) of length
     `len` (cut at the string's end); `pos` and `len` broadcast against `input`."""
     _check_unit(unit)
@@ -332,7 +332,7 @@ def _rewrite(template):
     return expand
 
 
-def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
+def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
     """Each string with the matches of `pattern` (RE2 syntax) replaced by `rewrite`
     (`\\1` for a group); only the first match with `replace_global=False`."""
     regex = _compile(_strings(pattern, "pattern")[()])
@@ -341,7 +341,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
     return StringTensor(_map(lambda v: regex.sub(expand, v, count=count), _strings(input)))
 
 
-def regex_full_match(input, pattern, name=None):  # noqa: A002
+def regex_full_match(input, pattern, name=None):
     """Whether each whole string matches `pattern` (RE2 syntax), a bool Tensor."""
     regex = _compile(_strings(pattern, "pattern")[()])
     return _wrap(_map(lambda v: regex.fullmatch(v) is not None, _strings(input), bool))
@@ -367,7 +367,7 @@ def to_number(string_tensor, out_type=dtypes.float32, name=None):
 
 
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="",
-              name=None):  # noqa: A002
+              name=None):
     """Each number as a string, formatted as TensorFlow's AsString: floats `%f`
     (6 decimals, or `precision`), `%e` with `scientific`, `%g` with `shortest`;
     integers `%d`; bools `true`/`false`; padded on the left to `width` with
@@ -447,7 +447,7 @@ def _tensor_text(value, summarize):
     return _summarized(array, summarize)
 
 
-def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa: A001
+def format(template, inputs, placeholder="{}", summarize=3, name=None):
     """`template` with each `placeholder` replaced by the next tensor of `inputs`,
     printed as TensorFlow prints tensors (`[1 2 3]`, at most `summarize` entries
     at each end of an axis, then `...`)."""
@@ -507,7 +507,7 @@ def _np_gather(params, indices, axis=None, batch_dims=0, validate_indices=None):
     return np.take(params, np.asarray(indices), axis=0 if axis is None else int(axis))
 
 
-def _np_shape(input, out_type=None):  # noqa: A002
+def _np_shape(input, out_type=None):
     return np.asarray(np.shape(input), np.int32)
 
 

@@ -111,7 +111,7 @@ def _acts_along_the_batch(layer: Layer) -> bool:
     try:
         inputs = layer.input
         rank = len((inputs[0] if isinstance(inputs, (list, tuple)) else inputs).shape)
-    except Exception:   # noqa: BLE001 -- not called in a graph: rank unknown
+    except Exception:
         rank = None
     return any(axis == 0 or (rank is not None and axis + rank == 0)
                for axis in axes if isinstance(axis, int))

@@ -204,7 +204,7 @@ def convolution_compiler_options() -> dict:
                 jax.jit(lambda x: x + 1, compiler_options={name: value}).lower(
                     np.float32(0)).compile()
                 accepted[name] = value
-            except Exception:  # noqa: BLE001 - XLA's error for an unknown option varies
+            except Exception:  # XLA's error for an unknown option varies
                 pass
         _accepted_options[key] = accepted
     return _accepted_options[key]
@@ -259,7 +259,7 @@ def _program_function(step, finalize, feed, length, predict, counts_rows):
         return loop
 
     def loop(state, data, order, row0, n, batch_size, capacity=None):
-        fetch = lambda i: device_batch(data, order, row0, i, batch_size)  # noqa: E731
+        fetch = lambda i: device_batch(data, order, row0, i, batch_size)
         return run(step, fetch, state, n, capacity if predict else finalize)
     return loop
 

@@ -250,7 +250,7 @@ class Trainer:
     def _output_names(self):
         try:
             names = getattr(self, "output_names", None)
-        except Exception:  # noqa: BLE001 - a model without outputs yet
+        except Exception:  # a model without outputs yet
             names = None
         return list(names) if names else None
 

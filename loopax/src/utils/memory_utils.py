@@ -22,7 +22,7 @@ def available_memory_bytes(device=None) -> int | None:
     device = device or jax.devices()[0]
     try:
         stats = device.memory_stats()
-    except Exception:  # noqa: BLE001 - CPU and some backends have none
+    except Exception:  # CPU and some backends have none
         stats = None
     if stats and "bytes_limit" in stats:
         return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))

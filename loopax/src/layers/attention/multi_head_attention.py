@@ -225,7 +225,7 @@ class MultiHeadAttention(_QueryValueAttention):
         heads, kd, vd = self.num_heads, self.key_dim, self.value_dim
         out_dim = self._output_shape or query_shape[-1]
         # Inputs of rank > 3 are flattened to (batch, positions, features) first.
-        flat = lambda shape: (None, None, shape[-1])  # noqa: E731
+        flat = lambda shape: (None, None, shape[-1])
         self._query_dense = self._projection("query", "...d,dnh->...nh", (heads, kd), "nh",
                                              flat(query_shape))
         self._key_dense = self._projection("key", "...d,dnh->...nh", (heads, kd), "nh",

@@ -21,7 +21,7 @@ from loopax.src.tensor import unwrap
 
 def _output_size(value, rank, owner):
     """An int or a sequence of `rank` ints -> a tuple of `rank` positive ints."""
-    is_int = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)  # noqa: E731
+    is_int = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)
     if is_int(value):
         value = (value,) * rank
     elif not (isinstance(value, (tuple, list)) and all(is_int(v) for v in value)):

@@ -164,7 +164,7 @@ class Normalization(Layer):
         return mean + x * std if self.invert else (x - mean) / std
 
     def get_config(self):
-        as_list = lambda v: np.asarray(v).tolist() if v is not None else None  # noqa: E731
+        as_list = lambda v: np.asarray(v).tolist() if v is not None else None
         return {**super().get_config(), "axis": self.axis, "invert": self.invert,
                 "mean": as_list(self.input_mean), "variance": as_list(self.input_variance)}
 

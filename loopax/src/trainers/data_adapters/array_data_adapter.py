@@ -127,7 +127,7 @@ def _device_limit() -> int:
     device = jax.devices()[0]
     try:
         stats = device.memory_stats()
-    except Exception:  # noqa: BLE001 - CPU and some backends have none
+    except Exception:  # CPU and some backends have none
         stats = None
     if stats and "bytes_limit" in stats:
         free = stats["bytes_limit"] - stats.get("bytes_in_use", 0)

@@ -99,7 +99,7 @@ def to_array(x, where="x"):
             x = x.numpy()
         try:
             x = np.asarray(x)
-        except Exception as e:  # noqa: BLE001 - any failure means "not array data"
+        except Exception as e:  # any failure means "not array data"
             raise TypeError(f"`{where}`: cannot use a {type(x).__name__} as array data "
                             f"({e}). Pass NumPy arrays, lists/dicts of them, pandas "
                             "objects, a generator or a PyDataset.") from None
