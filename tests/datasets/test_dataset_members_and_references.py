@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import loopax
-from loopax.src.datasets import dataset_files
+from loopax.src.datasets import cifar, dataset_files
 
 
 def _npy(array):
@@ -209,3 +209,32 @@ def test_a_word_index_over_16_mib_is_refused_before_parsing(tmp_path):
     with pytest.raises(ValueError, match=r"w.json \(a word index\) holds \d+ bytes or more"):
         loopax.datasets.imdb.get_word_index(str(path))
     assert dataset_files.MAX_WORD_INDEX_BYTES == 16 * 2**20
+
+
+# numpy.core.multiarray._reconstruct(numpy.ndarray, (1_000_000, 3072), b"B"), protocol 2:
+# 62 bytes that main unpickled into a 3 GB uint8 array, passing as a CIFAR batch's data.
+_RECONSTRUCT_3_GB = (b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n"
+                     b"J\x40\x42\x0f\x00M\x00\x0c\x86C\x01B\x87R.")
+# numpy.ndarray((10_000_000,), "O"): main built an 80 MB object array of None.
+_NDARRAY_OF_10_MILLION = b"\x80\x02cnumpy\nndarray\nJ\x80\x96\x98\x00\x85C\x01O\x86R."
+
+
+@pytest.mark.parametrize("payload, refused", [
+    (_RECONSTRUCT_3_GB, r"Refusing numpy _reconstruct\(_NDARRAY, \(1000000, 3072\)\)"),
+    (_NDARRAY_OF_10_MILLION, r"Refusing to call numpy.ndarray"),
+], ids=["reconstruct-shape", "ndarray-call"])
+def test_a_pickle_cannot_allocate_an_array_of_its_chosen_shape(tmp_path, payload, refused):
+    (tmp_path / "data_batch_1").write_bytes(payload)
+    tracemalloc.start()
+    try:
+        with pytest.raises(pickle.UnpicklingError, match=r"data_batch_1.*: " + refused):
+            cifar._unpickle(str(tmp_path), "cifar-10-batches-py/data_batch_1")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+    array = np.arange(12, dtype=np.uint8).reshape(3, 4)   # NumPy's own pickle still loads
+    (tmp_path / "data_batch_1").write_bytes(pickle.dumps({b"data": array}, protocol=4))
+    loaded = cifar._unpickle(str(tmp_path), "cifar-10-batches-py/data_batch_1")[b"data"]
+    assert type(loaded) is np.ndarray
+    np.testing.assert_array_equal(loaded, array)

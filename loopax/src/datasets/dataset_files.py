@@ -44,12 +44,38 @@ class ArrayUnpickler(pickle.Unpickler):
         super().__init__(file, *args, **kwargs)
 
     def find_class(self, module, name):
+        if (module, name) == ("numpy", "ndarray"):
+            return _NDARRAY
+        if name == "_reconstruct" and (module, name) in _ARRAY_PICKLE_GLOBALS:
+            return _empty_array
         if (module, name) in _ARRAY_PICKLE_GLOBALS:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(
             f"Refusing to load `{module}.{name}` from a dataset file: only NumPy arrays are "
             "expected there. The file is corrupt or was tampered with; delete it and download "
             "it again.")
+
+
+class _NDARRAY:
+    """`numpy.ndarray` as a pickle names it: only an argument of `_reconstruct`
+    (called, it would allocate an array of any shape the pickle gives)."""
+
+    def __new__(cls, *args, **kwargs):
+        raise pickle.UnpicklingError("Refusing to call numpy.ndarray from a dataset file (it "
+                                     "would allocate an array of the pickle's chosen shape); "
+                                     "the file is corrupt or was tampered with.")
+
+
+def _empty_array(subtype, shape, dtype):
+    """NumPy's `_reconstruct` as NumPy's own pickles call it: an empty array of
+    `subtype` ndarray, filled by `__setstate__` with the data the pickle holds.
+    Any other shape (an array allocated from a few bytes of pickle) is refused."""
+    if subtype is not _NDARRAY or tuple(shape) != (0,):
+        raise pickle.UnpicklingError(
+            f"Refusing numpy _reconstruct({getattr(subtype, '__name__', subtype)}, "
+            f"{str(shape)[:60]}) from a dataset file: NumPy pickles an array as an empty one "
+            "and its data. The file is corrupt or was tampered with.")
+    return np.empty((0,), dtype)
 
 
 class _BoundedReader:
