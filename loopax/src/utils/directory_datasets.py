@@ -15,6 +15,7 @@ import io
 import struct
 import warnings
 import wave
+from typing import Any
 
 import numpy as np
 
@@ -171,7 +172,8 @@ def load_image(path, image_size, channels, interpolation="bilinear",
 MAX_IMAGE_DECODE_BYTES = 512 * 2**20
 
 
-def decode_cost(size, mode, channels, interpolation) -> int:
+def decode_cost(size: tuple[int, int], mode: str, channels: int,
+                interpolation: str) -> int:
     """The bytes an image of `size` (width, height) in Pillow's `mode` takes
     decoded (1, 2 or 4 bytes a pixel, as Pillow holds it), plus its copy in
     `channels` (uint8 for "bilinear"/"nearest", else float32, twice)."""
@@ -181,7 +183,8 @@ def decode_cost(size, mode, channels, interpolation) -> int:
     return pixels * (decoded + copy)
 
 
-def open_image_within_budget(path, image_size, channels, interpolation):
+def open_image_within_budget(path: str, image_size: tuple[int, int], channels: int,
+                             interpolation: str) -> Any:
     """The decoded `PIL.Image` of `path`, its cost (`decode_cost`) checked from its
     header against `MAX_IMAGE_DECODE_BYTES` before decoding; a JPEG over it is
     decoded at the smallest scale (1/2, 1/4, 1/8) still at least `image_size`.
