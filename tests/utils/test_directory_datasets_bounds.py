@@ -176,3 +176,20 @@ def test_a_fixed_batch_of_mono_and_stereo_is_refused_naming_the_file(tmp_path, o
     single = loopax.utils.audio_dataset_from_directory(
         root, batch_size=None, shuffle=False, labels=None, verbose=False, **options)
     assert [np.asarray(x).shape[-1] for x in single] == [1, 2]
+
+
+def test_a_long_strip_is_resized_without_a_huge_intermediate(tmp_path):
+    """A 400,000 x 1 grayscale PNG (1 kB) resized to 256 x 4: main resized the
+    height first, through a 256 x 400,000 float32 array (410 MB)."""
+    image = pytest.importorskip("PIL.Image")
+    row = (np.arange(400_000) // 100_000 * 60 + 10).astype(np.uint8)   # 4 flat bands
+    path = tmp_path / "a.png"
+    image.fromarray(row[None, :]).save(path)
+    tracemalloc.start()
+    try:
+        x = directory_datasets.load_image(path, (256, 4), 1, data_format="channels_last")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20
+    np.testing.assert_array_equal(x[:, :, 0], np.tile([10, 70, 130, 190], (256, 1)))

@@ -153,8 +153,7 @@ def load_image(path, image_size, channels, interpolation="bilinear",
             x = _crop_to_aspect_ratio(x, image_size)
         elif pad_to_aspect_ratio:
             x = _pad_to_aspect_ratio(x, image_size)
-        x = _resize_axis(_resize_axis(x, image_size[0], 0, interpolation),
-                         image_size[1], 1, interpolation).astype("float32", copy=False)
+        x = _resize_separably(x, image_size, interpolation)
     else:
         x = x.astype("float32", copy=False)
         x = np.asarray(resize(x, image_size, interpolation=interpolation,
@@ -231,6 +230,19 @@ def _unreadable_image(path, error):
     return ValueError(f"{path} is not an image loopax can read ({type(error).__name__}: "
                       f"{str(error)[:200]}); the file is damaged, truncated or not an image "
                       f"({', '.join(IMAGE_FORMATS)}): replace it or remove it.")
+
+
+def _resize_separably(x, size, interpolation):
+    """`x` (h, w, c) resized to `size` one axis at a time, first the one whose
+    resizing leaves the smaller intermediate (a 1 x 400,000 strip resized to
+    256 x 4 would otherwise pass through 256 x 400,000); the result is the same."""
+    height, width = x.shape[:2]
+    axes = [(0, size[0]), (1, size[1])]
+    if size[0] * width > height * size[1]:
+        axes.reverse()
+    for axis, length in axes:
+        x = _resize_axis(x, length, axis, interpolation)
+    return x.astype("float32", copy=False)
 
 
 def _resize_axis(x, size, axis, interpolation):
