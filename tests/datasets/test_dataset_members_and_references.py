@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import subprocess
+import sys
 import tarfile
 import time
 import tracemalloc
@@ -238,3 +240,37 @@ def test_a_pickle_cannot_allocate_an_array_of_its_chosen_shape(tmp_path, payload
     loaded = cifar._unpickle(str(tmp_path), "cifar-10-batches-py/data_batch_1")[b"data"]
     assert type(loaded) is np.ndarray
     np.testing.assert_array_equal(loaded, array)
+
+
+_SHORT_LIST_NPZ = '''
+import pickle, sys, zipfile
+import numpy as np
+
+class ShortObjectArray:   # an object array of 10**7 items whose pickled list is empty
+    def __reduce__(self):
+        return (np._core.multiarray._reconstruct, (np.ndarray, (0,), b"b"),
+                (1, (10**7,), np.dtype("O"), False, []))
+
+with zipfile.ZipFile(sys.argv[1], "w") as zf:
+    for key in ("x_train", "y_train", "x_test", "y_test"):
+        with zf.open(key + ".npy", "w") as f:
+            np.lib.format.write_array_header_1_0(
+                f, {"descr": "|O", "fortran_order": False, "shape": (1,)})
+            f.write(pickle.dumps(ShortObjectArray(), protocol=3))
+import loopax
+try:
+    loopax.datasets.imdb.load_data(sys.argv[1])
+except pickle.UnpicklingError as e:
+    print(e)
+'''
+
+
+def test_an_object_array_whose_pickled_list_is_short_is_refused_not_crashing(tmp_path):
+    """NumPy 2.4's ndarray.__setstate__ crashes the process (SIGSEGV) on an object
+    array whose list is shorter than its shape; main let the pickle call it. Run in
+    a subprocess, so that a crash fails this test rather than the test run."""
+    result = subprocess.run([sys.executable, "-c", _SHORT_LIST_NPZ, str(tmp_path / "imdb.npz")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "imdb.npz (entry 'x_train.npy'): Refusing a pickled object array of shape " \
+           "(10000000,) whose data is not a list of as many items" in result.stdout

@@ -43,6 +43,9 @@ class ArrayUnpickler(pickle.Unpickler):
             file = _BoundedReader(file, max_bytes, where)
         super().__init__(file, *args, **kwargs)
 
+    def load(self):
+        return _plain(super().load())
+
     def find_class(self, module, name):
         if (module, name) == ("numpy", "ndarray"):
             return _NDARRAY
@@ -66,6 +69,24 @@ class _NDARRAY:
                                      "the file is corrupt or was tampered with.")
 
 
+class _PickledArray(np.ndarray):
+    """An array being unpickled: its `__setstate__` (the pickle's BUILD) checks
+    that an object array's list holds exactly one item per element (NumPy 2.4
+    crashes the process on a shorter one); `ArrayUnpickler.load` returns plain
+    ndarrays in its place."""
+
+    def __setstate__(self, state):
+        shape, dtype, data = state[-4], state[-3], state[-1]
+        if isinstance(dtype, np.dtype) and dtype.hasobject:
+            size = int(np.prod(shape, dtype=object)) if isinstance(shape, tuple) else -1
+            if dtype.kind != "O" or not isinstance(data, list) or len(data) != size:
+                raise pickle.UnpicklingError(
+                    f"Refusing a pickled {dtype} array of shape {str(shape)[:60]} whose data "
+                    f"is not a list of as many items (a {type(data).__name__}); the file is "
+                    "corrupt or was tampered with.")
+        super().__setstate__(state)
+
+
 def _empty_array(subtype, shape, dtype):
     """NumPy's `_reconstruct` as NumPy's own pickles call it: an empty array of
     `subtype` ndarray, filled by `__setstate__` with the data the pickle holds.
@@ -75,7 +96,24 @@ def _empty_array(subtype, shape, dtype):
             f"Refusing numpy _reconstruct({getattr(subtype, '__name__', subtype)}, "
             f"{str(shape)[:60]}) from a dataset file: NumPy pickles an array as an empty one "
             "and its data. The file is corrupt or was tampered with.")
-    return np.empty((0,), dtype)
+    return np.empty((0,), dtype).view(_PickledArray)
+
+
+def _plain(value):
+    """`value` with `_PickledArray`s made plain ndarrays: itself, the values of a
+    dict and the items of an object array (where a dataset's arrays are)."""
+    if isinstance(value, dict):
+        return {key: _plain_array(item) for key, item in value.items()}
+    value = _plain_array(value)
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        for index, item in enumerate(value.flat):
+            if isinstance(item, _PickledArray):
+                value.flat[index] = item.view(np.ndarray)
+    return value
+
+
+def _plain_array(value):
+    return value.view(np.ndarray) if isinstance(value, _PickledArray) else value
 
 
 class _BoundedReader:
