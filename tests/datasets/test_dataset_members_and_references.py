@@ -7,6 +7,7 @@ file and what was expected."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import pickle
@@ -274,3 +275,28 @@ def test_an_object_array_whose_pickled_list_is_short_is_refused_not_crashing(tmp
     assert result.returncode == 0, result.stderr[-2000:]
     assert "imdb.npz (entry 'x_train.npy'): Refusing a pickled object array of shape " \
            "(10000000,) whose data is not a list of as many items" in result.stdout
+
+
+def _write_idx(path, payload, header_bytes):
+    with gzip.open(path, "wb") as f:
+        f.write(b"\0" * header_bytes + payload)
+
+
+def test_malformed_fashion_mnist_files_name_the_file(tmp_path):
+    """Keras reads the pixels after a 16-byte header as (labels, 28, 28); main's
+    reshape error (or numpy's offset error) named no file."""
+    names = ("train-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz",
+             "t10k-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz")
+    for name, payload, header in zip(names, (b"\1\2", b"\0" * 784 * 2, b"\3", b"\0" * 784),
+                                     (8, 16, 8, 16)):
+        _write_idx(tmp_path / name, payload, header)
+    (x_train, y_train), _ = loopax.datasets.fashion_mnist.load_data(str(tmp_path))
+    assert x_train.shape == (2, 28, 28) and y_train.tolist() == [1, 2]
+    _write_idx(tmp_path / names[3], b"\0" * 700, 16)
+    with pytest.raises(ValueError, match=r"t10k-images-idx3-ubyte.gz holds 700 bytes of "
+                                         r"pixels after its header, not 1 images of 28 x 28"):
+        loopax.datasets.fashion_mnist.load_data(str(tmp_path))
+    _write_idx(tmp_path / names[2], b"", 4)
+    with pytest.raises(ValueError, match=r"t10k-labels-idx1-ubyte.gz holds 4 bytes, fewer "
+                                         r"than its IDX header \(8\)"):
+        loopax.datasets.fashion_mnist.load_data(str(tmp_path))
