@@ -73,7 +73,9 @@ def test_a_png_is_refused_from_its_channels_and_size_before_decoding(tmp_path):
                                          r"'RGBA': decoded to 3 channels it would take "
                                          r"700,000,000 bytes.*refused before decoding"):
         directory_datasets.load_image(path, (8, 8), 3)
-    assert directory_datasets.decode_cost((10, 10), "I;16", 1, "bicubic") == 100 * (2 + 8)
+    # 16-bit grayscale: 2 bytes decoded, 2 as an array, 4 as float32, 8 resized in JAX
+    assert directory_datasets.decode_cost((10, 10), "I;16", 1, "bicubic") == 100 * 16
+    assert directory_datasets.decode_cost((10, 10), "P", 3, "bilinear") == 100 * 4
 
 
 def test_a_jpeg_over_the_budget_is_decoded_at_a_reduced_scale(tmp_path, monkeypatch):

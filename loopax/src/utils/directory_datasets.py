@@ -174,12 +174,18 @@ MAX_IMAGE_DECODE_BYTES = 512 * 2**20
 def decode_cost(size: tuple[int, int], mode: str, channels: int,
                 interpolation: str) -> int:
     """The bytes an image of `size` (width, height) in Pillow's `mode` takes
-    decoded (1, 2 or 4 bytes a pixel, as Pillow holds it), plus its copy in
-    `channels` (uint8 for "bilinear"/"nearest", else float32, twice)."""
-    pixels = size[0] * size[1]
+    while `load_image` reads it: decoded (1, 2 or 4 bytes a pixel, as Pillow
+    holds it), then as an array in `channels` (uint8; 16- and 32-bit grayscale
+    kept as they are, and as float32), and as float32 twice for the
+    interpolations resized in JAX."""
     decoded = 1 if mode in ("1", "L", "P") else 2 if mode.startswith("I;16") else 4
-    copy = channels if interpolation in ("bilinear", "nearest") else 2 * 4 * channels
-    return pixels * (decoded + copy)
+    if channels == 1 and mode in ("I;16", "I"):
+        array = decoded + 4
+    else:
+        array = channels
+    if interpolation not in ("bilinear", "nearest"):
+        array += 2 * 4 * channels
+    return size[0] * size[1] * (decoded + array)
 
 
 def open_image_within_budget(path: str, image_size: tuple[int, int], channels: int,
