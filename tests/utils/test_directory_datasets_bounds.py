@@ -195,3 +195,31 @@ def test_a_long_strip_is_resized_without_a_huge_intermediate(tmp_path):
         tracemalloc.stop()
     assert peak < 32 * 2**20
     np.testing.assert_array_equal(x[:, :, 0], np.tile([10, 70, 130, 190], (256, 1)))
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_a_wav_is_decoded_into_one_float32_array(tmp_path, width):
+    """8 MB of samples: the peak is the file's bytes plus the float32 clip (main
+    made temporaries the size of the clip: `(x - 128) / 128`, and a copy of the
+    bytes cut to whole samples); the values are tf.audio.decode_wav's."""
+    rng = np.random.default_rng(width)
+    raw = rng.integers(0, 256, 8 * 2**20 + 1, dtype=np.uint8).tobytes()   # a stray byte
+    path = tmp_path / "a.wav"
+    with wave.open(str(path), "wb") as f:
+        f.setnchannels(1)
+        f.setsampwidth(width)
+        f.setframerate(8000)
+        f.writeframesraw(raw)
+    tracemalloc.start()
+    try:
+        audio = directory_datasets.read_wav(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    body = raw[:len(raw) // width * width]
+    if width == 1:
+        expected = (np.frombuffer(body, np.uint8).astype("float32") - 128) / 128
+    else:
+        expected = np.frombuffer(body, "<i2").astype("float32") / 32768
+    np.testing.assert_array_equal(audio[:, 0], expected)
+    assert peak < len(raw) + audio.nbytes + 2**20

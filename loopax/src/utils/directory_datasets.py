@@ -528,15 +528,15 @@ def read_wav(path: str, sampling_rate: int | None = None,
         raise ValueError(f"{path} is sampled at {rate} Hz, not sampling_rate={sampling_rate}; "
                          "loopax does not resample: resample the files, or pass "
                          "sampling_rate=None.")
-    if width == 1:   # 8-bit PCM is unsigned
-        audio = (np.frombuffer(data, np.uint8).astype("float32") - 128) / 128
-    elif width in (2, 4):
-        dtype = {2: "<i2", 4: "<i4"}[width]
-        samples = np.frombuffer(data[:len(data) // width * width], dtype)
-        audio = samples.astype("float32") / 2.0 ** (8 * width - 1)
-    else:
+    if width not in (1, 2, 4):
         raise ValueError(f"{path}: {8 * width}-bit samples are not supported; use 8-, 16- "
                          "or 32-bit PCM.")
+    # one float32 array, scaled in place (no temporaries the size of the clip)
+    dtype = {1: np.uint8, 2: "<i2", 4: "<i4"}[width]
+    audio = np.frombuffer(data, dtype, count=len(data) // width).astype("float32")
+    if width == 1:   # 8-bit PCM is unsigned
+        audio -= 128
+    audio /= 2.0 ** (8 * width - 1)
     audio = audio[:len(audio) // channels * channels].reshape(-1, channels)
     if output_sequence_length is not None:
         audio = pad_clips([audio[:output_sequence_length]], output_sequence_length)[0]
