@@ -216,7 +216,7 @@ def open_image_within_budget(path: str, image_size: tuple[int, int], channels: i
             f"{path} declares {width} x {height} pixels in mode {img.mode!r}: decoded to "
             f"{channels} channels it would take {cost:,} bytes, more than loopax decodes for "
             f"one image ({MAX_IMAGE_DECODE_BYTES:,}); refused before decoding. Resize the "
-            "file (or use interpolation='bilinear', which needs a quarter of that).")
+            "file (or use interpolation='bilinear', which needs less).")
     try:
         img.load()
     except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError) as e:
