@@ -1,7 +1,7 @@
 """Every public name of keras.layers, .ops, .losses, .metrics, .optimizers,
-.callbacks, .utils, .distribution and .preprocessing is either in the loopax module of the same name or
-listed, with a reason, in docs/keras_differences.md (a `## keras.<module>`
-section, one `- `Name`: reason` line per name). A listed name that loopax
+.callbacks, .utils, .distribution and .preprocessing is either in the loopax
+module of the same name or listed, with a reason, in docs/keras_differences.md
+(a `## keras.<module>` section, one `- `Name`: reason` line per name). A listed name that loopax
 now has fails too, so the list only ever says what is really missing.
 """
 

@@ -401,7 +401,9 @@ def load_weights(model: Layer, filepath: str | os.PathLike, skip_mismatch: bool 
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")
-    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
+    if os.path.isdir(
+        filepath
+    ):  # OrbaxCheckpoint's folder (imported here: it builds on this module)
         from loopax.src.saving import checkpoint_folders
         return checkpoint_folders.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     # One open file: the format is told from, and the weights read from, one version of
