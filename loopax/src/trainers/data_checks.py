@@ -7,10 +7,14 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 - `check_steps_fit_arrays`: `steps_per_epoch` beyond what arrays give warns
   as Keras does ("ran out of data"); every epoch still runs the full arrays.
 - `check_model_has_a_loss`: `fit()` with no loss anywhere would train nothing.
-- `check_array_data`: in-memory arrays only (generators are not read ahead).
-  Sparse labels must be integral and in `[0, classes)` (or the loss's
-  `ignore_class`): anything else is always wrong, so it is an error (a
-  negative label gives a loss of exactly 0, a large one NaN or garbage).
+- `check_array_data`: sparse labels must be integral and in `[0, classes)` (or
+  the loss's `ignore_class`): anything else is always wrong, so it is an error
+  (a negative label gives a loss of exactly 0, a large one NaN or garbage).
+  They are checked as given, in their own integer type (an int64 `2**40` is
+  refused like `5` or `-1`, not trained as the class it wraps to). In-memory
+  arrays are checked once; the batches of a generator, a PyDataset or a
+  tf.data-like iterable each as the adapter yields it (they are not read ahead),
+  the first before any step. The checks below are for in-memory arrays only.
   Non-finite values (NaN/Inf) in x, y or sample_weight warn by default: a
   Keras model may mask or replace them itself, so Keras-compatible code must
   keep running; `check_data="raise"` makes them an error, `check_data="off"`
@@ -20,6 +24,7 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 from __future__ import annotations
 
 import warnings
+from typing import Iterator
 
 import jax
 import numpy as np
@@ -125,11 +130,15 @@ def check_model_has_a_loss(model, base, batch):
 # --------------------------------------------------------------------------
 
 def check_array_data(model, adapter, check_data, what):
-    """Checks the arrays of an in-memory adapter once (see the module doc)."""
-    if check_data == "off" or not adapter.in_memory:
+    """Checks the arrays of an in-memory adapter once, or the labels of each batch
+    another adapter yields (see the module doc)."""
+    if check_data == "off":
+        return
+    if not adapter.in_memory:
+        _check_labels_of_each_batch(model, adapter, what)
         return
     x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
-    if y is not None and model._compile_loss is not None and model._compile_loss.built:
+    if y is not None and _checks_labels(model):
         _check_sparse_labels(model, y, what)
     _check_embedding_indices(model, x, what)
     for name, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
@@ -144,6 +153,35 @@ def check_array_data(model, adapter, check_data, what):
                     raise ValueError(message)
                 warnings.warn(message + " (check_data='raise' makes this an error.)",
                               stacklevel=4)
+
+
+def _checks_labels(model):
+    loss = model._compile_loss
+    return loss is not None and loss.built and any(
+        losses_module.loss_kind(entry) == "sparse" for _, entry, _ in loss.entries)
+
+
+def _check_labels_of_each_batch(model, adapter, what):
+    """Checks the sparse labels of the adapter's first batch now, and makes its
+    `get_numpy_iterator` check each batch it yields (the adapter is this call's)."""
+    if not _checks_labels(model) or getattr(adapter, "_labels_checked", False):
+        return
+    _check_batch_labels(model, adapter.peek(), what, 0)
+    produce = adapter.get_numpy_iterator
+
+    def checked_batches(seed: int | tuple[int, ...] | None = None,
+                        start: int = 0) -> Iterator:
+        for index, batch in enumerate(produce(seed, start=start), start):
+            _check_batch_labels(model, batch, what, index)
+            yield batch
+    adapter.get_numpy_iterator = checked_batches
+    adapter._labels_checked = True
+
+
+def _check_batch_labels(model, batch, what, index):
+    y = unpack_x_y_sample_weight(batch)[1]
+    if y is not None:
+        _check_sparse_labels(model, y, f"{what} batch {index}")
 
 
 def _is_float(a):
