@@ -139,3 +139,30 @@ def test_read_header_gives_the_metadata_of_the_same_read(tmp_path):
         header, metadata = weights_file.read_header_and_metadata(f, path, 2**20)
     assert set(header) == {"save_counter", "v"} and header["v"][:2] == ("F32", (2,))
     assert metadata["format"] == train_module.FORMAT
+
+
+def test_checkpoint_save_from_two_threads_lists_every_checkpoint(tmp_path):
+    checkpoint = tf.train.Checkpoint(v=tf.Variable(np.zeros(4, "float32")))
+    prefix = str(tmp_path / "ckpts" / "ckpt")
+    saved = []
+    start = threading.Barrier(2)
+
+    def save_many():
+        start.wait()
+        for _ in range(8):
+            saved.append(checkpoint.save(prefix))
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=save_many) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    finally:
+        sys.setswitchinterval(old_interval)
+    expected = [f"{prefix}-{n}" for n in range(1, 17)]
+    assert sorted(saved, key=lambda p: int(p.rsplit("-", 1)[1])) == expected
+    assert tf.train.CheckpointManager(checkpoint, str(tmp_path / "ckpts"), None).checkpoints \
+        == expected
+    assert tf.train.latest_checkpoint(str(tmp_path / "ckpts")) == expected[-1]
