@@ -86,6 +86,22 @@ def test_regular_entries_keep_the_cache_on(tmp_path, restore_cache_setting):
     assert float(jax.jit(lambda v: v * 4.0)(jnp.float32(1.5))) == 6.0
 
 
+def test_xla_autotune_folder_is_allowed_and_its_entries_checked(tmp_path,
+                                                                 restore_cache_setting):
+    """On GPUs JAX has XLA keep its autotuning results in a folder of the cache
+    directory; a later run must not take it for a stray entry."""
+    folder = tmp_path / "jax"
+    autotune = folder / "xla_gpu_per_fusion_autotune_cache_dir"
+    autotune.mkdir(parents=True)
+    os.chmod(folder, 0o700)
+    (autotune / "0a1b.textproto").write_text("results")
+    assert loopax.config.enable_compilation_cache(str(folder)) is True
+    compilation_cache.disable_compilation_cache()
+    os.mkfifo(autotune / "fifo")
+    with pytest.warns(UserWarning, match=r"xla_gpu_per_fusion_autotune_cache_dir/fifo"):
+        assert loopax.config.enable_compilation_cache(str(folder)) is False
+
+
 def test_every_folder_it_creates_is_private(tmp_path, restore_cache_setting, monkeypatch):
     """LOOPAX_HOME and LOOPAX_HOME/cache too, not only the last folder (os.makedirs gives
     the folders above it the umask's mode, 0755 under umask 022)."""

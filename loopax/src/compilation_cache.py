@@ -15,8 +15,9 @@ creates on the way there (`$LOOPAX_HOME` included) is created 0700.
 * A directory that cannot be written leaves the cache off with a warning, never an error.
   An entry JAX cannot read (truncated, garbage) makes it warn and compile again; an entry
   written by another jax version is never read (the version is part of the key).
-* A directory holding anything but regular files (a FIFO, a link to a device, a folder)
-  leaves the cache off with one warning naming it: JAX opens entries by name, so a FIFO
+* A directory holding anything but regular files (a FIFO, a link to a device, a folder
+  other than XLA's GPU autotuning folder, whose files are checked too) leaves the cache
+  off with one warning naming it: JAX opens entries by name, so a FIFO
   would block the process for ever and a device would be read without end. The check is
   made when the cache is switched on; the folder being private (below), only its owner can
   add such an entry later.
@@ -177,17 +178,38 @@ def _private(directory: str) -> bool:
     return False
 
 
+# Folders XLA keeps in the cache directory itself (on GPUs, its autotuning results; see
+# `jax_persistent_cache_enable_xla_caches`): their entries are checked like the others.
+_XLA_CACHE_FOLDERS = ("xla_gpu_per_fusion_autotune_cache_dir",)
+
+
+def _first_odd_entry(directory: str, nested: bool = False) -> os.DirEntry | None:
+    """The first entry of `directory` that is not a regular file (symlinks are not),
+    looking into XLA's own cache folders (`_XLA_CACHE_FOLDERS`) at the top level."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False):
+                continue
+            if not nested and entry.name in _XLA_CACHE_FOLDERS \
+                    and entry.is_dir(follow_symlinks=False):
+                odd = _first_odd_entry(entry.path, nested=True)
+                if odd is None:
+                    continue
+                return odd
+            return entry
+    return None
+
+
 def _entries_regular(directory: str) -> bool:
     """Whether every entry of `directory` is a regular file (not a symlink); warns and
     returns False otherwise. JAX opens entries by name, so a FIFO would block it and a
     link to a device would be read forever."""
-    with os.scandir(directory) as entries:
-        odd = next((entry for entry in entries if not entry.is_file(follow_symlinks=False)),
-                   None)
+    odd = _first_odd_entry(directory)
     if odd is None:
         return True
+    name = os.path.relpath(odd.path, directory)
     warnings.warn(
-        f"loopax: the compilation cache stays off: {directory!r} holds {odd.name!r}, which "
+        f"loopax: the compilation cache stays off: {directory!r} holds {name!r}, which "
         f"is {_kind_of(odd)}, not a regular file (JAX could block or never finish reading "
         f"it). Remove it (or clear the folder), point LOOPAX_COMPILATION_CACHE at another "
         "folder, or set LOOPAX_COMPILATION_CACHE=0 to silence this.", stacklevel=3)
