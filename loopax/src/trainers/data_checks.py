@@ -24,7 +24,7 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 from __future__ import annotations
 
 import warnings
-from typing import Iterator
+from typing import Any, Iterator, cast
 
 import jax
 import numpy as np
@@ -34,6 +34,8 @@ from loopax.src.layers.core.embedding import Embedding
 from loopax.src.trainers import epoch_runner
 from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
 from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight
+from loopax.src.trainers.data_adapters.array_data_adapter import ArrayDataAdapter
+from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 
 CHECK_DATA_MODES = ("warn", "raise", "off")
 
@@ -42,8 +44,8 @@ def _is_count(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def check_fit_arguments(epochs, initial_epoch, steps_per_epoch, validation_steps=None,
-                        check_data="warn"):
+def check_fit_arguments(epochs: Any, initial_epoch: Any, steps_per_epoch: Any,
+                        validation_steps: Any = None, check_data: Any = "warn") -> None:
     """Clear errors for arguments that would make `fit()` train nothing or
     something other than asked; a warning when `initial_epoch == epochs`
     (a resumed run that already finished: Keras code must keep running)."""
@@ -68,30 +70,32 @@ def check_fit_arguments(epochs, initial_epoch, steps_per_epoch, validation_steps
     check_data_mode(check_data)
 
 
-def check_steps(value, name, what):
+def check_steps(value: Any, name: str, what: str) -> None:
     """`steps`-like arguments are None or a positive integer."""
     if value is not None and (not _is_count(value) or value < 1):
         raise ValueError(f"{what}(): `{name}` must be a positive integer or None (all the "
                          f"data), got {value!r}.")
 
 
-def check_data_mode(check_data):
+def check_data_mode(check_data: Any) -> None:
     if check_data not in CHECK_DATA_MODES:
         raise ValueError(f"`check_data` must be one of {CHECK_DATA_MODES}, got {check_data!r}.")
 
 
-def check_steps_fit_arrays(adapter, steps, what):
+def check_steps_fit_arrays(adapter: DataAdapter, steps: int | None, what: str) -> None:
     """Warns (Keras's "ran out of data") when `steps` asks an array adapter
     for more batches than one pass over the arrays has; each epoch then runs
     the `adapter.num_batches` batches there are."""
-    if adapter.in_memory and steps is not None \
-            and steps > adapter.num_batches:
+    if not adapter.in_memory or steps is None or adapter.num_batches is None:
+        return
+    arrays = cast(ArrayDataAdapter, adapter)   # the in-memory adapter
+    if steps > arrays.num_batches:
         name = "steps_per_epoch" if what == "fit" else "steps"
         warnings.warn(
             f"Your input ran out of data: {what}() was given {name}={steps}, but the arrays "
-            f"({adapter.num_samples} samples, batch_size={adapter.batch_size}) give only "
-            f"{adapter.num_batches} batches per epoch, so each epoch runs "
-            f"{adapter.num_batches}. Pass {name}<={adapter.num_batches} (or None), or a "
+            f"({arrays.num_samples} samples, batch_size={arrays.batch_size}) give only "
+            f"{arrays.num_batches} batches per epoch, so each epoch runs "
+            f"{arrays.num_batches}. Pass {name}<={arrays.num_batches} (or None), or a "
             "larger batch size or more data.", stacklevel=4)
 
 
@@ -99,7 +103,7 @@ def _overrides(model, base, name):
     return getattr(type(model), name, None) is not getattr(base, name)
 
 
-def check_model_has_a_loss(model, base, batch):
+def check_model_has_a_loss(model: Any, base: type, batch: Any) -> None:
     """A clear error when the default `train_step` would train on a loss of
     zero: no `loss` in `compile()`, no `add_loss`/regularization losses and
     no `compute_loss`/`train_step` override of `base` (the `Trainer` class). (Keras 3 trains nothing and logs
@@ -129,7 +133,7 @@ def check_model_has_a_loss(model, base, batch):
 # in-memory data
 # --------------------------------------------------------------------------
 
-def check_array_data(model, adapter, check_data, what):
+def check_array_data(model: Any, adapter: DataAdapter, check_data: str, what: str) -> None:
     """Checks the arrays of an in-memory adapter once, or the labels of each batch
     another adapter yields (see the module doc)."""
     if check_data == "off":
@@ -137,7 +141,7 @@ def check_array_data(model, adapter, check_data, what):
     if not adapter.in_memory:
         _check_labels_of_each_batch(model, adapter, what)
         return
-    x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
+    x, y, sample_weight = unpack_x_y_sample_weight(cast(ArrayDataAdapter, adapter).data)
     if y is not None and _checks_labels(model):
         _check_sparse_labels(model, y, what)
     _check_embedding_indices(model, x, what)
