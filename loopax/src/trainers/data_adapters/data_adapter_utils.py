@@ -91,7 +91,7 @@ def to_array(x: Any, where: str = "x") -> np.ndarray | jax.Array:
     if is_pandas(x):
         x = x.to_numpy()
     elif _is_number_list(x):
-        x = np.asarray(x)
+        x = _number_list_array(x, where)
     elif isinstance(x, (int, float, bool, np.number)):
         x = np.asarray(x)
     elif not isinstance(x, (np.ndarray, jax.Array)):
@@ -125,6 +125,20 @@ def to_array(x: Any, where: str = "x") -> np.ndarray | jax.Array:
             x.size == 0 or x.max() <= np.iinfo(np.uint32).max):
         x = x.astype(np.uint32)
     return x
+
+
+def _number_list_array(x: list | tuple, where: str) -> np.ndarray:
+    """`np.asarray(x)` of a nested list of numbers; a ragged one (rows of different
+    lengths) refused naming `where` and the fix, not with NumPy's error."""
+    try:
+        return np.asarray(x)
+    except ValueError:
+        lengths = sorted({len(row) for row in x if isinstance(row, (list, tuple))})
+        raise ValueError(
+            f"`{where}` is a ragged list: its rows have different lengths ({lengths[:10]}), "
+            "and a batch needs rows of one length. Pass np.array(...) of equal-length rows, "
+            "or pad them to one length first, e.g. keras.utils.pad_sequences(rows, "
+            "padding='post').") from None
 
 
 def _fits_int32(x: np.ndarray) -> bool:
