@@ -24,7 +24,7 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterator, cast
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -166,20 +166,12 @@ def _checks_labels(model):
 
 
 def _check_labels_of_each_batch(model, adapter, what):
-    """Checks the sparse labels of the adapter's first batch now, and makes its
-    `get_numpy_iterator` check each batch it yields (the adapter is this call's)."""
-    if not _checks_labels(model) or getattr(adapter, "_labels_checked", False):
+    """Checks the sparse labels of the adapter's first batch now, and of each batch
+    its `host_batches` yields (the adapter is this call's)."""
+    if not _checks_labels(model) or adapter.check_batch is not None:
         return
     _check_batch_labels(model, adapter.peek(), what, 0)
-    produce = adapter.get_numpy_iterator
-
-    def checked_batches(seed: int | tuple[int, ...] | None = None,
-                        start: int = 0) -> Iterator:
-        for index, batch in enumerate(produce(seed, start=start), start):
-            _check_batch_labels(model, batch, what, index)
-            yield batch
-    adapter.get_numpy_iterator = checked_batches
-    adapter._labels_checked = True
+    adapter.check_batch = lambda batch, index: _check_batch_labels(model, batch, what, index)
 
 
 def _check_batch_labels(model, batch, what, index):
