@@ -421,6 +421,8 @@ class CompileMetrics(Metric):
                     tshape = _shape(targets[i]) if targets[i] is not None else None
                     loss = (losses_by_output or {}).get(self.names[i])
                     metric = metrics_module.resolve(item, tshape, _shape(preds[i]), loss=loss)
+                    if metric is None:
+                        continue
                     if any(metric is m for _, m, _ in self.entries):
                         metric = type(metric).from_config(metric.get_config())
                     if hasattr(metric, "build_from_shapes") and tshape is not None:
