@@ -14,14 +14,14 @@ memory, handed to orbax) is measured too.
 
     python bench/checkpoint.py [--hidden 1024] [--steps 400] [--save-freq 50]
 
-With `--model-file`: `model.save` / `load_model` of the same MLP (compiled,
-one step trained, so the file holds the Adam state too), best of `--repeats`,
-as MB/s of the file written or read: loopax's default (weights stored),
-`compress=True` (deflated), and Keras 3 (KERAS_BACKEND=jax) beside them when it
-is installed. The machine's page cache holds the files, so this measures the
-serialization, not the disk.
+With `--model-file`: `model.save`, `load_model`, `save_weights` and `load_weights`
+of an MLP of about `--params` weights (45M; compiled, one step trained, so the model
+file holds the Adam state too), best of `--repeats`, as MiB/s of the file written or
+read: loopax's default (weights stored), `compress=True` (deflated) and Keras 3
+(KERAS_BACKEND=jax), each library in a process of its own, in one run. The page
+cache holds the files, so this measures the serialization, not the disk.
 
-    python bench/checkpoint.py --model-file [--hidden 1024] [--repeats 3]
+    python bench/checkpoint.py --model-file [--params 45e6] [--repeats 3]
 """
 
 import argparse
@@ -74,41 +74,92 @@ def run(model, x, y, mode, folder, save_freq):
     return seconds, callbacks[0] if callbacks else None
 
 
-def model_file_speed(hidden, repeats):
-    """Prints save/load MB/s of loopax's model files (stored, deflated) and Keras's."""
-    libraries = [("loopax", keras, {}), ("loopax compress=True", keras, {"compress": True})]
-    try:
-        import keras as real_keras
-        if real_keras.backend.backend() == "jax":
-            libraries.append((f"keras {real_keras.__version__}", real_keras, {}))
-    except ImportError:
-        pass
+LIBRARIES = {"loopax": {}, "loopax-compress": {"compress": True}, "keras": {}}
+
+
+def hidden_for(params):
+    """The width H of the MLP 784 -> H -> H -> 10 with about `params` weights."""
+    return int((-794 + (794 ** 2 + 4 * params) ** 0.5) / 2)
+
+
+def best_time(repeats, action):
+    """The best of `repeats` wall times of `action()`."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def file_speed_worker(library, hidden, repeats, folder):
+    """In a process of its own: times the four calls for one library, prints one JSON line
+    {call: [seconds, MiB]}."""
+    import json
+    if library == "keras":
+        import keras as lib
+    else:
+        lib = keras
+    save_kwargs = LIBRARIES[library]
+    lib.utils.set_random_seed(0)
+    model = lib.Sequential([lib.Input((784,)), lib.layers.Dense(hidden, activation="relu"),
+                            lib.layers.Dense(hidden, activation="relu"), lib.layers.Dense(10)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
     rng = np.random.default_rng(0)
-    x, y = rng.random((128, 784), dtype=np.float32), rng.integers(0, 10, 128)
+    model.fit(rng.random((32, 784), dtype=np.float32), rng.integers(0, 10, 32), batch_size=32,
+              epochs=1, verbose=0)   # the file then holds the Adam state too
+    model_path = os.path.join(folder, f"{library}.keras")
+    weights_path = os.path.join(folder, f"{library}.weights.h5")
+    mib = lambda path: os.path.getsize(path) / 2 ** 20   # noqa: E731
+    result = {"params": model.count_params()}
+    result["save"] = [best_time(repeats, lambda: model.save(model_path, **save_kwargs)),
+                      mib(model_path)]
+    result["load_model"] = [best_time(repeats, lambda: lib.models.load_model(model_path)),
+                            mib(model_path)]
+    if not save_kwargs:
+        result["save_weights"] = [best_time(repeats, lambda: model.save_weights(weights_path)),
+                                  mib(weights_path)]
+        result["load_weights"] = [best_time(repeats, lambda: model.load_weights(weights_path)),
+                                  mib(weights_path)]
+    print("RESULT " + json.dumps(result))
+
+
+def model_file_speed(params, repeats, libraries):
+    """Prints the MiB/s of model.save, load_model, save_weights and load_weights for each
+    library, each run in a fresh process (one library's memory and caches do not slow
+    the next)."""
+    import json
+    import subprocess
+    hidden = hidden_for(params)
     folder = tempfile.mkdtemp()
-    print(f"MLP 784 -> {hidden} -> {hidden} -> 10 with Adam state; best of {repeats}")
-    for label, lib, save_kwargs in libraries:
-        lib.utils.set_random_seed(0)
-        model = lib.Sequential([lib.Input((784,)), lib.layers.Dense(hidden, activation="relu"),
-                                lib.layers.Dense(hidden, activation="relu"),
-                                lib.layers.Dense(10)])
-        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
-        model.fit(x, y, batch_size=128, epochs=1, verbose=0)
-        path = os.path.join(folder, label.split()[0] + ".keras")
-        save = load = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model.save(path, **save_kwargs)
-            save = min(save, time.perf_counter() - start)
-            start = time.perf_counter()
-            loaded = lib.models.load_model(path)
-            load = min(load, time.perf_counter() - start)
-        del loaded
-        mb = os.path.getsize(path) / 2 ** 20
-        print(f"{label:>22}: file {mb:7.1f} MiB; save {save:6.3f} s ({mb / save:7.1f} MiB/s); "
-              f"load {load:6.3f} s ({mb / load:7.1f} MiB/s)")
-        sys.stdout.flush()
-    shutil.rmtree(folder, ignore_errors=True)
+    env = {**os.environ, "KERAS_BACKEND": "jax"}
+    rows = {}
+    try:
+        for library in libraries:
+            command = [sys.executable, os.path.abspath(__file__), "--worker", library,
+                       "--hidden", str(hidden), "--repeats", str(repeats), "--folder", folder]
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
+            if done.returncode or not lines:
+                print(f"{library}: failed\n{done.stderr[-2000:]}")
+                continue
+            rows[library] = json.loads(lines[-1][len("RESULT "):])
+            for name in os.listdir(folder):
+                os.remove(os.path.join(folder, name))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if not rows:
+        return
+    first = next(iter(rows.values()))
+    print(f"MLP 784 -> {hidden} -> {hidden} -> 10 ({first['params'] / 1e6:.1f}M parameters), "
+          f"Adam state in the model file; best of {repeats}; MiB/s of the file (page cache)")
+    calls = ("save", "load_model", "save_weights", "load_weights")
+    print(f"{'':>16}" + "".join(f"{c:>22}" for c in calls))
+    for library, row in rows.items():
+        cells = [f"{row[c][1] / row[c][0]:7.0f} ({row[c][0]:6.2f} s)" if c in row else "-"
+                 for c in calls]
+        print(f"{library:>16}" + "".join(f"{c:>22}" for c in cells))
+    sys.stdout.flush()
 
 
 def main():
@@ -118,10 +169,19 @@ def main():
     parser.add_argument("--save-freq", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--model-file", action="store_true",
-                        help="time model.save/load_model instead (beside Keras's)")
+                        help="time save/load of model and weights files instead (beside "
+                             "Keras's)")
+    parser.add_argument("--params", type=float, default=45e6,
+                        help="--model-file: the MLP's size in parameters")
+    parser.add_argument("--libraries", default="loopax,loopax-compress,keras",
+                        help="--model-file: which to time, comma-separated")
+    parser.add_argument("--worker", choices=sorted(LIBRARIES), help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        return file_speed_worker(args.worker, args.hidden, args.repeats, args.folder)
     if args.model_file:
-        return model_file_speed(args.hidden, args.repeats)
+        return model_file_speed(args.params, args.repeats, args.libraries.split(","))
     rng = np.random.default_rng(0)
     n = args.steps * 128
     x = rng.random((n, 784), dtype=np.float32)

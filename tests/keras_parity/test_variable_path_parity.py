@@ -212,3 +212,66 @@ def test_optimizer_slot_paths_are_keras():
         model.fit(X4, np.ones((2, 3), "float32"), verbose=0)
         return sorted(v.path for v in model.optimizer.variables)
     assert slots(loopax) == slots(real_keras)
+
+
+# ---- layers with nothing to build: Keras builds them on their first call, which gives
+# them a path (`flatten`, `sequential/flatten`); those it builds at creation have None.
+
+def functional_without_weights(keras):
+    layers = keras.layers
+    inputs = keras.Input((2, 4))
+    flat = layers.Flatten()(inputs)
+    doubled = layers.Lambda(lambda t: t * 2.0)(flat)
+    added = layers.Add()([flat, doubled])
+    joined = layers.Concatenate()([added, layers.Dropout(0.1)(flat)])
+    repeated = layers.RepeatVector(2)(layers.Activation("relu")(joined))
+    return keras.Model(inputs, layers.Dense(2, name="head")(layers.Flatten()(repeated)))
+
+
+def sequential_without_weights(keras):
+    layers = keras.layers
+    return keras.Sequential([keras.Input((6, 6, 3)), layers.Rescaling(1 / 255.0),
+                             layers.ZeroPadding2D(1), layers.Cropping2D(1),
+                             layers.UpSampling2D(2), layers.Resizing(4, 4),
+                             layers.Flatten(), layers.Dense(2, name="out")], name="prep")
+
+
+def nested_with_flatten(keras):
+    layers = keras.layers
+    inner = keras.Sequential([layers.Flatten(), layers.Dense(3, name="d3")], name="inner")
+    inputs = keras.Input((2, 2))
+    return keras.Model(inputs, layers.Permute((1,))(inner(inputs)), name="outer")
+
+
+@pytest.mark.parametrize("build", [functional_without_weights, sequential_without_weights,
+                                   nested_with_flatten], ids=lambda f: f.__name__)
+def test_paths_of_layers_without_weights_are_keras(build):
+    ours, our_layers = paths(loopax, build)
+    theirs, their_layers = paths(real_keras, build)
+    assert our_layers == their_layers
+    assert ours == theirs
+
+
+def test_flatten_called_alone_has_keras_path():
+    def flatten_path(library):
+        library.utils.clear_session()
+        layer = library.layers.Flatten()
+        before = layer.path
+        layer(np.ones((2, 2, 2), "float32"))
+        return before, layer.path
+    assert flatten_path(loopax) == flatten_path(real_keras) == (None, "flatten")
+
+
+LAYER_ARGS = {"Lambda": (lambda t: t,), "Permute": ((1,),), "RepeatVector": (2,),
+              "Rescaling": (1.0,), "CategoryEncoding": (3,), "CenterCrop": (2, 2),
+              "Resizing": (2, 2), "RandomCrop": (2, 2)}
+
+
+def test_layers_given_a_path_on_first_call_are_those_keras_builds_then():
+    """loopax's list of the layers that get a path on their first call, though built at
+    creation, against Keras: each is unbuilt in Keras when made, built in loopax."""
+    from loopax.src.layers.layer import _KERAS_BUILDS_ON_FIRST_CALL
+    for name in sorted(_KERAS_BUILDS_ON_FIRST_CALL):
+        args = LAYER_ARGS.get(name, ())
+        assert not getattr(real_keras.layers, name)(*args).built, name
+        assert getattr(loopax.layers, name)(*args).built, name

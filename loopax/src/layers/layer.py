@@ -625,8 +625,8 @@ class Layer(Module):
         built_before = self.built
         with self._name_scope():
             outputs = self._scoped_call(args, kwargs)
-        if not built_before and self.built:   # built by this call, however (Keras's path)
-            self.__dict__.setdefault("_path", self.scope_path)
+        if self.built and (not built_before or _built_by_first_call_in_keras(self)):
+            self.__dict__.setdefault("_path", self.scope_path)   # Keras's path
         dist = distribution()
         if dist is not None:
             outputs = _laid_out(outputs, dist.get_tensor_layout(f"{self.scope_path}/output"))
@@ -1075,6 +1075,29 @@ def _check_weight_fits(layer, name, shape, dtype):
             f"GiB), but only {available:,} bytes ({available / 1024 ** 3:.1f} GiB) are free on "
             f"{jax.devices()[0].platform}. Use fewer units / a smaller input, or a smaller "
             "dtype.")
+
+
+# Built-in layers loopax makes built (they have nothing to build) that Keras builds on their
+# first call, which gives them a `path` there: `Flatten().path` is "flatten" once called.
+_KERAS_BUILDS_ON_FIRST_CALL = frozenset({
+    "Add", "Average", "Concatenate", "Maximum", "Minimum", "Multiply", "Subtract",
+    "Flatten", "Lambda", "Permute", "RepeatVector", "Rescaling", "CategoryEncoding",
+    "Cropping1D", "Cropping2D", "Cropping3D", "UpSampling1D", "UpSampling2D", "UpSampling3D",
+    "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "CenterCrop", "Resizing", "RandomCrop",
+    "AugMix", "AutoContrast", "ContrastLimitedAdaptiveHistogramEqualization", "CutMix",
+    "Equalization", "MelSpectrogram", "MixUp", "RandAugment", "RandomColorJitter",
+    "RandomElasticTransform", "RandomErasing", "RandomFlip", "RandomGaussianBlur",
+    "RandomGrayscale", "RandomInvert", "RandomPerspective", "RandomShear", "Solarization",
+})
+
+
+def _built_by_first_call_in_keras(layer: Layer) -> bool:
+    """Whether Keras builds `layer` on its first call: its nearest built-in class (a user
+    subclass counts as its base) is one of `_KERAS_BUILDS_ON_FIRST_CALL`."""
+    for cls in type(layer).__mro__:
+        if cls.__module__.startswith("loopax.src.layers."):
+            return cls.__name__ in _KERAS_BUILDS_ON_FIRST_CALL
+    return False
 
 
 def _built_in_name_scope(build):

@@ -4,7 +4,7 @@ turns what `compile(metrics=[...])` accepts into Metric objects, and
 
 from __future__ import annotations
 
-import inspect
+from typing import Any, Callable
 
 from loopax.src import serialization
 from loopax.src.api_export import export
@@ -67,6 +67,7 @@ from loopax.src.metrics.regression_metrics import (
     RootMeanSquaredError,
     cosine_similarity,
 )
+from loopax.src.module import _snake_case
 from loopax.src.utils.registry import Registry, name_table
 
 METRIC_CLASSES = (
@@ -125,6 +126,16 @@ def get(identifier):
         ValueError: an unknown name, or something that is neither of these.
     """
     return _REGISTRY.get(identifier)
+
+
+def lookup(name: str) -> Callable:
+    """The metric class or function `name` stands for, without making an instance (an
+    instance would take the automatic name, `auc`, from the metric `compile` makes).
+
+    Raises:
+        ValueError: an unknown name, with the valid ones.
+    """
+    return _REGISTRY.lookup(name)
 
 
 @export("loopax.metrics.serialize")
@@ -193,20 +204,30 @@ def get_accuracy_for(loss=None, y_true_shape=None, y_pred_shape=None, name="accu
     return cls(name=name)
 
 
-def resolve(identifier, y_true_shape=None, y_pred_shape=None, loss=None):
-    """The Metric object `compile(metrics=[identifier])` uses for one output.
+def resolve(identifier: Any, y_true_shape: tuple | None = None,
+            y_pred_shape: tuple | None = None, loss: Any = None) -> Metric | None:
+    """The Metric object `compile(metrics=[identifier])` uses for one output, as Keras's.
 
-    "accuracy" / "acc" go through `get_accuracy_for`; other names and classes
-    give an instance named as written ("mae" stays "mae" in the logs); plain
-    functions are wrapped in `MeanMetricWrapper`; Metric objects are kept.
+    "accuracy" / "acc" go through `get_accuracy_for`. Other names and classes give a
+    default instance, plain functions a `MeanMetricWrapper`; the metric is then renamed
+    to what was written ("mae" in the logs). Its variables keep the paths they were made
+    with (`mean_absolute_error/total`, `mean_metric_wrapper/count`), as in Keras.
+    Metric objects are kept as they are.
     """
     if identifier is None:
         return None
     if isinstance(identifier, str) and identifier.lower() in ("accuracy", "acc"):
         return get_accuracy_for(loss, y_true_shape, y_pred_shape, name=identifier)
-    if isinstance(identifier, str) and inspect.isclass(ALL_OBJECTS.get(identifier)):
-        return ALL_OBJECTS[identifier](name=identifier)
     obj = get(identifier)
-    if isinstance(obj, Metric):
-        return obj
-    return MeanMetricWrapper(obj, name=getattr(obj, "__name__", None))
+    name = identifier if isinstance(identifier, str) else _object_name(obj)
+    metric = obj if isinstance(obj, Metric) else MeanMetricWrapper(obj)
+    metric.name = name
+    return metric
+
+
+def _object_name(obj: Any) -> str:
+    """Keras's name for a metric given as an object: its `name`, else its function or
+    class name in snake case (`MyMetric` -> `my_metric`)."""
+    if isinstance(getattr(obj, "name", None), str):
+        return obj.name
+    return _snake_case(getattr(obj, "__name__", None) or type(obj).__name__)

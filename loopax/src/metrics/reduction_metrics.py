@@ -115,7 +115,8 @@ class MeanMetricWrapper(Mean):
 
     Args:
         fn: `fn(y_true, y_pred, **kwargs)` -> per-sample values.
-        name: The metric's name; None is `fn.__name__`.
+        name: The metric's name; None is Keras's automatic one (`mean_metric_wrapper`,
+            `mean_metric_wrapper_1`, ...).
         dtype: The dtype of its state and result; None is `floatx()`.
         **kwargs: Passed to `fn` on every update.
 
@@ -126,7 +127,7 @@ class MeanMetricWrapper(Mean):
     def __init__(self, fn, name=None, dtype=None, **kwargs):
         if not callable(fn):
             raise TypeError(f"MeanMetricWrapper: `fn` must be callable, got {fn!r}.")
-        super().__init__(name=name or getattr(fn, "__name__", None), dtype=dtype)
+        super().__init__(name=name, dtype=dtype)
         self._fn = getattr(fn, "__loopax_op__", fn)
         self._elementwise = is_elementwise(fn)
         self._fn_kwargs = kwargs

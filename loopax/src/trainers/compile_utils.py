@@ -20,6 +20,7 @@ from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
 from loopax.src.losses import padded_rows
 from loopax.src.metrics import Mean, Metric
+from loopax.src.naming import name_scope
 from loopax.src.state import _state
 from loopax.src.tensor import unwrap
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
@@ -282,7 +283,8 @@ class CompileLoss:
         if not self.entries:
             raise ValueError(f"`loss` {self._loss_spec!r} gives no output a loss.")
         if len(self.entries) > 1 and not self.metrics:
-            self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
+            with name_scope("compile_loss"):   # Keras's paths: compile_loss/a_loss/total
+                self.metrics = [Mean(name=f"{self.names[i]}_loss") for i, _, _ in self.entries]
         self.losses_by_output = {output_names[i]: loss for i, loss, _ in self.entries}
         self.built = True
         self.check_targets(y_true, y_pred)
@@ -387,7 +389,7 @@ class CompileMetrics(Metric):
 
     def __init__(self, metrics=None, weighted_metrics=None, output_names=None):
         for spec in (metrics, weighted_metrics):
-            check_names(spec, metrics_module.get, shape_dependent=("accuracy", "acc"))
+            check_names(spec, metrics_module.lookup, shape_dependent=("accuracy", "acc"))
         super().__init__(name="compile_metrics")
         self._metrics_spec = metrics
         self._weighted_spec = weighted_metrics
@@ -419,6 +421,8 @@ class CompileMetrics(Metric):
                     tshape = _shape(targets[i]) if targets[i] is not None else None
                     loss = (losses_by_output or {}).get(self.names[i])
                     metric = metrics_module.resolve(item, tshape, _shape(preds[i]), loss=loss)
+                    if metric is None:
+                        continue
                     if any(metric is m for _, m, _ in self.entries):
                         metric = type(metric).from_config(metric.get_config())
                     if hasattr(metric, "build_from_shapes") and tshape is not None:
