@@ -193,15 +193,23 @@ class Tensor(ArrayValue):
             yield self[i]
 
     def __format__(self, spec):
-        return format(np.asarray(self._loopax_value), spec) if spec else str(self)
+        if not spec and _hooks["format"] is None:
+            return str(self)
+        return format(np.asarray(self._loopax_value), spec)   # f"{t}": NumPy's, as TF
 
     def __repr__(self):
+        text = _hooks["format"]
+        return self._loopax_repr() if text is None else text(self, is_repr=True)
+
+    def __str__(self):
+        text = _hooks["format"]
+        return self._loopax_repr() if text is None else text(self, is_repr=False)
+
+    def _loopax_repr(self):
         v = self._loopax_value
         if isinstance(v, jax.core.Tracer):
             return f"<Tensor traced shape={tuple(self.shape)} dtype={self.dtype}>"
         return f"Tensor({np.asarray(v)}, shape={tuple(self.shape)}, dtype={self.dtype})"
-
-    __str__ = __repr__
 
 
 
@@ -224,7 +232,9 @@ _WRAPPED = (Variable, Tensor)
 # - `call_on_symbolic(fn, args, kwargs)`: the functional API's fallback for an
 #   op called on symbolic tensors; returns NotImplemented when no argument is
 #   symbolic (loopax.src.layers.op_layer).
-_hooks = {"record": None, "call_on_symbolic": None}
+# - `format(tensor, is_repr)`: how Tensors print, once `loopax.tf` installs
+#   TensorFlow's `tf.Tensor(...)` (loopax.src.tf_compat.tensors); None: loopax's own.
+_hooks = {"record": None, "call_on_symbolic": None, "format": None}
 
 
 def register_tape_recorder(record) -> None:
@@ -235,6 +245,12 @@ def register_tape_recorder(record) -> None:
 def register_symbolic_fallback(call_on_symbolic) -> None:
     """Installs the function an op falls back to when it fails on symbolic tensors."""
     _hooks["call_on_symbolic"] = call_on_symbolic
+
+
+def register_tensor_format(format_tensor) -> None:
+    """Installs `format_tensor(tensor, is_repr)`, the text of `repr` and `str` of
+    eager Tensors (None: loopax's own)."""
+    _hooks["format"] = format_tensor
 
 
 def as_tensor(x):

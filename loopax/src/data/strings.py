@@ -173,13 +173,11 @@ class StringTensor(Tensor):
     def __format__(self, spec):
         return format(str(self), spec)
 
-    def __repr__(self):
+    def _loopax_repr(self):
         value = self._loopax_value
         shown = repr(value[()]) if value.ndim == 0 else np.array2string(
             value, separator=" ", formatter={"object": repr}, threshold=1000)
         return f"Tensor({shown}, shape={self.shape}, dtype=string)"
-
-    __str__ = __repr__
 
     def _not_numeric(name):
         def refuse(self, *args, **kwargs):

@@ -9,6 +9,8 @@ import inspect
 import jax
 import numpy as np
 
+from loopax.src import tensor as _tensor
+from loopax.src.data.strings import StringTensor
 from loopax.src.state import Variable
 from loopax.src.tensor import Tensor, as_tensor, as_tensors, op  # noqa: F401 (re-exported)
 
@@ -24,6 +26,45 @@ def returns_tensors(fn):
 def tf_op(fn):
     """A loopax op (a tape records it) whose eager results are Tensors."""
     return returns_tensors(op(fn))
+
+
+# ---- printing, as TensorFlow's EagerTensor prints -------------------------------------
+
+def dtype_name(value: Tensor | Variable) -> str:
+    """TensorFlow's name of `value`'s dtype: `float32`, `int32`, `string`, ..."""
+    return "string" if isinstance(value, StringTensor) else np.dtype(value.dtype).name
+
+
+def numpy_text(value: Tensor | Variable, is_repr: bool) -> str:
+    """The NumPy text of `value` in TensorFlow's prints: `str` (or, for `repr`, the
+    `repr` of the array, and of the Python scalar for a 0-d value), on a new line
+    when it spans several."""
+    raw = value.numpy()
+    if isinstance(raw, bytes):
+        return repr(raw)
+    array = np.asarray(raw)
+    if array.ndim == 0:
+        text = repr(array.item()) if is_repr else str(array)
+    else:
+        text = repr(array) if is_repr else str(array)
+    return "\n" + text if "\n" in text else text
+
+
+def tensorflow_text(value: Tensor, is_repr: bool) -> str:
+    """`str(t)` and `repr(t)` of an eager Tensor as TensorFlow prints them:
+    `tf.Tensor([1 2], shape=(2,), dtype=int32)` and
+    `<tf.Tensor: shape=(2,), dtype=int32, numpy=array([1, 2], dtype=int32)>`."""
+    if isinstance(value.value, jax.core.Tracer):
+        return value._loopax_repr()
+    shape, dtype = tuple(value.shape), dtype_name(value)
+    if is_repr:
+        return f"<tf.Tensor: shape={shape}, dtype={dtype}, numpy={numpy_text(value, True)}>"
+    return f"tf.Tensor({numpy_text(value, False)}, shape={shape}, dtype={dtype})"
+
+
+# A program that imports loopax.tf prints its eager Tensors as TensorFlow does (layer
+# outputs and dataset elements included); without it, Tensors print as loopax's.
+_tensor.register_tensor_format(tensorflow_text)
 
 
 def static_ints(value, what):
