@@ -28,6 +28,12 @@ def tf_op(fn):
     return returns_tensors(op(fn))
 
 
+class HostValueNeeded(TypeError):
+    """A host-side op (tf.strings) got a value that a compiled function computes,
+    so not known until the program runs; `tf.function` then runs the function as
+    Python."""
+
+
 # ---- printing, as TensorFlow's EagerTensor prints -------------------------------------
 
 def dtype_name(value: Tensor | Variable) -> str:
