@@ -67,12 +67,12 @@ def test_results_of_ops_layers_tapes_and_datasets_print_as_tensorflow():
     x = tf.Variable([1., 2.])
     assert repr(x + 1) == "<tf.Tensor: shape=(2,), dtype=float32, numpy=" \
                           "array([2., 3.], dtype=float32)>"
+    assert repr(x.assign_add([1., 1.])) == "<tf.Tensor: shape=(2,), dtype=float32, " \
+                                           "numpy=array([2., 3.], dtype=float32)>"
     model = tf.keras.Sequential([tf.keras.Input((3,)),
                                  tf.keras.layers.Dense(2, kernel_initializer="ones")])
-    y = model(np.ones((1, 3)))
-    assert str(y) == "tf.Tensor([[3. 3.]], shape=(1, 2), dtype=float32)"
-    assert repr(y) == "<tf.Tensor: shape=(1, 2), dtype=float32, numpy=" \
-                      "array([[3., 3.]], dtype=float32)>"
+    y = tf.reduce_sum(model(np.ones((1, 3))), axis=0)
+    assert str(y) == "tf.Tensor([3. 3.], shape=(2,), dtype=float32)"
     with tf.GradientTape() as tape:
         s = tf.constant(3.0)
         tape.watch(s)
@@ -149,6 +149,19 @@ for value in (y, c):
     print(f"{value}")
 print(repr(model.layers[0].bias))
 """
+
+
+def test_keras_on_jax_tensors_keep_loopax_text_beside_loopax_tf():
+    # tf.keras is loopax itself: a layer's eager output is a loopax Tensor, which
+    # prints as before (TensorFlow would print tf.Tensor(...) here).
+    import loopax as keras
+    layer = keras.layers.Dense(2, kernel_initializer="ones")
+    y = layer(np.ones((1, 3)))
+    assert str(y) == repr(y) == f"{y}" == \
+        f"Tensor({np.array([[3., 3.]], np.float32)}, shape=(1, 2), dtype=float32)"
+    assert str(keras.constant([1, 2])) == "Tensor([1 2], shape=(2,), dtype=int32)"
+    assert str(keras.ops.add(keras.constant([1, 2]), 1)) == \
+        "Tensor([2 3], shape=(2,), dtype=int32)"
 
 
 def test_keras_on_jax_prints_are_unchanged_without_loopax_tf():

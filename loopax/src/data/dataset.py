@@ -30,7 +30,7 @@ import numpy as np
 
 from loopax.src.data.strings import StringTensor, as_bytes_array, is_string_array
 from loopax.src.state import Variable
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import EagerTensor, Tensor
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -100,7 +100,7 @@ def _as_tensor(a):
     if a.dtype == object:
         # text, or (audio_dataset_from_directory(ragged=True)) arrays of unequal length
         return StringTensor(a) if is_string_array(a) else a
-    return Tensor(jnp.asarray(a))
+    return EagerTensor(jnp.asarray(a))   # tf.data's elements print as TensorFlow's
 
 
 def _numpy_value(a):

@@ -9,10 +9,38 @@ import inspect
 import jax
 import numpy as np
 
+from loopax.src import dtypes as _dtypes
 from loopax.src import tensor as _tensor
 from loopax.src.data.strings import StringTensor
-from loopax.src.state import Variable
-from loopax.src.tensor import Tensor, as_tensor, as_tensors, op  # noqa: F401 (re-exported)
+from loopax.src.state import Variable, _state
+from loopax.src.tensor import EagerTensor, Tensor, op
+
+
+def as_tensor(x):
+    """`x` as an EagerTensor (which prints as TensorFlow's) when it is a concrete array
+    or a Tensor that no recording GradientTape follows; anything else (tracers,
+    Variables, Python values, Tensors a tape follows) unchanged."""
+    if isinstance(x, EagerTensor):
+        return x
+    if isinstance(x, Tensor):
+        if _state.tapes and any(t._follows(x) for t in _state.tapes):
+            return x
+        tensor = EagerTensor(x.value)
+        mask = getattr(x, "_keras_mask", None)
+        if mask is not None:
+            tensor._keras_mask = mask
+        return tensor
+    if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+        return EagerTensor(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return EagerTensor(_dtypes.asarray(x))
+    return x
+
+
+def as_tensors(tree):
+    """`as_tensor` on every leaf of a pytree (Tensors and Variables are leaves)."""
+    return jax.tree_util.tree_map(as_tensor, tree,
+                                  is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
 
 
 def returns_tensors(fn):
@@ -68,8 +96,8 @@ def tensorflow_text(value: Tensor, is_repr: bool) -> str:
     return f"tf.Tensor({numpy_text(value, False)}, shape={shape}, dtype={dtype})"
 
 
-# A program that imports loopax.tf prints its eager Tensors as TensorFlow does (layer
-# outputs and dataset elements included); without it, Tensors print as loopax's.
+# With loopax.tf imported, EagerTensors (what TensorFlow code gets) print as TensorFlow's;
+# other Tensors (a layer's eager output, loopax.constant) keep loopax's text.
 _tensor.register_tensor_format(tensorflow_text)
 
 

@@ -6,7 +6,7 @@ import jax
 
 from loopax.src import initializers, state
 from loopax.src.state import Variable as _LoopaxVariable
-from loopax.src.tf_compat.tensors import dtype_name, numpy_text
+from loopax.src.tf_compat.tensors import as_tensor, dtype_name, numpy_text
 
 
 class _VariableType(type):
@@ -22,7 +22,10 @@ class _VariableType(type):
 class TensorFlowVariable(_LoopaxVariable):
     """The `loopax.Variable` that `tf.Variable` makes: the same in every way but its
     text, which is TensorFlow's (`<tf.Variable 'v:0' shape=(2,) dtype=float32,
-    numpy=array([1., 2.], dtype=float32)>`). Layers' weights keep Keras's."""
+    numpy=array([1., 2.], dtype=float32)>`), and ops on it give EagerTensors, which
+    print as TensorFlow's too. Layers' weights keep Keras's."""
+
+    _tensorflow_text = True
 
     def __repr__(self) -> str:
         if state.is_tracer(self.value):
@@ -31,6 +34,18 @@ class TensorFlowVariable(_LoopaxVariable):
                 f"dtype={dtype_name(self)}, numpy={numpy_text(self, is_repr=True)}>")
 
     __str__ = __repr__
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """As `loopax.Variable.assign`; the eager result is an EagerTensor."""
+        return as_tensor(super().assign(value, use_locking, name, read_value))
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        """As `loopax.Variable.assign_add`; the eager result is an EagerTensor."""
+        return as_tensor(super().assign_add(delta, use_locking, name, read_value))
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        """As `loopax.Variable.assign_sub`; the eager result is an EagerTensor."""
+        return as_tensor(super().assign_sub(delta, use_locking, name, read_value))
 
 
 jax.tree_util.register_pytree_with_keys(
