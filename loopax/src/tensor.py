@@ -233,6 +233,12 @@ class EagerTensor(Tensor):
             return str(self)
         return format(np.asarray(self._loopax_value), spec)
 
+    def numpy(self):
+        """The value as NumPy: an array, or a NumPy scalar for a 0-d tensor (as
+        TensorFlow's `numpy()`)."""
+        array = super().numpy()
+        return array[()] if isinstance(array, np.ndarray) and array.ndim == 0 else array
+
 
 
 def _flatten_tensor(t):

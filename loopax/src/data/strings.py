@@ -171,7 +171,7 @@ class StringTensor(EagerTensor):
         return StringTensor(np.asarray(as_bytes_array(other) + self._loopax_value, object))
 
     def __format__(self, spec):
-        return format(str(self), spec)
+        return format(str(self), spec) if spec else super().__format__(spec)
 
     def _loopax_repr(self):
         value = self._loopax_value
