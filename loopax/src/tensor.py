@@ -233,7 +233,7 @@ class EagerTensor(Tensor):
             return str(self)
         return format(np.asarray(self._loopax_value), spec)
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray | np.generic:
         """The value as NumPy: an array, or a NumPy scalar for a 0-d tensor (as
         TensorFlow's `numpy()`)."""
         array = super().numpy()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any
 
 import jax
 import numpy as np
@@ -16,7 +17,7 @@ from loopax.src.state import Variable, _state
 from loopax.src.tensor import EagerTensor, Tensor, op
 
 
-def as_tensor(x):
+def as_tensor(x: Any) -> Any:
     """`x` as an EagerTensor (which prints as TensorFlow's) when it is a concrete array
     or a Tensor that no recording GradientTape follows; anything else (tracers,
     Variables, Python values, Tensors a tape follows) unchanged."""
@@ -37,7 +38,7 @@ def as_tensor(x):
     return x
 
 
-def as_tensors(tree):
+def as_tensors(tree: Any) -> Any:
     """`as_tensor` on every leaf of a pytree (Tensors and Variables are leaves)."""
     return jax.tree_util.tree_map(as_tensor, tree,
                                   is_leaf=lambda x: isinstance(x, (Tensor, Variable)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 
 from loopax.src import initializers, state
@@ -35,15 +37,18 @@ class TensorFlowVariable(_LoopaxVariable):
 
     __str__ = __repr__
 
-    def assign(self, value, use_locking=None, name=None, read_value=True):
+    def assign(self, value: Any, use_locking: Any = None, name: str | None = None,
+               read_value: bool = True) -> Any:
         """As `loopax.Variable.assign`; the eager result is an EagerTensor."""
         return as_tensor(super().assign(value, use_locking, name, read_value))
 
-    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """As `loopax.Variable.assign_add`; the eager result is an EagerTensor."""
         return as_tensor(super().assign_add(delta, use_locking, name, read_value))
 
-    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None,
+                   read_value: bool = True) -> Any:
         """As `loopax.Variable.assign_sub`; the eager result is an EagerTensor."""
         return as_tensor(super().assign_sub(delta, use_locking, name, read_value))
 
