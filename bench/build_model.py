@@ -132,8 +132,12 @@ def main():
             median = median_of(runs)
             ratios = " | ".join(f"{median[c] / keras_median[c]:.2f}" if keras_median else ""
                                 for c in COLUMNS)
-            print(f"| {model} | {name.replace('_', ' ')} | " + " | ".join(f"{median[c]:.2f}" for c in COLUMNS)
-                  + f" | {ratios} |", flush=True)
+            print(
+                f"| {model} | {name.replace('_', ' ')} | "
+                + " | ".join(f"{median[c]:.2f}" for c in COLUMNS)
+                + f" | {ratios} |",
+                flush=True,
+            )
     print(f"\nload at the end {os.getloadavg()[0]:.1f}")
 
 

@@ -67,17 +67,31 @@ def main():
         ("mean(x, axis=0)", lambda: ops.mean(x, axis=0), lambda: jnp.mean(x, axis=0)),
         ("transpose(x)", lambda: ops.transpose(x), lambda: jnp.transpose(x)),
         ("concatenate([x, y])", lambda: ops.concatenate([x, y]), lambda: jnp.concatenate([x, y])),
-        ("einsum('ij,jk->ik', x, y)", lambda: ops.einsum("ij,jk->ik", x, y),
-         lambda: jnp.einsum("ij,jk->ik", x, y)),
-        ("reshape(x, (16, 64))", lambda: ops.reshape(x, (16, 64)), lambda: jnp.reshape(x, (16, 64))),
+        (
+            "einsum('ij,jk->ik', x, y)",
+            lambda: ops.einsum("ij,jk->ik", x, y),
+            lambda: jnp.einsum("ij,jk->ik", x, y),
+        ),
+        (
+            "reshape(x, (16, 64))",
+            lambda: ops.reshape(x, (16, 64)),
+            lambda: jnp.reshape(x, (16, 64)),
+        ),
         ("relu(x)", lambda: ops.relu(x), lambda: jax.nn.relu(x)),
         ("softmax(x)", lambda: ops.softmax(x), lambda: jax.nn.softmax(x)),
         ("gelu(x)", lambda: ops.gelu(x), lambda: jax.nn.gelu(x)),
-        ("conv(image, kernel, 'same')", lambda: ops.conv(image, kernel, padding="same"),
-         lambda: jax.lax.conv_general_dilated(image, kernel, (1, 1), "SAME",
-                                              dimension_numbers=dn)),
-        ("sparse_categorical_crossentropy", lambda: ops.sparse_categorical_crossentropy(
-            labels, x, from_logits=True), lambda: reference_sparse_ce(labels, x)),
+        (
+            "conv(image, kernel, 'same')",
+            lambda: ops.conv(image, kernel, padding="same"),
+            lambda: jax.lax.conv_general_dilated(
+                image, kernel, (1, 1), "SAME", dimension_numbers=dn
+            ),
+        ),
+        (
+            "sparse_categorical_crossentropy",
+            lambda: ops.sparse_categorical_crossentropy(labels, x, from_logits=True),
+            lambda: reference_sparse_ce(labels, x),
+        ),
     ]
     print(f"eager, no tape; {jax.devices()[0].platform}; per call, best of {args.repeats}")
     print(f"{'op':34s} {'loopax µs':>10s} {'jax µs':>10s} {'overhead µs':>12s} {'ratio':>6s}")

@@ -44,8 +44,8 @@ IN_FUNCTION_ALLOWED = {
 # import modules of its own layer or of lower ones, never of a higher one. A
 # module belongs to the layer of the longest prefix listed.
 LAYERS = [
-    ("base", ["loopax.src", "loopax.src.api_export", "loopax.src.dtypes", "loopax.src.version", "loopax.src.config",
-              "loopax.src.compilation_cache", "loopax.src.serialization",
+    ("base", ["loopax.src", "loopax.src.api_export", "loopax.src.dtypes", "loopax.src.version",
+              "loopax.src.config", "loopax.src.compilation_cache", "loopax.src.serialization",
               "loopax.src.utils", "loopax.src.distribution",
               "loopax.src.mixed_precision"]),
     ("state", ["loopax.src.state"]),

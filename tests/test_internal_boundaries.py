@@ -44,8 +44,10 @@ def adapter_class_checks(sources):
 
 
 def test_the_scans_see_what_they_look_for():
-    code = ast.parse("model._trainer_state.bounds\nself.model._fns\nmodel.__class__\n"
-                     "isinstance(adapter, ArrayDataAdapter)\nisinstance(x, (int, a.PyDatasetAdapter))")
+    code = ast.parse(
+        "model._trainer_state.bounds\nself.model._fns\nmodel.__class__\n"
+        "isinstance(adapter, ArrayDataAdapter)\nisinstance(x, (int, a.PyDatasetAdapter))"
+    )
     assert private_model_reads([("x.py", code)]) == ["x.py:1 model._trainer_state",
                                                       "x.py:2 model._fns"]
     assert len(adapter_class_checks([("x.py", code)])) == 2

@@ -87,7 +87,9 @@ def test_stateless_call_after_assign_matches_call():
 def test_stateless_call_with_wrong_variables_explains_order():
     p = Pair()
     p(np.ones((1, 3)))
-    with pytest.raises(ValueError, match=r"(?s)has 1 entries but 2 were expected.*affine/kernel.*affine_1/kernel"):
+    with pytest.raises(
+        ValueError, match=r"(?s)has 1 entries but 2 were expected.*affine/kernel.*affine_1/kernel"
+    ):
         p.stateless_call([p.a.kernel.value], [], np.ones((1, 3)))
 
 
@@ -115,7 +117,9 @@ def test_unknown_constructor_argument_is_an_error():
 def test_set_weights_lists_each_mismatch():
     layer = Affine(2)
     layer(np.ones((1, 3)))
-    with pytest.raises(ValueError, match=r"(?s)weight 0 \(affine/kernel\): expected shape \(3, 2\), got \(2, 2\)"):
+    with pytest.raises(
+        ValueError, match=r"(?s)weight 0 \(affine/kernel\): expected shape \(3, 2\), got \(2, 2\)"
+    ):
         layer.set_weights([np.ones((2, 2)), np.zeros(())])
 
 

@@ -35,7 +35,13 @@ def test_variable_operators_with_numpy_jax_and_scalars_on_both_sides():
     v = Variable(2.0)
     a = np.float32(5.0)
     j = jnp.asarray(5.0)
-    for left, right, expect in [(v, 3.0, 6.0), (3.0, v, 6.0), (a, v, 10.0), (v, j, 10.0), (j, v, 10.0)]:
+    for left, right, expect in [
+        (v, 3.0, 6.0),
+        (3.0, v, 6.0),
+        (a, v, 10.0),
+        (v, j, 10.0),
+        (j, v, 10.0),
+    ]:
         assert float(left * right) == expect
     assert float(j - v) == 3.0 and float(v - j) == -3.0
     assert float(np.ones(()) - v) == -1.0

@@ -86,7 +86,8 @@ teacher with `LogitsDistillation` / `FeatureDistillation` losses (or your own
         """`loopax.distribution` (Keras's `keras.distribution`): data and model
 parallelism, and multi-process jobs, on `jax.sharding` / `jax.distributed`.""", all=True),
     "loopax.dtype_policies": Package(
-        """Dtype policies (Keras's `keras.dtype_policies`): plain, quantized and mapped.""", all=True),
+        """Dtype policies (Keras's `keras.dtype_policies`): plain, quantized and mapped.""",
+        all=True),
     "loopax.export": Package(
         """Exporting inference functions as StableHLO (Keras's `keras.export`):
 `ExportArchive`, and `load` to run an archive back."""),
@@ -152,7 +153,8 @@ serialization format)."""),
 (as `keras.utils.legacy`)."""),
     "loopax.visualization": Package(
         """`keras.visualization`: segmentation masks and bounding boxes drawn on images, and
-image galleries (matplotlib, the `plot` extra; boxes need OpenCV, the `vision` extra).""", all=True),
+image galleries (matplotlib, the `plot` extra; boxes need OpenCV, the `vision` extra).""",
+        all=True),
     "loopax.wrappers": Package(
         """scikit-learn estimators around loopax models (Keras names): `SKLearnClassifier`,
 `SKLearnRegressor`, `SKLearnTransformer`. Needs scikit-learn (`pip install

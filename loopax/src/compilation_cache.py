@@ -5,7 +5,8 @@ A short script spends most of its first epoch compiling (the train step, the eva
 step, initializers, small eager ops). JAX can keep compiled programs on disk, keyed by
 the program, the jax/jaxlib version and the device, so a rerun loads them instead. loopax
 switches that on at import, in `$LOOPAX_HOME/cache/jax` (default `~/.loopax/cache/jax`),
-bounded to `DEFAULT_MAX_SIZE_BYTES` with least-recently-used eviction.
+bounded to `DEFAULT_MAX_SIZE_BYTES` with least-recently-used eviction. Each folder loopax
+creates on the way there (`$LOOPAX_HOME` included) is created 0700.
 
 * `LOOPAX_COMPILATION_CACHE=0` (or `false`/`off`) leaves it off; a path puts it there.
 * A directory set for JAX itself (`JAX_COMPILATION_CACHE_DIR` or
@@ -14,6 +15,12 @@ bounded to `DEFAULT_MAX_SIZE_BYTES` with least-recently-used eviction.
 * A directory that cannot be written leaves the cache off with a warning, never an error.
   An entry JAX cannot read (truncated, garbage) makes it warn and compile again; an entry
   written by another jax version is never read (the version is part of the key).
+* A directory holding anything but regular files (a FIFO, a link to a device, a folder
+  other than XLA's GPU autotuning folder, whose files are checked too) leaves the cache
+  off with one warning naming it: JAX opens entries by name, so a FIFO
+  would block the process for ever and a device would be read without end. The check is
+  made when the cache is switched on; the folder being private (below), only its owner can
+  add such an entry later.
 
 Trust: an entry is a compiled program, and JAX runs the one stored under a key without
 checking it against the program it was compiled from (JAX offers no such check): an
@@ -21,7 +28,8 @@ entry swapped by whoever can write the directory is run as is, and can change re
 (`x * 3` computed for `x + 1`). So the directory is trusted only as far as it is private:
 loopax creates it readable and writable by its owner only (0700), and leaves the cache off
 with a warning when the directory is not owned by the current user or another user can
-write it (group- or world-writable). See docs/saving.md, "The compilation cache".
+write it (group- or world-writable). See docs/design.md, "Compiling: what, when, and kept
+where", and docs/saving.md, "The compilation cache".
 """
 
 from __future__ import annotations
@@ -68,10 +76,11 @@ def enable_compilation_cache(directory: str | None = None,
 
     Returns:
         True if the cache is on; False (with a warning) if `directory` cannot be written,
-        is not owned by the current user, or another user can write it.
+        is not owned by the current user, another user can write it, or it holds an entry
+        that is not a regular file (a FIFO, a device, a link, a folder).
     """
     directory = os.path.abspath(os.path.expanduser(directory or _default_dir()))
-    if not _writable(directory) or not _private(directory):
+    if not _writable(directory) or not _private(directory) or not _entries_regular(directory):
         return False
     jax.config.update("jax_compilation_cache_max_size", int(max_size_bytes))
     # Every program, however quick to compile: a short script's compile time is many
@@ -169,9 +178,75 @@ def _private(directory: str) -> bool:
     return False
 
 
+# Folders XLA keeps in the cache directory itself (on GPUs, its autotuning results; see
+# `jax_persistent_cache_enable_xla_caches`): their entries are checked like the others.
+_XLA_CACHE_FOLDERS = ("xla_gpu_per_fusion_autotune_cache_dir",)
+
+
+def _first_odd_entry(directory: str, nested: bool = False) -> os.DirEntry | None:
+    """The first entry of `directory` that is not a regular file (symlinks are not),
+    looking into XLA's own cache folders (`_XLA_CACHE_FOLDERS`) at the top level."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_file(follow_symlinks=False):
+                continue
+            if not nested and entry.name in _XLA_CACHE_FOLDERS \
+                    and entry.is_dir(follow_symlinks=False):
+                odd = _first_odd_entry(entry.path, nested=True)
+                if odd is None:
+                    continue
+                return odd
+            return entry
+    return None
+
+
+def _entries_regular(directory: str) -> bool:
+    """Whether every entry of `directory` is a regular file (not a symlink); warns and
+    returns False otherwise. JAX opens entries by name, so a FIFO would block it and a
+    link to a device would be read forever."""
+    odd = _first_odd_entry(directory)
+    if odd is None:
+        return True
+    name = os.path.relpath(odd.path, directory)
+    warnings.warn(
+        f"loopax: the compilation cache stays off: {directory!r} holds {name!r}, which "
+        f"is {_kind_of(odd)}, not a regular file (JAX could block or never finish reading "
+        f"it). Remove it (or clear the folder), point LOOPAX_COMPILATION_CACHE at another "
+        "folder, or set LOOPAX_COMPILATION_CACHE=0 to silence this.", stacklevel=3)
+    return False
+
+
+def _kind_of(entry: os.DirEntry) -> str:
+    if entry.is_symlink():
+        return f"a symbolic link (to {os.readlink(entry.path)!r})"
+    mode = entry.stat(follow_symlinks=False).st_mode
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _make_private_folders(directory: str) -> None:
+    """Creates `directory` and each missing folder above it 0700 (`os.makedirs` gives
+    those above the umask's mode); existing folders keep theirs."""
+    missing = []
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, mode=0o700)
+        except FileExistsError:    # made meanwhile by another process: left as it is
+            if not os.path.isdir(folder):
+                raise
+
+
 def _writable(directory: str) -> bool:
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        _make_private_folders(directory)
         probe = os.path.join(directory, f".loopax-probe-{os.getpid()}")
         with open(probe, "wb"):
             pass

@@ -57,7 +57,10 @@ def load_digits():
 
 
 def plot_history(history, path):
-    """Writes `history.plot()` to `path`; returns False (and says how to fix it) without matplotlib."""
+    """Writes `history.plot()` to `path`.
+
+    Returns False (and says how to fix it) without matplotlib.
+    """
     try:
         import matplotlib
     except ImportError:
@@ -85,10 +88,15 @@ def main(argv=None):
     Raises:
         RuntimeError: if the reloaded model predicts differently from the trained one.
     """
-    parser = argparse.ArgumentParser(prog="python -m loopax.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m loopax.demo", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
-    parser.add_argument("--out", default=None,
-                        help="folder for the model file and the plot (default: a new temporary folder)")
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="folder for the model file and the plot (default: a new temporary folder)",
+    )
     args = parser.parse_args(argv)
     out = args.out or tempfile.mkdtemp(prefix="loopax-demo-")
     os.makedirs(out, exist_ok=True)

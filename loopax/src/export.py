@@ -294,7 +294,19 @@ def load(filepath):
             entry = f"endpoints/{name}.jax_exported"
             blob = read_entry(zf, entry, limit, filepath, "an endpoint")
             endpoints[name] = _deserialize(blob, filepath, entry, len(values))
+            _check_variables(values, endpoints[name], name, filepath)
     return ReloadedArchive(endpoints, values, collections)
+
+
+def _check_variables(values, exported, endpoint, filepath):
+    """Refuses a stored variable whose shape or dtype is not the one `endpoint` takes
+    it as (found at load, not at the first call)."""
+    for i, (value, aval) in enumerate(zip(values, exported.in_avals)):
+        if tuple(value.shape) != tuple(aval.shape) or np.dtype(value.dtype) != aval.dtype:
+            raise _damaged(filepath, f"the variable v{i} is stored in variables.npz as "
+                                     f"{tuple(value.shape)} {value.dtype}, but the endpoint "
+                                     f"{endpoint!r} takes it as {tuple(aval.shape)} "
+                                     f"{aval.dtype}")
 
 
 def _damaged(filepath, what) -> ValueError:

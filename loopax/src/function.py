@@ -255,9 +255,11 @@ _ESCAPED_VALUE = (
     "loopax.function {name!r}: a value computed inside a compiled branch or loop (an `if`, "
     "`while` or `for` on a traced value, which autograph turns into lax.cond / "
     "lax.while_loop, or loopax.ops.cond / while_loop) escaped it through a Python side "
-    "effect, e.g. appended to a Python list or stored on an object. Inside such a loop only its loop variables carry values out: collect values "
+    "effect, e.g. appended to a Python list or stored on an object. Inside such a loop "
+    "only its loop variables carry values out: collect values "
     "in a tf.TensorArray (`ta = ta.write(i, x)`) or a preallocated tensor, and assign "
-    "attributes after the loop.")
+    "attributes after the loop."
+)
 
 
 class _Method(Function):

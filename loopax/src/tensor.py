@@ -467,10 +467,16 @@ def constant(value: ArrayLike, dtype: DTypeLike = None, shape: Sequence[int] | N
         A `Tensor` of shape `shape` (or `value`'s shape).
     """
     value = unwrap(value)
-    if dtype is None and (isinstance(value, float) or (
-            isinstance(value, (np.ndarray, list, tuple)) and np.asarray(value).dtype == np.float64)):
+    if dtype is None and (
+        isinstance(value, float)
+        or (isinstance(value, (np.ndarray, list, tuple)) and np.asarray(value).dtype == np.float64)
+    ):
         dtype = "float32"
-    if dtype is None and isinstance(value, (np.ndarray, list, tuple)) and np.asarray(value).dtype == np.int64:
+    if (
+        dtype is None
+        and isinstance(value, (np.ndarray, list, tuple))
+        and np.asarray(value).dtype == np.int64
+    ):
         dtype = "int32"
     arr = dtypes.asarray(value, dtype=dtype)
     if shape is not None:

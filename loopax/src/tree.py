@@ -3,9 +3,10 @@
 The nodes are Python's containers, as Keras (optree, `none_is_leaf=True`)
 has them: `list`, `tuple`, namedtuples, `dict` and `defaultdict` (values in
 sorted-key order; keys of several types sorted by type name first, keys that
-do not sort in insertion order), `OrderedDict` (in its own order) and `deque`. Everything else is a leaf: `None`, strings,
-arrays, loopax Variables and Tensors, and any JAX-registered pytree (Keras
-does not look inside those either; use `jax.tree_util` for them).
+do not sort in insertion order), `OrderedDict` (in its own order) and `deque`.
+Everything else is a leaf: `None`, strings, arrays, loopax Variables and
+Tensors, and any JAX-registered pytree (Keras does not look inside those
+either; use `jax.tree_util` for them).
 """
 
 from __future__ import annotations

@@ -37,7 +37,9 @@ def test_restores_the_best_weights(make_model, drive, capsys):
     stopper = EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True, verbose=1)
     epochs_run = fit(stopper, model, drive, [1.0, 0.5, 0.6, 0.7, 0.1])
     assert epochs_run == 4 and model.stop_training
-    np.testing.assert_array_equal(model.weights[0], [2.0, 2.0, 2.0])  # after epoch 2 (one step each)
+    np.testing.assert_array_equal(
+        model.weights[0], [2.0, 2.0, 2.0]
+    )  # after epoch 2 (one step each)
     assert stopper.best == 0.5 and stopper.best_epoch == 1 and stopper.stopped_epoch == 3
     out = capsys.readouterr().out
     assert "Epoch 4: early stopping" in out

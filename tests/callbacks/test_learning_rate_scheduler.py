@@ -23,7 +23,9 @@ def test_schedule_of_epoch_and_current_rate(make_model, drive, capsys):
     rates = run(scheduler, model, drive, 4)
     assert rates == [0.1, 0.1, 0.05, 0.025]
     assert model.history.history["learning_rate"] == [0.1, 0.1, 0.05, 0.025]
-    assert "Epoch 3: LearningRateScheduler setting learning rate to 0.05." in capsys.readouterr().out
+    assert (
+        "Epoch 3: LearningRateScheduler setting learning rate to 0.05." in capsys.readouterr().out
+    )
 
 
 def test_one_argument_schedule_and_numpy_results(make_model, drive):

@@ -14,12 +14,17 @@ BAR = "━" * 20
 
 
 def run_epoch(logger, clock, batches, step_seconds, first_seconds, logs, epoch=0):
-    """Drives one epoch: the first execution takes `first_seconds` (compiling), each later step `step_seconds`."""
+    """Drives one epoch.
+
+    The first execution takes `first_seconds` (compiling), each later step `step_seconds`.
+    """
     logger.on_epoch_begin(epoch)
     previous = -1
     for batch in batches:
         steps = batch - previous
-        clock.now += first_seconds + (steps - 1) * step_seconds if previous < 0 else steps * step_seconds
+        clock.now += (
+            first_seconds + (steps - 1) * step_seconds if previous < 0 else steps * step_seconds
+        )
         logger.on_train_batch_end(batch, {"loss": 9.0})
         previous = batch
     logger.on_epoch_end(epoch, logs)

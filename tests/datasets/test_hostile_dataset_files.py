@@ -31,6 +31,8 @@ def test_an_npz_member_inflating_past_the_budget_is_refused(tmp_path):
     path = tmp_path / "mnist.npz"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("x_train.npy", _npy(np.zeros((70 * 2**20,), np.uint8)))
+        for key in ("y_train", "x_test", "y_test"):
+            zf.writestr(f"{key}.npy", _npy(np.zeros(1, np.uint8)))
     assert path.stat().st_size < 2**20
     with pytest.raises(ValueError, match=r"mnist.npz: entry 'x_train.npy' declares \d+ bytes"):
         loopax.datasets.mnist.load_data(str(path))
@@ -57,8 +59,8 @@ def test_an_object_array_repeating_one_list_is_refused(tmp_path):
     path = tmp_path / "imdb.npz"
     np.savez(path, x_train=x, y_train=np.zeros(2000, int), x_test=x[:1],
              y_test=np.zeros(1, int))
-    with pytest.raises(ValueError, match=r"imdb.npz \(entry 'x_train.npy'\) holds the same "
-                                         "sequence more than once"):
+    with pytest.raises(ValueError, match=r"imdb.npz \(entry 'x_train.npy'\) holds more word "
+                                         "indices"):
         loopax.datasets.imdb.load_data(str(path))
 
 
@@ -108,7 +110,7 @@ def test_a_dataset_path_that_is_not_a_file_is_refused_without_blocking(tmp_path,
 def test_word_index_errors_name_the_file(tmp_path):
     path = tmp_path / "w.json"
     path.write_bytes(b'{"caf\xe9": 1}')
-    with pytest.raises(ValueError, match=r"w.json \(a word index\) is not JSON"):
+    with pytest.raises(ValueError, match=r"w.json \(a word index\) is not utf-8 text"):
         imdb.get_word_index(str(path))
     path.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ValueError, match=r"w.json \(a word index\)"):

@@ -41,7 +41,8 @@ def test_local_file_is_read_as_is(tmp_path, no_network):
     np.testing.assert_array_equal(y_test, arrays["y_test"])
     assert no_network == []
     np.savez(tmp_path / "bad.npz", x_train=arrays["x_train"])
-    with pytest.raises(ValueError, match=r"lacks arrays \['y_train', 'x_test', 'y_test'\]"):
+    with pytest.raises(ValueError, match=r"lacks the member\(s\) \['y_train.npy', 'x_test.npy', "
+                                         r"'y_test.npy'\]"):
         loopax.datasets.mnist.load_data(str(tmp_path / "bad.npz"))
     with pytest.raises(FileNotFoundError):
         loopax.datasets.mnist.load_data(str(tmp_path / "missing" / "mnist.npz"))

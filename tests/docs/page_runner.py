@@ -126,7 +126,10 @@ def working_folder(path):
 
 
 def sections(page_text):
-    """[(heading, [block indices])]: the blocks under each `## ` heading; "" for those before any."""
+    """[(heading, [block indices])]: the blocks under each `## ` heading.
+
+    The heading is "" for the blocks before any.
+    """
     headings = [(m.start(), m.group(1).strip())
                 for m in re.finditer(r"^## (.+)$", page_text, re.MULTILINE)]
     grouped = {}

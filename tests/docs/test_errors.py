@@ -1,4 +1,7 @@
-"""docs/errors.md: each entry's code raises, with the message the page shows (one test per entry)."""
+"""docs/errors.md: each entry's code raises, with the message the page shows.
+
+One test per entry.
+"""
 
 from pathlib import Path
 

@@ -1,4 +1,5 @@
-"""Every ```python block of every guide (docs/guides/, docs/ko/) runs, and prints what the page shows.
+"""Every ```python block of every guide (docs/guides/, docs/ko/) runs and prints
+what the page shows.
 
 The convention is in page_runner.py; regenerate a page's outputs with
 `python tests/docs/page_runner.py PAGE.md`.

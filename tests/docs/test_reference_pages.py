@@ -8,7 +8,9 @@ def test_reference_pages_are_up_to_date():
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in REFERENCE.glob("*.md")}
     assert sorted(on_disk) == sorted(expected), "run: python tests/docs/reference_pages.py"
     for name, text in expected.items():
-        assert on_disk[name] == text, f"docs/reference/{name} is stale: python tests/docs/reference_pages.py"
+        assert on_disk[name] == text, (
+            f"docs/reference/{name} is stale: python tests/docs/reference_pages.py"
+        )
 
 
 def test_every_public_class_and_loopax_function_has_an_entry():

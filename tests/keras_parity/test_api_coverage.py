@@ -1,7 +1,7 @@
 """Every public name of keras.layers, .ops, .losses, .metrics, .optimizers,
-.callbacks, .utils, .distribution and .preprocessing is either in the loopax module of the same name or
-listed, with a reason, in docs/keras_differences.md (a `## keras.<module>`
-section, one `- `Name`: reason` line per name). A listed name that loopax
+.callbacks, .utils, .distribution and .preprocessing is either in the loopax
+module of the same name or listed, with a reason, in docs/keras_differences.md
+(a `## keras.<module>` section, one `- `Name`: reason` line per name). A listed name that loopax
 now has fails too, so the list only ever says what is really missing.
 """
 
@@ -60,31 +60,31 @@ COMPARED_ELSEWHERE = {
     "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
     "GaussianDropout", "AlphaDropout",  # test_noise_parity (statistics)
     "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN",
-    "StackedRNNCells", "Bidirectional", "TimeDistributed",  # tests/layers/test_rnn.py
+    "StackedRNNCells", "Bidirectional", "TimeDistributed",  # tests/layers/recurrent/test_rnn.py
     "Masking",  # tests/layers/test_masking.py
-    "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",  # tests/layers/test_conv_lstm.py
-    "SpectralNormalization", "Wrapper",  # tests/layers/test_spectral_normalization.py
+    "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D",  # tests/layers/recurrent/test_conv_lstm.py
+    "SpectralNormalization", "Wrapper",  # tests/layers/normalization/test_spectral_normalization.py
     "StringLookup", "IntegerLookup", "Hashing", "TextVectorization",  # test_lookup_parity
     "CategoryEncoding", "Discretization",  # test_categorical_parity
     "AdaptiveAveragePooling1D", "AdaptiveAveragePooling2D", "AdaptiveAveragePooling3D",
     "AdaptiveMaxPooling1D", "AdaptiveMaxPooling2D",
-    "AdaptiveMaxPooling3D",  # tests/layers/test_adaptive_pooling.py
-    "Pipeline",  # tests/layers/test_pipeline.py
-    "Lambda",  # tests/layers/test_lambda.py (models with the same function for both)
-    "JaxLayer", "FlaxLayer",  # tests/layers/test_jax_layer.py (same params, fit steps)
+    "AdaptiveMaxPooling3D",  # tests/layers/pooling/test_adaptive_pooling.py
+    "Pipeline",  # tests/layers/preprocessing/test_pipeline.py
+    "Lambda",  # tests/layers/core/test_lambda.py (models with the same function for both)
+    "JaxLayer", "FlaxLayer",  # tests/layers/core/test_jax_layer.py (same params, fit steps)
     "MixUp", "CutMix", "RandomGrayscale", "RandomInvert", "Solarization", "RandomPosterization",
-    "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/test_image_augmentation.py
+    "AutoContrast", "Equalization", "RandomErasing",  # tests/layers/preprocessing/image/test_image_augmentation.py
     "RandomColorDegeneration", "RandomSaturation", "RandomHue", "RandomColorJitter",
-    "RandomSharpness", "RandomGaussianBlur",  # tests/layers/test_color_augmentation.py
-    "RandomShear", "RandomPerspective",  # tests/layers/test_geometric_augmentation.py
-    "RandAugment",  # tests/layers/test_augmentation_policies.py
-    "ReversibleEmbedding",  # tests/layers/test_reversible_embedding.py
-    "STFTSpectrogram", "MelSpectrogram",  # tests/layers/test_spectrogram.py
-    "HashedCrossing",  # tests/layers/test_hashed_crossing.py (recorded Keras outputs)
-    "MaxNumBoundingBoxes",  # tests/layers/test_max_num_bounding_boxes.py
-    "AugMix",  # tests/layers/test_aug_mix.py
-    "RandomElasticTransform",  # tests/layers/test_random_elastic_transform.py
-    "ContrastLimitedAdaptiveHistogramEqualization",  # tests/layers/test_clahe.py
+    "RandomSharpness", "RandomGaussianBlur",  # tests/layers/preprocessing/image/test_color_augmentation.py
+    "RandomShear", "RandomPerspective",  # tests/layers/preprocessing/image/test_geometric_augmentation.py
+    "RandAugment",  # tests/layers/preprocessing/image/test_augmentation_policies.py
+    "ReversibleEmbedding",  # tests/layers/core/test_reversible_embedding.py
+    "STFTSpectrogram", "MelSpectrogram",  # tests/layers/preprocessing/audio/test_spectrogram.py
+    "HashedCrossing",  # tests/layers/preprocessing/structured/test_hashed_crossing.py (recorded Keras outputs)
+    "MaxNumBoundingBoxes",  # tests/layers/preprocessing/image/test_max_num_bounding_boxes.py
+    "AugMix",  # tests/layers/preprocessing/image/test_aug_mix.py
+    "RandomElasticTransform",  # tests/layers/preprocessing/image/test_random_elastic_transform.py
+    "ContrastLimitedAdaptiveHistogramEqualization",  # tests/layers/preprocessing/image/test_clahe.py
 }
 NOT_CALLABLE_LAYERS = {"InputLayer", "Input", "InputSpec", "Layer"}
 

@@ -41,8 +41,12 @@ def test_depthwise_conv_filters_each_channel_on_its_own():
             single = layers.Conv2D(1, 2, use_bias=False)
             single.build((2, 5, 5, 1))
             single.set_weights([kernel[:, :, c:c + 1, m:m + 1]])
-            np.testing.assert_allclose(out[..., c * 2 + m], np.asarray(single(x[..., c:c + 1]))[..., 0],
-                                       rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(
+                out[..., c * 2 + m],
+                np.asarray(single(x[..., c : c + 1]))[..., 0],
+                rtol=1e-5,
+                atol=1e-5,
+            )
 
 
 def test_shape_layers_against_numpy():

@@ -122,8 +122,20 @@ def np_focal(t, p, gamma=2.0, alpha=0.25, balance=False):
 CASES = [
     (losses.MeanSquaredError, losses.mean_squared_error, np_mse, Y_REAL, P_REAL),
     (losses.MeanAbsoluteError, losses.mean_absolute_error, np_mae, Y_REAL, P_REAL),
-    (losses.MeanAbsolutePercentageError, losses.mean_absolute_percentage_error, np_mape, Y_REAL, P_REAL),
-    (losses.MeanSquaredLogarithmicError, losses.mean_squared_logarithmic_error, np_msle, Y_POS, P_POS),
+    (
+        losses.MeanAbsolutePercentageError,
+        losses.mean_absolute_percentage_error,
+        np_mape,
+        Y_REAL,
+        P_REAL,
+    ),
+    (
+        losses.MeanSquaredLogarithmicError,
+        losses.mean_squared_logarithmic_error,
+        np_msle,
+        Y_POS,
+        P_POS,
+    ),
     (losses.Huber, losses.huber, np_huber, Y_REAL, P_REAL * 2),
     (losses.LogCosh, losses.log_cosh, np_logcosh, Y_REAL, P_REAL),
     (losses.CosineSimilarity, losses.cosine_similarity, np_cosine, Y_REAL, P_REAL),
@@ -156,17 +168,24 @@ def test_class_reductions_and_sample_weight(cls, fn, ref, y, p):
     # Keras: the weighted sum is divided by the batch size, not the weights' sum.
     weighted = (per_sample * W).sum()
     np.testing.assert_allclose(cls()(y, p, sample_weight=W), weighted / B, rtol=2e-5, atol=1e-6)
-    np.testing.assert_allclose(cls()(y, p, sample_weight=W[:, None]), weighted / B, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        cls()(y, p, sample_weight=W[:, None]), weighted / B, rtol=2e-5, atol=1e-6
+    )
     np.testing.assert_allclose(cls(reduction="mean_with_sample_weight")(y, p, sample_weight=W),
                                weighted / W.sum(), rtol=2e-5, atol=1e-6)
 
 
 def test_sparse_categorical_crossentropy_closed_form():
     ref = np_cce(ONE_HOT, PROBS)
-    np.testing.assert_allclose(losses.sparse_categorical_crossentropy(LABELS, PROBS), ref, rtol=1e-5)
+    np.testing.assert_allclose(
+        losses.sparse_categorical_crossentropy(LABELS, PROBS), ref, rtol=1e-5
+    )
     # Labels of shape (batch, 1) and float labels work the same.
     np.testing.assert_allclose(
-        losses.sparse_categorical_crossentropy(LABELS[:, None].astype(np.float32), PROBS), ref, rtol=1e-5)
+        losses.sparse_categorical_crossentropy(LABELS[:, None].astype(np.float32), PROBS),
+        ref,
+        rtol=1e-5,
+    )
     loss = losses.SparseCategoricalCrossentropy()
     np.testing.assert_allclose(loss(LABELS, PROBS, sample_weight=W), (ref * W).sum() / B, rtol=1e-5)
 
@@ -176,7 +195,9 @@ def test_from_logits_and_label_smoothing(smoothing):
     # Categorical: logits through log-softmax, smoothed labels.
     t = ONE_HOT * (1 - smoothing) + smoothing / D
     expected = -np.sum(t * np_log_softmax(LOGITS), -1).mean()
-    got = losses.CategoricalCrossentropy(from_logits=True, label_smoothing=smoothing)(ONE_HOT, LOGITS)
+    got = losses.CategoricalCrossentropy(from_logits=True, label_smoothing=smoothing)(
+        ONE_HOT, LOGITS
+    )
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     np.testing.assert_allclose(
         losses.CategoricalCrossentropy(label_smoothing=smoothing)(ONE_HOT, PROBS),
@@ -213,8 +234,11 @@ def test_against_optax():
     np.testing.assert_allclose(
         losses.binary_crossentropy(Y_BIN, LOGITS, from_logits=True),
         optax.losses.sigmoid_binary_cross_entropy(LOGITS, Y_BIN).mean(-1), rtol=1e-5)
-    np.testing.assert_allclose(losses.huber(Y_REAL, 2 * P_REAL, delta=0.7),
-                               optax.losses.huber_loss(2 * P_REAL, Y_REAL, delta=0.7).mean(-1), rtol=1e-5)
+    np.testing.assert_allclose(
+        losses.huber(Y_REAL, 2 * P_REAL, delta=0.7),
+        optax.losses.huber_loss(2 * P_REAL, Y_REAL, delta=0.7).mean(-1),
+        rtol=1e-5,
+    )
     np.testing.assert_allclose(losses.mean_squared_error(Y_REAL, P_REAL),
                                optax.losses.squared_error(P_REAL, Y_REAL).mean(-1), rtol=1e-5)
     np.testing.assert_allclose(losses.log_cosh(Y_REAL, P_REAL),
@@ -233,7 +257,9 @@ def test_label_and_prediction_rank_fix():
     y, p = np.array([1.0, 2.0, 3.0]), np.array([[1.5], [2.0], [2.0]])
     np.testing.assert_allclose(losses.MeanSquaredError()(y, p), (0.25 + 0 + 1) / 3, rtol=1e-6)
     np.testing.assert_allclose(losses.mean_squared_error(y, p), [0.25, 0, 1], rtol=1e-6)
-    np.testing.assert_allclose(losses.MeanSquaredError()(y[:, None], p[:, 0]), (0.25 + 0 + 1) / 3, rtol=1e-6)
+    np.testing.assert_allclose(
+        losses.MeanSquaredError()(y[:, None], p[:, 0]), (0.25 + 0 + 1) / 3, rtol=1e-6
+    )
     yb, pb = np.array([0.0, 1.0]), np.array([[0.2], [0.7]])
     np.testing.assert_allclose(losses.BinaryCrossentropy()(yb, pb),
                                np.mean([-np.log(0.8), -np.log(0.7)]), rtol=1e-5)
@@ -260,8 +286,13 @@ def test_ignore_class_averages_over_valid_entries():
     valid = y != -1
     loss = losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1)
     np.testing.assert_allclose(loss(y, LOGITS), per_sample[valid].mean(), rtol=1e-5)
-    np.testing.assert_allclose(losses.SparseCategoricalCrossentropy(
-        from_logits=True, ignore_class=-1, reduction="sum")(y, LOGITS), per_sample[valid].sum(), rtol=1e-5)
+    np.testing.assert_allclose(
+        losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=-1, reduction="sum")(
+            y, LOGITS
+        ),
+        per_sample[valid].sum(),
+        rtol=1e-5,
+    )
     fn = losses.sparse_categorical_crossentropy(y, LOGITS, from_logits=True, ignore_class=-1)
     np.testing.assert_allclose(fn, np.where(valid, per_sample, 0), rtol=1e-5)
 
@@ -269,7 +300,9 @@ def test_ignore_class_averages_over_valid_entries():
 def test_hinge_keeps_signed_labels():
     signs = np.array([[-1.0, 1.0], [1.0, -1.0]])
     p = np.array([[0.3, 0.2], [-0.5, 2.0]])
-    np.testing.assert_allclose(losses.hinge(signs, p), [(1.3 + 0.8) / 2, (1.5 + 3.0) / 2], rtol=1e-6)
+    np.testing.assert_allclose(
+        losses.hinge(signs, p), [(1.3 + 0.8) / 2, (1.5 + 3.0) / 2], rtol=1e-6
+    )
 
 
 def test_gradient_of_categorical_crossentropy_from_logits():
@@ -281,7 +314,9 @@ def test_gradient_of_categorical_crossentropy_from_logits():
 def test_runs_under_jit_with_the_same_numbers():
     loss = losses.SparseCategoricalCrossentropy(from_logits=True)
     jitted = jax.jit(lambda y, z, w: loss(y, z, sample_weight=w))
-    np.testing.assert_allclose(jitted(LABELS, LOGITS, W), loss(LABELS, LOGITS, sample_weight=W), rtol=1e-6)
+    np.testing.assert_allclose(
+        jitted(LABELS, LOGITS, W), loss(LABELS, LOGITS, sample_weight=W), rtol=1e-6
+    )
     mse = jax.jit(lambda y, p: losses.mse(y, p))
     np.testing.assert_allclose(mse(Y_REAL, P_REAL), np_mse(Y_REAL, P_REAL), rtol=1e-5)
 
@@ -315,9 +350,11 @@ def test_custom_loss_subclass():
 
     loss = Quartic()
     assert loss.name == "quartic"
-    np.testing.assert_allclose(loss(Y_REAL, P_REAL, sample_weight=W),
-                               (np.mean((Y_REAL - P_REAL).astype(np.float64) ** 4, -1) * W).sum() / B,
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        loss(Y_REAL, P_REAL, sample_weight=W),
+        (np.mean((Y_REAL - P_REAL).astype(np.float64) ** 4, -1) * W).sum() / B,
+        rtol=1e-5,
+    )
 
 
 @settings(max_examples=25, deadline=None)

@@ -168,7 +168,9 @@ def test_depthwise_and_separable_conv():
     expected = np.zeros((1, 3, 3, 4))
     for c in range(2):
         for m in range(2):
-            expected[..., c * 2 + m] = np_conv2d(x[..., c:c + 1], dw[:, :, c:c + 1, m:m + 1])[..., 0]
+            expected[..., c * 2 + m] = np_conv2d(x[..., c : c + 1], dw[:, :, c : c + 1, m : m + 1])[
+                ..., 0
+            ]
     check(ops.depthwise_conv(x, dw), expected, tol=1e-4)
     pw = rng.normal(size=(1, 1, 4, 3)).astype("float32")
     check(ops.separable_conv(x, dw, pw), expected @ pw[0, 0], tol=1e-4)

@@ -210,7 +210,10 @@ def test_shape_manipulation():
         "squeeze": (lambda a: ops.squeeze(a[:1, :, :1]), x[0, :, 0]),
         "squeeze_axis": (lambda a: ops.squeeze(a[:1, :, :1], axis=0), x[0, :, :1]),
         "ravel": (lambda a: ops.ravel(a), x.ravel()),
-        "broadcast_to": (lambda a: ops.broadcast_to(a[0, 0], (3, 4)), np.broadcast_to(x[0, 0], (3, 4))),
+        "broadcast_to": (
+            lambda a: ops.broadcast_to(a[0, 0], (3, 4)),
+            np.broadcast_to(x[0, 0], (3, 4)),
+        ),
         "concatenate": (lambda a: ops.concatenate([a, a], axis=1), np.concatenate([x, x], axis=1)),
         "stack": (lambda a: ops.stack([a[0], a[1]], axis=-1), np.stack([x[0], x[1]], axis=-1)),
         "hstack": (lambda a: ops.hstack([a[0], a[1]]), np.hstack([x[0], x[1]])),
@@ -223,7 +226,10 @@ def test_shape_manipulation():
         "repeat": (lambda a: ops.repeat(a[0], 2, axis=0), np.repeat(m, 2, axis=0)),
         "repeat_flat": (lambda a: ops.repeat(a[0], 2), np.repeat(m, 2)),
         "pad": (lambda a: ops.pad(a[0], ((1, 0), (0, 2))), np.pad(m, ((1, 0), (0, 2)))),
-        "pad_value": (lambda a: ops.pad(a[0], 1, constant_values=7.0), np.pad(m, 1, constant_values=7.0)),
+        "pad_value": (
+            lambda a: ops.pad(a[0], 1, constant_values=7.0),
+            np.pad(m, 1, constant_values=7.0),
+        ),
         "pad_reflect": (lambda a: ops.pad(a[0], 1, mode="reflect"), np.pad(m, 1, mode="reflect")),
         "flip": (lambda a: ops.flip(a, axis=1), np.flip(x, axis=1)),
         "roll": (lambda a: ops.roll(a, 1, axis=2), np.roll(x, 1, axis=2)),

@@ -34,7 +34,9 @@ def test_inverse_time_decay(step, staircase):
 def test_piecewise_constant_decay(step):
     boundaries, values = [100, 1000], [1.0, 0.5, 0.1]
     expected = values[0] if step <= 100 else values[1] if step <= 1000 else values[2]
-    assert float(schedules.PiecewiseConstantDecay(boundaries, values)(step)) == pytest.approx(expected)
+    assert float(schedules.PiecewiseConstantDecay(boundaries, values)(step)) == pytest.approx(
+        expected
+    )
 
 
 @settings(max_examples=30, deadline=None)

@@ -118,8 +118,8 @@ def test_a_damaged_state_file_or_shard_names_the_file(tmp_path):
     with pytest.raises(ValueError, match="ckpt-1.safetensors: its header declares 12 bytes of data but the file holds 8"):
         _checkpoint().restore(path)
     (folder / "checkpoint").write_bytes(b'model_checkpoint_path: "ckpt-\xff"\n')
-    with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\) is not "
-                                         "utf-8 text"):
+    with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\), line 1: "
+                                         r"the entry b'ckpt-\\xff' is not utf-8 text"):
         tf.train.latest_checkpoint(str(folder))
 
 

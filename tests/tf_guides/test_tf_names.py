@@ -64,7 +64,8 @@ CASES = [
      lambda: np.take_along_axis(X, np.array([[2], [0]]), 1)),
     ("boolean_mask", lambda: tf.boolean_mask(X, X > 0), lambda: X[X > 0]),
     ("boolean_mask_rows", lambda: tf.boolean_mask(X, [False, True]), lambda: X[[1]]),
-    ("one_hot", lambda: tf.one_hot([2, 0, 5], 3), lambda: np.eye(4, 3, dtype=np.float32)[[2, 0, 3]]),
+    ("one_hot", lambda: tf.one_hot([2, 0, 5], 3),
+     lambda: np.eye(4, 3, dtype=np.float32)[[2, 0, 3]]),
     ("one_hot_on_off", lambda: tf.one_hot([1], 2, on_value=3.0, off_value=-1.0),
      lambda: np.array([[-1.0, 3.0]], np.float32)),
     ("clip_by_value", lambda: tf.clip_by_value(X, -1.0, 2.0), lambda: np.clip(X, -1, 2)),
@@ -86,7 +87,8 @@ CASES = [
     ("nn_l2_loss", lambda: tf.nn.l2_loss(X), lambda: (X ** 2).sum() / 2),
     ("nn_sigmoid_cross_entropy", lambda: tf.nn.sigmoid_cross_entropy_with_logits(
         labels=(X > 0).astype(np.float32), logits=X),
-     lambda: -((X > 0) * np.log(1 / (1 + np.exp(-X))) + (X <= 0) * np.log(1 - 1 / (1 + np.exp(-X))))),
+     lambda: -((X > 0) * np.log(1 / (1 + np.exp(-X)))
+               + (X <= 0) * np.log(1 - 1 / (1 + np.exp(-X))))),
     ("nn_softmax_cross_entropy", lambda: tf.nn.softmax_cross_entropy_with_logits(
         labels=np.eye(3, dtype=np.float32)[[0, 2]], logits=X),
      lambda: -np.log(np.exp(X) / np.exp(X).sum(-1, keepdims=True))[[0, 1], [0, 2]]),

@@ -49,7 +49,10 @@ TF_TEST_ACCURACY = 1.0
 def test_quickstart_beginner_runs_with_tf_numbers(tutorial):
     out = tutorial.run_loopax(SCRIPT)
     assert "TensorFlow version: 2.21.0+loopax" in out
-    (loss,), (check,) = tutorial.values(out, "initial_loss"), tutorial.values(out, "initial_loss_check")
+    (loss,), (check,) = (
+        tutorial.values(out, "initial_loss"),
+        tutorial.values(out, "initial_loss_check"),
+    )
     np.testing.assert_allclose(loss, check, rtol=1e-3)     # loss_fn on .numpy() logits
     assert 1.8 < loss < 2.8
     assert tutorial.values(out, "probability_sum") == [1.0]

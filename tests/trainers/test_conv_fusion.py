@@ -141,6 +141,9 @@ def test_a_convolution_step_runs_its_convolution_and_gradients_on_eigen_not_ynnp
     with_rule = compiled(rule).lower(x, k).compile().as_text()
     assert "ynn_fusion" in without   # jaxlib 0.10's default: YNNPACK convolutions
     assert "ynn_fusion" not in with_rule and " convolution(" in with_rule
-    want = np.asarray(compiled({})(x, k)[1])   # float rounding apart: sums of 15488 terms
-    for got in (compiled(rule)(x, k)[1], compiled(cpu_rules(jax.make_jaxpr(step)(x, k))[0])(x, k)[1]):
+    want = np.asarray(compiled({})(x, k)[1])  # float rounding apart: sums of 15488 terms
+    for got in (
+        compiled(rule)(x, k)[1],
+        compiled(cpu_rules(jax.make_jaxpr(step)(x, k))[0])(x, k)[1],
+    ):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

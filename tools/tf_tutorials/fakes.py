@@ -64,7 +64,11 @@ def _creditcard_csv(path, n=4000):
     with open(path, "w") as f:
         f.write(",".join(f'"{c}"' for c in cols) + "\n")
         for i in range(n):
-            row = [f"{time[i]:.1f}"] + [f"{x:.6f}" for x in v[i]] + [f"{amount[i]:.2f}", f'"{label[i]}"']
+            row = (
+                [f"{time[i]:.1f}"]
+                + [f"{x:.6f}" for x in v[i]]
+                + [f"{amount[i]:.2f}", f'"{label[i]}"']
+            )
             f.write(",".join(row) + "\n")
 
 
@@ -131,7 +135,9 @@ def get_file(fname=None, origin=None, untar=False, extract=False, **kwargs):
     elif key == "train.csv":
         _titanic_csv(target)
     elif key in ("cowper.txt", "derby.txt", "butler.txt"):
-        words = "sing goddess the wrath of achilles son of peleus that brought countless ills".split()
+        words = (
+            "sing goddess the wrath of achilles son of peleus that brought countless ills".split()
+        )
         target.write_text("\n".join(" ".join(rng.choice(words, 8)) for _ in range(300)) + "\n")
     elif key == "creditcard.csv":
         _creditcard_csv(target)

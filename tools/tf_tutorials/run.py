@@ -106,7 +106,7 @@ def convert(nb_file, name, backend):
     return statements, unused
 
 
-CHILD = r'''
+CHILD = r"""
 import ast, json, os, signal, sys, time, traceback
 spec = json.load(open(sys.argv[1]))
 out = open(sys.argv[2], "w", buffering=1)
@@ -143,8 +143,9 @@ for i, src in enumerate(spec["statements"]):
     finally:
         signal.alarm(0)
     sys.stdout.flush()
-    out.write(json.dumps({"i": i, "status": status, "error": err[:300], "s": round(time.time() - t0, 2)}) + "\n")
-'''
+    record = {"i": i, "status": status, "error": err[:300], "s": round(time.time() - t0, 2)}
+    out.write(json.dumps(record) + "\n")
+"""
 
 
 def run_notebook(statements, backend, args, name):
@@ -187,14 +188,20 @@ def run_notebook(statements, backend, args, name):
                 ended = f"notebook timeout {args.nb_timeout} s"
         results = [json.loads(line) for line in res_file.read_text().splitlines() if line.strip()]
         for i in range(len(results), len(statements)):
-            results.append({"i": i, "status": "fail", "error": f"NotRun: process ended ({ended})", "s": 0})
+            results.append(
+                {"i": i, "status": "fail", "error": f"NotRun: process ended ({ended})", "s": 0}
+            )
         return results, round(time.time() - t0, 1)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--tf-docs", required=True, help="a checkout of github.com/tensorflow/docs")
-    p.add_argument("--keras-io", help="a checkout of github.com/keras-team/keras-io (two Keras guides)")
+    p.add_argument(
+        "--keras-io", help="a checkout of github.com/keras-team/keras-io (two Keras guides)"
+    )
     p.add_argument("--loopax-path", default=str(HERE.parent.parent), help="loopax checkout to test")
     p.add_argument("--loopax-python", default=sys.executable)
     p.add_argument("--tf-python", default="/work/tfvenv/bin/python")
@@ -227,7 +234,10 @@ def main(argv=None):
             r["src"] = s
         report[name][backend] = {"results": results, "seconds": secs, "unused_subs": unused}
         nfail = sum(r["status"] == "fail" for r in results)
-        print(f"   {name:55s} {backend:6s} {nfail:3d}/{len(results):3d} fail  {secs:6.1f} s", flush=True)
+        print(
+            f"   {name:55s} {backend:6s} {nfail:3d}/{len(results):3d} fail  {secs:6.1f} s",
+            flush=True,
+        )
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(one, jobs))
@@ -239,7 +249,10 @@ def main(argv=None):
 
 def print_report(report, backends):
     print()
-    print(f"| notebook | statements | {' | '.join(b + ' fail' for b in backends)} | loopax-only fail |")
+    print(
+        "| notebook | statements | "
+        f"{' | '.join(b + ' fail' for b in backends)} | loopax-only fail |"
+    )
     print("|---|---:|" + "---:|" * len(backends) + "---:|")
     groups = {"tutorials": [0] * (len(backends) + 3), "guide": [0] * (len(backends) + 3)}
     causes = defaultdict(list)
@@ -250,7 +263,9 @@ def print_report(report, backends):
         if "loopax" in entry and "tf" in entry:
             tfr = entry["tf"]["results"]
             for r in entry["loopax"]["results"]:
-                if r["status"] == "fail" and (r["i"] >= len(tfr) or tfr[r["i"]]["status"] == "pass"):
+                if r["status"] == "fail" and (
+                    r["i"] >= len(tfr) or tfr[r["i"]]["status"] == "pass"
+                ):
                     only += 1
                     causes[r["error"]].append((name, r["i"], r["src"]))
         print(f"| {name} | {len(first)} | {' | '.join(map(str, fails))} | {only} |")
@@ -260,8 +275,11 @@ def print_report(report, backends):
         if "loopax" in entry:
             g[-1] += all(r["status"] == "pass" for r in entry["loopax"]["results"])
     for g, v in groups.items():
-        print(f"| **{g} total** | {v[0]} | {' | '.join(map(str, v[1:1 + len(backends)]))} | {v[1 + len(backends)]} |"
-              f"  ({v[-1]} run to the end under loopax)")
+        print(
+            f"| **{g} total** | {v[0]} | "
+            f"{' | '.join(map(str, v[1 : 1 + len(backends)]))} | {v[1 + len(backends)]} |"
+            f"  ({v[-1]} run to the end under loopax)"
+        )
     if causes:
         print("\nloopax-only failures (TF passes the same statement), by first error line:")
         for err, items in sorted(causes.items(), key=lambda kv: -len(kv[1])):

@@ -307,5 +307,7 @@ def implements(callback, hook):
     """Whether calling `hook` on `callback` can do anything (aliases included)."""
     if overrides(callback, hook):
         return True
-    alias = {"on_train_batch_begin": "on_batch_begin", "on_train_batch_end": "on_batch_end"}.get(hook)
+    alias = {"on_train_batch_begin": "on_batch_begin", "on_train_batch_end": "on_batch_end"}.get(
+        hook
+    )
     return alias is not None and overrides(callback, alias)

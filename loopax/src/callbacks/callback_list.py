@@ -226,7 +226,9 @@ def _flatten_callbacks(callbacks):
         return [callbacks]
     if not isinstance(callbacks, (list, tuple)):
         raise TypeError(
-            f"callbacks: expected a Callback or a list of Callbacks, got {type(callbacks).__name__}.")
+            "callbacks: expected a Callback or a list of Callbacks, "
+            f"got {type(callbacks).__name__}."
+        )
     flat = []
     for item in callbacks:
         if isinstance(item, (list, tuple)):

@@ -85,7 +85,9 @@ class History(Callback):
         names = [key.removeprefix("val_") for key in keys]
         unknown = [name for name in names if name not in recorded]
         if unknown:
-            raise ValueError(f"History.plot: keys {unknown} were not recorded; available: {recorded}.")
+            raise ValueError(
+                f"History.plot: keys {unknown} were not recorded; available: {recorded}."
+            )
         return list(dict.fromkeys(names))
 
 

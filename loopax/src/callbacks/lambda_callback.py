@@ -6,7 +6,9 @@ from loopax.src.callbacks.callback import HOOKS, Callback
 
 @export("loopax.callbacks.LambdaCallback")
 class LambdaCallback(Callback):
-    """Builds a callback from functions, e.g. `LambdaCallback(on_epoch_end=lambda epoch, logs: ...)`.
+    """Builds a callback from functions.
+
+    E.g. `LambdaCallback(on_epoch_end=lambda epoch, logs: ...)`.
 
     Epoch and batch functions take `(index, logs)`; begin/end functions take `(logs)`.
     Any hook name (`on_test_batch_end`, `on_predict_begin`, ...) may be given.

@@ -48,7 +48,9 @@ class LearningRateScheduler(Callback):
         set_learning_rate(self.model, float(new), "LearningRateScheduler")
         if self.verbose > 0:
             progbar._write(
-                f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {float(new)}.\n")
+                f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to "
+                f"{float(new)}.\n"
+            )
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:

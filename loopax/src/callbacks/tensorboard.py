@@ -122,7 +122,9 @@ class TensorBoard(Callback):
             _add_scalar(writer, "batch_" + name, value, step)
         now = time.monotonic()
         if self.write_steps_per_second and last_time is not None and now > last_time:
-            writer.add_scalar("batch_steps_per_second", (step - last_step) / (now - last_time), step)
+            writer.add_scalar(
+                "batch_steps_per_second", (step - last_step) / (now - last_time), step
+            )
         self._last_batch_write = (step, now)
 
     def on_epoch_end(self, epoch, logs=None):

@@ -18,19 +18,46 @@ from loopax.src.datasets import dataset_files
 from loopax.src.utils import safe_open
 
 
-def read_batches(archive_path, folder, names, label_key):
+def read_batches(archive_path: str, folder: str, names: list[str],
+                 label_key: str) -> tuple[np.ndarray, np.ndarray]:
     """`(images (n, 3, 32, 32) uint8, labels (n,))` of the pickled batches
     `folder/name` in a `.tar.gz` or under an extracted directory."""
     images, labels = [], []
     for name in names:
-        batch = _unpickle(archive_path, f"{folder}/{name}")
-        if b"data" not in batch or label_key.encode() not in batch:
-            raise ValueError(f"{archive_path}: {folder}/{name} has no 'data' or '{label_key}' "
-                             f"entry (it has {sorted(k.decode() for k in batch)}).")
-        data = np.asarray(batch[b"data"], dtype="uint8")
+        where = f"{archive_path}: {folder}/{name}"
+        data, batch_labels = _checked_batch(_unpickle(archive_path, f"{folder}/{name}"),
+                                            label_key, where)
         images.append(data.reshape(len(data), 3, 32, 32))
-        labels.append(np.asarray(batch[label_key.encode()]))
+        labels.append(batch_labels)
     return np.concatenate(images), np.concatenate(labels)
+
+
+def _checked_batch(batch, label_key, where):
+    """A batch's `(data, labels)`, refused unless `data` is a uint8 array
+    `(n, 3072)` and the labels `n` ints (a list or an integer array), as in the
+    real archives: rows that are lists, or labels that repeat one list, would
+    expand a small pickle many times over."""
+    if not isinstance(batch, dict):
+        raise ValueError(f"{where} is a pickled {type(batch).__name__}, not the dict a CIFAR "
+                         "batch is; delete the archive and download it again.")
+    if b"data" not in batch or label_key.encode() not in batch:
+        raise ValueError(f"{where} has no 'data' or '{label_key}' entry (it has "
+                         f"{sorted(str(k)[:40] for k in batch)[:20]}).")
+    data, labels = batch[b"data"], batch[label_key.encode()]
+    if not (isinstance(data, np.ndarray) and data.dtype == np.uint8 and data.ndim == 2
+            and data.shape[1] == 3 * 32 * 32):
+        found = (f"a {data.dtype} array of shape {data.shape}" if isinstance(data, np.ndarray)
+                 else f"a {type(data).__name__}")
+        raise ValueError(f"{where}: 'data' is {found}; a CIFAR batch holds a uint8 array "
+                         "(images, 3072). Delete the archive and download it again.")
+    if isinstance(labels, np.ndarray):
+        valid = labels.ndim == 1 and labels.dtype.kind in "iu"
+    else:
+        valid = isinstance(labels, list) and all(type(v) is int for v in labels)
+    if not valid or len(labels) != len(data):
+        raise ValueError(f"{where}: {label_key!r} is not {len(data)} int labels (one per "
+                         "image of 'data'); delete the archive and download it again.")
+    return data, np.asarray(labels)
 
 
 # The largest pickle of the real archives: CIFAR-100's train batch, 50,000

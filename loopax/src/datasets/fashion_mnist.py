@@ -46,8 +46,18 @@ def load_data(path=None):
                  for name in FILES]
     y_train, x_train, y_test, x_test = (_read_idx(f, offset) for f, offset in
                                         zip(files, (8, 16, 8, 16)))
-    return ((x_train.reshape(len(y_train), 28, 28), y_train),
-            (x_test.reshape(len(y_test), 28, 28), y_test))
+    return ((_as_images(x_train, y_train, files[1], files[0]), y_train),
+            (_as_images(x_test, y_test, files[3], files[2]), y_test))
+
+
+def _as_images(pixels, labels, images_file, labels_file):
+    """`pixels` as `(len(labels), 28, 28)`, as Keras reshapes them, or an error
+    naming both files."""
+    if len(pixels) != len(labels) * 28 * 28:
+        raise ValueError(f"{images_file} holds {len(pixels)} bytes of pixels after its header, "
+                         f"not {len(labels)} images of 28 x 28 (one per label of {labels_file}); "
+                         "delete the files and download them again.")
+    return pixels.reshape(len(labels), 28, 28)
 
 
 # The largest real file, train-images: 60,000 images of 784 bytes and a header.
@@ -62,4 +72,7 @@ def _read_idx(path, header_bytes):
         except (OSError, EOFError, zlib.error) as e:
             raise ValueError(f"{path} is not a readable .gz file ({type(e).__name__}: "
                              f"{str(e)[:200]}); delete it and download it again.") from None
+    if len(data) < header_bytes:
+        raise ValueError(f"{path} holds {len(data)} bytes, fewer than its IDX header "
+                         f"({header_bytes}); delete it and download it again.")
     return np.frombuffer(data, np.uint8, offset=header_bytes)

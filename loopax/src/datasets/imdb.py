@@ -47,6 +47,8 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
     file = dataset_files.dataset_path(path, "imdb.npz", ORIGIN_FOLDER + "imdb.npz", SHA256)
     arrays = dataset_files.load_npz(file, ("x_train", "y_train", "x_test", "y_test"),
                                     MAX_ENTRY_BYTES)
+    for x_key, y_key in (("x_train", "y_train"), ("x_test", "y_test")):
+        dataset_files.check_samples(file, arrays[x_key], arrays[y_key], x_key, y_key)
     rng_seed = np.random.RandomState(seed)
     parts = []
     for x_key, y_key in (("x_train", "y_train"), ("x_test", "y_test")):

@@ -41,6 +41,7 @@ def load_data(path="reuters.npz", num_words=None, skip_top=0, maxlen=None, test_
     file = dataset_files.dataset_path(path, "reuters.npz", ORIGIN_FOLDER + "reuters.npz",
                                       SHA256)
     arrays = dataset_files.load_npz(file, ("x", "y"), MAX_ENTRY_BYTES)
+    dataset_files.check_samples(file, arrays["x"], arrays["y"], "x", "y")
     xs, labels = dataset_files.shuffled(seed, arrays["x"], arrays["y"])
     xs = sequences.shift_and_start(xs, start_char, index_from)
     labels = list(labels)

@@ -241,7 +241,9 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
             # so this computes the bits of the unpadded batch's program.
             return total * (1 / entries.astype(total.dtype))
         divisor = jnp.asarray(entries, total.dtype)
-    return jnp.where(divisor == 0, jnp.zeros_like(total), total / jnp.where(divisor == 0, 1, divisor))
+    return jnp.where(
+        divisor == 0, jnp.zeros_like(total), total / jnp.where(divisor == 0, 1, divisor)
+    )
 
 
 @export("loopax.losses.reduce_weighted_values")

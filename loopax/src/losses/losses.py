@@ -427,7 +427,11 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     y_true = jnp.asarray(y_true)
     if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
         y_true = jnp.squeeze(y_true, -1)
-    if y_pred.ndim < 1 or y_true.shape != y_pred.shape[:axis % y_pred.ndim] + y_pred.shape[axis % y_pred.ndim + 1:]:
+    if (
+        y_pred.ndim < 1
+        or y_true.shape
+        != y_pred.shape[: axis % y_pred.ndim] + y_pred.shape[axis % y_pred.ndim + 1 :]
+    ):
         raise ValueError(
             f"sparse_categorical_crossentropy: y_true has shape {tuple(y_true.shape)} "
             f"and y_pred {tuple(y_pred.shape)}; expected integer labels of y_pred's "

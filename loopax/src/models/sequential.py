@@ -80,8 +80,12 @@ class Sequential(Model):
                     f"Sequential {self.name!r}: an Input must be the first layer; this model "
                     f"already has {[l.name for l in self._layers]}.")
         elif not self._layers and layer._batch_input_shape is not None:
-            self._layers.append(InputLayer(batch_shape=layer._batch_input_shape,
-                                           dtype=layer.dtype if dtypes.is_int(layer.dtype) else None))
+            self._layers.append(
+                InputLayer(
+                    batch_shape=layer._batch_input_shape,
+                    dtype=layer.dtype if dtypes.is_int(layer.dtype) else None,
+                )
+            )
         if any(l is layer for l in self._layers):
             raise ValueError(f"Layer {layer.name!r} is already in Sequential {self.name!r}.")
         if any(l.name == layer.name for l in self._layers):

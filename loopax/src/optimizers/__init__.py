@@ -1,5 +1,7 @@
 """Optimizers (Keras names) over optax, and `get` / `serialize` / `deserialize`."""
 
+from typing import Any
+
 import optax
 
 from loopax.src.api_export import export
@@ -21,7 +23,7 @@ from loopax.src.optimizers.sgd import SGD
 
 
 @export("loopax.optimizers.serialize")
-def serialize(optimizer):
+def serialize(optimizer: Optimizer) -> dict[str, Any]:
     """`{"class_name": ..., "config": ...}` for an optimizer.
 
     Args:
@@ -35,7 +37,7 @@ def serialize(optimizer):
 
 
 @export("loopax.optimizers.deserialize")
-def deserialize(config, custom_objects=None):
+def deserialize(config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Optimizer:
     """The optimizer a `serialize()` dict (or a bare name) describes.
 
     Args:
@@ -52,7 +54,7 @@ def deserialize(config, custom_objects=None):
 
 
 @export("loopax.optimizers.get")
-def get(identifier):
+def get(identifier: Any) -> Optimizer | None:
     """An optimizer from a name ("adam"), a config dict, an optimizer, or an
     `optax.GradientTransformation` (wrapped in `Optax`).
 

@@ -32,8 +32,9 @@ def _rms(x):
     return jnp.sqrt(jnp.mean(jnp.square(x)))
 
 
-def keras_adafactor(beta_2_decay=-0.8, epsilon_1=1e-30, epsilon_2=1e-3,
-                    clip_threshold=1.0):
+def keras_adafactor(beta_2_decay: float = -0.8, epsilon_1: float = 1e-30,
+                    epsilon_2: float = 1e-3,
+                    clip_threshold: float = 1.0) -> optax.GradientTransformation:
     """The whole Adafactor update (it needs the parameters and the rate)."""
 
     def init_fn(params):
@@ -106,7 +107,7 @@ class Adafactor(Optimizer):
         return keras_adafactor(self.beta_2_decay, self.epsilon_1, self.epsilon_2,
                                self.clip_threshold)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "beta_2_decay": self.beta_2_decay,
                 "epsilon_1": self.epsilon_1, "epsilon_2": self.epsilon_2,
                 "clip_threshold": self.clip_threshold, "relative_step": self.relative_step}

@@ -39,7 +39,7 @@ class _MomentsOptimizer(Optimizer):
         self.beta_2 = beta_2
         self.epsilon = epsilon
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon}
 
@@ -51,7 +51,8 @@ class KerasAdamState(NamedTuple):
     velocity_hat: Any  # None unless amsgrad
 
 
-def scale_by_keras_adam(beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False):
+def scale_by_keras_adam(beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
+                        amsgrad: bool = False) -> optax.GradientTransformation:
     """Adam's direction, `m * sqrt(1 - b2^t) / (1 - b1^t) / (sqrt(v) + eps)`
     (with amsgrad, `v` is the running maximum of `v`)."""
 
@@ -96,7 +97,7 @@ class Adam(_MomentsOptimizer):
             scale_by_keras_adam(self.beta_1, self.beta_2, self.epsilon, self.amsgrad),
             scale_by_learning_rate())
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "amsgrad": self.amsgrad}
 
 
@@ -136,7 +137,8 @@ class KerasAdamaxState(NamedTuple):
     norm: Any
 
 
-def scale_by_keras_adamax(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+def scale_by_keras_adamax(beta_1: float = 0.9, beta_2: float = 0.999,
+                         epsilon: float = 1e-7) -> optax.GradientTransformation:
     """Adamax's direction, `m / ((1 - b1^t) * (u + eps))`, `u = max(b2 u, |g|)`."""
 
     def init_fn(params):
@@ -178,7 +180,8 @@ class KerasNadamState(NamedTuple):
     u_product: Any  # prod of the momentum schedule u_1 ... u_t (a scalar)
 
 
-def scale_by_keras_nadam(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+def scale_by_keras_nadam(beta_1: float = 0.9, beta_2: float = 0.999,
+                        epsilon: float = 1e-7) -> optax.GradientTransformation:
     """Nadam's direction (Dozat, 2015) with Keras's momentum schedule
     `u_t = b1 (1 - 0.5 * 0.96^t)`:
 
@@ -233,7 +236,8 @@ class KerasLambState(NamedTuple):
     velocity: Any
 
 
-def scale_by_keras_lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+def scale_by_keras_lamb(beta_1: float = 0.9, beta_2: float = 0.999,
+                       epsilon: float = 1e-7) -> optax.GradientTransformation:
     """LAMB's Adam direction before the trust ratio, epsilon after the
     bias-corrected root: `(m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)`.
 

@@ -29,8 +29,10 @@ class FtrlState(NamedTuple):
     linear: Any       # z
 
 
-def scale_by_keras_ftrl(learning_rate_power=-0.5, initial_accumulator_value=0.1,
-                        l1=0.0, l2=0.0, l2_shrinkage=0.0, beta=0.0):
+def scale_by_keras_ftrl(learning_rate_power: float = -0.5,
+                        initial_accumulator_value: float = 0.1, l1: float = 0.0,
+                        l2: float = 0.0, l2_shrinkage: float = 0.0,
+                        beta: float = 0.0) -> optax.GradientTransformation:
     """optax transformation of Keras's FTRL step (see the module doc); reads the
     rate from the `learning_rate` extra argument of `update`."""
 
@@ -114,7 +116,7 @@ class Ftrl(Optimizer):
             self.l1_regularization_strength, self.l2_regularization_strength,
             self.l2_shrinkage_regularization_strength, self.beta)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(),
                 "learning_rate_power": self.learning_rate_power,
                 "initial_accumulator_value": self.initial_accumulator_value,

@@ -1,6 +1,8 @@
 """Lion (Chen et al., 2023): optax's `scale_by_lion`, which is Keras's form:
 `var -= lr * sign(b1 m + (1 - b1) g)`, then `m = b2 m + (1 - b2) g`."""
 
+from typing import Any
+
 import optax
 
 from loopax.src.api_export import export
@@ -34,5 +36,5 @@ class Lion(Optimizer):
         return optax.chain(optax.scale_by_lion(b1=self.beta_1, b2=self.beta_2),
                            scale_by_learning_rate())
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2}

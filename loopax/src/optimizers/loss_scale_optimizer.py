@@ -17,6 +17,10 @@ a skipped step runs no inner update.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import jax
 import jax.numpy as jnp
 
 from loopax.src.api_export import export
@@ -85,7 +89,7 @@ class LossScaleOptimizer(Optimizer):
         inner_optimizer.loss_scale_factor = None
 
     # ---- state ----------------------------------------------------------------
-    def build(self, var_list):
+    def build(self, var_list: Sequence[Any]) -> None:
         if self.built:
             return
         self.inner_optimizer.build(var_list)
@@ -102,30 +106,30 @@ class LossScaleOptimizer(Optimizer):
         self.built = True
 
     @property
-    def iterations(self):
+    def iterations(self) -> Variable | jax.Array:
         """The inner optimizer's count of applied (not skipped) updates."""
         return self.inner_optimizer.iterations
 
     @property
-    def learning_rate(self):
+    def learning_rate(self) -> Any:
         return self.inner_optimizer.learning_rate
 
     @learning_rate.setter
-    def learning_rate(self, value):
+    def learning_rate(self, value: Any) -> None:
         if value is None:      # the base class's constructor: no rate of its own
             return
         self.inner_optimizer.learning_rate = value
 
     @property
-    def use_ema(self):
+    def use_ema(self) -> bool:
         return self.inner_optimizer.use_ema
 
     @use_ema.setter
-    def use_ema(self, value):
+    def use_ema(self, value: bool) -> None:
         pass   # the base class's constructor sets it; the inner optimizer's counts
 
     # ---- the update -------------------------------------------------------------
-    def scale_loss(self, loss):
+    def scale_loss(self, loss: Any) -> Any:
         """`loss * scale` (the current dynamic scale; scope-aware)."""
         scale = self.dynamic_scale.value if self.built else self.initial_scale
         return loss * jnp.asarray(scale, jnp.asarray(loss).dtype)
@@ -151,18 +155,19 @@ class LossScaleOptimizer(Optimizer):
 
         assign_cond(finite, apply_finite, skip, touched)
 
-    def finalize_variable_values(self, var_list):
+    def finalize_variable_values(self, var_list: Sequence[Any]) -> None:
         self.inner_optimizer.finalize_variable_values(var_list)
 
     # ---- config -------------------------------------------------------------------
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"name": self.name,
                 "inner_optimizer": OPTIMIZERS.serialize(self.inner_optimizer),
                 "initial_scale": self.initial_scale,
                 "dynamic_growth_steps": self.dynamic_growth_steps}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict[str, Any],
+                    custom_objects: dict[str, Any] | None = None) -> Any:
         config = dict(config)
         inner = config.pop("inner_optimizer")
         if not isinstance(inner, Optimizer):

@@ -12,7 +12,8 @@ optimizers' variables]` (Keras's order), so the fused `fit()` steps,
 from __future__ import annotations
 
 import re
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
+from typing import Any
 
 from loopax.src import serialization
 from loopax.src.api_export import export
@@ -63,7 +64,7 @@ class OptimizerMap(MutableMapping):
             self[key] = optimizer
 
     @property
-    def default_optimizer(self):
+    def default_optimizer(self) -> Optimizer:
         return self._default_optimizer
 
     def __getitem__(self, key):
@@ -97,12 +98,13 @@ class OptimizerMap(MutableMapping):
     def __call__(self, variable):
         return self[variable.path]
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"default_optimizer": serialization.serialize(self._default_optimizer),
                 "optimizer_map": serialization.serialize(self._optimizer_map)}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict[str, Any],
+                    custom_objects: dict[str, Any] | None = None) -> Any:
         load = lambda entry: serialization.deserialize(entry, custom_objects)
         return cls(load(config["default_optimizer"]),
                    {key: load(entry) for key, entry in config["optimizer_map"].items()})
@@ -149,33 +151,33 @@ class MultiOptimizer(Optimizer):
         return next(i for i, known in enumerate(self._inner_optimizers) if known is optimizer)
 
     @property
-    def optimizers(self):
+    def optimizers(self) -> list[Optimizer]:
         """The inner optimizers, in the order their variables are listed."""
         return list(self._inner_optimizers)
 
     @property
-    def loss_scale_factor(self):
+    def loss_scale_factor(self) -> float | None:
         return self.__dict__.get("_loss_scale_factor")
 
     @loss_scale_factor.setter
-    def loss_scale_factor(self, value):
+    def loss_scale_factor(self, value: float | None) -> None:
         self.__dict__["_loss_scale_factor"] = value
         for optimizer in self.__dict__.get("_inner_optimizers", []):
             optimizer.loss_scale_factor = value
 
     @property
-    def learning_rate(self):
+    def learning_rate(self) -> Any:
         raise AttributeError("A MultiOptimizer has no learning rate of its own: read or set "
                              "it on an inner optimizer (`optimizer.optimizers[i]`).")
 
     @learning_rate.setter
-    def learning_rate(self, value):
+    def learning_rate(self, value: Any) -> None:
         if value is not None:   # the base class's constructor passes None
             raise AttributeError("A MultiOptimizer has no learning rate of its own: set it "
                                  "on an inner optimizer (`optimizer.optimizers[i]`).")
 
     # ---- state ----------------------------------------------------------------
-    def build(self, var_list):
+    def build(self, var_list: Sequence[Any]) -> None:
         if self.built:
             return
         var_list = list(var_list)
@@ -209,7 +211,7 @@ class MultiOptimizer(Optimizer):
                 optimizer._update(sub_grads, sub_vars)
         self._iterations.assign(self._iterations.value + 1)
 
-    def finalize_variable_values(self, var_list):
+    def finalize_variable_values(self, var_list: Sequence[Any]) -> None:
         if not self.built:
             return
         known = [v for v in var_list if id(v) in self._index_by_id]
@@ -218,12 +220,13 @@ class MultiOptimizer(Optimizer):
                 [v for v in known if self._group_of[self._index_by_id[id(v)]] == index])
 
     # ---- config -------------------------------------------------------------------
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {"optimizer_map": serialization.serialize(self._optimizer_map),
                 "loss_scale_factor": self.loss_scale_factor, "name": self.name}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict[str, Any],
+                    custom_objects: dict[str, Any] | None = None) -> Any:
         config = dict(config)
         config["optimizer_map"] = serialization.deserialize(config["optimizer_map"],
                                                             custom_objects)

@@ -20,6 +20,7 @@ import collections
 import re
 from typing import Any, NamedTuple
 
+import jax
 import jax.numpy as jnp
 import optax
 
@@ -34,7 +35,8 @@ class MuonState(NamedTuple):
     velocity: Any  # only the variables taking the AdamW step
 
 
-def newton_schulz5(x, steps, a=3.4445, b=-4.7750, c=2.0315):
+def newton_schulz5(x: jax.Array, steps: int, a: float = 3.4445, b: float = -4.7750,
+                   c: float = 2.0315) -> jax.Array:
     """The quintic Newton-Schulz iteration Muon uses to push the singular
     values of the matrix `x` (shape `(..., rows, cols)`) towards 1.
 
@@ -56,9 +58,11 @@ def newton_schulz5(x, steps, a=3.4445, b=-4.7750, c=2.0315):
     return jnp.swapaxes(x, -1, -2) if tall else x
 
 
-def scale_by_keras_muon(adam_keys, adam_beta_1=0.9, adam_beta_2=0.999, epsilon=1e-7,
-                        adam_lr_ratio=1.0, momentum=0.95, nesterov=True, ns_steps=5,
-                        coefficients=(3.4445, -4.7750, 2.0315), rms_rate=0.2):
+def scale_by_keras_muon(adam_keys: Any, adam_beta_1: float = 0.9, adam_beta_2: float = 0.999,
+                        epsilon: float = 1e-7, adam_lr_ratio: float = 1.0,
+                        momentum: float = 0.95, nesterov: bool = True, ns_steps: int = 5,
+                        coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+                        rms_rate: float | None = 0.2) -> optax.GradientTransformation:
     """optax transformation of Keras's Muon step (see the module doc) for an
     `OrderedDict` of parameters; those keyed in `adam_keys` take the Adam
     step. Reads `learning_rate` and `step` from the extra arguments."""
@@ -178,7 +182,7 @@ class Muon(Optimizer):
             return None
         return self.adam_weight_decay if self._should_use_adamw(variable) else self.weight_decay
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(),
                 "adam_beta_1": self.adam_beta_1, "adam_beta_2": self.adam_beta_2,
                 "epsilon": self.epsilon, "exclude_layers": self.exclude_layers,

@@ -18,6 +18,9 @@ The learning rate, for callbacks such as ReduceLROnPlateau, comes from either
   `learning_rate` hyperparameter becomes a settable Variable.
 """
 
+from collections.abc import Sequence
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import optax
@@ -49,7 +52,7 @@ class Optax(Optimizer):
     def _transform(self):
         return self.transformation
 
-    def build(self, var_list):
+    def build(self, var_list: Sequence[Any]) -> None:
         super().build(var_list)
         if self.weight_decay and self._learning_rate is None and self._injected_lr() is None:
             raise ValueError(
@@ -66,9 +69,9 @@ class Optax(Optimizer):
         return None
 
     @property
-    def learning_rate(self):
+    def learning_rate(self) -> Any:
         if self._learning_rate is not None:
-            return Optimizer.learning_rate.fget(self)
+            return super().learning_rate
         injected = self._injected_lr()
         if injected is None:
             raise AttributeError(
@@ -79,11 +82,11 @@ class Optax(Optimizer):
         return injected
 
     @learning_rate.setter
-    def learning_rate(self, value):
+    def learning_rate(self, value: Any) -> None:
         if self._learning_rate is None and self._injected_lr() is not None:
             self._injected_lr().assign(value)
         else:
-            Optimizer.learning_rate.fset(self, value)
+            self._assign_learning_rate(value)
 
     def _current_learning_rate(self):
         if self._learning_rate is not None:
@@ -97,12 +100,13 @@ class Optax(Optimizer):
             updates = jax.tree.map(lambda u: u * jnp.asarray(-learning_rate, u.dtype), updates)
         return updates, state
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         # The transformation is code: it cannot be saved as configuration.
         return {**super().get_config(), "transformation": None}
 
     @classmethod
-    def from_config(cls, config, custom_objects=None):
+    def from_config(cls, config: dict[str, Any],
+                    custom_objects: dict[str, Any] | None = None) -> Any:
         raise ValueError(
             "An Optax optimizer cannot be re-created from its config: the optax "
             "transformation is code. Create it again with "

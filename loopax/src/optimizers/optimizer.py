@@ -64,7 +64,7 @@ _BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_
               "gradient_accumulation_steps", "name")
 
 
-def scale_by_learning_rate():
+def scale_by_learning_rate() -> optax.GradientTransformation:
     """optax transform: `updates * -learning_rate`, the rate read from the
     `learning_rate` extra argument of `update` (so it can change per step)."""
 
@@ -243,7 +243,7 @@ class Optimizer:
         return owned(self)[0]
 
     @property
-    def iterations(self):
+    def iterations(self) -> Variable | jax.Array:
         """The number of updates applied so far (an int32 Variable). With
         `gradient_accumulation_steps=N`, as in Keras, the number of full
         updates: the count of calls // N (an int32 array)."""
@@ -260,7 +260,7 @@ class Optimizer:
 
     # ---- learning rate ------------------------------------------------------
     @property
-    def learning_rate(self):
+    def learning_rate(self) -> Any:
         """The learning-rate Variable (a float rate; assign to change it), or the
         schedule's value at the current step."""
         if isinstance(self._learning_rate, Variable):
@@ -268,7 +268,10 @@ class Optimizer:
         return self._current_learning_rate()
 
     @learning_rate.setter
-    def learning_rate(self, value):
+    def learning_rate(self, value: Any) -> None:
+        self._assign_learning_rate(value)
+
+    def _assign_learning_rate(self, value: Any) -> None:
         value = unwrap(value)
         if isinstance(value, schedules.LearningRateSchedule) or callable(value):
             self._set_schedule(value)

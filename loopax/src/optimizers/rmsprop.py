@@ -5,6 +5,8 @@ RMSprop's momentum, as in Keras, accumulates the learning-rate-scaled step:
 `mom = momentum * mom + lr * g / sqrt(v + eps)`, `var -= mom`.
 """
 
+from typing import Any
+
 import optax
 
 from loopax.src.api_export import export
@@ -45,7 +47,7 @@ class RMSprop(Optimizer):
             parts.append(optax.trace(decay=self.momentum))
         return optax.chain(*parts)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
                 "epsilon": self.epsilon, "centered": self.centered}
 
@@ -75,7 +77,7 @@ class Adagrad(Optimizer):
             optax.scale_by_rss(self.initial_accumulator_value, self.epsilon),
             scale_by_learning_rate())
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(),
                 "initial_accumulator_value": self.initial_accumulator_value,
                 "epsilon": self.epsilon}
@@ -105,5 +107,5 @@ class Adadelta(Optimizer):
         return optax.chain(optax.scale_by_adadelta(rho=self.rho, eps=self.epsilon),
                            scale_by_learning_rate())
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "rho": self.rho, "epsilon": self.epsilon}

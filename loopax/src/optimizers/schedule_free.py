@@ -33,7 +33,9 @@ class ScheduleFreeState(NamedTuple):
     velocity: Any  # v: the Adam second moment
 
 
-def scale_by_schedule_free_adamw(beta_1=0.9, beta_2=0.999, epsilon=1e-8, warmup_steps=0):
+def scale_by_schedule_free_adamw(beta_1: float = 0.9, beta_2: float = 0.999,
+                                 epsilon: float = 1e-8,
+                                 warmup_steps: int = 0) -> optax.GradientTransformation:
     """optax transformation of Keras's Schedule-Free AdamW step (see the module doc);
     reads the rate and the step from the `learning_rate` and `step` extra arguments."""
 
@@ -102,6 +104,6 @@ class ScheduleFreeAdamW(Optimizer):
         return scale_by_schedule_free_adamw(self.beta_1, self.beta_2, self.epsilon,
                                             self.warmup_steps)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
                 "epsilon": self.epsilon, "warmup_steps": self.warmup_steps}

@@ -10,6 +10,7 @@ formulas and defaults are Keras 3's.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import jax.numpy as jnp
 
@@ -30,12 +31,12 @@ class LearningRateSchedule:
         raise NotImplementedError(
             f"{type(self).__name__} must implement `__call__(self, step)`.")
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         raise NotImplementedError(
             f"{type(self).__name__} must implement `get_config()` to be saved.")
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict[str, Any]) -> Any:
         return cls(**config)
 
 
@@ -61,7 +62,7 @@ class _StepDecay(LearningRateSchedule):
         p = _as_float(step) / self.decay_steps
         return jnp.floor(p) if self.staircase else p
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return dict(initial_learning_rate=self.initial_learning_rate,
                     decay_steps=self.decay_steps, decay_rate=self.decay_rate,
                     staircase=self.staircase, name=self.name)
@@ -125,7 +126,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
                                     jnp.asarray(unwrap(step)), side="left")
         return jnp.asarray(self.values, jnp.float32)[interval]
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return dict(boundaries=self.boundaries, values=self.values, name=self.name)
 
 
@@ -172,7 +173,7 @@ class PolynomialDecay(LearningRateSchedule):
         return ((self.initial_learning_rate - self.end_learning_rate)
                 * jnp.power(fraction_left, self.power) + self.end_learning_rate)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return dict(initial_learning_rate=self.initial_learning_rate,
                     decay_steps=self.decay_steps,
                     end_learning_rate=self.end_learning_rate, power=self.power,
@@ -258,7 +259,7 @@ class CosineDecay(LearningRateSchedule):
             (step - self.warmup_steps) / self.decay_steps, self.alpha)
         return jnp.where(step < self.warmup_steps, warming, decaying)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return dict(initial_learning_rate=self.initial_learning_rate,
                     decay_steps=self.decay_steps, alpha=self.alpha, name=self.name,
                     warmup_target=self.warmup_target, warmup_steps=self.warmup_steps)
@@ -312,7 +313,7 @@ class CosineDecayRestarts(LearningRateSchedule):
             1.0 + jnp.cos(jnp.float32(math.pi) * fraction))
         return self.initial_learning_rate * ((1.0 - self.alpha) * cosine + self.alpha)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return dict(initial_learning_rate=self.initial_learning_rate,
                     first_decay_steps=self.first_decay_steps, t_mul=self.t_mul,
                     m_mul=self.m_mul, alpha=self.alpha, name=self.name)
@@ -361,7 +362,7 @@ class LinearWarmup(LearningRateSchedule):
         after = self._after(jnp.maximum(step - self.warmup_steps, 0.0))
         return jnp.where(step < self.warmup_steps, warming, after)
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         after = self.after_warmup
         if isinstance(after, LearningRateSchedule):
             after = serialize(after)
@@ -369,7 +370,7 @@ class LinearWarmup(LearningRateSchedule):
                     initial_learning_rate=self.initial_learning_rate, name=self.name)
 
     @classmethod
-    def from_config(cls, config):
+    def from_config(cls, config: dict[str, Any]) -> Any:
         config = dict(config)
         if isinstance(config["after_warmup"], dict):
             config["after_warmup"] = deserialize(config["after_warmup"])
@@ -384,7 +385,7 @@ _REGISTRY = Registry("learning-rate schedule", ALL_SCHEDULES, base=LearningRateS
 
 
 @export("loopax.optimizers.schedules.serialize")
-def serialize(schedule):
+def serialize(schedule: LearningRateSchedule) -> dict[str, Any]:
     """`{"class_name": ..., "config": ...}` for a LearningRateSchedule.
 
     Args:
@@ -397,7 +398,8 @@ def serialize(schedule):
 
 
 @export("loopax.optimizers.schedules.deserialize")
-def deserialize(config, custom_objects=None):
+def deserialize(config: dict[str, Any],
+                custom_objects: dict[str, Any] | None = None) -> LearningRateSchedule:
     """The schedule a `serialize()` dict describes.
 
     Args:

@@ -6,6 +6,8 @@ Keras keeps the learning rate inside the momentum buffer:
 scaling by `-lr`, so a changing learning rate behaves as in Keras.
 """
 
+from typing import Any
+
 import optax
 
 from loopax.src.api_export import export
@@ -40,5 +42,5 @@ class SGD(Optimizer):
         return optax.chain(scale_by_learning_rate(),
                            optax.trace(decay=self.momentum, nesterov=self.nesterov))
 
-    def get_config(self):
+    def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}

@@ -8,13 +8,15 @@ variable it belongs to and which state field holds it:
 """
 
 import collections
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 
 
-def unique_keys(keys):
+def unique_keys(keys: Sequence[str]) -> list[str]:
     """`keys` with repeats suffixed `_1`, `_2`, ... (order kept)."""
-    seen = collections.Counter()
+    seen: collections.Counter[str] = collections.Counter()
     out = []
     for k in keys:
         out.append(k if seen[k] == 0 else f"{k}_{seen[k]}")
@@ -22,7 +24,7 @@ def unique_keys(keys):
     return out
 
 
-def slot_names(keypaths, variable_keys, aliases):
+def slot_names(keypaths: Any, variable_keys: Any, aliases: Any) -> Any:
     """Readable, unique names for the leaves of an optax state.
 
     A leaf under a parameter key `k` gets `k_<field>` (`dense_kernel_mu`),

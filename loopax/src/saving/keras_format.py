@@ -276,8 +276,11 @@ class _Translator:
             elif key in _KERAS_ONLY_DEFAULTS and value == _KERAS_ONLY_DEFAULTS[key]:
                 continue
             else:
-                self.refuse(label, f"option {serialization.cut(str(key))}={quoted(value)}", "is not supported by "
-                            f"loopax's {cls.__name__}.")
+                self.refuse(
+                    label,
+                    f"option {serialization.cut(str(key))}={quoted(value)}",
+                    f"is not supported by loopax's {cls.__name__}.",
+                )
         return out
 
     def tensor_structure(self, value, where):

@@ -157,7 +157,9 @@ def load_model(filepath: str | os.PathLike, custom_objects: dict | None = None,
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No model file at {filepath!r}.")
-    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
+    if os.path.isdir(
+        filepath
+    ):  # OrbaxCheckpoint's folder (imported here: it builds on this module)
         from loopax.src.saving import checkpoint_folders
         with serialization.safe_mode_scope(safe_mode):
             return checkpoint_folders.load_model(filepath, custom_objects, compile)
@@ -325,9 +327,12 @@ def _claimed_assets(model, names, zf, filepath):
         out.append((layer, start, mine))
     unclaimed = [n for n in asset_names if n not in claimed]
     if unclaimed:
-        raise ValueError(f"{filepath}: entry {serialization.quoted(unclaimed[0])} belongs to no layer "
-                         "that loads assets" + (f" ({len(unclaimed)} such entries)"
-                                                if len(unclaimed) > 1 else "") + "; refused.")
+        raise ValueError(
+            f"{filepath}: entry {serialization.quoted(unclaimed[0])} belongs to no layer "
+            "that loads assets"
+            + (f" ({len(unclaimed)} such entries)" if len(unclaimed) > 1 else "")
+            + "; refused."
+        )
     total = sum(zf.getinfo(n).file_size for n in claimed)
     if total > MAX_ASSETS_BYTES:
         raise ValueError(f"{filepath}: its assets declare {total} bytes, more than loopax "

@@ -198,6 +198,19 @@ def read_header(stream: IO[bytes], where: str, max_header_bytes: int) -> dict[st
     """`{key: (dtype name, shape, byte size)}` in storage order, from the header
     of the safetensors `stream` (left at the start of the data); every field
     checked, so that a lying header is refused before any data is read."""
+    return read_header_and_metadata(stream, where, max_header_bytes)[0]
+
+
+def dtype_of(name: str) -> np.dtype:
+    """The NumPy dtype of a safetensors dtype name a checked header holds ("F32")."""
+    return np.dtype(_DTYPES[name])
+
+
+def read_header_and_metadata(stream: IO[bytes], where: str,
+                             max_header_bytes: int) -> tuple[dict[str, tuple], dict[str, str]]:
+    """`read_header`'s map and the header's `__metadata__` (`{}` if none), both from
+    one read of the header: a reader that needs both never reads two versions of a
+    file replaced in between."""
     head = archive.read_exactly(stream, 8, where, None)
     if bytes(head) == _HDF5_SIGNATURE:
         raise ValueError(
@@ -217,7 +230,11 @@ def read_header(stream: IO[bytes], where: str, max_header_bytes: int) -> dict[st
     if not isinstance(header, dict):
         raise ValueError(f"{where} is not a safetensors weights file (its header is not a "
                          "JSON object).")
-    header.pop("__metadata__", None)
+    metadata = header.pop("__metadata__", None) or {}
+    if not (isinstance(metadata, dict)
+            and all(isinstance(v, str) for v in metadata.values())):
+        raise ValueError(f"{where} is not a valid safetensors file: its __metadata__ is not "
+                         "a map of strings.")
     entries = [_header_entry(key, value, where) for key, value in header.items()]
     entries.sort(key=lambda e: e[3])
     out, offset = {}, 0
@@ -227,7 +244,7 @@ def read_header(stream: IO[bytes], where: str, max_header_bytes: int) -> dict[st
                              f"{serialization.quoted(key)} starts at byte {begin}, not {offset}.")
         out[key] = (dtype, shape, end - begin)
         offset = end
-    return out
+    return out, metadata
 
 
 def _header_entry(key, value, where):
@@ -401,7 +418,9 @@ def load_weights(model: Layer, filepath: str | os.PathLike, skip_mismatch: bool 
     filepath = os.fspath(filepath)
     if not os.path.exists(filepath):
         raise FileNotFoundError(f"No weights file at {filepath!r}.")
-    if os.path.isdir(filepath):   # OrbaxCheckpoint's folder (imported here: it builds on this module)
+    if os.path.isdir(
+        filepath
+    ):  # OrbaxCheckpoint's folder (imported here: it builds on this module)
         from loopax.src.saving import checkpoint_folders
         return checkpoint_folders.load_weights(model, filepath, skip_mismatch=skip_mismatch)
     # One open file: the format is told from, and the weights read from, one version of

@@ -6,6 +6,8 @@ import contextlib
 import enum
 import functools
 import warnings
+from collections.abc import Iterator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -114,7 +116,7 @@ class GradientTape:
                 "`GradientTape(persistent=True)` to call gradient() more than once.")
 
     @contextlib.contextmanager
-    def stop_recording(self):
+    def stop_recording(self) -> Iterator[None]:
         """Ops inside this block are not recorded by this tape.
 
         Yields:
@@ -133,12 +135,12 @@ class GradientTape:
         finally:
             _state.tapes = saved
 
-    def reset(self):
+    def reset(self) -> None:
         """Forgets everything recorded and watched, as a new tape would."""
         self._clear()
         self._used = False
 
-    def watch(self, tensor):
+    def watch(self, tensor: Any) -> None:
         """Follows `tensor`: a Tensor, a Variable, or a nested structure of them.
 
         Args:
@@ -165,7 +167,7 @@ class GradientTape:
                     f"{type(x).__name__}. Wrap arrays with `loopax.constant(x)` "
                     "first and use that Tensor in the computation.")
 
-    def watched_variables(self):
+    def watched_variables(self) -> tuple[Any, ...]:
         """The Variables watched explicitly or by being read, in watch order.
 
         Returns:
@@ -174,8 +176,8 @@ class GradientTape:
         return tuple(self._watched.values())
 
     # ---- differentiation ---------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None,
-                 unconnected_gradients="none"):
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: Any = "none") -> Any:
         """d(sum of target) / d(sources), in the structure of `sources`.
 
         As in TensorFlow, a gradient flows along recorded float values: a source
@@ -222,8 +224,9 @@ class GradientTape:
             "gradient", [targets[i] for i in keep], sources, zero,
             lambda t, s: s.shape, [cts[i] for i in keep], warn_target=target, itself=itself)
 
-    def jacobian(self, target, sources, unconnected_gradients="none",
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any, unconnected_gradients: Any = "none",
+                 parallel_iterations: int | None = None,
+                 experimental_use_pfor: bool = True) -> Any:
         """d target / d source for each source: shape `target.shape + source.shape`.
 
         Args:
@@ -251,8 +254,9 @@ class GradientTape:
             "jacobian", targets, sources, zero,
             lambda t, s: tuple(np.shape(t)) + s.shape, [], warn_target=target, itself=itself)
 
-    def batch_jacobian(self, target, source, unconnected_gradients="none",
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Any, unconnected_gradients: Any = "none",
+                       parallel_iterations: int | None = None,
+                       experimental_use_pfor: bool = True) -> Any:
         """Per-example jacobian: target (B, *T), source (B, *S) -> (B, *T, *S).
 
         Assumes example i of the target depends only on example i of the

@@ -8,6 +8,8 @@ pure function of the Variables' values and the arguments.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 
 from loopax.src.state import Variable
@@ -127,7 +129,7 @@ def _run_eagerly(layer, treedef, template, positions, arg_values, own):
     return outputs, losses, owners, own + extras, values
 
 
-def record_layer_call(layer, args, kwargs):
+def record_layer_call(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Runs the outermost call of a built `layer` while tapes record.
 
     Variable assignments the call makes (BatchNorm statistics, seed states)

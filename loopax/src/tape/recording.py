@@ -14,6 +14,7 @@ import collections
 import contextlib
 import functools
 import types
+from typing import Any
 
 import jax
 import numpy as np
@@ -59,7 +60,7 @@ _PLAIN = (int, float, complex, str, bytes, type(None), np.dtype,
           jax.tree_util.PyTreeDef)
 
 
-def static_key(x):
+def static_key(x: Any) -> Any:
     """A hashable stand-in for a static argument.
 
     Plain values compare by value; any other object by identity (whoever
@@ -192,7 +193,7 @@ def _evaluate(fn, structure, treedef, template, positions, values):
         return out
 
 
-def record(fn, args, kwargs):
+def record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Runs the op `fn(*args, **kwargs)`, recording it on every tape that
     follows one of its inputs. Called by `loopax.src.tensor.op`."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_wrapped)

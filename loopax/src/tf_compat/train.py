@@ -34,7 +34,7 @@ import io
 import json
 import os
 import re
-import struct
+import threading
 import weakref
 
 import jax.numpy as jnp
@@ -220,21 +220,46 @@ def _aliases(objects, keys_of):
             if id(v) in keys_of and path not in keys_of.values()}
 
 
-def _read_aliases(filename, arrays):
-    """The alias map a checkpoint file's metadata holds (`{}` if none), checked."""
-    with safe_open.open_regular(filename, "a checkpoint file") as f:
-        (size,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(min(size, weights_file.MAX_HEADER_BYTES)))
-    text = header.get("__metadata__", {}).get("aliases")
+def _checked_aliases(metadata, keys, filename):
+    """The alias map a checkpoint file's metadata holds (`{}` if none), each alias
+    naming one of the file's `keys`."""
+    text = metadata.get("aliases")
     if not text:
         return {}
-    aliases = json.loads(text)
+    try:
+        aliases = json.loads(text)
+    except (RecursionError, json.JSONDecodeError):
+        aliases = None
     if not (isinstance(aliases, dict) and all(
-            isinstance(k, str) and isinstance(v, str) and v in arrays
+            isinstance(k, str) and isinstance(v, str) and v in keys
             for k, v in aliases.items())):
         raise ValueError(f"{filename}: its metadata's aliases are not a map of saved keys; "
                          "the checkpoint is damaged. Restore an earlier one, or save again.")
     return aliases
+
+
+def _check_stored(filename, key, dtype, shape, variable):
+    """Refuses a value stored with `dtype` and `shape` for `variable` (saved as `key`)
+    unless both match, as TensorFlow refuses it."""
+    if tuple(shape) != tuple(variable.shape):
+        raise ValueError(
+            f"Checkpoint {filename}: {key!r} was saved with shape {tuple(shape)} "
+            f"but the Variable has shape {tuple(variable.shape)}: the model or "
+            "optimizer is built differently from the one that was saved.")
+    wanted = jnp.dtype(variable.dtype)
+    if np.dtype(dtype) != wanted:
+        raise ValueError(
+            f"Checkpoint {filename}: {key!r} was saved as {np.dtype(dtype).name} but the "
+            f"Variable is {wanted.name} (shape {tuple(shape)}); create the Variable with "
+            f"dtype {np.dtype(dtype).name}, or cast the value after restoring it into one.")
+
+
+def _stored_key(key, stored, aliases):
+    """The key the value of Variable `key` is stored under in `stored`, or None."""
+    if key in stored:
+        return key
+    alias = aliases.get(key)
+    return alias if alias in stored else None
 
 
 def _file_of(save_path):
@@ -369,11 +394,12 @@ class Checkpoint:
         Returns:
             The checkpoint's path, for `restore`.
         """
-        self.save_counter.assign_add(1)
-        path = self.write(f"{file_prefix}-{int(self.save_counter.value)}")
-        directory = os.path.dirname(os.path.abspath(path))
-        _, previous = _read_state(directory)
-        _write_state(directory, path, previous + [path])
+        directory = os.path.dirname(os.path.abspath(file_prefix))
+        with _folder_lock(directory):
+            self.save_counter.assign_add(1)
+            path = self.write(f"{file_prefix}-{int(self.save_counter.value)}")
+            _, previous = _read_state(directory)
+            _write_state(directory, path, previous + [path])
         return path
 
     def read(self, save_path, options=None):
@@ -413,9 +439,15 @@ class Checkpoint:
             raise FileNotFoundError(
                 f"No checkpoint at {save_path!r} (looked for {filename}). Pass the path "
                 "that save() returned, or tf.train.latest_checkpoint(directory).")
-        arrays = _read_checkpoint_file(filename)
-        aliases = _read_aliases(filename, arrays)
         variables = {k: v for k, v in self._variables().items() if k not in skip}
+        with _open_checkpoint_file(filename) as (f, header, metadata):
+            aliases = _checked_aliases(metadata, header, filename)
+            for key, variable in variables.items():   # before any data is read
+                target = _stored_key(key, header, aliases)
+                if target is not None:
+                    dtype, shape, _ = header[target]
+                    _check_stored(filename, key, weights_file.dtype_of(dtype), shape, variable)
+            arrays = weights_file.read_arrays(f, header, set(header), filename)
         # A Variable found under its attribute path takes the value saved under its key.
         for path in set(variables) & (set(aliases) - set(arrays)):
             arrays[path] = arrays.pop(aliases[path])
@@ -441,15 +473,11 @@ class Checkpoint:
             if target in self._deferred and target not in saved.values():
                 saved[key] = target
         for key, target in saved.items():
-            variable, value = variables[key], self._deferred[target]
-            if tuple(value.shape) != tuple(variable.shape):
-                raise ValueError(
-                    f"Checkpoint {filename}: {key!r} was saved with shape {value.shape} "
-                    f"but the Variable has shape {tuple(variable.shape)}: the model or "
-                    "optimizer is built differently from the one that was saved.")
+            value = self._deferred[target]
+            _check_stored(filename, key, value.dtype, value.shape, variables[key])
         for key, target in saved.items():
             variable = variables[key]
-            value = self._deferred.pop(target).astype(variable.dtype)
+            value = self._deferred.pop(target)
             if at_build:
                 _initialize(variable, value)
             else:
@@ -460,23 +488,25 @@ def _read_checkpoint_file(filename, wanted=None):
     """`{key: array}` of a checkpoint file (only the `wanted` keys, when given): a
     regular file (a FIFO or a device is refused before it is read), its header checked
     first, and the data it declares read entry by entry, never more than the file holds."""
-    with _open_checkpoint_file(filename) as (f, header):
+    with _open_checkpoint_file(filename) as (f, header, _):
         return weights_file.read_arrays(f, header, set(header) if wanted is None else wanted,
                                         filename)
 
 
 @contextlib.contextmanager
 def _open_checkpoint_file(filename):
-    """(the open file at its data, its checked header `{key: (dtype, shape, bytes)}`)."""
+    """(the open file at its data, its checked header `{key: (dtype, shape, bytes)}`,
+    its metadata `{name: text}`), all from one open of the file."""
     with safe_open.open_regular(filename, "a checkpoint file") as f:
         size = os.fstat(f.fileno()).st_size
-        header = weights_file.read_header(f, filename, min(size, weights_file.MAX_HEADER_BYTES))
+        header, metadata = weights_file.read_header_and_metadata(
+            f, filename, min(size, weights_file.MAX_HEADER_BYTES))
         declared, held = sum(n for _, _, n in header.values()), size - f.tell()
         if declared != held:
             raise ValueError(f"{filename}: its header declares {declared} bytes of data but "
                              f"the file holds {held}; the checkpoint is damaged or truncated. "
                              "Restore an earlier checkpoint, or save again.")
-        yield f, header
+        yield f, header, metadata
 
 
 def _initialize(variable, value):
@@ -529,7 +559,7 @@ def _keep_alive_by_objects(checkpoint, value):
 
 # ---- the `checkpoint` state file (TensorFlow's text format) ----------------------------
 
-_ENTRY = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+_ENTRY = re.compile(rb'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
 
 
 def _read_state(directory, latest_filename=None):
@@ -539,21 +569,50 @@ def _read_state(directory, latest_filename=None):
     path = os.path.join(directory, latest_filename or STATE_FILE)
     if not os.path.exists(path):
         return None, []
-    text = safe_open.read_text(path, MAX_STATE_BYTES, "a checkpoint state file",
-                               hint="A state file lists checkpoints, one per line: "
-                               "delete it (the checkpoints stay) and save again.")
+    data = safe_open.read_bytes(path, MAX_STATE_BYTES, "a checkpoint state file",
+                                hint="A state file lists checkpoints, one per line: "
+                                "delete it (the checkpoints stay) and save again.")
     listed, latest = [], None
-    for line in text.splitlines():
+    for number, line in enumerate(data.splitlines(), 1):
         match = _ENTRY.match(line.strip())
         if match:
-            entry = _confined(directory, match[2], path)
-            if match[1] == "model_checkpoint_path":
+            entry = _confined(directory, _entry_text(match[2], path, number), path)
+            if match[1] == b"model_checkpoint_path":
                 latest = entry
             else:
                 listed.append(entry)
     if latest is not None and latest not in listed:
         listed.append(latest)
     return latest, listed
+
+
+def _entry_text(raw, state_path, number):
+    """State-file entry `raw` (bytes, on line `number`) as text, refused unless it is
+    UTF-8 without a NUL (no path holds one)."""
+    where = f"{state_path} (a checkpoint state file), line {number}: the entry {raw!r}"
+    fix = ("Remove that line (or the whole state file; the checkpoints stay) and save "
+           "again.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{where} is not utf-8 text (byte {e.start} cannot be decoded). "
+                         f"{fix}") from None
+    if "\x00" in text:
+        raise ValueError(f"{where} holds a NUL byte, which no path can hold. {fix}")
+    return text
+
+
+_FOLDER_LOCKS: dict[str, threading.RLock] = {}
+_FOLDER_LOCKS_GUARD = threading.Lock()
+
+
+def _folder_lock(directory) -> threading.RLock:
+    """The lock of checkpoint folder `directory` in this process: held while a save
+    numbers its checkpoint and rewrites the folder's state file, so that saves from
+    several threads neither take one number nor drop each other's entries."""
+    key = os.path.realpath(directory)
+    with _FOLDER_LOCKS_GUARD:
+        return _FOLDER_LOCKS.setdefault(key, threading.RLock())
 
 
 def _inside(root, path) -> bool:
@@ -644,7 +703,7 @@ def list_variables(ckpt_dir_or_file):
         FileNotFoundError: no checkpoint there.
     """
     filename = _checkpoint_file(ckpt_dir_or_file, "list_variables")
-    with _open_checkpoint_file(filename) as (_, header):   # the header only
+    with _open_checkpoint_file(filename) as (_, header, _):   # the header only
         return [(name, list(header[name][1])) for name in sorted(header)]
 
 
@@ -663,7 +722,7 @@ def load_variable(ckpt_dir_or_file, name):
         KeyError: `name` is not in the checkpoint (the message lists those that are).
     """
     filename = _checkpoint_file(ckpt_dir_or_file, "load_variable")
-    with _open_checkpoint_file(filename) as (f, header):
+    with _open_checkpoint_file(filename) as (f, header, _):
         key = name[:-2] if name not in header and name.endswith(":0") else name
         if key not in header:
             raise KeyError(f"tf.train.load_variable: {name!r} is not in {filename}; it holds "
@@ -712,8 +771,10 @@ class CheckpointReader:
 
     def __init__(self, filename):
         self._filename = filename
-        arrays = _read_checkpoint_file(filename)
-        self._arrays = _Keys(arrays, _read_aliases(filename, arrays))
+        with _open_checkpoint_file(filename) as (f, header, metadata):
+            aliases = _checked_aliases(metadata, header, filename)
+            arrays = weights_file.read_arrays(f, header, set(header), filename)
+        self._arrays = _Keys(arrays, aliases)
 
     def get_variable_to_shape_map(self):
         """`{key: shape}` (shapes as lists of ints)."""
@@ -813,18 +874,19 @@ class CheckpointManager:
         Returns:
             The new checkpoint's path.
         """
-        self._checkpoint.save_counter.assign_add(1)
-        number = int(self._checkpoint.save_counter.value) if checkpoint_number is None \
-            else int(checkpoint_number)
-        path = self._checkpoint.write(f"{self._prefix}-{number}")
-        self._paths = [p for p in self._paths if p != path] + [path]
-        while self.max_to_keep is not None and len(self._paths) > self.max_to_keep:
-            old = _file_of(self._paths.pop(0))
-            # every listed path was confined when read; checked again here, as
-            # nothing outside the folder may ever be removed
-            if _inside(self.directory, old) and os.path.lexists(old):
-                os.remove(old)
-        _write_state(self.directory, path, self._paths)
+        with _folder_lock(self.directory):
+            self._checkpoint.save_counter.assign_add(1)
+            number = int(self._checkpoint.save_counter.value) if checkpoint_number is None \
+                else int(checkpoint_number)
+            path = self._checkpoint.write(f"{self._prefix}-{number}")
+            self._paths = [p for p in self._paths if p != path] + [path]
+            while self.max_to_keep is not None and len(self._paths) > self.max_to_keep:
+                old = _file_of(self._paths.pop(0))
+                # every listed path was confined when read; checked again here, as
+                # nothing outside the folder may ever be removed
+                if _inside(self.directory, old) and os.path.lexists(old):
+                    os.remove(old)
+            _write_state(self.directory, path, self._paths)
         return path
 
     def restore_or_initialize(self):

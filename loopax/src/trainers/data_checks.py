@@ -7,10 +7,14 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 - `check_steps_fit_arrays`: `steps_per_epoch` beyond what arrays give warns
   as Keras does ("ran out of data"); every epoch still runs the full arrays.
 - `check_model_has_a_loss`: `fit()` with no loss anywhere would train nothing.
-- `check_array_data`: in-memory arrays only (generators are not read ahead).
-  Sparse labels must be integral and in `[0, classes)` (or the loss's
-  `ignore_class`): anything else is always wrong, so it is an error (a
-  negative label gives a loss of exactly 0, a large one NaN or garbage).
+- `check_array_data`: sparse labels must be integral and in `[0, classes)` (or
+  the loss's `ignore_class`): anything else is always wrong, so it is an error
+  (a negative label gives a loss of exactly 0, a large one NaN or garbage).
+  They are checked as given, in their own integer type (an int64 `2**40` is
+  refused like `5` or `-1`, not trained as the class it wraps to). In-memory
+  arrays are checked once; the batches of a generator, a PyDataset or a
+  tf.data-like iterable each as the adapter yields it (they are not read ahead),
+  the first before any step. The checks below are for in-memory arrays only.
   Non-finite values (NaN/Inf) in x, y or sample_weight warn by default: a
   Keras model may mask or replace them itself, so Keras-compatible code must
   keep running; `check_data="raise"` makes them an error, `check_data="off"`
@@ -20,6 +24,7 @@ host, before the first step: the compiled (fused) loop pays nothing per step.
 from __future__ import annotations
 
 import warnings
+from typing import Any, cast
 
 import jax
 import numpy as np
@@ -29,6 +34,8 @@ from loopax.src.layers.core.embedding import Embedding
 from loopax.src.trainers import epoch_runner
 from loopax.src.trainers.compile_utils import flatten_outputs, match_targets
 from loopax.src.trainers.data_adapters import unpack_x_y_sample_weight
+from loopax.src.trainers.data_adapters.array_data_adapter import ArrayDataAdapter
+from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 
 CHECK_DATA_MODES = ("warn", "raise", "off")
 
@@ -37,8 +44,8 @@ def _is_count(value):
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def check_fit_arguments(epochs, initial_epoch, steps_per_epoch, validation_steps=None,
-                        check_data="warn"):
+def check_fit_arguments(epochs: Any, initial_epoch: Any, steps_per_epoch: Any,
+                        validation_steps: Any = None, check_data: Any = "warn") -> None:
     """Clear errors for arguments that would make `fit()` train nothing or
     something other than asked; a warning when `initial_epoch == epochs`
     (a resumed run that already finished: Keras code must keep running)."""
@@ -63,30 +70,32 @@ def check_fit_arguments(epochs, initial_epoch, steps_per_epoch, validation_steps
     check_data_mode(check_data)
 
 
-def check_steps(value, name, what):
+def check_steps(value: Any, name: str, what: str) -> None:
     """`steps`-like arguments are None or a positive integer."""
     if value is not None and (not _is_count(value) or value < 1):
         raise ValueError(f"{what}(): `{name}` must be a positive integer or None (all the "
                          f"data), got {value!r}.")
 
 
-def check_data_mode(check_data):
+def check_data_mode(check_data: Any) -> None:
     if check_data not in CHECK_DATA_MODES:
         raise ValueError(f"`check_data` must be one of {CHECK_DATA_MODES}, got {check_data!r}.")
 
 
-def check_steps_fit_arrays(adapter, steps, what):
+def check_steps_fit_arrays(adapter: DataAdapter, steps: int | None, what: str) -> None:
     """Warns (Keras's "ran out of data") when `steps` asks an array adapter
     for more batches than one pass over the arrays has; each epoch then runs
     the `adapter.num_batches` batches there are."""
-    if adapter.in_memory and steps is not None \
-            and steps > adapter.num_batches:
+    if not adapter.in_memory or steps is None or adapter.num_batches is None:
+        return
+    arrays = cast(ArrayDataAdapter, adapter)   # the in-memory adapter
+    if steps > arrays.num_batches:
         name = "steps_per_epoch" if what == "fit" else "steps"
         warnings.warn(
             f"Your input ran out of data: {what}() was given {name}={steps}, but the arrays "
-            f"({adapter.num_samples} samples, batch_size={adapter.batch_size}) give only "
-            f"{adapter.num_batches} batches per epoch, so each epoch runs "
-            f"{adapter.num_batches}. Pass {name}<={adapter.num_batches} (or None), or a "
+            f"({arrays.num_samples} samples, batch_size={arrays.batch_size}) give only "
+            f"{arrays.num_batches} batches per epoch, so each epoch runs "
+            f"{arrays.num_batches}. Pass {name}<={arrays.num_batches} (or None), or a "
             "larger batch size or more data.", stacklevel=4)
 
 
@@ -94,7 +103,7 @@ def _overrides(model, base, name):
     return getattr(type(model), name, None) is not getattr(base, name)
 
 
-def check_model_has_a_loss(model, base, batch):
+def check_model_has_a_loss(model: Any, base: type, batch: Any) -> None:
     """A clear error when the default `train_step` would train on a loss of
     zero: no `loss` in `compile()`, no `add_loss`/regularization losses and
     no `compute_loss`/`train_step` override of `base` (the `Trainer` class). (Keras 3 trains nothing and logs
@@ -124,12 +133,16 @@ def check_model_has_a_loss(model, base, batch):
 # in-memory data
 # --------------------------------------------------------------------------
 
-def check_array_data(model, adapter, check_data, what):
-    """Checks the arrays of an in-memory adapter once (see the module doc)."""
-    if check_data == "off" or not adapter.in_memory:
+def check_array_data(model: Any, adapter: DataAdapter, check_data: str, what: str) -> None:
+    """Checks the arrays of an in-memory adapter once, or the labels of each batch
+    another adapter yields (see the module doc)."""
+    if check_data == "off":
         return
-    x, y, sample_weight = unpack_x_y_sample_weight(adapter.data)
-    if y is not None and model._compile_loss is not None and model._compile_loss.built:
+    if not adapter.in_memory:
+        _check_labels_of_each_batch(model, adapter, what)
+        return
+    x, y, sample_weight = unpack_x_y_sample_weight(cast(ArrayDataAdapter, adapter).data)
+    if y is not None and _checks_labels(model):
         _check_sparse_labels(model, y, what)
     _check_embedding_indices(model, x, what)
     for name, part in (("x", x), ("y", y), ("sample_weight", sample_weight)):
@@ -144,6 +157,27 @@ def check_array_data(model, adapter, check_data, what):
                     raise ValueError(message)
                 warnings.warn(message + " (check_data='raise' makes this an error.)",
                               stacklevel=4)
+
+
+def _checks_labels(model):
+    loss = model._compile_loss
+    return loss is not None and loss.built and any(
+        losses_module.loss_kind(entry) == "sparse" for _, entry, _ in loss.entries)
+
+
+def _check_labels_of_each_batch(model, adapter, what):
+    """Checks the sparse labels of the adapter's first batch now, and of each batch
+    its `host_batches` yields (the adapter is this call's)."""
+    if not _checks_labels(model) or adapter.check_batch is not None:
+        return
+    _check_batch_labels(model, adapter.peek(), what, 0)
+    adapter.check_batch = lambda batch, index: _check_batch_labels(model, batch, what, index)
+
+
+def _check_batch_labels(model, batch, what, index):
+    y = unpack_x_y_sample_weight(batch)[1]
+    if y is not None:
+        _check_sparse_labels(model, y, f"{what} batch {index}")
 
 
 def _is_float(a):

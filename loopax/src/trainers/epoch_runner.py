@@ -152,7 +152,7 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
             engine.program(kind, "stacked", "dynamic")
         static_loop, capacity = None, None
         chunks = HostChunks(
-            adapter.get_numpy_iterator(seed, start=start_step),
+            adapter.host_batches(seed, start=start_step),
             max_steps if max_steps is not None else adapter.num_batches, planner, bounds,
             stack=loop is not None and not bounds.every_batch, to_device=not engine.run_eagerly,
             first_step=start_step, pad_rows=engine.pads_partial_batches(kind),

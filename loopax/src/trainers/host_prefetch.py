@@ -119,8 +119,10 @@ class HostChunks:
                 if first is None:
                     break
                 capacity = self._next_capacity()
-                limit = self._bounds.limit(self._steps_before + step, capacity if self._max_steps is None else min(
-                    capacity, self._max_steps - step))
+                limit = self._bounds.limit(
+                    self._steps_before + step,
+                    capacity if self._max_steps is None else min(capacity, self._max_steps - step),
+                )
                 group = [first]
                 signature = shape_signature(first)
                 if main_signature is None:

@@ -511,8 +511,12 @@ class Trainer:
         def forward(trainable, non_trainable, x):
             with loopax_random.shape_inference_scope():
                 return self.stateless_call(trainable, non_trainable, x, training=False)[0]
-        spec = jax.eval_shape(forward, [v.value for v in self.trainable_variables],
-                              [v.value for v in self.non_trainable_variables], epoch_runner.to_jax(x))
+        spec = jax.eval_shape(
+            forward,
+            [v.value for v in self.trainable_variables],
+            [v.value for v in self.non_trainable_variables],
+            epoch_runner.to_jax(x),
+        )
         self._stateless_losses = None
         return spec
 
@@ -761,8 +765,17 @@ class Trainer:
             engine, callbacks, TEST, say=outer is None and callbacks.params.get("verbose") == 2)
         self.stop_evaluating = False
         try:
-            logs = epoch_runner.run_pass(engine, TEST, adapter, live, callbacks, None, steps, bounds,
-                                         later_passes=later_passes)
+            logs = epoch_runner.run_pass(
+                engine,
+                TEST,
+                adapter,
+                live,
+                callbacks,
+                None,
+                steps,
+                bounds,
+                later_passes=later_passes,
+            )
         finally:
             live.write_back()
             self._trainer_state = outer

@@ -4,9 +4,9 @@ The utilities return a `loopax.tf.data.Dataset` (an `IndexedDataset`, as Keras
 returns a `tf.data.Dataset`) over a `BatchDataset`, a `PyDataset` that loads
 its batches on demand: windows of a time series, files of a directory tree,
 slices of arrays. Iterating gives Tensors; `fit`, `evaluate` and `predict`
-read the BatchDataset itself (batches loaded in worker threads, resumable). `index_directory` lists a directory
-tree the way Keras does (same file order, labels, class names and seeded
-shuffle), `split_dataset` splits arrays or a dataset in two, and
+read the BatchDataset itself (batches loaded in worker threads, resumable).
+`index_directory` lists a directory tree the way Keras does (same file order,
+labels, class names and seeded shuffle), `split_dataset` splits arrays or a dataset in two, and
 `timeseries_dataset_from_array` cuts sliding windows.
 """
 

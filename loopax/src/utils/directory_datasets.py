@@ -11,9 +11,11 @@ Keras lists them, and `validation_split`/`subset` take the last
 
 from __future__ import annotations
 
+import io
 import struct
 import warnings
 import wave
+from typing import Any
 
 import numpy as np
 
@@ -135,7 +137,7 @@ def load_image(path, image_size, channels, interpolation="bilinear",
     """One image file as a float32 array `(*image_size, channels)` (0–255), the
     first frame of an animation, resized as `loopax.ops.image.resize` does
     ("bilinear" and "nearest" in NumPy: no compilation per image size)."""
-    with image_utils.open_image(path) as img:
+    with open_image_within_budget(path, image_size, channels, interpolation) as img:
         mode = {1: "L", 3: "RGB", 4: "RGBA"}[channels]
         if not (img.mode == mode or channels == 1 and img.mode in ("I;16", "I")):
             img = img.convert(mode)
@@ -151,8 +153,7 @@ def load_image(path, image_size, channels, interpolation="bilinear",
             x = _crop_to_aspect_ratio(x, image_size)
         elif pad_to_aspect_ratio:
             x = _pad_to_aspect_ratio(x, image_size)
-        x = _resize_axis(_resize_axis(x, image_size[0], 0, interpolation),
-                         image_size[1], 1, interpolation).astype("float32", copy=False)
+        x = _resize_separably(x, image_size, interpolation)
     else:
         x = x.astype("float32", copy=False)
         x = np.asarray(resize(x, image_size, interpolation=interpolation,
@@ -162,6 +163,92 @@ def load_image(path, image_size, channels, interpolation="bilinear",
     if (data_format or image_data_format()) == "channels_first":
         x = x.transpose(2, 0, 1)
     return x
+
+
+# The most bytes one image may take while it is decoded, converted to the
+# requested channels and (before resizing) held as an array: a 40-megapixel RGB
+# photo takes about 320 MB. Each image is checked from its header, before decoding.
+MAX_IMAGE_DECODE_BYTES = 512 * 2**20
+
+
+def decode_cost(size: tuple[int, int], mode: str, channels: int,
+                interpolation: str) -> int:
+    """The bytes an image of `size` (width, height) in Pillow's `mode` takes
+    while `load_image` reads it: decoded (1, 2 or 4 bytes a pixel, as Pillow
+    holds it), then as an array in `channels` (uint8; 16- and 32-bit grayscale
+    kept as they are, and as float32), and as float32 twice for the
+    interpolations resized in JAX."""
+    decoded = 1 if mode in ("1", "L", "P") else 2 if mode.startswith("I;16") else 4
+    if channels == 1 and mode in ("I;16", "I"):
+        array = decoded + 4
+    else:
+        array = channels
+    if interpolation not in ("bilinear", "nearest"):
+        array += 2 * 4 * channels
+    return size[0] * size[1] * (decoded + array)
+
+
+def open_image_within_budget(path: str, image_size: tuple[int, int], channels: int,
+                             interpolation: str) -> Any:
+    """The decoded `PIL.Image` of `path`, its cost (`decode_cost`) checked from its
+    header against `MAX_IMAGE_DECODE_BYTES` before decoding; a JPEG over it is
+    decoded at the smallest scale (1/2, 1/4, 1/8) still at least `image_size`.
+
+    Raises:
+        ValueError: the image costs more even so, or cannot be read (names `path`).
+    """
+    Image = pil_image()
+    data = safe_open.read_bytes(path, image_utils.MAX_IMAGE_FILE_BYTES, "an image file")
+    try:
+        with warnings.catch_warnings():   # loopax's own caps, below, decide
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(data))
+    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError) as e:
+        raise _unreadable_image(path, e) from None
+    _check_pixels(img, path)
+    cost = decode_cost(img.size, img.mode, channels, interpolation)
+    if cost > MAX_IMAGE_DECODE_BYTES and img.format == "JPEG":
+        img.draft(img.mode, (image_size[1], image_size[0]))
+        cost = decode_cost(img.size, img.mode, channels, interpolation)
+    if cost > MAX_IMAGE_DECODE_BYTES:
+        width, height = img.size
+        raise ValueError(
+            f"{path} declares {width} x {height} pixels in mode {img.mode!r}: decoded to "
+            f"{channels} channels it would take {cost:,} bytes, more than loopax decodes for "
+            f"one image ({MAX_IMAGE_DECODE_BYTES:,}); refused before decoding. Resize the "
+            "file (or use interpolation='bilinear', which needs less).")
+    try:
+        img.load()
+    except (Image.DecompressionBombError, OSError, SyntaxError, ValueError, EOFError) as e:
+        raise _unreadable_image(path, e) from None
+    return img
+
+
+def _check_pixels(img, path):
+    width, height = img.size
+    if width * height > image_utils.MAX_IMAGE_PIXELS:
+        raise ValueError(f"{path} declares {width} x {height} pixels, more than loopax "
+                         f"decodes ({image_utils.MAX_IMAGE_PIXELS}); refused before decoding. "
+                         "Resize the file.")
+
+
+def _unreadable_image(path, error):
+    return ValueError(f"{path} is not an image loopax can read ({type(error).__name__}: "
+                      f"{str(error)[:200]}); the file is damaged, truncated or not an image "
+                      f"({', '.join(IMAGE_FORMATS)}): replace it or remove it.")
+
+
+def _resize_separably(x, size, interpolation):
+    """`x` (h, w, c) resized to `size` one axis at a time, first the one whose
+    resizing leaves the smaller intermediate (a 1 x 400,000 strip resized to
+    256 x 4 would otherwise pass through 256 x 400,000); the result is the same."""
+    height, width = x.shape[:2]
+    axes = [(0, size[0]), (1, size[1])]
+    if size[0] * width > height * size[1]:
+        axes.reverse()
+    for axis, length in axes:
+        x = _resize_axis(x, length, axis, interpolation)
+    return x.astype("float32", copy=False)
 
 
 def _resize_axis(x, size, axis, interpolation):
@@ -244,17 +331,30 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int",
         follow_links, verbose, (".txt",), "text")
 
     def load_batch_of(files):
-        return lambda indices: _object_array([read_text(files[i], max_length)
-                                              for i in indices])
+        return lambda indices: _object_array(read_texts([files[i] for i in indices],
+                                                        max_length))
     return _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
                   batch_size, shuffle, seed, load_batch_of, "text")
 
 
-# The most bytes of one text file read without `max_length` (Keras reads it all).
+# The most bytes of one text file read without `max_length` (Keras reads it all),
+# and of all the texts of one batch.
 MAX_TEXT_BYTES = 256 * 2**20
+MAX_TEXT_BATCH_BYTES = 512 * 2**20
 
 
-def read_text(path, max_length=None):
+def read_texts(paths: list[str], max_length: int | None = None) -> list[str]:
+    """`read_text` of each path, all of them within `MAX_TEXT_BATCH_BYTES`: a
+    file is read only up to what the batch has left, and refused past it."""
+    texts, left = [], MAX_TEXT_BATCH_BYTES
+    for path in paths:
+        data = _text_bytes(path, max_length, left)
+        left -= len(data)
+        texts.append(_decode_text(data, path, max_length))
+    return texts
+
+
+def read_text(path: str, max_length: int | None = None) -> str:
     """A text file's contents, cut to its first `max_length` bytes (as Keras's
     `tf.strings.substr`); read whole only up to `MAX_TEXT_BYTES`.
 
@@ -263,12 +363,10 @@ def read_text(path, max_length=None):
     surrogate (Python's "surrogateescape": `text.encode("utf-8",
     "surrogateescape")` gives the file's bytes back), with a warning naming the
     file; a character cut by `max_length` keeps its leading bytes that way too."""
-    if max_length is not None:
-        data = safe_open.read_bytes(path, max_length, "a text sample", truncate=True)
-    else:
-        data = safe_open.read_bytes(path, MAX_TEXT_BYTES, "a text sample",
-                                    hint="Pass max_length= to read each file's first "
-                                         "max_length bytes.")
+    return _decode_text(_text_bytes(path, max_length, MAX_TEXT_BATCH_BYTES), path, max_length)
+
+
+def _decode_text(data, path, max_length):
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -280,6 +378,25 @@ def read_text(path, max_length=None):
                           "as lone surrogates (text.encode('utf-8', 'surrogateescape') gives "
                           "them back). Re-save the file as UTF-8.", stacklevel=2)
         return data.decode("utf-8", errors="surrogateescape")
+
+
+def _text_bytes(path, max_length, left):
+    """The bytes `read_text` decodes: the first `max_length`, or all up to
+    `MAX_TEXT_BYTES`, refused past the `left` bytes its batch has left (read up
+    to that, plus one)."""
+    if max_length is not None and max_length <= left:
+        return safe_open.read_bytes(path, max_length, "a text sample", truncate=True)
+    if max_length is None and MAX_TEXT_BYTES <= left:
+        return safe_open.read_bytes(path, MAX_TEXT_BYTES, "a text sample",
+                                    hint="Pass max_length= to read each file's first "
+                                         "max_length bytes.")
+    data = safe_open.read_bytes(path, left + 1, "a text sample", truncate=True)
+    if len(data) > left:
+        raise ValueError(
+            f"{path} (a text sample) takes the texts of its batch past "
+            f"{MAX_TEXT_BATCH_BYTES:,} bytes, more than loopax reads for one batch; refused. "
+            "Pass a smaller batch_size=, or max_length= to read each file's first bytes.")
+    return data[:max_length]
 
 
 # ---------------------------------------------------------------- audio
@@ -334,33 +451,73 @@ def audio_dataset_from_directory(directory, labels="inferred", label_mode="int",
 
     def load_batch_of(files):
         def load(indices):
-            clips = [read_wav(files[i], sampling_rate, output_sequence_length) for i in indices]
+            paths = [files[i] for i in indices]
+            clips = read_clips(paths, sampling_rate, output_sequence_length)
+            if ragged or output_sequence_length is not None:
+                check_one_channel_count(paths, clips)
             return _object_array(clips) if ragged else pad_clips(clips)
         return load
     return _build(directory, paths, labels, class_names, label_mode, subset, validation_split,
                   batch_size, shuffle, seed, load_batch_of, "audio")
 
 
-# The most bytes of samples read from one `.wav` without `output_sequence_length`
-# (an hour of 48 kHz 16-bit stereo is 0.7 GB).
+# The most bytes of float32 samples decoded from one `.wav` (an hour of 48 kHz
+# stereo is 1.4 GB: pass `output_sequence_length`) and for one batch; the most
+# channels of one clip (a 64-track recording has 64).
 MAX_AUDIO_BYTES = 1 * 2**30
+MAX_AUDIO_BATCH_BYTES = 2 * 2**30
+MAX_AUDIO_CHANNELS = 256
 
 
-def read_wav(path, sampling_rate=None, output_sequence_length=None):
+def read_clips(paths: list[str], sampling_rate: int | None = None,
+               output_sequence_length: int | None = None) -> list[np.ndarray]:
+    """`read_wav` of each path, all of them within `MAX_AUDIO_BATCH_BYTES` (and
+    their batch, zero-padded to the longest, within it too)."""
+    clips, left = [], MAX_AUDIO_BATCH_BYTES
+    for path in paths:
+        clip = read_wav(path, sampling_rate, output_sequence_length,
+                        max_bytes=min(MAX_AUDIO_BYTES, left))
+        left -= clip.nbytes
+        clips.append(clip)
+    padded = len(clips) * max(len(c) for c in clips) * max(c.shape[1] for c in clips) * 4
+    if padded > MAX_AUDIO_BATCH_BYTES:
+        longest = paths[int(np.argmax([len(c) for c in clips]))]
+        raise ValueError(
+            f"The batch holding {longest} ({len(clips)} clips) takes {padded:,} bytes padded "
+            f"to its longest clip, more than loopax decodes for one batch "
+            f"({MAX_AUDIO_BATCH_BYTES:,}); pass output_sequence_length= or a smaller "
+            "batch_size=.")
+    return clips
+
+
+def check_one_channel_count(paths: list[str], clips: list[np.ndarray]) -> None:
+    """Refuses clips of different channel counts in one batch that is not padded
+    (Keras batches clips cut to `output_sequence_length`, or ragged, with
+    tf.data's `batch()`, which refuses them; a padded batch pads the channels)."""
+    for path, clip in zip(paths, clips):
+        if clip.shape[1] != clips[0].shape[1]:
+            raise ValueError(
+                f"{path} has {clip.shape[1]} channel(s) but {paths[0]}, in the same batch, "
+                f"{clips[0].shape[1]}: clips cut to output_sequence_length (or ragged) are "
+                "batched only with one channel count, as in Keras. Convert the files to one "
+                "channel count, or leave output_sequence_length=None and ragged=False (the "
+                "channels are then zero-padded, as Keras pads them).")
+
+
+def read_wav(path: str, sampling_rate: int | None = None,
+             output_sequence_length: int | None = None,
+             max_bytes: int = MAX_AUDIO_BYTES) -> np.ndarray:
     """A PCM `.wav` file as float32 `(samples, channels)` in [-1, 1) (as
     `tf.audio.decode_wav`), cut or zero-padded to `output_sequence_length`
-    (only that many frames are read)."""
+    (only that many frames are read). Its header is checked before reading:
+    at most `MAX_AUDIO_CHANNELS` channels and `max_bytes` of float32 samples."""
     try:
         with safe_open.open_regular(path, "a .wav file") as raw, wave.open(raw, "rb") as f:
             width, channels, rate = f.getsampwidth(), f.getnchannels(), f.getframerate()
             frames = f.getnframes()
+            _check_wav_header(path, channels, frames, output_sequence_length, max_bytes)
             if output_sequence_length is not None:
                 frames = min(frames, output_sequence_length)
-            elif frames * width * channels > MAX_AUDIO_BYTES:
-                raise ValueError(
-                    f"{path} declares {frames} frames ({frames * width * channels} bytes), "
-                    f"more than loopax reads from one clip ({MAX_AUDIO_BYTES} bytes); "
-                    "pass output_sequence_length= to read each clip's first samples.")
             data = f.readframes(frames)
     except (wave.Error, EOFError, struct.error) as e:
         raise ValueError(f"{path} is not a PCM .wav file loopax can read "
@@ -371,15 +528,15 @@ def read_wav(path, sampling_rate=None, output_sequence_length=None):
         raise ValueError(f"{path} is sampled at {rate} Hz, not sampling_rate={sampling_rate}; "
                          "loopax does not resample: resample the files, or pass "
                          "sampling_rate=None.")
-    if width == 1:   # 8-bit PCM is unsigned
-        audio = (np.frombuffer(data, np.uint8).astype("float32") - 128) / 128
-    elif width in (2, 4):
-        dtype = {2: "<i2", 4: "<i4"}[width]
-        samples = np.frombuffer(data[:len(data) // width * width], dtype)
-        audio = samples.astype("float32") / 2.0 ** (8 * width - 1)
-    else:
+    if width not in (1, 2, 4):
         raise ValueError(f"{path}: {8 * width}-bit samples are not supported; use 8-, 16- "
                          "or 32-bit PCM.")
+    # one float32 array, scaled in place (no temporaries the size of the clip)
+    dtype = {1: np.uint8, 2: "<i2", 4: "<i4"}[width]
+    audio = np.frombuffer(data, dtype, count=len(data) // width).astype("float32")
+    if width == 1:   # 8-bit PCM is unsigned
+        audio -= 128
+    audio /= 2.0 ** (8 * width - 1)
     audio = audio[:len(audio) // channels * channels].reshape(-1, channels)
     if output_sequence_length is not None:
         audio = pad_clips([audio[:output_sequence_length]], output_sequence_length)[0]
@@ -392,11 +549,28 @@ def _object_array(items):
     return out
 
 
-def pad_clips(clips, length=None):
-    """Clips `(samples_i, channels)` zero-padded at the end into one array
-    `(n, length or the longest, channels)`."""
+def _check_wav_header(path, channels, frames, output_sequence_length, max_bytes):
+    if not 1 <= channels <= MAX_AUDIO_CHANNELS:
+        raise ValueError(f"{path} declares {channels} channels; loopax reads clips of 1 to "
+                         f"{MAX_AUDIO_CHANNELS} channels. The file is damaged, or convert it.")
+    decoded = channels * 4 * (frames if output_sequence_length is None
+                              else output_sequence_length)
+    if decoded > max_bytes:
+        length = (f"{frames} frames" if output_sequence_length is None
+                  else f"output_sequence_length={output_sequence_length} frames")
+        raise ValueError(
+            f"{path} declares {channels} channel(s): {length} of them decode to {decoded:,} "
+            f"bytes of float32 samples, more than loopax decodes for it ({max_bytes:,} bytes: "
+            f"{MAX_AUDIO_BYTES:,} a clip, {MAX_AUDIO_BATCH_BYTES:,} a batch); refused before "
+            "reading. Pass a (smaller) output_sequence_length= or a smaller batch_size=.")
+
+
+def pad_clips(clips: list[np.ndarray], length: int | None = None) -> np.ndarray:
+    """Clips `(samples_i, channels_i)` zero-padded at the end (in time and in
+    channels, as tf.data's `padded_batch`) into one array `(n, length or the
+    longest, the most channels)`."""
     length = max(len(c) for c in clips) if length is None else length
-    out = np.zeros((len(clips), length, clips[0].shape[1]), dtype="float32")
+    out = np.zeros((len(clips), length, max(c.shape[1] for c in clips)), dtype="float32")
     for row, clip in zip(out, clips):
-        row[:len(clip)] = clip
+        row[:len(clip), :clip.shape[1]] = clip[:length]
     return out

@@ -153,7 +153,8 @@ class AdaptiveAveragePooling1D(BaseAdaptivePooling):
     `(batch, out_steps, channels)`, whatever the input's spatial size.
 
     Output entry `i` of a spatial axis of `n` entries is the mean of input entries
-    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype when floating, else the layer's compute dtype.
+    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype
+    when floating, else the layer's compute dtype.
 
     Args:
         output_size: The output's spatial size: an int (the same for every spatial
@@ -180,7 +181,8 @@ class AdaptiveAveragePooling2D(BaseAdaptivePooling):
     `(batch, out_h, out_w, channels)`, whatever the input's spatial size.
 
     Output entry `i` of a spatial axis of `n` entries is the mean of input entries
-    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype when floating, else the layer's compute dtype.
+    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype
+    when floating, else the layer's compute dtype.
 
     Args:
         output_size: The output's spatial size: an int (the same for every spatial
@@ -207,7 +209,8 @@ class AdaptiveAveragePooling3D(BaseAdaptivePooling):
     `(batch, out_d, out_h, out_w, channels)`, whatever the input's spatial size.
 
     Output entry `i` of a spatial axis of `n` entries is the mean of input entries
-    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype when floating, else the layer's compute dtype.
+    `floor(i * n / out)` to `ceil((i + 1) * n / out) - 1`. Output dtype = input dtype
+    when floating, else the layer's compute dtype.
 
     Args:
         output_size: The output's spatial size: an int (the same for every spatial

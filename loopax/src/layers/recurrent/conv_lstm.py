@@ -399,9 +399,10 @@ class ConvLSTM3D(_ConvLSTM):
     `data_format="channels_last"`, or `(batch, timesteps, channels, d1, d2, d3)` with
     `"channels_first"`; an optional `(batch, timesteps)` boolean mask.
     Output shape: `(batch, new_d1, new_d2, new_d3, filters)`, or
-    `(batch, filters, new_d1, new_d2, new_d3)` channels-first; with `return_sequences=True` the same with a `timesteps`
-    axis after `batch`. Each new size is `ceil(size / stride)` with
-    `"same"` padding, else `(size - (kernel - 1) * dilation - 1) // stride + 1`.
+    `(batch, filters, new_d1, new_d2, new_d3)` channels-first; with
+    `return_sequences=True` the same with a `timesteps` axis after `batch`. Each new
+    size is `ceil(size / stride)` with `"same"` padding, else
+    `(size - (kernel - 1) * dilation - 1) // stride + 1`.
     With `return_state=True` the layer returns `[output, h, c]`, the final
     states having the shape of the last timestep's output.
 

@@ -592,7 +592,7 @@ class RNN(Layer):
         self._check_sequences_shape(sequences_shape)
         step_shape = (sequences_shape[0],) + tuple(sequences_shape[2:])
         if isinstance(self.cell, Layer) and not self.cell.built:
-            with name_scope(self.name, caller=self):   # weight paths as Keras: lstm/lstm_cell/kernel
+            with name_scope(self.name, caller=self):  # weight paths as Keras: lstm/lstm_cell/kernel
                 self.cell.build(step_shape)
             self.cell.built = True
         if self.stateful:

@@ -75,7 +75,8 @@ class SpatialDropout1D(_SpatialDropout):
 class SpatialDropout2D(_SpatialDropout):
     """Drops whole channels of `(batch, h, w, channels)`.
 
-    Input shape: `(batch, h, w, channels)`, or `(batch, channels, h, w)` with `data_format="channels_first"`;
+    Input shape: `(batch, h, w, channels)`, or `(batch, channels, h, w)` with
+    `data_format="channels_first"`;
     output shape = input shape.
 
     Args:
@@ -96,7 +97,8 @@ class SpatialDropout2D(_SpatialDropout):
 class SpatialDropout3D(_SpatialDropout):
     """Drops whole channels of `(batch, d, h, w, channels)`.
 
-    Input shape: `(batch, d, h, w, channels)`, or `(batch, channels, d, h, w)` with `data_format="channels_first"`;
+    Input shape: `(batch, d, h, w, channels)`, or `(batch, channels, d, h, w)` with
+    `data_format="channels_first"`;
     output shape = input shape.
 
     Args:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 class DataAdapter:
@@ -28,6 +28,9 @@ class DataAdapter:
         batches_per_pass: batches of one pass over the data whatever `steps` asks
             (arrays, a PyDataset with a length), or None: `fit`'s epochs then go on
             through it when `steps_per_epoch` is smaller (`epoch_runner.DataPosition`).
+        check_batch: called as `check_batch(batch, index)` on each batch
+            `host_batches` yields, or None; `fit`'s data checks set it for data
+            they cannot read ahead (trainers/data_checks.py).
     """
 
     num_batches: int | None = None
@@ -37,6 +40,7 @@ class DataAdapter:
     in_memory: bool = False
     resumable: bool = False
     batches_per_pass: int | None = None
+    check_batch: Callable[[Any, int], None] | None = None
 
     def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
                            start: int = 0) -> Iterator:
@@ -44,6 +48,20 @@ class DataAdapter:
         from batch `start` on; `seed` draws the epoch's order where the data is
         shuffled."""
         raise NotImplementedError
+
+    def host_batches(self, seed: int | tuple[int, ...] | None = None,
+                     start: int = 0) -> Iterator:
+        """`get_numpy_iterator`'s batches, each given to `check_batch` first."""
+        batches = self.get_numpy_iterator(seed, start=start)
+        check = self.check_batch
+        if check is None:
+            return batches
+
+        def checked() -> Iterator:
+            for index, batch in enumerate(batches, start):
+                check(batch, index)
+                yield batch
+        return checked()
 
     def peek(self) -> Any:
         """The first batch, without consuming it (used to build the model)."""

@@ -14,7 +14,7 @@ from loopax.src.api_export import export
 
 
 @export("loopax.utils.unpack_x_y_sample_weight")
-def unpack_x_y_sample_weight(data):
+def unpack_x_y_sample_weight(data: Any) -> tuple[Any, Any, Any]:
     """`(x, y, sample_weight)` from a batch: `x`, `(x,)`, `(x, y)` or `(x, y, sw)`.
 
     A list is read as a tuple (Keras's rule); missing parts are None.
@@ -48,7 +48,7 @@ def unpack_x_y_sample_weight(data):
 
 
 @export("loopax.utils.pack_x_y_sample_weight")
-def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> Any:
     """The inverse of `unpack_x_y_sample_weight`: the shortest tuple (or `x`).
 
     Args:
@@ -85,13 +85,13 @@ def is_array_leaf(x: Any) -> bool:
         hasattr(x, "__array__") and hasattr(x, "shape") and not isinstance(x, (dict, list, tuple)))
 
 
-def to_array(x, where="x"):
+def to_array(x: Any, where: str = "x") -> np.ndarray | jax.Array:
     """One input leaf as a NumPy (or JAX) array with loopax's dtypes:
     float64 -> floatx, int64 -> int32."""
     if is_pandas(x):
         x = x.to_numpy()
     elif _is_number_list(x):
-        x = np.asarray(x)
+        x = _number_list_array(x, where)
     elif isinstance(x, (int, float, bool, np.number)):
         x = np.asarray(x)
     elif not isinstance(x, (np.ndarray, jax.Array)):
@@ -127,12 +127,26 @@ def to_array(x, where="x"):
     return x
 
 
+def _number_list_array(x: list | tuple, where: str) -> np.ndarray:
+    """`np.asarray(x)` of a nested list of numbers; a ragged one (rows of different
+    lengths) refused naming `where` and the fix, not with NumPy's error."""
+    try:
+        return np.asarray(x)
+    except ValueError:
+        lengths = sorted({len(row) for row in x if isinstance(row, (list, tuple))})
+        raise ValueError(
+            f"`{where}` is a ragged list: its rows have different lengths ({lengths[:10]}), "
+            "and a batch needs rows of one length. Pass np.array(...) of equal-length rows, "
+            "or pad them to one length first, e.g. keras.utils.pad_sequences(rows, "
+            "padding='post').") from None
+
+
 def _fits_int32(x: np.ndarray) -> bool:
     return x.size == 0 or (x.min() >= np.iinfo(np.int32).min and
                            x.max() <= np.iinfo(np.int32).max)
 
 
-def to_arrays(tree, where="x"):
+def to_arrays(tree: Any, where: str = "x") -> Any:
     """`tree` (array, pandas object, list/tuple/dict of them) with array leaves."""
     if tree is None:
         return None
@@ -143,11 +157,11 @@ def to_arrays(tree, where="x"):
     return to_array(tree, where)
 
 
-def leaves(tree):
+def leaves(tree: Any) -> list[Any]:
     return jax.tree_util.tree_leaves(tree)
 
 
-def batch_size_of(tree, default=1):
+def batch_size_of(tree: Any, default: int = 1) -> int:
     """The first dimension of the first leaf of `tree` that has one (`default`
     when none has). Arrays, Variables and tape Tensors are leaves (a followed
     Tensor must not be flattened)."""
@@ -158,7 +172,7 @@ def batch_size_of(tree, default=1):
     return default
 
 
-def shape_signature(tree):
+def shape_signature(tree: Any) -> tuple[Any, tuple[tuple[tuple[int, ...], str], ...]]:
     """`(tree structure, ((shape, dtype), ...))` of a batch: equal for batches that
     one compiled program (and one check) serves."""
     flat, treedef = jax.tree_util.tree_flatten(tree)
@@ -189,7 +203,8 @@ def num_samples(x: Any, y: Any = None, sample_weight: Any = None) -> int:
     return n
 
 
-def class_weight_to_sample_weight(y, class_weight, sample_weight=None):
+def class_weight_to_sample_weight(
+        y: Any, class_weight: dict[int, float], sample_weight: Any = None) -> np.ndarray:
     """Per-sample weights `class_weight[class of y]` (times `sample_weight`).
 
     `y` holds class indices, shape (n,) or (n, 1), or one-hot rows (n, classes).
@@ -247,11 +262,11 @@ def _warn_unweighted_classes(classes, class_weight):
         UserWarning, stacklevel=4)
 
 
-def slice_arrays(tree, start, stop):
+def slice_arrays(tree: Any, start: int | None, stop: int | None) -> Any:
     return jax.tree_util.tree_map(lambda a: a[start:stop], tree)
 
 
-def train_validation_split(arrays, validation_split):
+def train_validation_split(arrays: Any, validation_split: float) -> tuple[Any, Any]:
     """Splits every array into the first `1 - validation_split` (training)
     and the last `validation_split` (validation), as Keras does (no shuffle)."""
     if not 0.0 < validation_split < 1.0:

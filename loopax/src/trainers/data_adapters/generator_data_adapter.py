@@ -58,7 +58,9 @@ class GeneratorDataAdapter(DataAdapter):
         y = utils.to_arrays(y, "y")
         sample_weight = utils.to_arrays(sample_weight, "sample_weight")
         if self._class_weight is not None and y is not None:
-            sample_weight = utils.class_weight_to_sample_weight(y, self._class_weight, sample_weight)
+            sample_weight = utils.class_weight_to_sample_weight(
+                y, self._class_weight, sample_weight
+            )
         utils.num_samples(x, y, sample_weight)
         return utils.pack_x_y_sample_weight(x, y, sample_weight)
 

@@ -309,7 +309,8 @@ class StringLookup(IndexLookup):
             1; 0 makes them an error).
         mask_token: A token that maps to index 0 (and back), or None (the default).
         oov_token: The token `invert=True` returns for OOV indices (default `"[UNK]"`).
-        vocabulary: The tokens (a list or array; or a text file path, one token a line), or None to `adapt`.
+        vocabulary: The tokens (a list or array; or a text file path, one token a
+            line), or None to `adapt`.
         idf_weights: With `output_mode="tf_idf"` and a given `vocabulary`, one weight
             per token.
         invert: Map indices back to tokens (needs `output_mode="int"`).

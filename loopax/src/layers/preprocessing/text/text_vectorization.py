@@ -109,10 +109,16 @@ class TextVectorization(Layer):
         if isinstance(vocabulary, str):
             vocabulary = read_vocabulary_file(self, vocabulary)
         self._lookup = StringLookup(
-            max_tokens=max_tokens, mask_token="" if output_mode == "int" else None, vocabulary=vocabulary,
-            idf_weights=idf_weights, output_mode=output_mode,
-            pad_to_max_tokens=pad_to_max_tokens, sparse=sparse, encoding=encoding,
-            name=f"{self.name}_lookup")
+            max_tokens=max_tokens,
+            mask_token="" if output_mode == "int" else None,
+            vocabulary=vocabulary,
+            idf_weights=idf_weights,
+            output_mode=output_mode,
+            pad_to_max_tokens=pad_to_max_tokens,
+            sparse=sparse,
+            encoding=encoding,
+            name=f"{self.name}_lookup",
+        )
         self.built = True
 
     # -- text to tokens ---------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "keras_parity"))
 # keras_reference skips this module without Keras.
 from keras_reference import assert_close, build_pair, evaluate_pair, keras
 

@@ -37,7 +37,9 @@ def test_lookup_errors_name_the_fix():
 
 def test_text_vectorization_callable_steps_and_string_invert():
     layer = keras.layers.TextVectorization(
-        standardize=lambda t: np.char.upper(t.astype(str)), split=lambda t: [s.split("-") for s in t])
+        standardize=lambda t: np.char.upper(t.astype(str)),
+        split=lambda t: [s.split("-") for s in t],
+    )
     layer.adapt(["a-b-b", "b-c"])
     assert layer.get_vocabulary() == ["", "[UNK]", "B", "C", "A"]
     np.testing.assert_array_equal(layer(["c-a-z", "b"]), [[3, 4, 1], [2, 0, 0]])

@@ -98,7 +98,8 @@ def test_op_matches_keras_op(reduction, spatial, output_size, data_format):
 
 
 def test_windows_follow_floor_and_ceil_of_the_scaled_index():
-    """Output i of an axis of n entries pools entries floor(i n / out) .. ceil((i+1) n / out) - 1."""
+    """Output i of an axis of n entries pools entries floor(i n / out) ..
+    ceil((i+1) n / out) - 1."""
     x = np.random.default_rng(3).standard_normal((2, 7, 10, 3)).astype("float32")
     out_h, out_w = 3, 4
 

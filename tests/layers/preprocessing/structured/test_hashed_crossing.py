@@ -13,7 +13,7 @@ import pytest
 
 import loopax
 
-REFERENCE_DIR = pathlib.Path(__file__).parents[1] / "keras_parity" / "reference"
+REFERENCE_DIR = pathlib.Path(__file__).parents[3] / "keras_parity" / "reference"
 sys.path.insert(0, str(REFERENCE_DIR))
 from hashed_crossing_cases import CASES  # noqa: E402
 
