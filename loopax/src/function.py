@@ -171,14 +171,13 @@ class Function:
         key, template, positions, arrays = [treedef], [], [], []
         for i, x in enumerate(leaves):
             if isinstance(x, Tensor):
+                if _is_host_text(x):
+                    # Strings stay on the host (XLA computes on numbers): the function is
+                    # traced for their value, and its string results are constants.
+                    key.append(_text_key(x))
+                    template.append(x)
+                    continue
                 x = x._loopax_value
-                if isinstance(x, np.ndarray) and x.dtype == object:
-                    raise TypeError(
-                        f"{self!r} got a string tensor as argument {i}: strings stay on the "
-                        "host and cannot enter a compiled function (XLA computes on numbers "
-                        "only). Apply the tf.strings ops outside it, or map the text to "
-                        "numbers first (tf.strings.to_number, TextVectorization, "
-                        "StringLookup).")
             if isinstance(x, _ARRAYS):
                 if isinstance(x, jax.core.Tracer):   # inside an outer trace: inline
                     return self._run_function(*args, **kwargs)
@@ -412,7 +411,19 @@ class _Trace:
 
 
 def _is_array(x):
-    return isinstance(x, (Variable, Tensor) + _ARRAYS)
+    return isinstance(x, (Variable, Tensor) + _ARRAYS) and not _is_host_text(x)
+
+
+def _is_host_text(x):
+    """Whether `x` is a string tensor (a NumPy object array of bytes on the host)."""
+    value = x._loopax_value if isinstance(x, Tensor) else x
+    return isinstance(value, np.ndarray) and value.dtype == object
+
+
+def _text_key(x):
+    """The trace key of a string tensor argument: its shape and its strings."""
+    value = x._loopax_value
+    return ("text", value.shape, tuple(value.reshape(-1)))
 
 
 def _array_of(x):

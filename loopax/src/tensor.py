@@ -196,12 +196,48 @@ class Tensor(ArrayValue):
         return format(np.asarray(self._loopax_value), spec) if spec else str(self)
 
     def __repr__(self):
+        return self._loopax_repr()
+
+    def __str__(self):
+        return self._loopax_repr()
+
+    def _loopax_repr(self):
         v = self._loopax_value
         if isinstance(v, jax.core.Tracer):
             return f"<Tensor traced shape={tuple(self.shape)} dtype={self.dtype}>"
         return f"Tensor({np.asarray(v)}, shape={tuple(self.shape)}, dtype={self.dtype})"
 
-    __str__ = __repr__
+
+class EagerTensor(Tensor):
+    """The Tensor of TensorFlow code: what `loopax.tf`'s ops, functions and tapes and
+    `tf.data`'s iteration return, and ops on one (or on a `tf.Variable`) give. The
+    same Tensor in every way but its text, which (once `loopax.tf` is imported) is
+    TensorFlow's: `tf.Tensor([1 2], shape=(2,), dtype=int32)` for `str`,
+    `<tf.Tensor: shape=(2,), dtype=int32, numpy=array([1, 2], dtype=int32)>` for
+    `repr`, and NumPy's for `f"{t}"`.
+    """
+
+    __slots__ = ()
+    _tensorflow_text = True   # results of ops on it are EagerTensors (`op`)
+
+    def __repr__(self):
+        text = _hooks["format"]
+        return self._loopax_repr() if text is None else text(self, is_repr=True)
+
+    def __str__(self):
+        text = _hooks["format"]
+        return self._loopax_repr() if text is None else text(self, is_repr=False)
+
+    def __format__(self, spec):
+        if not spec and _hooks["format"] is None:
+            return str(self)
+        return format(np.asarray(self._loopax_value), spec)
+
+    def numpy(self) -> np.ndarray | np.generic:
+        """The value as NumPy: an array, or a NumPy scalar for a 0-d tensor (as
+        TensorFlow's `numpy()`)."""
+        array = super().numpy()
+        return array[()] if isinstance(array, np.ndarray) and array.ndim == 0 else array
 
 
 
@@ -213,6 +249,8 @@ def _flatten_tensor(t):
 
 
 jax.tree_util.register_pytree_node(Tensor, _flatten_tensor, lambda _, c: Tensor(c[0]))
+jax.tree_util.register_pytree_node(EagerTensor, _flatten_tensor,
+                                   lambda _, c: EagerTensor(c[0]))
 state.register_eager_result(Tensor)
 
 
@@ -224,7 +262,9 @@ _WRAPPED = (Variable, Tensor)
 # - `call_on_symbolic(fn, args, kwargs)`: the functional API's fallback for an
 #   op called on symbolic tensors; returns NotImplemented when no argument is
 #   symbolic (loopax.src.layers.op_layer).
-_hooks = {"record": None, "call_on_symbolic": None}
+# - `format(tensor, is_repr)`: how EagerTensors print, once `loopax.tf` installs
+#   TensorFlow's `tf.Tensor(...)` (loopax.src.tf_compat.tensors); None: loopax's own.
+_hooks = {"record": None, "call_on_symbolic": None, "format": None}
 
 
 def register_tape_recorder(record) -> None:
@@ -235,6 +275,12 @@ def register_tape_recorder(record) -> None:
 def register_symbolic_fallback(call_on_symbolic) -> None:
     """Installs the function an op falls back to when it fails on symbolic tensors."""
     _hooks["call_on_symbolic"] = call_on_symbolic
+
+
+def register_tensor_format(format_tensor) -> None:
+    """Installs `format_tensor(tensor, is_repr)`, the text of `repr` and `str` of
+    EagerTensors (None: loopax's own)."""
+    _hooks["format"] = format_tensor
 
 
 def as_tensor(x):
@@ -290,7 +336,7 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
             # result stays a concrete int that can size arrays (XLA's shapes are static).
             with state._concrete():
                 out = fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-            return Tensor(out) if isinstance(out, jax.Array) else out
+            return _result_type(args)(out) if isinstance(out, jax.Array) else out
         if _state.tapes:
             return _hooks["record"](fn, args, kwargs)
         wrapped = False
@@ -298,6 +344,7 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
             if isinstance(a, _WRAPPED):
                 wrapped = True
                 break
+        result_type = _result_type(args) if wrapped else Tensor
         args = [unwrap(a) for a in args]
         if kwargs:
             kwargs = {k: unwrap(v) for k, v in kwargs.items()}
@@ -315,7 +362,7 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
             # Eager Tensor/Variable in, Tensor out (as in TensorFlow), so
             # `(w * x + b).numpy()` works; under JAX transformations ops
             # return plain arrays.
-            return Tensor(out)
+            return result_type(out)
         return out
 
     @functools.wraps(fn)
@@ -338,6 +385,15 @@ def op(fn=None, *, tensor_out=True, differentiable=True):
 
     wrapper.__loopax_op__ = fn
     return wrapper
+
+
+def _result_type(args):
+    """The Tensor type of an op's eager result: an EagerTensor when TensorFlow code
+    made an argument (an EagerTensor or a `tf.Variable`), else a Tensor."""
+    for a in args:
+        if getattr(a, "_tensorflow_text", False):
+            return EagerTensor
+    return Tensor
 
 
 _SHAPE_SIZE = 16   # at most this many entries: shapes and their parts, not data

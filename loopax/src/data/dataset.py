@@ -18,8 +18,11 @@ memory. The data utilities (`image_dataset_from_directory`, ...,
 
 from __future__ import annotations
 
+import collections
+import glob
 import itertools
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +30,7 @@ import numpy as np
 
 from loopax.src.data.strings import StringTensor, as_bytes_array, is_string_array
 from loopax.src.state import Variable
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import EagerTensor, Tensor
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -73,16 +76,31 @@ def _host_leaf(x):
     return array
 
 
+def _lists_as_arrays(tree):
+    """`tree` with its Python lists as arrays: TensorFlow reads a list as one tensor,
+    and tuples and dicts as structure."""
+    if isinstance(tree, list):
+        return np.asarray(tree)
+    if isinstance(tree, tuple):
+        return type(tree)(*map(_lists_as_arrays, tree)) if hasattr(tree, "_fields") \
+            else tuple(map(_lists_as_arrays, tree))
+    if isinstance(tree, dict):
+        return type(tree)((k, _lists_as_arrays(v)) for k, v in tree.items())
+    return tree
+
+
 def _to_host(tree):
     """`tree` with every array leaf a NumPy array (see `_host_leaf`)."""
     return jax.tree_util.tree_map(_host_leaf, tree, is_leaf=lambda x: isinstance(x, _LEAF))
 
 
 def _as_tensor(a):
+    if isinstance(a, Dataset):   # a component of `window`'s elements
+        return a
     if a.dtype == object:
         # text, or (audio_dataset_from_directory(ragged=True)) arrays of unequal length
         return StringTensor(a) if is_string_array(a) else a
-    return Tensor(jnp.asarray(a))
+    return EagerTensor(jnp.asarray(a))   # tf.data's elements print as TensorFlow's
 
 
 def _numpy_value(a):
@@ -145,9 +163,7 @@ class Dataset:
         Returns:
             A Dataset of `len(tensors)` elements.
         """
-        if isinstance(tensors, list):
-            tensors = np.asarray(tensors)
-        data = _to_host(tensors)
+        data = _to_host(_lists_as_arrays(tensors))
         leaves = jax.tree_util.tree_leaves(data)
         if not leaves:
             raise ValueError("Dataset.from_tensor_slices needs at least one array.")
@@ -413,6 +429,32 @@ class Dataset:
             while True:
                 yield np.asarray(rng.integers(np.iinfo(dtype).max), dtype)
         return Dataset(make_iterator, INFINITE_CARDINALITY)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The paths of the files that glob patterns match, as scalar strings.
+
+        Args:
+            file_pattern: A glob pattern (`"data/*.csv"`), a list of them, or a string
+                Tensor of them.
+            shuffle: Whether to shuffle the paths (default True: a new order on each
+                pass); False gives them sorted.
+            seed: An int for a repeatable order.
+            name: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            A Dataset of paths.
+
+        Raises:
+            ValueError: No file matches.
+        """
+        patterns = _patterns(file_pattern)
+        paths = sorted({path for p in patterns for path in glob.glob(p)})
+        if not paths:
+            raise ValueError(f"Dataset.list_files: no files match file_pattern "
+                             f"{file_pattern!r}.")
+        dataset = Dataset.from_tensor_slices(np.asarray(paths, dtype=object))
+        return dataset if shuffle is False else dataset.shuffle(len(paths), seed)
 
     # ---- transformations --------------------------------------------------------------
     def _then(self, make_iterator, cardinality, partial_batches=None, batched=None):
@@ -687,6 +729,39 @@ class Dataset:
                 yield from _dataset_of(_call(map_func, _as_tensors(element)),
                                        "flat_map")._make_iterator()
         return self._then(make_iterator, UNKNOWN_CARDINALITY)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of `size` elements, each a Dataset (a tuple or dict of Datasets
+        for tuple or dict elements); `flat_map(lambda w: w.batch(size))` makes them
+        batches.
+
+        Window `k` holds elements `k * shift + i * stride` for `i < size` (fewer at
+        the end unless `drop_remainder`).
+
+        Args:
+            size: Elements per window.
+            shift: Elements between the starts of windows (default `size`).
+            stride: Elements between the elements of a window.
+            drop_remainder: Drop the windows at the end that have fewer than `size`.
+            name: Accepted for TensorFlow compatibility; unused.
+
+        Returns:
+            A Dataset of windows.
+        """
+        size, stride = int(size), int(stride)
+        shift = size if shift is None else int(shift)
+        for what, value in (("size", size), ("shift", shift), ("stride", stride)):
+            if value < 1:
+                raise ValueError(f"Dataset.window: {what} must be positive, got {value}.")
+        source = self._make_iterator
+
+        def make_iterator():
+            for window in _windows(source(), size, shift, stride, drop_remainder):
+                yield jax.tree_util.tree_map(
+                    lambda *parts: Dataset.from_tensor_slices(np.stack(parts)), *window)
+        return self._then(make_iterator,
+                          _window_count(self._cardinality, size, shift, stride, drop_remainder),
+                          partial_batches=False, batched=False)
 
     def interleave(self, map_func, cycle_length=None, block_length=None,
                    num_parallel_calls=None, deterministic=None, name=None):
@@ -1063,6 +1138,52 @@ def _dataset_of(value, where):
         raise TypeError(f"Dataset.{where}: `map_func` must return a Dataset; got "
                         f"{type(value).__name__}.")
     return value
+
+
+def _patterns(file_pattern):
+    """`list_files`'s patterns as a list of str."""
+    if isinstance(file_pattern, Tensor):
+        file_pattern = file_pattern.numpy()
+    if isinstance(file_pattern, (str, bytes, os.PathLike)):
+        file_pattern = [file_pattern]
+    patterns = [os.fsdecode(p) for p in np.asarray(file_pattern, dtype=object).reshape(-1)]
+    if not patterns:
+        raise ValueError("Dataset.list_files: file_pattern must name at least one pattern.")
+    return patterns
+
+
+def _windows(elements, size, shift, stride, drop_remainder):
+    """The lists of elements `window` makes, read as the elements arrive."""
+    span = (size - 1) * stride + 1
+    buffer, first, start = collections.deque(), 0, 0   # buffer[0] is element `first`
+    for index, element in enumerate(elements):
+        if index < start:
+            continue   # between windows (shift > span)
+        if not buffer:
+            first = index
+        buffer.append(element)
+        while start + span - 1 == index:
+            yield [buffer[i - first] for i in range(start, start + span, stride)]
+            start += shift
+            while buffer and first < start:
+                buffer.popleft()
+                first += 1
+    while buffer and not drop_remainder:
+        yield [buffer[i - first] for i in range(start, first + len(buffer), stride)]
+        start += shift
+        while buffer and first < start:
+            buffer.popleft()
+            first += 1
+
+
+def _window_count(n, size, shift, stride, drop_remainder):
+    """How many windows `window` makes of `n` elements (or the unknown/infinite marks)."""
+    if n < 0:
+        return n
+    if not drop_remainder:
+        return math.ceil(n / shift)
+    span = (size - 1) * stride + 1
+    return 0 if n < span else (n - span) // shift + 1
 
 
 def _shuffled(iterator, buffer_size, rng):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import EagerTensor, Tensor
 
 STRING = np.dtype(object)   # `tf.string`: the dtype of a StringTensor's array
 
@@ -84,7 +84,7 @@ def string_error(what):
         "or NumPy.")
 
 
-class StringTensor(Tensor):
+class StringTensor(EagerTensor):
     """A tensor of strings (`tf.string`), held on the host as a NumPy object array
     of UTF-8 `bytes`.
 
@@ -153,14 +153,14 @@ class StringTensor(Tensor):
     def __eq__(self, other):
         from_other = _other_bytes(other)
         if from_other is None:
-            return Tensor(jnp.zeros(self.shape, bool))
-        return Tensor(jnp.asarray(np.equal(self._loopax_value, from_other), bool))
+            return EagerTensor(jnp.zeros(self.shape, bool))
+        return EagerTensor(jnp.asarray(np.equal(self._loopax_value, from_other), bool))
 
     def __ne__(self, other):
         from_other = _other_bytes(other)
         if from_other is None:
-            return Tensor(jnp.ones(self.shape, bool))
-        return Tensor(jnp.asarray(np.not_equal(self._loopax_value, from_other), bool))
+            return EagerTensor(jnp.ones(self.shape, bool))
+        return EagerTensor(jnp.asarray(np.not_equal(self._loopax_value, from_other), bool))
 
     __hash__ = object.__hash__
 
@@ -171,15 +171,13 @@ class StringTensor(Tensor):
         return StringTensor(np.asarray(as_bytes_array(other) + self._loopax_value, object))
 
     def __format__(self, spec):
-        return format(str(self), spec)
+        return format(str(self), spec) if spec else super().__format__(spec)
 
-    def __repr__(self):
+    def _loopax_repr(self):
         value = self._loopax_value
         shown = repr(value[()]) if value.ndim == 0 else np.array2string(
             value, separator=" ", formatter={"object": repr}, threshold=1000)
         return f"Tensor({shown}, shape={self.shape}, dtype=string)"
-
-    __str__ = __repr__
 
     def _not_numeric(name):
         def refuse(self, *args, **kwargs):

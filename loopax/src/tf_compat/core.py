@@ -36,8 +36,8 @@ newaxis = None
 def constant(value, dtype=None, shape=None, name=None):
     """A Tensor holding `value` (float64 NumPy data becomes float32, as loopax's
     default float; `shape` broadcasts a scalar)."""
-    return _constant(value, dtype=dtype, shape=None if shape is None else
-                     static_ints(shape, "constant(shape=)"), name=name)
+    return as_tensor(_constant(value, dtype=dtype, shape=None if shape is None else
+                               static_ints(shape, "constant(shape=)"), name=name))
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
@@ -51,7 +51,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         if isinstance(value, Variable):
             return as_tensor(ops.copy(value))
         return as_tensor(value)
-    return _constant(value, dtype=dtype if dtype is not None else dtype_hint)
+    return as_tensor(_constant(value, dtype=dtype if dtype is not None else dtype_hint))
 
 
 def is_tensor(x):

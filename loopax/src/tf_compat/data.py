@@ -1,12 +1,8 @@
 """`tf.data`: `Dataset` (loopax.src.data.dataset, the one dataset type the data
-utilities return too), `TextLineDataset`, `experimental` and the constants."""
+utilities return too), `TextLineDataset`, `experimental` (with the CSV readers of
+csv_data.py) and the constants."""
 
 from __future__ import annotations
-
-import bz2
-import gzip
-import os
-import zlib
 
 from loopax.src.data import dataset as _dataset
 from loopax.src.data.dataset import (
@@ -15,37 +11,13 @@ from loopax.src.data.dataset import (
     UNKNOWN_CARDINALITY,
     Dataset,
 )
-from loopax.src.data.strings import StringTensor, as_bytes_array
+from loopax.src.data.strings import as_bytes_array
+from loopax.src.tf_compat import files
+from loopax.src.tf_compat.csv_data import CsvDataset, make_csv_dataset
 from loopax.src.tf_compat.function import TensorSpec
 from loopax.src.tf_compat.tensors import document_module
 
 _dataset.register_spec_type(TensorSpec)
-
-_OPENERS = {None: open, "": open, "GZIP": gzip.open, "ZLIB": None, "BZ2": bz2.open}
-
-
-def _filenames(filenames):
-    if isinstance(filenames, Dataset):
-        return [n for n in filenames.as_numpy_iterator()]
-    if isinstance(filenames, (str, bytes, os.PathLike)):
-        return [filenames]
-    if isinstance(filenames, StringTensor):
-        return list(filenames.numpy().reshape(-1)) if filenames.ndim else [filenames.numpy()]
-    return list(filenames)
-
-
-def _read(path, compression_type):
-    path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
-    kind = compression_type.upper() if compression_type else None
-    if kind not in _OPENERS:
-        raise ValueError(f"TextLineDataset: compression_type must be None, '', 'GZIP' or "
-                         f"'ZLIB'; got {compression_type!r}.")
-    if kind == "ZLIB":
-        with open(path, "rb") as f:
-            return zlib.decompress(f.read())
-    with _OPENERS[kind](path, "rb") as f:
-        return f.read()
-
 
 class TextLineDataset(Dataset):
     """The lines of text files, one scalar string per line (the line ending,
@@ -62,11 +34,11 @@ class TextLineDataset(Dataset):
 
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):
-        paths = _filenames(filenames)
+        paths = files.file_paths(filenames)
 
         def make_iterator():
             for path in paths:
-                data = _read(path, compression_type)
+                data = files.read_bytes(path, compression_type)
                 lines = data.split(b"\n")
                 if lines and lines[-1] == b"":
                     lines.pop()
@@ -99,6 +71,8 @@ class _Experimental:
     Counter = staticmethod(Counter)
     sample_from_datasets = staticmethod(Dataset.sample_from_datasets)
     choose_from_datasets = staticmethod(Dataset.choose_from_datasets)
+    CsvDataset = CsvDataset
+    make_csv_dataset = staticmethod(make_csv_dataset)
 
     @staticmethod
     def cardinality(dataset):

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from loopax.src.data.strings import StringTensor
 from loopax.src.function import Function
 from loopax.src.state import Variable
 from loopax.src.tape import GradientTape as _LoopaxTape
 from loopax.src.tensor import Tensor, TensorShape
 from loopax.src.tf_compat import dtypes
-from loopax.src.tf_compat.tensors import as_tensors, document_module
+from loopax.src.tf_compat.tensors import HostValueNeeded, as_tensors, document_module
 
 
 class _UnknownRank(TensorShape):
@@ -65,7 +67,8 @@ class TensorSpec:
 
     @classmethod
     def from_tensor(cls, tensor, name=None):
-        return cls(np.shape(tensor), jnp.result_type(tensor), name)
+        dtype = dtypes.string if isinstance(tensor, StringTensor) else jnp.result_type(tensor)
+        return cls(np.shape(tensor), dtype, name)
 
     def is_compatible_with(self, value):
         """Whether a tensor (or spec) `value` has a compatible shape and the same dtype."""
@@ -101,6 +104,8 @@ def _bind_to_spec(value, spec, where):
                            for i, (v, s) in enumerate(zip(value, spec)))
     if isinstance(spec, dict):
         return {k: _bind_to_spec(value[k], s, f"{where}[{k!r}]") for k, s in spec.items()}
+    if spec.dtype == dtypes.string:
+        return _bind_text(value, spec, where)
     tensor_like = isinstance(value, (Tensor, Variable, jax.Array))
     if not tensor_like:
         array = np.asarray(value)
@@ -115,6 +120,22 @@ def _bind_to_spec(value, spec, where):
             f"Binding inputs to tf.function failed due to `Can not cast {_spec_of(value)} to "
             f"{spec!r}` ({where}). Pass a value of that dtype and a compatible shape "
             f"(tf.cast converts dtypes), or change the input_signature.")
+    return value
+
+
+def _bind_text(value, spec, where):
+    """`value` as a string tensor of `spec`'s shape (strings stay on the host)."""
+    if not isinstance(value, StringTensor):
+        try:
+            value = StringTensor(value)
+        except TypeError:
+            raise TypeError(
+                f"Binding inputs to tf.function failed: {where} must be strings for "
+                f"{spec!r}; got {type(value).__name__}. Convert numbers with "
+                "tf.strings.as_string, or change the input_signature.") from None
+    if not spec.shape.is_compatible_with(value.shape):
+        raise TypeError(f"Binding inputs to tf.function failed: {where} has shape "
+                        f"{tuple(value.shape)}, not compatible with {spec!r}.")
     return value
 
 
@@ -179,7 +200,23 @@ class TFFunction:
         if self._input_signature is not None:
             args, kwargs = _bind_signature(self._input_signature, self._signature, self._name,
                                            args, kwargs)
-        return as_tensors(self._compiled(*args, **kwargs))
+        try:
+            return as_tensors(self._compiled(*args, **kwargs))
+        except HostValueNeeded as e:
+            if not self._compiled.jit_compile:
+                raise
+            self._run_as_python(e)
+            return as_tensors(self._compiled(*args, **kwargs))
+
+    def _run_as_python(self, reason):
+        """From now on, runs the function as Python (`jit_compile=False`): it makes
+        strings from values it computes, and strings live on the host."""
+        op = str(reason).split(":", 1)[0]
+        warnings.warn(f"tf.function {self._name!r} makes strings from values it computes "
+                      f"({op}); strings live on the host (XLA computes on numbers only), so "
+                      f"it runs as Python from now on, as with jit_compile=False.",
+                      stacklevel=3)
+        self._compiled.jit_compile = False
 
     def experimental_get_tracing_count(self):
         return self._compiled.experimental_get_tracing_count()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -30,7 +31,7 @@ from loopax.src.state import Variable
 from loopax.src.tensor import Tensor
 from loopax.src.tf_compat import dtypes
 from loopax.src.tf_compat.runtime import errors
-from loopax.src.tf_compat.tensors import document
+from loopax.src.tf_compat.tensors import HostValueNeeded, document
 
 string = dtypes.string
 
@@ -42,6 +43,20 @@ def _strings(x, what="input"):
         raise TypeError(f"tf.strings: `{what}` must be a string tensor (or str/bytes, lists "
                         f"of them); got {type(x).__name__}. Convert numbers with "
                         "tf.strings.as_string.") from None
+
+
+def _host_numbers(value, op, what="input"):
+    """`value` (numbers) as a NumPy array; a TypeError naming `op` when it is computed
+    inside a compiled function, where no number is known until the program runs."""
+    if isinstance(value, (Tensor, Variable)):
+        value = value.value
+    if isinstance(value, jax.core.Tracer):
+        raise HostValueNeeded(
+            f"tf.strings.{op}: `{what}` is computed inside a compiled tf.function, and "
+            "strings are made on the host from known values (XLA computes on numbers "
+            f"only). Return the numbers and call tf.strings.{op} outside the function, or "
+            "run it as Python with @tf.function(jit_compile=False).")
+    return np.asarray(value.numpy() if hasattr(value, "numpy") else value)
 
 
 def _map(fn, array, otype=object):
@@ -262,7 +277,7 @@ def substr(input, pos, len, unit="BYTE", name=None):
     `len` (cut at the string's end); `pos` and `len` broadcast against `input`."""
     _check_unit(unit)
     array = _strings(input)
-    pos_, len_ = (np.asarray(v.numpy() if hasattr(v, "numpy") else v) for v in (pos, len))
+    pos_, len_ = (_host_numbers(v, "substr", what) for v, what in ((pos, "pos"), (len, "len")))
     array, pos_, len_ = np.broadcast_arrays(array, pos_, len_)
     out = np.empty(array.shape, dtype=object)
     for index in np.ndindex(array.shape):
@@ -372,8 +387,8 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     (6 decimals, or `precision`), `%e` with `scientific`, `%g` with `shortest`;
     integers `%d`; bools `true`/`false`; padded on the left to `width` with
     `fill` (a space by default)."""
-    value = input.numpy() if hasattr(input, "numpy") else np.asarray(input)
-    value = np.asarray(value)
+    value = input._loopax_value if isinstance(input, StringTensor) else \
+        _host_numbers(input, "as_string")
     if value.dtype == object:
         raise TypeError("tf.strings.as_string: `input` is already a string tensor.")
     if scientific and shortest:
@@ -439,8 +454,10 @@ def _summarized(array, summarize, indent=0):
 
 
 def _tensor_text(value, summarize):
-    if isinstance(value, (StringTensor, Tensor, Variable)):
+    if isinstance(value, StringTensor):
         value = value.numpy()
+    elif isinstance(value, (Tensor, Variable, jax.core.Tracer)):
+        value = _host_numbers(value, "format", "inputs")
     elif isinstance(value, (str, bytes)):
         return value if isinstance(value, str) else value.decode("utf-8", "replace")
     array = np.asarray(value)

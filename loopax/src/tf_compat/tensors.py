@@ -5,12 +5,43 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Any
 
 import jax
 import numpy as np
 
-from loopax.src.state import Variable
-from loopax.src.tensor import Tensor, as_tensor, as_tensors, op  # noqa: F401 (re-exported)
+from loopax.src import dtypes as _dtypes
+from loopax.src import tensor as _tensor
+from loopax.src.data.strings import StringTensor
+from loopax.src.state import Variable, _state
+from loopax.src.tensor import EagerTensor, Tensor, op
+
+
+def as_tensor(x: Any) -> Any:
+    """`x` as an EagerTensor (which prints as TensorFlow's) when it is a concrete array
+    or a Tensor that no recording GradientTape follows; anything else (tracers,
+    Variables, Python values, Tensors a tape follows) unchanged."""
+    if isinstance(x, EagerTensor):
+        return x
+    if isinstance(x, Tensor):
+        if _state.tapes and any(t._follows(x) for t in _state.tapes):
+            return x
+        tensor = EagerTensor(x.value)
+        mask = getattr(x, "_keras_mask", None)
+        if mask is not None:
+            tensor._keras_mask = mask
+        return tensor
+    if isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer):
+        return EagerTensor(x)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return EagerTensor(_dtypes.asarray(x))
+    return x
+
+
+def as_tensors(tree: Any) -> Any:
+    """`as_tensor` on every leaf of a pytree (Tensors and Variables are leaves)."""
+    return jax.tree_util.tree_map(as_tensor, tree,
+                                  is_leaf=lambda x: isinstance(x, (Tensor, Variable)))
 
 
 def returns_tensors(fn):
@@ -24,6 +55,51 @@ def returns_tensors(fn):
 def tf_op(fn):
     """A loopax op (a tape records it) whose eager results are Tensors."""
     return returns_tensors(op(fn))
+
+
+class HostValueNeeded(TypeError):
+    """A host-side op (tf.strings) got a value that a compiled function computes,
+    so not known until the program runs; `tf.function` then runs the function as
+    Python."""
+
+
+# ---- printing, as TensorFlow's EagerTensor prints -------------------------------------
+
+def dtype_name(value: Tensor | Variable) -> str:
+    """TensorFlow's name of `value`'s dtype: `float32`, `int32`, `string`, ..."""
+    return "string" if isinstance(value, StringTensor) else np.dtype(value.dtype).name
+
+
+def numpy_text(value: Tensor | Variable, is_repr: bool) -> str:
+    """The NumPy text of `value` in TensorFlow's prints: `str` (or, for `repr`, the
+    `repr` of the array, and of the Python scalar for a 0-d value), on a new line
+    when it spans several."""
+    raw = value.numpy()
+    if isinstance(raw, bytes):
+        return repr(raw)
+    array = np.asarray(raw)
+    if array.ndim == 0:
+        text = repr(array.item()) if is_repr else str(array)
+    else:
+        text = repr(array) if is_repr else str(array)
+    return "\n" + text if "\n" in text else text
+
+
+def tensorflow_text(value: Tensor, is_repr: bool) -> str:
+    """`str(t)` and `repr(t)` of an eager Tensor as TensorFlow prints them:
+    `tf.Tensor([1 2], shape=(2,), dtype=int32)` and
+    `<tf.Tensor: shape=(2,), dtype=int32, numpy=array([1, 2], dtype=int32)>`."""
+    if isinstance(value.value, jax.core.Tracer):
+        return value._loopax_repr()
+    shape, dtype = tuple(value.shape), dtype_name(value)
+    if is_repr:
+        return f"<tf.Tensor: shape={shape}, dtype={dtype}, numpy={numpy_text(value, True)}>"
+    return f"tf.Tensor({numpy_text(value, False)}, shape={shape}, dtype={dtype})"
+
+
+# With loopax.tf imported, EagerTensors (what TensorFlow code gets) print as TensorFlow's;
+# other Tensors (a layer's eager output, loopax.constant) keep loopax's text.
+_tensor.register_tensor_format(tensorflow_text)
 
 
 def static_ints(value, what):
