@@ -27,8 +27,12 @@ def test_a_failing_write_leaves_the_previous_file_and_no_temporary(tmp_path, mon
 
     def broken(*args, **kwargs):
         raise OSError("disk full")
+
+    def half_written(layout, stream):   # the weights' first bytes written, then the disk fills
+        stream.write(layout.header)
+        broken()
     if save == "save":
-        monkeypatch.setattr(weights_file, "weights_to_bytes", broken)   # fails mid-archive
+        monkeypatch.setattr(weights_file.SafetensorsLayout, "write", half_written)
     else:
         monkeypatch.setattr(os, "fsync", broken)                        # fails after writing
     with pytest.raises(OSError, match="disk full"):

@@ -1,12 +1,19 @@
 """save_weights / load_weights: safetensors, structural keys, clear mismatches."""
 
+import io
+import tempfile
+
 import numpy as np
 import pytest
 import safetensors.numpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import loopax
 from loopax.layers import BatchNormalization, Dense
 from loopax.models import Model, Sequential
+from loopax.src.saving.weights_file import SafetensorsLayout
 
 X = np.random.default_rng(3).normal(size=(4, 6)).astype(np.float32)
 
@@ -123,3 +130,49 @@ def test_unbuilt_model_gets_a_build_hint(tmp_path):
         Sequential([Dense(5)]).load_weights(tmp_path / "w.safetensors")
     with pytest.raises(FileExistsError):
         model.save_weights(tmp_path / "w.safetensors", overwrite=False)
+
+
+# ---- the streamed safetensors writer -----------------------------------------
+_SAVED_DTYPES = [np.float32, np.float16, np.float64, np.int8, np.int32, np.int64, np.uint8,
+                 np.bool_, ">f4", ">i4"]
+
+
+@st.composite
+def array_dicts(draw):
+    names = draw(st.lists(st.text("abcz/_0", min_size=1, max_size=6), max_size=5, unique=True))
+    return {name: draw(hnp.arrays(st.sampled_from(_SAVED_DTYPES),
+                                  hnp.array_shapes(min_dims=0, max_dims=3, min_side=0,
+                                                   max_side=4)))
+            for name in names}
+
+
+def written(layout):
+    stream = io.BytesIO()
+    layout.write(stream)
+    return stream.getvalue()
+
+
+@settings(max_examples=60, deadline=None)
+@given(array_dicts(), st.dictionaries(st.text("abc", min_size=1, max_size=3),
+                                      st.text(max_size=5), max_size=2))
+def test_the_streamed_file_is_what_the_safetensors_library_reads(arrays, metadata):
+    layout = SafetensorsLayout(arrays, metadata)
+    data = written(layout)
+    assert len(data) == layout.nbytes
+    loaded = safetensors.numpy.load(data)
+    assert sorted(loaded) == sorted(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype.newbyteorder("=")
+        np.testing.assert_array_equal(loaded[name], array)
+    with tempfile.NamedTemporaryFile(suffix=".safetensors") as f:
+        f.write(data)
+        f.flush()
+        with safetensors.safe_open(f.name, "np") as opened:
+            assert (opened.metadata() or {}) == metadata
+
+
+def test_bfloat16_weights_stream_as_the_library_writes_them():
+    import ml_dtypes
+    arrays = {"w": np.arange(6, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(2, 3)}
+    data = written(SafetensorsLayout(arrays, {}))
+    assert data == safetensors.numpy.save(arrays)

@@ -105,11 +105,22 @@ def save_model(model: Model, filepath: str | os.PathLike, overwrite: bool = True
             zipfile.ZipFile(f, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(METADATA, json.dumps(metadata, indent=1))
         zf.writestr(CONFIG, config_text)
-        zf.writestr(WEIGHTS, weights_file.weights_to_bytes(model), compress_type=arrays)
-        state = training_state.to_bytes(model) if include_optimizer else None
+        _write_arrays(zf, WEIGHTS, arrays, weights_file.SafetensorsLayout(
+            weights_file.weight_arrays(model), weights_file.WEIGHTS_METADATA))
+        state = training_state.layout(model) if include_optimizer else None
         if state is not None:
-            zf.writestr(training_state.ENTRY, state, compress_type=arrays)
+            _write_arrays(zf, training_state.ENTRY, arrays, state)
         _save_assets(model, zf)
+
+
+def _write_arrays(zf: zipfile.ZipFile, name: str, compress_type: int,
+                  layout: weights_file.SafetensorsLayout) -> None:
+    """Streams `layout` into entry `name` (as `writestr` would store it)."""
+    info = zipfile.ZipInfo(name, datetime.datetime.now().timetuple()[:6])
+    info.compress_type = compress_type
+    info.external_attr = 0o600 << 16
+    with zf.open(info, "w", force_zip64=layout.nbytes >= zipfile.ZIP64_LIMIT) as entry:
+        layout.write(entry)
 
 
 # Entries a model file may hold besides the assets of layers that load assets.

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from safetensors import numpy as safetensors_numpy
 
 from loopax.src import dtypes
 from loopax.src.saving import weights_file
@@ -51,13 +50,13 @@ def state_arrays(model: Model) -> dict[str, np.ndarray]:
     return arrays
 
 
-def to_bytes(model: Model) -> bytes | None:
-    """The archive entry's bytes, or None when there is nothing to save."""
+def layout(model: Model) -> weights_file.SafetensorsLayout | None:
+    """The archive entry, to stream, or None when there is nothing to save."""
     arrays = state_arrays(model)
     if not arrays:
         return None
-    return safetensors_numpy.save(arrays, metadata={"format": "loopax.training_state",
-                                                    "version": "1"})
+    return weights_file.SafetensorsLayout(
+        arrays, {"format": "loopax.training_state", "version": "1"})
 
 
 def restore(model: Model, data: bytes, where: str, compiled: bool) -> None:

@@ -34,7 +34,6 @@ from typing import IO, TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import ml_dtypes
 import numpy as np
-from safetensors import numpy as safetensors_numpy
 
 try:
     import fcntl
@@ -135,8 +134,48 @@ def _own_store_layers(model):
 # Files
 # --------------------------------------------------------------------------
 
-def weights_to_bytes(model: Layer) -> bytes:
-    return safetensors_numpy.save(weight_arrays(model), metadata={"format": FORMAT, "version": "1"})
+WEIGHTS_METADATA = {"format": FORMAT, "version": "1"}
+_DTYPE_NAMES = {np.dtype(dtype): name for name, dtype in _DTYPES.items()}
+
+
+class SafetensorsLayout:
+    """The safetensors form of `{key: array}`: its header, then each array's bytes.
+
+    `write(stream)` streams it (the header, then the arrays in key order, each
+    written from its own memory: no copy of the whole file is made, where
+    `safetensors.numpy.save` builds the file as one bytes object); `nbytes` is
+    the file's size, known before writing (a zip entry needs it for ZIP64).
+    The bytes are those the safetensors library reads (tests/saving/test_weights_file.py).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
+        self.arrays = {key: _little_endian(arrays[key]) for key in sorted(arrays)}
+        header: dict[str, Any] = {"__metadata__": dict(metadata)} if metadata else {}
+        offset = 0
+        for key, array in self.arrays.items():
+            if array.dtype not in _DTYPE_NAMES:
+                raise TypeError(f"weight {key!r}: dtype {array.dtype} cannot be saved "
+                                f"(safetensors holds {', '.join(_DTYPES)}).")
+            header[key] = {"dtype": _DTYPE_NAMES[array.dtype], "shape": list(array.shape),
+                           "data_offsets": [offset, offset + array.nbytes]}
+            offset += array.nbytes
+        text = json.dumps(header, separators=(",", ":")).encode()
+        self.header = text + b" " * (-len(text) % 8)   # the data starts 8-byte aligned
+        self.nbytes = 8 + len(self.header) + offset
+
+    def write(self, stream: IO[bytes]) -> None:
+        stream.write(struct.pack("<Q", len(self.header)))
+        stream.write(self.header)
+        for array in self.arrays.values():
+            if array.size:
+                stream.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8).data)
+
+
+def _little_endian(array: np.ndarray) -> np.ndarray:
+    array = np.asarray(array)
+    if array.dtype.byteorder == ">":
+        return array.astype(array.dtype.newbyteorder("<"))
+    return array
 
 
 def weight_arrays(model: Layer) -> dict[str, np.ndarray]:
@@ -154,7 +193,7 @@ def weight_arrays(model: Layer) -> dict[str, np.ndarray]:
 
 
 def expected_weights(model: Layer) -> dict[str, tuple[int, ...]]:
-    """`{key: shape}` of the arrays `weights_to_bytes(model)` writes: what a
+    """`{key: shape}` of the arrays `weight_arrays(model)` gives: what a
     weights file for this model must hold, known before anything is read."""
     custom = _own_store_layers(model)
     skip = set().union(*(own for _, _, own in custom))
@@ -312,9 +351,9 @@ def _check_writable(filepath, overwrite):
 def save_weights(model: Layer, filepath: str | os.PathLike, overwrite: bool = True) -> None:
     filepath = os.fspath(filepath)
     _check_writable(filepath, overwrite)
-    data = weights_to_bytes(model)
+    layout = SafetensorsLayout(weight_arrays(model), WEIGHTS_METADATA)
     with atomic_write(filepath) as f:
-        f.write(data)
+        layout.write(f)
 
 
 def _current_umask():

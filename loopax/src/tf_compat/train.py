@@ -39,7 +39,6 @@ import weakref
 
 import jax.numpy as jnp
 import numpy as np
-from safetensors import numpy as safetensors_numpy
 
 from loopax.src.data.dataset import DatasetIterator
 from loopax.src.distribution import placement
@@ -379,8 +378,9 @@ class Checkpoint:
         aliases = _aliases(self._objects, {id(v): k for k, v in variables.items()})
         metadata = {"format": FORMAT, "aliases": json.dumps(aliases)}
         os.makedirs(os.path.dirname(os.path.abspath(file_prefix)), exist_ok=True)
+        layout = weights_file.SafetensorsLayout(arrays, metadata)
         with weights_file.atomic_write(_file_of(file_prefix)) as f:
-            f.write(safetensors_numpy.save(arrays, metadata=metadata))
+            layout.write(f)
         return file_prefix
 
     def save(self, file_prefix, options=None):
