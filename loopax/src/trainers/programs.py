@@ -163,8 +163,8 @@ class StepProgram:
     def __call__(self, *args, **kwargs):
         """Runs the program: `(state, ...) -> (state, logs or outputs)`."""
         args, kwargs = self._arguments(args, dict(kwargs))
-        if self.eager:
-            return self._function(*args, **kwargs)
+        if self.eager:   # dicts in the key order a jitted call returns (sorted), as Keras's
+            return jax.tree_util.tree_map(lambda leaf: leaf, self._function(*args, **kwargs))
         out = None
         if self.feed == "batch":
             key = _signature(args[1])

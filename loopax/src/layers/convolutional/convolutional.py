@@ -105,9 +105,11 @@ class BaseConv(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: in_channels})
         self.built = True
 
-    def call(self, inputs):
-        x = unwrap(inputs)
-        kernel = self.kernel.value
+    def convolution_op(self, inputs, kernel):
+        """The convolution alone, of `inputs` with `kernel` (no bias, no activation),
+        with this layer's strides, padding, dilation and data format; subclasses
+        override it to change the operation (as Keras's `convolution_op`)."""
+        x, kernel = unwrap(inputs), unwrap(kernel)
         if x.dtype != kernel.dtype:
             x = x.astype(kernel.dtype)
         if self.padding == "causal":
@@ -115,11 +117,14 @@ class BaseConv(Layer):
             padding = [(left, 0)]
         else:
             padding = self.padding.upper()
-        y = lax.conv_general_dilated(
+        return lax.conv_general_dilated(
             x, kernel, window_strides=self.strides, padding=padding,
             rhs_dilation=self.dilation_rate,
             dimension_numbers=dimension_numbers(self.rank, self.data_format),
             feature_group_count=self.groups)
+
+    def call(self, inputs):
+        y = unwrap(self.convolution_op(inputs, self.kernel))
         if self.use_bias:
             bias = self.bias.value
             if self.data_format == "channels_first":
