@@ -140,8 +140,9 @@ def test_nnx_and_unsafe_deserialization_switches_exist_as_in_keras():
 @pytest.mark.parametrize("lib_name", ["keras", "loopax"])
 def test_disabled_interactive_logging_sends_the_progress_bar_to_logging(lib_name, capsys,
                                                                          caplog):
-    """Keras sends the finished line to absl logging (3.15.1 still writes a first
-    partial bar to stdout); loopax sends it to the `loopax` logger and writes nothing."""
+    """Keras sends the finished line to absl logging (3.15.1 still writes bars to
+    stdout too, how many depending on the steps' timing); loopax sends it to the
+    `loopax` logger and writes nothing."""
     lib = LIBRARIES[lib_name]
     x, y = np.ones((16, 4), "float32"), np.ones((16, 1), "float32")
     model = _tiny_model(lib)
@@ -156,7 +157,6 @@ def test_disabled_interactive_logging_sends_the_progress_bar_to_logging(lib_name
         out = capsys.readouterr().out
     finally:
         lib.config.enable_interactive_logging()
-    assert "2/2" not in out
     logger = {"keras": "absl", "loopax": "loopax"}[lib_name]
     assert any("2/2" in r.getMessage() for r in caplog.records if r.name == logger)
     if lib is loopax:
