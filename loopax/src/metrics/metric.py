@@ -17,8 +17,10 @@ models do not list its variables among their weights.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
+import jax
 import jax.numpy as jnp
 
 from loopax.src import dtypes
@@ -28,7 +30,24 @@ from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, created_variables, owned, track_created
 from loopax.src.naming import name_scope, unique_name
 from loopax.src.state import Variable, check_values_match, pure
-from loopax.src.tensor import unwrap
+from loopax.src.tensor import Tensor, unwrap
+
+
+def _eager_tensors(result: Callable) -> Callable:
+    """`result` giving a loopax `Tensor` for each array it computes eagerly, as a
+    layer's eager call does (so `metric.result().numpy()`, Keras-on-TensorFlow code,
+    works); traced values (a compiled step's) pass through unchanged."""
+    @functools.wraps(result)
+    def wrapped(self: Metric) -> Any:
+        return jax.tree_util.tree_map(_tensor_if_concrete, result(self),
+                                      is_leaf=lambda x: isinstance(x, Tensor))
+    return wrapped
+
+
+def _tensor_if_concrete(value: Any) -> Any:
+    if isinstance(value, jax.Array) and not isinstance(value, (jax.core.Tracer, Tensor)):
+        return Tensor(value)
+    return value
 
 
 @export("loopax.metrics.Metric")
@@ -41,6 +60,11 @@ class Metric:
             numbered when taken: "precision", "precision_1", ...).
         dtype: the dtype of its state and result (default: `floatx()`).
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            cls.result = _eager_tensors(cls.__dict__["result"])  # type: ignore[method-assign]
 
     def __init__(self, dtype: DTypeLike = None, name: str | None = None):
         self.name = name or unique_name(_snake_case(type(self).__name__))
