@@ -9,7 +9,8 @@ from importlib.metadata import version
 # most of the suite's time: LLVM optimisation is off (-O0), and XLA:CPU's older element-wise
 # emitters with one codegen unit compile a program about 2.5x faster than the MLIR fusion
 # emitters (tests/layers/recurrent/test_rnn.py: backend compile 44.8 s -> 12.1 s, the whole
-# suite's CPU time 24 -> 16 min; every test passes under both). Benchmarks and users keep XLA's defaults.
+# suite's CPU time 24 -> 16 min; every test passes under both). Benchmarks and users keep
+# XLA's defaults.
 # The emitter flags are checked on jaxlib 0.10 (an unknown flag aborts XLA), so another
 # jaxlib runs without them until someone checks them there.
 os.environ.setdefault("XLA_FLAGS", " ".join(

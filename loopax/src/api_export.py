@@ -24,7 +24,9 @@ def export(*paths: str):
     unchanged.
     """
     if not paths or not all(isinstance(p, str) and p.startswith("loopax.") for p in paths):
-        raise ValueError(f"export() takes public paths such as 'loopax.layers.Dense', got {paths!r}")
+        raise ValueError(
+            f"export() takes public paths such as 'loopax.layers.Dense', got {paths!r}"
+        )
 
     def mark(obj):
         return obj

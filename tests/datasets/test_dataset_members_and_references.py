@@ -85,7 +85,9 @@ def test_a_missing_member_names_the_file_and_the_member(tmp_path):
 def _imdb_file(path, x_train, y_train=None):
     y_train = np.zeros(len(x_train), np.int64) if y_train is None else y_train
     x_test = _sequences([[5, 6, 7]])
-    np.savez_compressed(path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=np.zeros(1, int))
+    np.savez_compressed(
+        path, x_train=x_train, y_train=y_train, x_test=x_test, y_test=np.zeros(1, int)
+    )
 
 
 @pytest.mark.parametrize("container", ["tuple", "nested-tuple", "list"])

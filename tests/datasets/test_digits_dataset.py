@@ -11,7 +11,9 @@ def test_shapes_dtypes_and_labels():
     assert x_train.dtype == np.uint8 and y_train.shape == (1438,)
     y = np.concatenate([y_train, y_test])
     # The UCI test set's class counts (digits 0..9).
-    np.testing.assert_array_equal(np.bincount(y), [178, 182, 177, 183, 181, 182, 181, 179, 174, 180])
+    np.testing.assert_array_equal(
+        np.bincount(y), [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
+    )
     assert x_train.min() == 0 and max(x_train.max(), x_test.max()) == 16
 
 

@@ -36,7 +36,9 @@ def no_network(monkeypatch, tmp_path):
 
 def test_local_file_is_read_as_is(tmp_path, no_network):
     arrays = write_npz(tmp_path / "small.npz")
-    (x_train, y_train), (x_test, y_test) = loopax.datasets.mnist.load_data(str(tmp_path / "small.npz"))
+    (x_train, y_train), (x_test, y_test) = loopax.datasets.mnist.load_data(
+        str(tmp_path / "small.npz")
+    )
     np.testing.assert_array_equal(x_train, arrays["x_train"])
     np.testing.assert_array_equal(y_test, arrays["y_test"])
     assert no_network == []

@@ -125,7 +125,9 @@ def test_auc_matches_numpy_rule(curve, method):
         w = rng.uniform(0.2, 2.0, size=16).astype(np.float32)
         auc.update_state(y, p, sample_weight=w)
         ys.append(y), ps.append(p), ws.append(w)
-    counts = np_counts(np.concatenate(ys), np.concatenate(ps), auc_thresholds(n), np.concatenate(ws))
+    counts = np_counts(
+        np.concatenate(ys), np.concatenate(ps), auc_thresholds(n), np.concatenate(ws)
+    )
     np.testing.assert_allclose(auc.result(), np_auc(*counts, curve, method), rtol=1e-5, atol=1e-6)
 
 

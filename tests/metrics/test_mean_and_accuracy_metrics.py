@@ -160,19 +160,31 @@ BATCHES_CAT = [(np.eye(4, dtype=np.float32)[rng.integers(0, 4, 5)],
                 rng.uniform(0.5, 2, size=5).astype(np.float32)) for _ in range(3)]
 BATCHES_EXACT = [(t, np.round(p), w) for t, p, w in BATCHES_BINARY]
 BATCHES_SPARSE = [(c.argmax(-1), p, w) for c, p, w in BATCHES_CAT]
-BATCHES_REAL = [(rng.normal(size=(5, 2)).astype(np.float32), rng.normal(size=(5, 2)).astype(np.float32),
-                 rng.uniform(0.5, 2, size=5).astype(np.float32)) for _ in range(3)]
+BATCHES_REAL = [
+    (
+        rng.normal(size=(5, 2)).astype(np.float32),
+        rng.normal(size=(5, 2)).astype(np.float32),
+        rng.uniform(0.5, 2, size=5).astype(np.float32),
+    )
+    for _ in range(3)
+]
 
 ALL = [
-    (metrics.MeanSquaredError, BATCHES_REAL), (metrics.MeanAbsoluteError, BATCHES_REAL),
-    (metrics.RootMeanSquaredError, BATCHES_REAL), (metrics.MeanAbsolutePercentageError, BATCHES_REAL),
-    (metrics.CosineSimilarity, BATCHES_REAL), (metrics.Accuracy, BATCHES_EXACT),
-    (metrics.BinaryAccuracy, BATCHES_BINARY), (metrics.CategoricalAccuracy, BATCHES_CAT),
+    (metrics.MeanSquaredError, BATCHES_REAL),
+    (metrics.MeanAbsoluteError, BATCHES_REAL),
+    (metrics.RootMeanSquaredError, BATCHES_REAL),
+    (metrics.MeanAbsolutePercentageError, BATCHES_REAL),
+    (metrics.CosineSimilarity, BATCHES_REAL),
+    (metrics.Accuracy, BATCHES_EXACT),
+    (metrics.BinaryAccuracy, BATCHES_BINARY),
+    (metrics.CategoricalAccuracy, BATCHES_CAT),
     (metrics.SparseCategoricalAccuracy, BATCHES_SPARSE),
     (lambda: metrics.TopKCategoricalAccuracy(k=2), BATCHES_CAT),
     (lambda: metrics.SparseTopKCategoricalAccuracy(k=2), BATCHES_SPARSE),
-    (metrics.BinaryCrossentropy, BATCHES_BINARY), (metrics.CategoricalCrossentropy, BATCHES_CAT),
-    (metrics.Precision, BATCHES_BINARY), (metrics.Recall, BATCHES_BINARY),
+    (metrics.BinaryCrossentropy, BATCHES_BINARY),
+    (metrics.CategoricalCrossentropy, BATCHES_CAT),
+    (metrics.Precision, BATCHES_BINARY),
+    (metrics.Recall, BATCHES_BINARY),
     (lambda: metrics.AUC(num_thresholds=50), BATCHES_BINARY),
     (lambda: metrics.AUC(curve="PR"), BATCHES_BINARY),
     (lambda: metrics.TruePositives(thresholds=[0.3, 0.6]), BATCHES_BINARY),
@@ -182,7 +194,9 @@ ALL = [
 @pytest.mark.parametrize("make, batches", ALL, ids=[make().name for make, _ in ALL])
 def test_stateless_under_jit_equals_stateful(make, batches):
     metric = make()
-    step = jax.jit(lambda values, t, p, w: metric.stateless_update_state(values, t, p, sample_weight=w))
+    step = jax.jit(
+        lambda values, t, p, w: metric.stateless_update_state(values, t, p, sample_weight=w)
+    )
     result = jax.jit(metric.stateless_result)
     values = metric.stateless_reset_state()
     for t, p, w in batches:

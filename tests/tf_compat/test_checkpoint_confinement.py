@@ -114,8 +114,11 @@ def test_a_damaged_state_file_or_shard_names_the_file(tmp_path):
     manager = tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=2)
     path = manager.save()
     shard = folder / "ckpt-1.safetensors"
-    shard.write_bytes(shard.read_bytes()[:-4])          # truncated data
-    with pytest.raises(ValueError, match="ckpt-1.safetensors: its header declares 12 bytes of data but the file holds 8"):
+    shard.write_bytes(shard.read_bytes()[:-4])  # truncated data
+    with pytest.raises(
+        ValueError,
+        match="ckpt-1.safetensors: its header declares 12 bytes of data but the file holds 8",
+    ):
         _checkpoint().restore(path)
     (folder / "checkpoint").write_bytes(b'model_checkpoint_path: "ckpt-\xff"\n')
     with pytest.raises(ValueError, match=r"checkpoint \(a checkpoint state file\), line 1: "

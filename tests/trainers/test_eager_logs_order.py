@@ -18,8 +18,12 @@ y = (np.arange(8) % 2).astype("int32")
 def key_orders(library, **compile_kwargs):
     """`(history keys, evaluate keys, keys of on_epoch_end's logs)` of one fit."""
     model = library.Sequential([library.Input((3,)), library.layers.Dense(2, activation="softmax")])
-    model.compile("adam", "sparse_categorical_crossentropy",
-                  metrics=["accuracy", library.metrics.SparseTopKCategoricalAccuracy(k=1, name="top1")], **compile_kwargs)
+    model.compile(
+        "adam",
+        "sparse_categorical_crossentropy",
+        metrics=["accuracy", library.metrics.SparseTopKCategoricalAccuracy(k=1, name="top1")],
+        **compile_kwargs,
+    )
     seen = []
     logger = library.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: seen.append(list(logs)))
     history = model.fit(x, y, validation_data=(x, y), verbose=0, callbacks=[logger])

@@ -755,10 +755,11 @@ class Layer(Module):
             statics = {}
             dyn_kw = {}
             for key, v in kw.items():
-                (dyn_kw if isinstance(v, jax.ShapeDtypeStruct) or (
-                    isinstance(v, (list, tuple, dict)) and jax.tree_util.tree_leaves(v)
-                    and all(isinstance(e, jax.ShapeDtypeStruct) for e in jax.tree_util.tree_leaves(v))
-                ) else statics)[key] = v
+                leaves = jax.tree_util.tree_leaves(v)
+                dynamic = isinstance(v, jax.ShapeDtypeStruct) or (
+                    isinstance(v, (list, tuple, dict)) and leaves
+                    and all(isinstance(e, jax.ShapeDtypeStruct) for e in leaves))
+                (dyn_kw if dynamic else statics)[key] = v
 
             def run(*a, **dkw):
                 if self._convert_input_args and self.autocast:
@@ -766,7 +767,9 @@ class Layer(Module):
                 with random.shape_inference_scope(), _precision.call_scope(self):
                     outer = not _ctx.stack
                     if outer:
-                        _ctx.stack.append({"training": statics.get("training"), "losses": [], "id": -1})
+                        _ctx.stack.append(
+                            {"training": statics.get("training"), "losses": [], "id": -1}
+                        )
                     try:
                         return self.call(*a, **dkw, **statics)
                     finally:
@@ -777,9 +780,12 @@ class Layer(Module):
         try:
             out1, out2 = probe(0), probe(1)
         except Exception as e:
-            raise retyped(e, f"Calling layer {self.name!r} ({type(self).__name__}) on symbolic "
-                          f"inputs {jax.tree_util.tree_map(lambda t: t.shape, args, is_leaf=is_sym)} "
-                          f"failed: {e}") from e
+            raise retyped(
+                e,
+                f"Calling layer {self.name!r} ({type(self).__name__}) on symbolic "
+                f"inputs {jax.tree_util.tree_map(lambda t: t.shape, args, is_leaf=is_sym)} "
+                f"failed: {e}",
+            ) from e
         return jax.tree_util.tree_map(
             lambda a, b: symbolic.SymbolicTensor(
                 symbolic.merge_probe_shapes(a.shape, b.shape), a.dtype, name=self.name),

@@ -46,7 +46,8 @@ class _ConfusionMatrixConditionCount(Metric):
 class TruePositives(_ConfusionMatrixConditionCount):
     """Weighted count of positive labels predicted positive (y_pred > threshold).
 
-    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one
+    value per threshold).
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
@@ -63,7 +64,8 @@ class TruePositives(_ConfusionMatrixConditionCount):
 class FalsePositives(_ConfusionMatrixConditionCount):
     """Weighted count of negative labels predicted positive.
 
-    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one
+    value per threshold).
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
@@ -80,7 +82,8 @@ class FalsePositives(_ConfusionMatrixConditionCount):
 class TrueNegatives(_ConfusionMatrixConditionCount):
     """Weighted count of negative labels predicted negative.
 
-    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one
+    value per threshold).
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
@@ -97,7 +100,8 @@ class TrueNegatives(_ConfusionMatrixConditionCount):
 class FalseNegatives(_ConfusionMatrixConditionCount):
     """Weighted count of positive labels predicted negative.
 
-    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one value per threshold).
+    `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar (or one
+    value per threshold).
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
@@ -152,8 +156,8 @@ class Precision(_PrecisionRecall):
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
-            threshold count as positive (default 0.5; no threshold with `top_k`). With a list, `result()` has
-            one count per threshold.
+            threshold count as positive (default 0.5; no threshold with `top_k`). With
+            a list, `result()` has one count per threshold.
         top_k: Count only each row's k highest predictions as candidates, or None.
         class_id: Restrict to this class of a `(batch, classes)` output, or None.
         name: The metric's name (default "precision").
@@ -168,8 +172,8 @@ class Recall(_PrecisionRecall):
 
     Args:
         thresholds: A float or a list of floats in [0, 1]; predictions above a
-            threshold count as positive (default 0.5; no threshold with `top_k`). With a list, `result()` has
-            one count per threshold.
+            threshold count as positive (default 0.5; no threshold with `top_k`). With
+            a list, `result()` has one count per threshold.
         top_k: Count only each row's k highest predictions as candidates, or None.
         class_id: Restrict to this class of a `(batch, classes)` output, or None.
         name: The metric's name (default "recall").
@@ -231,7 +235,9 @@ class AUC(Metric):
         self.summation_method = summation_method
         self.multi_label = bool(multi_label)
         self.num_labels = num_labels
-        self.label_weights = None if label_weights is None else jnp.asarray(label_weights, self.dtype)
+        self.label_weights = (
+            None if label_weights is None else jnp.asarray(label_weights, self.dtype)
+        )
         self._from_logits = from_logits
         if self.multi_label:
             if num_labels:
@@ -285,7 +291,9 @@ class AUC(Metric):
                     multi_label=self.multi_label)
 
     def get_config(self):
-        label_weights = None if self.label_weights is None else np.asarray(self.label_weights).tolist()
+        label_weights = (
+            None if self.label_weights is None else np.asarray(self.label_weights).tolist()
+        )
         config = {**super().get_config(), "num_thresholds": self.num_thresholds,
                   "curve": self.curve, "summation_method": self.summation_method,
                   "multi_label": self.multi_label, "num_labels": self.num_labels,

@@ -101,7 +101,11 @@ def confusion_counts(y_true, y_pred, thresholds, top_k=None, class_id=None,
     is_pos = y_true if soft_labels else (y_true != 0).astype(dtype)
     weights = jnp.ones_like(y_pred) if weights is None else weights
     if not multi_label:
-        y_pred, is_pos, weights = y_pred.reshape(-1, 1), is_pos.reshape(-1, 1), weights.reshape(-1, 1)
+        y_pred, is_pos, weights = (
+            y_pred.reshape(-1, 1),
+            is_pos.reshape(-1, 1),
+            weights.reshape(-1, 1),
+        )
     pos_w = is_pos * weights            # (n, labels)
     neg_w = (1.0 - is_pos) * weights
     thresholds = np.asarray(thresholds, dtype=np.float64)

@@ -14,7 +14,8 @@ class _LossMetric(MeanMetricWrapper):
 
 @export("loopax.metrics.BinaryCrossentropy")
 class BinaryCrossentropy(_LossMetric):
-    """Running mean of `binary_crossentropy`, one value per sample (`loopax.losses.binary_crossentropy`).
+    """Running mean of `binary_crossentropy`, one value per sample
+    (`loopax.losses.binary_crossentropy`).
 
     `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
 
@@ -35,7 +36,8 @@ class BinaryCrossentropy(_LossMetric):
 
 @export("loopax.metrics.CategoricalCrossentropy")
 class CategoricalCrossentropy(_LossMetric):
-    """Running mean of `categorical_crossentropy`, one value per sample (`loopax.losses.categorical_crossentropy`).
+    """Running mean of `categorical_crossentropy`, one value per sample
+    (`loopax.losses.categorical_crossentropy`).
 
     `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
 
@@ -57,7 +59,8 @@ class CategoricalCrossentropy(_LossMetric):
 
 @export("loopax.metrics.SparseCategoricalCrossentropy")
 class SparseCategoricalCrossentropy(_LossMetric):
-    """Running mean of `sparse_categorical_crossentropy`, one value per sample (`loopax.losses.sparse_categorical_crossentropy`).
+    """Running mean of `sparse_categorical_crossentropy`, one value per sample
+    (`loopax.losses.sparse_categorical_crossentropy`).
 
     `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
 
@@ -137,7 +140,8 @@ class SquaredHinge(_LossMetric):
 
 @export("loopax.metrics.CategoricalHinge")
 class CategoricalHinge(_LossMetric):
-    """Running mean of `categorical_hinge`, one value per sample (`loopax.losses.categorical_hinge`).
+    """Running mean of `categorical_hinge`, one value per sample
+    (`loopax.losses.categorical_hinge`).
 
     `update_state(y_true, y_pred, sample_weight=None)`; `result()` is a scalar.
 

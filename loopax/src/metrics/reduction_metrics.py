@@ -48,7 +48,8 @@ def divide_no_nan(x, y):
 
 @export("loopax.metrics.Sum")
 class Sum(Metric):
-    """The running (weighted) sum of the values passed to `update_state(values, sample_weight=None)`.
+    """The running (weighted) sum of the values passed to
+    `update_state(values, sample_weight=None)`.
 
     `result()` is a scalar.
 

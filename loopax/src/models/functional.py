@@ -56,7 +56,9 @@ class Functional(Model):
                  trainable: bool = True, **kwargs: Any):
         Model.__init__(self, name=name, trainable=trainable, **kwargs)
         flat_inputs = jax.tree_util.tree_leaves(inputs, is_leaf=is_symbolic)
-        flat_outputs, self._outputs_treedef = jax.tree_util.tree_flatten(outputs, is_leaf=is_symbolic)
+        flat_outputs, self._outputs_treedef = jax.tree_util.tree_flatten(
+            outputs, is_leaf=is_symbolic
+        )
         _check_tensors(flat_inputs, "inputs", self.name)
         _check_tensors(flat_outputs, "outputs", self.name)
         for t in flat_inputs:

@@ -375,8 +375,9 @@ def to_number(string_tensor, out_type=dtypes.float32, name=None):
             return parse(v.decode("utf-8").strip())
         except ValueError:
             raise errors.InvalidArgumentError(
-                f"StringToNumberOp could not correctly convert string: {v.decode('utf-8', 'replace')}"
-                ) from None
+                "StringToNumberOp could not correctly convert string: "
+                f"{v.decode('utf-8', 'replace')}"
+            ) from None
     values = _map(convert, _strings(string_tensor, "string_tensor"))
     return Tensor(jnp.asarray(np.asarray(values, dtypes.storage_dtype(out_type))))
 

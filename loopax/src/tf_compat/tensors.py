@@ -190,8 +190,9 @@ PARAMETERS = {
     "summarize": "How many entries to show at each end of long arrays (-1: all).",
     "input_signature": "A list of TensorSpecs the arguments must match, or None.",
     "autograph": "True rewrites Python if/while/for on tensors as compiled control flow; "
-                 "False runs the Python as written.", "jit_compile": "False runs the function as Python (for "
-                                          "debugging); None or True compile with XLA.",
+                 "False runs the Python as written.",
+    "jit_compile": "False runs the function as Python (for debugging); None or True compile "
+                   "with XLA.",
     "reduce_retracing": _UNUSED,
     "features": "A tensor.", "alpha": "The slope for negative inputs.",
     "approximate": "Use the tanh approximation (False: exact, with erf).",

@@ -60,7 +60,8 @@ jax.tree_util.register_pytree_with_keys(
 
 class Variable(metaclass=_VariableType):
     """`tf.Variable(initial_value, trainable=True, name=..., dtype=...)`: returns a
-    `loopax.Variable` (a `TensorFlowVariable`, printed as TensorFlow prints; tracked by Modules, assigned in compiled functions).
+    `loopax.Variable` (a `TensorFlowVariable`, printed as TensorFlow prints; tracked by
+    Modules, assigned in compiled functions).
 
     `initial_value` may be a value or a function of no arguments (TensorFlow's
     deferred initial value); `shape` with None entries (TensorFlow's relaxed

@@ -106,8 +106,8 @@ def _overrides(model, base, name):
 def check_model_has_a_loss(model: Any, base: type, batch: Any) -> None:
     """A clear error when the default `train_step` would train on a loss of
     zero: no `loss` in `compile()`, no `add_loss`/regularization losses and
-    no `compute_loss`/`train_step` override of `base` (the `Trainer` class). (Keras 3 trains nothing and logs
-    loss 0.0.) Traces the model's forward once, only in that rare case."""
+    no `compute_loss`/`train_step` override of `base` (the `Trainer` class). (Keras 3
+    trains nothing and logs loss 0.0.) Traces the model's forward once, only in that rare case."""
     if model._compile_loss is not None or _overrides(model, base, "train_step") \
             or _overrides(model, base, "compute_loss") or model.losses:
         return
@@ -230,9 +230,11 @@ def _check_sparse_labels(model, y, what):
                 f"{what}: the sparse loss {loss_name!r} takes class indices in [0, "
                 f"{classes}) (output {compile_loss.names[i]!r} has {classes} classes), but "
                 f"{where} holds {bad.size} label(s) outside it, e.g. {bad.flat[0].item()!r} (min "
-                f"{labels.min().item()!r}, max {labels.max().item()!r}). Such labels give a loss of 0 or "
+                f"{labels.min().item()!r}, max {labels.max().item()!r}). Such labels give a "
+                "loss of 0 or "
                 "NaN. Re-index the labels to 0..classes-1 (or give the last layer more "
-                "units); to skip a label, use the loss's `ignore_class`.")
+                "units); to skip a label, use the loss's `ignore_class`."
+            )
 
 
 def _check_embedding_indices(model, x, what):

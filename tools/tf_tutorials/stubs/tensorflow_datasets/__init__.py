@@ -27,7 +27,9 @@ def load(name, split=None, with_info=False, as_supervised=False, **kwargs):
     for n in sizes:
         x = rng.integers(0, 256, size=(n, 64, 64, 3), dtype=np.uint8)
         y = rng.integers(0, 5, size=(n,)).astype(np.int64)
-        ds = tf.data.Dataset.from_tensor_slices((x, y) if as_supervised else {"image": x, "label": y})
+        ds = tf.data.Dataset.from_tensor_slices(
+            (x, y) if as_supervised else {"image": x, "label": y}
+        )
         out.append(ds)
     result = out if isinstance(split, (list, tuple)) else out[0]
     return (result, _Info()) if with_info else result
