@@ -107,7 +107,7 @@ def convert(nb_file, name, backend):
 
 
 CHILD = r"""
-import ast, json, os, signal, sys, time, traceback
+import ast, json, linecache, os, signal, sys, time, traceback
 spec = json.load(open(sys.argv[1]))
 out = open(sys.argv[2], "w", buffering=1)
 sys.path[:0] = spec["front_path"]
@@ -130,7 +130,10 @@ for i, src in enumerate(spec["statements"]):
     status, err = "pass", ""
     signal.alarm(spec["timeout"])
     try:
-        code = compile(ast.Interactive(ast.parse(src).body), f"<stmt {i}>", "single")
+        name = f"<stmt {i}>"
+        # the source stays readable by inspect (autograph, to_code), as IPython keeps a cell's
+        linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+        code = compile(ast.Interactive(ast.parse(src).body), name, "single")
         exec(code, ns)
     except _Timeout:
         status, err = "fail", f"Timeout: over {spec['timeout']} s"
