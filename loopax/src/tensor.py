@@ -254,6 +254,22 @@ jax.tree_util.register_pytree_node(EagerTensor, _flatten_tensor,
 state.register_eager_result(Tensor)
 
 
+def eager_tensors(tree, carry=None):
+    """`tree` with each concrete `jax.Array` as a `Tensor` (what an eager layer call
+    or metric result gives); tracers, Tensors, NumPy arrays and other leaves are
+    unchanged. `carry(array, tensor)` moves what the array held (a layer's Keras mask)."""
+    def wrap(value):
+        if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+            return value
+        tensor = Tensor(value)
+        if carry is not None:
+            carry(value, tensor)
+        return tensor
+    if isinstance(tree, jax.Array):
+        return wrap(tree)
+    return jax.tree_util.tree_map(wrap, tree, is_leaf=lambda x: isinstance(x, Tensor))
+
+
 _WRAPPED = (Variable, Tensor)
 
 # Hooks the higher layers install (this module never imports them):

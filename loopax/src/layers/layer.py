@@ -47,7 +47,7 @@ from loopax.src.module import Module, _snake_case, track_created
 from loopax.src.naming import current_path, name_scope, unique_name
 from loopax.src.quantizers import quantization_config
 from loopax.src.state import Variable, _state, check_values_match, notify_built, pure
-from loopax.src.tensor import Tensor, op
+from loopax.src.tensor import eager_tensors, op
 from loopax.src.utils import memory_utils
 
 
@@ -1123,20 +1123,14 @@ Layer.build = _built_in_name_scope(Layer.build)
 
 
 def _eager_tensors(outputs):
-    """`outputs` with each concrete `jax.Array` as a `Tensor` (its Keras mask
-    carried over); tracers, Tensors, NumPy arrays and symbolic tensors unchanged."""
-    def wrap(out):
-        if type(out) is Tensor or not isinstance(out, jax.Array) or isinstance(
-                out, jax.core.Tracer):
-            return out
-        tensor = Tensor(out)
-        mask = _masking.get_keras_mask(out)
-        if mask is not None:
-            _masking.set_keras_mask(tensor, mask)
-        return tensor
-    if isinstance(outputs, jax.Array):
-        return wrap(outputs)
-    return jax.tree_util.tree_map(wrap, outputs, is_leaf=lambda x: isinstance(x, Tensor))
+    """`outputs` with each concrete `jax.Array` as a `Tensor`, its Keras mask carried over."""
+    return eager_tensors(outputs, carry=_carry_mask)
+
+
+def _carry_mask(array, tensor):
+    mask = _masking.get_keras_mask(array)
+    if mask is not None:
+        _masking.set_keras_mask(tensor, mask)
 
 
 def _laid_out(outputs, layout):

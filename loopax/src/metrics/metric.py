@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-import jax
 import jax.numpy as jnp
 
 from loopax.src import dtypes
@@ -30,7 +29,7 @@ from loopax.src.distribution import placement
 from loopax.src.module import _snake_case, created_variables, owned, track_created
 from loopax.src.naming import name_scope, unique_name
 from loopax.src.state import Variable, check_values_match, pure
-from loopax.src.tensor import Tensor, unwrap
+from loopax.src.tensor import eager_tensors, unwrap
 
 
 def _eager_tensors(result: Callable) -> Callable:
@@ -39,15 +38,8 @@ def _eager_tensors(result: Callable) -> Callable:
     works); traced values (a compiled step's) pass through unchanged."""
     @functools.wraps(result)
     def wrapped(self: Metric) -> Any:
-        return jax.tree_util.tree_map(_tensor_if_concrete, result(self),
-                                      is_leaf=lambda x: isinstance(x, Tensor))
+        return eager_tensors(result(self))
     return wrapped
-
-
-def _tensor_if_concrete(value: Any) -> Any:
-    if isinstance(value, jax.Array) and not isinstance(value, (jax.core.Tracer, Tensor)):
-        return Tensor(value)
-    return value
 
 
 @export("loopax.metrics.Metric")
