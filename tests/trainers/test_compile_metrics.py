@@ -103,3 +103,31 @@ def test_stateless_update_state_checks_the_values():
     model.evaluate(X, Y, verbose=0)
     with pytest.raises(ValueError, match="CompileMetrics.stateless_update_state.*entries"):
         model.metrics[1].stateless_update_state([], Y, X[:, :2])
+
+
+@pytest.mark.parametrize("metrics", [
+    ["mae", "mse"],                 # one entry per output, as Keras 3 reads it
+    ["mae", ["mse", "mae"]],
+    [["mae"], "mse"],
+    ("mse", "mae"),
+], ids=repr)
+def test_a_list_with_one_entry_per_output_matches_keras(metrics):
+    logs = {}
+    for lib in (loopax, keras):
+        model = _two_output_model(lib)
+        model.compile(optimizer="sgd", loss="mse", metrics=metrics,
+                      weighted_metrics=["mse", "mae"])
+        logs[lib] = model.evaluate(X, [Y, Y], return_dict=True, verbose=0)
+    assert list(logs[loopax]) == list(logs[keras])
+    for key, value in logs[keras].items():
+        np.testing.assert_allclose(logs[loopax][key], value, rtol=1e-5, atol=1e-6)
+
+
+def test_a_list_of_other_length_applies_to_every_output_with_a_warning():
+    # Keras 3 refuses this list; loopax reads it as tf.keras 2 did, and says so.
+    model = _two_output_model(loopax)
+    model.compile(optimizer="sgd", loss="mse", metrics=["mae"])
+    with pytest.warns(UserWarning, match="one entry per output"):
+        logs = model.evaluate(X, [Y, Y], return_dict=True, verbose=0)
+    expected = [np.mean(np.abs(Y - X @ np.ones((3, 2), "float32"))), np.mean(np.abs(Y))]
+    np.testing.assert_allclose([logs["a_mae"], logs["b_mae"]], expected, rtol=1e-5)

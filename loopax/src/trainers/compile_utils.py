@@ -508,7 +508,7 @@ def _per_output(spec, names, weighted):
         return [list(p) if isinstance(p, (list, tuple)) else [p] for p in per]
     if isinstance(spec, (list, tuple)):
         nested = any(isinstance(s, (list, tuple)) or s is None for s in spec)
-        if nested:
+        if nested or (n > 1 and len(spec) == n):   # Keras 3: one entry per output
             if len(spec) != n:
                 raise ValueError(
                     f"`{what}` is a list of {len(spec)} lists but the model has {n} "
@@ -516,6 +516,12 @@ def _per_output(spec, names, weighted):
                     "output name.")
             return [list(s) if isinstance(s, (list, tuple)) else ([] if s is None else [s])
                     for s in spec]
+        if n > 1:
+            warnings.warn(
+                f"`{what}={list(spec)!r}` has {len(spec)} entries for a model with {n} outputs "
+                f"{names}: loopax applies each metric to every output (tf.keras 2's reading; "
+                f"Keras 3 refuses it). A list of exactly {n} entries means one entry per "
+                "output; a dict keyed by output name says either explicitly.", stacklevel=3)
         return [list(spec) for _ in names]
     raise TypeError(f"`{what}` must be a list or a dict of metrics, got {spec!r}. "
                     f"Wrap a single metric in a list: {what}=[{spec!r}].")
