@@ -19,7 +19,7 @@ as well as a model's (tests/trainers/test_compiled_steps.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import jax
 
@@ -27,9 +27,6 @@ from loopax.src.distribution import distribution, placement
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.pass_kind import PREDICT, PassKind
 from loopax.src.trainers.programs import StepProgram
-
-if TYPE_CHECKING:
-    from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
 
 # Whether settled loops run as static-length scans: None decides by backend
 # (tests set it to exercise both programs on one machine).
@@ -113,11 +110,11 @@ class CompiledSteps:
     def stop_requested(self, kind: PassKind) -> bool:
         return bool(self.source.stop_requested(kind))
 
-    def expect_batches(self, kind: PassKind, adapter: DataAdapter) -> None:
-        """Notes, before a pass of `kind` over `adapter`'s data asks for its programs,
-        whether that data may end in a partial batch (unknown for a generator: it
-        may), see `pads_partial_batches`."""
-        if adapter.partial_batch_size is None or adapter.partial_batch_size:
+    def expect_batches(self, kind: PassKind, partial_batch_size: int | None) -> None:
+        """Notes, before a pass of `kind` asks for its programs, whether its data may
+        end in a partial batch (`partial_batch_size` rows; None, unknown for a
+        generator: it may), see `pads_partial_batches`."""
+        if partial_batch_size is None or partial_batch_size:
             self._partial_expected.add(kind)
 
     def pads_partial_batches(self, kind: PassKind) -> bool:

@@ -141,7 +141,7 @@ def check_array_data(model: Any, adapter: DataAdapter, check_data: str, what: st
     if not adapter.in_memory:
         _check_labels_of_each_batch(model, adapter, what)
         return
-    x, y, sample_weight = unpack_x_y_sample_weight(cast(ArrayDataAdapter, adapter).data)
+    x, y, sample_weight = cast(ArrayDataAdapter, adapter).parts
     if y is not None and _checks_labels(model):
         _check_sparse_labels(model, y, what)
     _check_embedding_indices(model, x, what)
@@ -180,14 +180,14 @@ def _check_batch_labels(model, batch, what, index):
         _check_sparse_labels(model, y, f"{what} batch {index}")
 
 
-def _is_float(a):
-    return np.issubdtype(np.dtype(a.dtype), np.inexact)
+def _is_float(dtype):
+    return np.issubdtype(np.dtype(dtype), np.inexact)
 
 
 def _all_finite(a):
     """Whether `a` has no NaN/Inf: one reduction (no temporary array) in the
     common case; a sum that overflows falls back to the exact check."""
-    if not _is_float(a):
+    if not _is_float(a.dtype):
         return True
     if np.isfinite(np.sum(a)):
         return True
@@ -217,7 +217,7 @@ def _check_sparse_labels(model, y, what):
             labels = labels[labels != ignore]
         where = f"y for output {compile_loss.names[i]!r}" if len(compile_loss.names) > 1 else "y"
         loss_name = getattr(loss, "name", getattr(loss, "__name__", loss))
-        if _is_float(labels) and not np.all(labels == np.round(labels)):
+        if _is_float(labels.dtype) and not np.all(labels == np.round(labels)):
             bad = labels[labels != np.round(labels)]
             raise ValueError(
                 f"{what}: the sparse loss {loss_name!r} takes integer class indices, but "

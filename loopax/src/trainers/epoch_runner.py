@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -110,7 +110,8 @@ def _shifted(hook, offset):
 def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: LiveState,
              callbacks: CallbackList, seed: tuple[int, int] | None, max_steps: int | None,
              bounds: StepBounds, start_step: int = 0, later_passes: int = 0,
-             data_start: int = 0, run: TrainingRun | None = None) -> Any:
+             data_start: int = 0, run: TrainingRun | None = None,
+             compile_next: Callable[[], None] | None = None) -> Any:
     """Runs `kind` steps over one epoch of `adapter`, in executions within `bounds`,
     from batch `start_step` on (a resumed epoch), the batch hooks around each.
     `later_passes`: the passes of this kind the run makes after this one (the
@@ -118,14 +119,17 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
     batch of the data the epoch starts at (`DataPosition`); `max_steps` then counts
     from the data's first batch. `run`: a training pass's `TrainingRun`, whose
     global step (`steps_done`) the executions' bounds count from and the pass
-    advances. Returns the last logs (device arrays), for
-    PREDICT the outputs concatenated (NumPy), or None when no batch came."""
+    advances. `compile_next`: fit's first epoch: the full batches' one-step program
+    is compiled ahead too, then `compile_next()` asks for the next pass's
+    (validation's), so the background compiler takes them in that order.
+    Returns the last logs (device arrays), for PREDICT the outputs concatenated
+    (NumPy), or None when no batch came."""
     predict = kind is PREDICT
     begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
     end = _shifted(getattr(callbacks, kind.batch_end), data_start)
-    device = on_device(engine, adapter)
+    device = not engine.run_eagerly and adapter.fits_on_device()
     planner = engine.planner(kind, device, adapter.batch_size)
-    engine.expect_batches(kind, adapter)
+    engine.expect_batches(kind, adapter.partial_batch_size)
     single = engine.program(kind)
     start_step += data_start
     # Global steps before the data's first batch (the bounds count the epoch's own steps).
@@ -136,12 +140,13 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
     if device:
         loop = engine.program(kind, "device", "dynamic")
         static_loop = engine.program(kind, "device", "static") if planner.static_loops else None
-        data = adapter.device_data()
         order = None if predict else adapter.device_order(seed)
+        data = adapter.device_data()
         if planner.mode is None:
             jax.block_until_ready((data, order))   # the transfer must not be timed as steps
         live.refresh()
-        compile_ahead(engine, kind, cast("ArrayDataAdapter", adapter), live.values, max_steps)
+        compile_ahead(engine, kind, cast("ArrayDataAdapter", adapter), live.values, max_steps,
+                      full_batches=compile_next is not None)
         capacity = _predict_capacity(engine, adapter, max_steps, live, data) if predict else None
         source = executions(cast("ArrayDataAdapter", adapter), planner, bounds, max_steps,
                             start_step, None if predict else later_passes, capacity,
@@ -158,6 +163,8 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
             first_step=start_step, pad_rows=engine.pads_partial_batches(kind),
             steps_before=steps_before)
         source = host_executions(chunks, planner, engine.run_eagerly)
+    if compile_next is not None:
+        compile_next()
     out, pieces, reached = None, [], start_step
     programs = (single, loop, static_loop, planner, capacity)
     try:
@@ -198,12 +205,6 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
         return jax.tree_util.tree_map(lambda *a: np.concatenate(a, axis=0), *pieces) if (
             pieces) else None
     return out
-
-
-def on_device(engine: CompiledSteps, adapter: DataAdapter) -> bool:
-    """Whether a pass reads `adapter`'s data from the device (compiled steps,
-    data that fits) rather than from host batches."""
-    return not engine.run_eagerly and adapter.fits_on_device()
 
 
 def _start_timer(live, timed):
@@ -247,13 +248,13 @@ def compile_ahead(engine: CompiledSteps, kind: PassKind, adapter: ArrayDataAdapt
                   full_batches: bool = False) -> None:
     """Starts compiling, in the background, the one-step programs of `kind` a
     pass over `adapter`'s data will call and no call has compiled yet, when that
-    pass reads device-resident data (`on_device`): the last, partial batch's
+    pass reads device-resident data (compiled steps, data that fits): the last, partial batch's
     when the pass reaches it, and with `full_batches` the full batches' too
     (fit() asks for its validation pass's before training starts). `values`: the
     state the programs take (None: the Variables' values)."""
-    if not on_device(engine, adapter):
+    if engine.run_eagerly or not adapter.fits_on_device():
         return
-    engine.expect_batches(kind, adapter)
+    engine.expect_batches(kind, adapter.partial_batch_size)
     single = engine.program(kind)
     if values is None:
         values = LiveState.current_values(engine.state_groups(kind))

@@ -43,6 +43,7 @@ callback whose batch hooks need every batch gets one step per call, and
 
 from __future__ import annotations
 
+import functools
 import inspect
 import random
 import warnings
@@ -69,9 +70,9 @@ from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check
 from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import (
     ArrayDataAdapter,
+    batch_source_kind,
     data_adapter_utils,
     get_data_adapter,
-    is_batch_source,
     pack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
@@ -580,7 +581,7 @@ class Trainer:
         if batch_size is not None:
             check_batch_size(batch_size)
         if validation_split and validation_data is None:
-            if is_batch_source(x):
+            if batch_source_kind(type(x)) is not None:
                 raise ValueError(
                     "`validation_split` is only supported for array data (NumPy, JAX, "
                     f"pandas), not a {type(x).__name__}. Pass `validation_data=` instead.")
@@ -629,6 +630,11 @@ class Trainer:
             run.data_seed = seed
         training_logs = None
         position = epoch_runner.DataPosition(adapter.batches_per_pass, steps_per_epoch)
+        # fit()'s first epoch compiles its one-step programs ahead, in order: the training
+        # step's (the first step waits for it), then validation's (while the epoch trains).
+        compile_next = functools.partial(
+            epoch_runner.compile_ahead, engine, TEST, val_adapter, None, validation_steps,
+            full_batches=True) if val_adapter is not None else _nothing
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
@@ -640,14 +646,13 @@ class Trainer:
                     start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
-                if epoch == initial_epoch:
-                    _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch,
-                                           val_adapter, validation_steps)
                 data_start, data_end, data_epoch = position.epoch(epoch)
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callback_list,
                                              (seed, data_epoch), data_end, bounds, start_step,
                                              later_passes=epochs - epoch - 1,
-                                             data_start=data_start, run=run)
+                                             data_start=data_start, run=run,
+                                             compile_next=compile_next if epoch == initial_epoch
+                                             else None)
                 position.advance(data_end)
                 live.write_back()
                 if logs is None:
@@ -683,7 +688,7 @@ class Trainer:
         return self.history
 
     def _validation_adapter(self, validation_data, batch_size, steps):
-        if is_batch_source(validation_data):
+        if batch_source_kind(type(validation_data)) is not None:
             return get_data_adapter(validation_data, steps_per_epoch=steps, what="fit")
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
             vx, vy, vsw = unpack_x_y_sample_weight(tuple(validation_data))
@@ -830,8 +835,7 @@ class Trainer:
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
         steps = loopax_config.capped_steps(steps, adapter.num_batches)
-        first = adapter.peek()
-        self._build_for_batch(first if is_batch_source(x) else first, training=False)
+        self._build_for_batch(adapter.peek(), training=False)
         verbose = 1 if verbose == "auto" else verbose
         callback_list = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                       verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
@@ -939,16 +943,8 @@ def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
 
 
-def _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch, val_adapter,
-                           validation_steps):
-    """Asks for fit()'s one-step programs as its first epoch starts, each lowered
-    here and compiled in the background, in order: the training step's (the first
-    step waits for it), then validation's (compiled while the epoch trains)."""
-    epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
-                               full_batches=True)
-    if val_adapter is not None:
-        epoch_runner.compile_ahead(engine, TEST, val_adapter, None, validation_steps,
-                                   full_batches=True)
+def _nothing():
+    pass
 
 
 def _should_validate(epoch, validation_freq):
