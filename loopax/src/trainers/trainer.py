@@ -1,44 +1,20 @@
 """`Trainer`: `compile`, `fit`, `evaluate`, `predict` and the `*_on_batch`
 methods of `Model` (a mixin; `self` is the model).
 
-The state model. Training state is the values of four groups of Variables:
-`(trainable, non_trainable, optimizer, metrics)` (evaluation: `(trainable,
-non_trainable, metrics)`; prediction: `(trainable, non_trainable)`). A step
-is a function of values:
+Training state is the values of four groups of Variables, `(trainable,
+non_trainable, optimizer, metrics)` (evaluation drops the optimizer's,
+prediction the metrics' too), and a step is a function of values, as Keras's
+JAX backend writes them:
 
     train_step(self, state, data) -> (logs, state)
     test_step(self, state, data)  -> (logs, state)
     predict_step(self, state, data) -> (outputs, non_trainable)
 
-as Keras's JAX backend writes them. Overriding one with a single `data` argument selects the
-TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
-with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
-a `StateScope` mapping the Variables to the state values, which makes it a
-step of the same form, so both styles fuse and compile alike
-(`step_functions.py`); `compile()` creates the engine that compiles and
-plans them (`CompiledSteps`, compiled_steps.py).
-
-Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
-picks how from the timed first calls, see `execution_planner.py`). Array data
-that fits is put on the device once; each epoch's row order is shipped once
-and batches are gathered inside the compiled loop (`programs.py`). The
-state is donated to each call and comes back once per call; logs are not
-fetched by the trainer (pure loggers such as the progress bar read them when
-they draw; other callbacks get floats once per hook). The last,
-partial batch has its own shape, compiled once and reused every epoch.
-`epoch_runner.py` drives the calls and the batch hooks.
-
-When the model's Variables hold the current weights. During `fit` the
-weights live in the compiled calls' arrays; they are written back to the
-Variables (`LiveState.write_back`) before `on_epoch_end` (and validation),
-at the end of `fit`, when an exception interrupts it (the model keeps the
-weights trained so far), whenever a callback reads `callback.model`
-(`jax_state_sync`), and around every batch hook when a callback that is not
-a pure logger implements batch hooks.
-
-Callbacks shape the executions (`epoch_runner.step_bounds`): under "auto", a
-callback whose batch hooks need every batch gets one step per call, and
-`batch_hooks_freq` ends executions at its multiples; see docs/design.md.
+A step overridden with one `data` argument is TF-style (it reads and assigns
+Variables); `step_functions.py` makes it a step of the same form. During a
+pass the state lives in the compiled calls' arrays (`LiveState`) and is
+written back to the Variables around whatever may read them: epoch ends,
+validation, interruptions, `callback.model`. The flow: trainers/README.md.
 """
 
 from __future__ import annotations
@@ -131,10 +107,8 @@ class Trainer:
 
     @property
     def _compiled_steps(self) -> CompiledSteps:
-        """The engine the passes run on (compiled_steps.py): made by `compile()`, or
-        on first use by an uncompiled model's `predict`. Kept in an object Module
-        does not walk (it references optimizer and metric Variables, which are not
-        weights)."""
+        """The engine the passes run on, made by `compile()` (or an uncompiled model's
+        `predict`); kept out of the Module walk (it holds optimizer and metric Variables)."""
         engine = self.__dict__.get("_loopax_engine")
         if engine is None:
             engine = self._new_engine()
@@ -146,9 +120,7 @@ class Trainer:
             self.run_eagerly)
         return engine
 
-    # ======================================================================
-    # compile
-    # ======================================================================
+    # ---- compile -------------------------------------------------------------------------
     def compile(self, optimizer: str | optimizers.Optimizer | Any = "rmsprop",
                 loss: str | Callable | Sequence | dict | None = None,
                 loss_weights: float | Sequence[float] | dict | None = None,
@@ -264,9 +236,7 @@ class Trainer:
                 f"You must call `compile()` before `{what}()`: e.g. "
                 "model.compile(optimizer='adam', loss='mse').")
 
-    # ======================================================================
-    # metrics
-    # ======================================================================
+    # ---- metrics -------------------------------------------------------------------------
     @property
     def metrics(self) -> list:
         """The loss tracker ("loss"), the compiled metrics, the per-output loss
@@ -521,9 +491,7 @@ class Trainer:
         self._stateless_losses = None
         return spec
 
-    # ======================================================================
-    # fit
-    # ======================================================================
+    # ---- fit -----------------------------------------------------------------------------
     @in_use.exclusive("fit")
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
             verbose: int | str = "auto", callbacks: Sequence[Callback] | None = None,
@@ -704,9 +672,7 @@ class Trainer:
         if live is not None:
             live.write_back()
 
-    # ======================================================================
-    # evaluate
-    # ======================================================================
+    # ---- evaluate ------------------------------------------------------------------------
     @in_use.exclusive("evaluate")
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: int | str = "auto", sample_weight: Any = None,
@@ -762,28 +728,7 @@ class Trainer:
         validation), for the planner's horizon."""
         self.reset_metrics()
         callbacks.on_test_begin()   # first: it may assign weights (SwapEMAWeights)
-        engine = self._compiled_steps
-        live = LiveState(engine.state_groups(TEST))
-        outer = self._trainer_state
-        self._trainer_state = live
-        bounds = epoch_runner.step_bounds(
-            engine, callbacks, TEST, say=outer is None and callbacks.params.get("verbose") == 2)
-        self.stop_evaluating = False
-        try:
-            logs = epoch_runner.run_pass(
-                engine,
-                TEST,
-                adapter,
-                live,
-                callbacks,
-                None,
-                steps,
-                bounds,
-                later_passes=later_passes,
-            )
-        finally:
-            live.write_back()
-            self._trainer_state = outer
+        logs = self._run_pass(TEST, adapter, callbacks, steps, later_passes)
         if logs is None:
             if not allow_empty:
                 raise ValueError("evaluate(): the data yielded no batch (empty dataset).")
@@ -796,6 +741,24 @@ class Trainer:
         callbacks.on_test_end(logs)
         return logs
 
+    def _run_pass(self, kind, adapter, callbacks, steps, later_passes=0):
+        """A test or predict pass on a `LiveState` of its own, written back after it
+        (a test pass's is the model's trainer state meanwhile, as fit's is)."""
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(kind))
+        outer = self._trainer_state
+        if kind is TEST:
+            self._trainer_state = live
+        bounds = epoch_runner.step_bounds(
+            engine, callbacks, kind, say=outer is None and callbacks.params.get("verbose") == 2)
+        setattr(self, kind.stop_flag, False)
+        try:
+            return epoch_runner.run_pass(engine, kind, adapter, live, callbacks, None, steps,
+                                         bounds, later_passes=later_passes)
+        finally:
+            live.write_back()   # predict: advanced seed generators
+            self._trainer_state = outer
+
     def _flatten_in_order(self, logs):
         """`logs` as evaluate's list, in Keras's order: the values named by the metrics'
         own names (a compiled metric's name before its output prefix) in `self.metrics`
@@ -807,9 +770,7 @@ class Trainer:
         values += [logs[k] for k in sorted(logs) if k not in names]
         return values[0] if len(values) == 1 else values
 
-    # ======================================================================
-    # predict
-    # ======================================================================
+    # ---- predict -------------------------------------------------------------------------
     @in_use.exclusive("predict")
     def predict(self, x: Any, batch_size: int | None = None, verbose: int | str = "auto",
                 steps: int | None = None, callbacks: Sequence[Callback] | None = None) -> Any:
@@ -840,23 +801,13 @@ class Trainer:
         callback_list = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                       verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
         callback_list.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
-        engine = self._compiled_steps
-        live = LiveState(engine.state_groups(PREDICT))
-        bounds = epoch_runner.step_bounds(engine, callback_list, PREDICT, say=verbose == 2)
-        self.stop_predicting = False
-        try:
-            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callback_list, None,
-                                            steps, bounds)
-        finally:
-            live.write_back()   # advanced seed generators
+        outputs = self._run_pass(PREDICT, adapter, callback_list, steps)
         if outputs is None:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
         callback_list.on_predict_end()
         return outputs
 
-    # ======================================================================
-    # on one batch
-    # ======================================================================
+    # ---- on one batch --------------------------------------------------------------------
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        class_weight: dict[int, float] | None = None, return_dict: bool = False
                        ) -> float | list[float] | dict[str, float]:
@@ -934,10 +885,6 @@ class Trainer:
         logs = logs_to_host(logs)
         return logs if return_dict else self._flatten_in_order(logs)
 
-
-# --------------------------------------------------------------------------
-# helpers
-# --------------------------------------------------------------------------
 
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
