@@ -1,24 +1,13 @@
-"""Checks that turn silently wrong training into clear errors or warnings.
+"""Checks that turn silently wrong training into clear errors or warnings, run once
+per `fit()`/`evaluate()`/`predict()` on the host before the first step (the compiled
+loop pays nothing per step).
 
-Everything here runs once per `fit()`/`evaluate()`/`predict()` call, on the
-host, before the first step: the compiled (fused) loop pays nothing per step.
-
-- `check_fit_arguments`: `epochs`, `initial_epoch`, `steps_per_epoch`...
-- `check_steps_fit_arrays`: `steps_per_epoch` beyond what arrays give warns
-  as Keras does ("ran out of data"); every epoch still runs the full arrays.
-- `check_model_has_a_loss`: `fit()` with no loss anywhere would train nothing.
-- `check_array_data`: sparse labels must be integral and in `[0, classes)` (or
-  the loss's `ignore_class`): anything else is always wrong, so it is an error
-  (a negative label gives a loss of exactly 0, a large one NaN or garbage).
-  They are checked as given, in their own integer type (an int64 `2**40` is
-  refused like `5` or `-1`, not trained as the class it wraps to). In-memory
-  arrays are checked once; the batches of a generator, a PyDataset or a
-  tf.data-like iterable each as the adapter yields it (they are not read ahead),
-  the first before any step. The checks below are for in-memory arrays only.
-  Non-finite values (NaN/Inf) in x, y or sample_weight warn by default: a
-  Keras model may mask or replace them itself, so Keras-compatible code must
-  keep running; `check_data="raise"` makes them an error, `check_data="off"`
-  skips the checks (e.g. for very large arrays).
+Sparse labels must be integral and in `[0, classes)` (or the loss's `ignore_class`),
+checked as given in their own integer type (an int64 `2**40` is refused like `-1`):
+anything else gives a loss of 0, NaN or garbage, so it is an error. In-memory arrays
+are checked once; a generator's, PyDataset's or tf.data's batches each as the adapter
+yields it. NaN/Inf in in-memory x, y or sample_weight warn (a Keras model may handle
+them itself), raise with `check_data="raise"`; `check_data="off"` skips the checks.
 """
 
 from __future__ import annotations

@@ -191,9 +191,11 @@ class Trainer:
         """Compiles the model with the arguments `get_compile_config()` described."""
         config = dict(config)
         config["optimizer"] = optimizers.deserialize(config["optimizer"])
-        config["loss"] = _map_nested(losses_module.deserialize, _custom_names(config["loss"]))
+        config["loss"] = _map_nested(losses_module.deserialize,
+                                     _map_nested(_custom_name, config["loss"], names=True))
         for key in ("metrics", "weighted_metrics"):
-            config[key] = _map_nested(metrics_module.deserialize, _custom_names(config[key]))
+            config[key] = _map_nested(metrics_module.deserialize,
+                                      _map_nested(_custom_name, config[key], names=True))
         self.compile(**config)
 
     @property
@@ -926,19 +928,12 @@ def _serialize_metric(metric):
     return config
 
 
-def _custom_names(spec):
-    """`spec` (a saved loss/metric argument) with each name that `custom_objects` (of the
-    `load_model` running) or the registry holds replaced by that function, so the
-    functions `_serialize_loss`/`_serialize_metric` saved by name come back; other names
-    stay (built-in ones resolve when compiled)."""
-    if isinstance(spec, str):
-        found = serialization.get_registered_object(spec)
-        return spec if found is None else found
-    if isinstance(spec, dict) and "class_name" not in spec:
-        return {key: _custom_names(value) for key, value in spec.items()}
-    if isinstance(spec, (list, tuple)):
-        return [_custom_names(value) for value in spec]
-    return spec
+def _custom_name(name):
+    """A saved loss/metric name as the function `custom_objects` (of the `load_model`
+    running) or the registry holds, so the functions `_serialize_loss`/`_serialize_metric`
+    saved by name come back; other names stay (built-in ones resolve when compiled)."""
+    found = serialization.get_registered_object(name)
+    return name if found is None else found
 
 
 def _named_function(obj):
@@ -946,14 +941,15 @@ def _named_function(obj):
     return inspect.isfunction(obj) and obj.__name__ != "<lambda>"
 
 
-def _map_nested(fn, spec):
-    """`fn` applied to each loss/metric in a compile argument (None, one, or a
-    list/dict of them, nested); names (strings) are kept as they are."""
-    if spec is None or isinstance(spec, str):
+def _map_nested(fn, spec, names=False):
+    """`fn` applied to each loss/metric in a compile argument (None, one, or a list/dict
+    of them, nested): to the names (strings) only with `names`, else to all but names."""
+    if spec is None:
         return spec
+    if isinstance(spec, str):
+        return fn(spec) if names else spec
     if isinstance(spec, dict) and "class_name" not in spec:
-        return {key: _map_nested(fn, value) for key, value in spec.items()}
+        return {key: _map_nested(fn, value, names) for key, value in spec.items()}
     if isinstance(spec, (list, tuple)):
-        return [_map_nested(fn, value) for value in spec]
-    return fn(spec)
-
+        return [_map_nested(fn, value, names) for value in spec]
+    return spec if names else fn(spec)

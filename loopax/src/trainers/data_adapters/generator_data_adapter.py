@@ -82,6 +82,6 @@ class GeneratorDataAdapter(DataAdapter):
 def _length(source):
     try:
         n = len(source)
-    except TypeError:
+    except (TypeError, NotImplementedError):   # no length, or a PyDataset without one
         return None
     return n if n > 0 else None
