@@ -216,3 +216,31 @@ def test_a_reiterable_object_is_read_afresh_each_epoch():
     assert isinstance(adapter, data_adapters.GeneratorDataAdapter)
     assert [len(list(adapter.get_numpy_iterator())) for _ in range(2)] == [2, 2]
     assert source.passes == 3   # one peek, two epochs
+
+
+def test_an_empty_pydataset_is_named_by_its_own_class():
+    """A PyDataset whose first batch is missing is refused naming the user's class (it
+    used to name the adapter's internal wrapper), and one without a length is read until
+    its `__getitem__` runs out."""
+    class NoBatches(keras.utils.PyDataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, index):
+            raise IndexError(index)
+
+    with pytest.raises(ValueError, match="The NoBatches given as data yielded no batch"):
+        data_adapters.get_data_adapter(NoBatches())
+
+    x = np.arange(12.0, dtype="float32").reshape(6, 2)
+
+    class Unsized(keras.utils.PyDataset):
+        def __getitem__(self, index):
+            if index >= 3:
+                raise IndexError(index)
+            return x[2 * index:2 * index + 2], x[2 * index:2 * index + 2, :1]
+
+    adapter = data_adapters.get_data_adapter(Unsized())
+    assert adapter.num_batches is None
+    batches = list(adapter.get_numpy_iterator())
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in batches]), x)

@@ -1,25 +1,14 @@
-"""`CompiledSteps`: the engine `fit`, `evaluate` and `predict` run on.
-
-`compile()` creates one per model. It owns what the passes call:
-
-- the steps as pure functions of values, `step(state, batch) -> (logs,
-  state)` (predict: `-> (outputs, state)`), asked once per `PassKind` from
-  its `StepSource` (for a Model, `step_functions.ModelSteps`);
-- their `StepProgram`s (programs.py), one per `(PassKind, feed, length)`,
-  cached until the next `compile()`;
-- the `ExecutionPlanner`s deciding how many steps each call runs;
-- the first-batch facts the trainer checks batches against.
-
-The epoch runner gets the engine, never the model: the data flows trainer ->
-runner -> engine -> step. A `StepSource` is anything with `value_step(kind,
-example_batch) -> (step, state groups, style)`, `finalize_logs(kind)` and
-`stop_requested(kind)`, so the engine runs a hand-written step over arrays
-as well as a model's (tests/trainers/test_compiled_steps.py).
+"""`CompiledSteps`: the engine `fit`, `evaluate` and `predict` run on, one per
+`compile()`. It holds the steps as pure functions of values (asked once per
+`PassKind` from its `StepSource`, for a Model `step_functions.ModelSteps`), their
+`StepProgram`s per `(PassKind, feed, length)`, the `ExecutionPlanner`s and the
+first-batch facts. The runner gets the engine, never the model, so the engine runs
+a hand-written step over arrays as well (tests/trainers/test_compiled_steps.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import jax
 
@@ -28,18 +17,14 @@ from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.pass_kind import PREDICT, PassKind
 from loopax.src.trainers.programs import StepProgram
 
-if TYPE_CHECKING:
-    from loopax.src.trainers.data_adapters.data_adapter import DataAdapter
-
 # Whether settled loops run as static-length scans: None decides by backend
 # (tests set it to exercise both programs on one machine).
 STATIC_LOOPS: bool | None = None
 
 
 def static_loops_wanted() -> bool:
-    """Static-length scans pay off on accelerators (a runtime trip count cost
-    1.55x per MLP step on an H100); on CPU both forms run alike, measured with
-    bench/fit_mlp.py's step, so the one dynamic program is kept there."""
+    """On accelerators (a runtime trip count cost 1.55x per MLP step on an H100);
+    on CPU both forms run alike (bench/fit_mlp.py), so the dynamic one is kept."""
     if STATIC_LOOPS is not None:
         return STATIC_LOOPS
     return jax.default_backend() != "cpu"
@@ -62,16 +47,11 @@ class CompiledSteps:
     """A model's steps, their compiled programs and planners (see the module docstring).
 
     Attributes:
-        source: the `StepSource`.
-        run_eagerly: run the steps as plain Python (the model's setting).
-        programs: `(kind, feed, length, run_eagerly[, distribution])` -> the
-            `StepProgram`.
-        planners: `(kind, on_device, batch_size)` -> the `ExecutionPlanner` of those
-            passes.
+        programs: `(kind, feed, length, run_eagerly[, distribution])` -> `StepProgram`.
+        planners: `(kind, on_device, batch_size)` -> `ExecutionPlanner`.
         example_batch: `jax.ShapeDtypeStruct`s of the latest first batch.
-        output_spec: the model's output spec for a batch checked against the
-            compiled loss.
-        checked_batches: shape signatures of batches already checked.
+        output_spec: the model's output spec for a batch checked against the loss.
+        checked_batches: shape signatures of the batches checked so far.
     """
 
     def __init__(self, source: StepSource, steps_per_execution: int | str = "auto",
@@ -113,11 +93,11 @@ class CompiledSteps:
     def stop_requested(self, kind: PassKind) -> bool:
         return bool(self.source.stop_requested(kind))
 
-    def expect_batches(self, kind: PassKind, adapter: DataAdapter) -> None:
-        """Notes, before a pass of `kind` over `adapter`'s data asks for its programs,
-        whether that data may end in a partial batch (unknown for a generator: it
-        may), see `pads_partial_batches`."""
-        if adapter.partial_batch_size is None or adapter.partial_batch_size:
+    def expect_batches(self, kind: PassKind, partial_batch_size: int | None) -> None:
+        """Notes, before a pass of `kind` asks for its programs, whether its data may
+        end in a partial batch (`partial_batch_size` rows; None, unknown for a
+        generator: it may), see `pads_partial_batches`."""
+        if partial_batch_size is None or partial_batch_size:
             self._partial_expected.add(kind)
 
     def pads_partial_batches(self, kind: PassKind) -> bool:
@@ -140,9 +120,8 @@ class CompiledSteps:
 
     def planner(self, kind: PassKind, on_device: bool = True,
                 batch_size: int | None = None) -> ExecutionPlanner:
-        """The planner of `kind`'s passes over device-resident (or host) data in
-        batches of `batch_size` rows: another batch size runs other programs, whose
-        steps take other times (validation's 128 rows and evaluate()'s 32)."""
+        """The planner of `kind`'s passes over device (or host) data in batches of
+        `batch_size` rows (another size runs other programs, at other speeds)."""
         key = (kind, on_device, batch_size)
         if key not in self.planners:
             self.planners[key] = ExecutionPlanner(

@@ -1,24 +1,13 @@
-"""Checks that turn silently wrong training into clear errors or warnings.
+"""Checks that turn silently wrong training into clear errors or warnings, run once
+per `fit()`/`evaluate()`/`predict()` on the host before the first step (the compiled
+loop pays nothing per step).
 
-Everything here runs once per `fit()`/`evaluate()`/`predict()` call, on the
-host, before the first step: the compiled (fused) loop pays nothing per step.
-
-- `check_fit_arguments`: `epochs`, `initial_epoch`, `steps_per_epoch`...
-- `check_steps_fit_arrays`: `steps_per_epoch` beyond what arrays give warns
-  as Keras does ("ran out of data"); every epoch still runs the full arrays.
-- `check_model_has_a_loss`: `fit()` with no loss anywhere would train nothing.
-- `check_array_data`: sparse labels must be integral and in `[0, classes)` (or
-  the loss's `ignore_class`): anything else is always wrong, so it is an error
-  (a negative label gives a loss of exactly 0, a large one NaN or garbage).
-  They are checked as given, in their own integer type (an int64 `2**40` is
-  refused like `5` or `-1`, not trained as the class it wraps to). In-memory
-  arrays are checked once; the batches of a generator, a PyDataset or a
-  tf.data-like iterable each as the adapter yields it (they are not read ahead),
-  the first before any step. The checks below are for in-memory arrays only.
-  Non-finite values (NaN/Inf) in x, y or sample_weight warn by default: a
-  Keras model may mask or replace them itself, so Keras-compatible code must
-  keep running; `check_data="raise"` makes them an error, `check_data="off"`
-  skips the checks (e.g. for very large arrays).
+Sparse labels must be integral and in `[0, classes)` (or the loss's `ignore_class`),
+checked as given in their own integer type (an int64 `2**40` is refused like `-1`):
+anything else gives a loss of 0, NaN or garbage, so it is an error. In-memory arrays
+are checked once; a generator's, PyDataset's or tf.data's batches each as the adapter
+yields it. NaN/Inf in in-memory x, y or sample_weight warn (a Keras model may handle
+them itself), raise with `check_data="raise"`; `check_data="off"` skips the checks.
 """
 
 from __future__ import annotations
@@ -141,7 +130,7 @@ def check_array_data(model: Any, adapter: DataAdapter, check_data: str, what: st
     if not adapter.in_memory:
         _check_labels_of_each_batch(model, adapter, what)
         return
-    x, y, sample_weight = unpack_x_y_sample_weight(cast(ArrayDataAdapter, adapter).data)
+    x, y, sample_weight = cast(ArrayDataAdapter, adapter).parts
     if y is not None and _checks_labels(model):
         _check_sparse_labels(model, y, what)
     _check_embedding_indices(model, x, what)
@@ -180,14 +169,14 @@ def _check_batch_labels(model, batch, what, index):
         _check_sparse_labels(model, y, f"{what} batch {index}")
 
 
-def _is_float(a):
-    return np.issubdtype(np.dtype(a.dtype), np.inexact)
+def _is_float(dtype):
+    return np.issubdtype(np.dtype(dtype), np.inexact)
 
 
 def _all_finite(a):
     """Whether `a` has no NaN/Inf: one reduction (no temporary array) in the
     common case; a sum that overflows falls back to the exact check."""
-    if not _is_float(a):
+    if not _is_float(a.dtype):
         return True
     if np.isfinite(np.sum(a)):
         return True
@@ -217,7 +206,7 @@ def _check_sparse_labels(model, y, what):
             labels = labels[labels != ignore]
         where = f"y for output {compile_loss.names[i]!r}" if len(compile_loss.names) > 1 else "y"
         loss_name = getattr(loss, "name", getattr(loss, "__name__", loss))
-        if _is_float(labels) and not np.all(labels == np.round(labels)):
+        if _is_float(labels.dtype) and not np.all(labels == np.round(labels)):
             bad = labels[labels != np.round(labels)]
             raise ValueError(
                 f"{what}: the sparse loss {loss_name!r} takes integer class indices, but "

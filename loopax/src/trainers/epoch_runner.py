@@ -1,13 +1,9 @@
-"""Running an engine's compiled steps over one pass of the data.
+"""One pass of the data over an engine's compiled steps (never the model).
 
-The runner gets the `CompiledSteps` engine (compiled_steps.py), never the
-model. `run_pass` drives one pass of training, evaluation or prediction: the
-`ExecutionPlanner` cuts it into `Execution`s (`executions()` for array data on
-the device, `host_executions()` for prefetched host chunks), and the pass runs
-each on the `LiveState` with the batch hooks around it; a prediction's outputs
-are concatenated at the end.
-`step_bounds` turns what the callbacks need into the `StepBounds` the
-executions obey (one step per call, or ends at multiples of a frequency).
+`run_pass` runs a training, evaluation or prediction pass: its `Execution`s
+(`executions()` over device data, `host_executions()` over prefetched host
+chunks) on the `LiveState`, the batch hooks around each; predict's outputs are
+concatenated at the end. `step_bounds`: what the callbacks allow.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -47,9 +43,8 @@ _logger = logging.getLogger("loopax")
 
 def step_bounds(engine: CompiledSteps, callbacks: CallbackList, kind: PassKind,
                 say: bool = False) -> StepBounds:
-    """The `StepBounds` of a `kind` pass (a `PassKind`) under
-    `callbacks`. When a callback makes steps run one per call, says why in a
-    debug log of the "loopax" logger, and on stdout too when `say`."""
+    """The `StepBounds` of a `kind` pass under `callbacks`; when a callback makes
+    steps run one per call, says why ("loopax" logger, debug; stdout too if `say`)."""
     needs = callbacks.batch_needs(kind)
     bounds = StepBounds(needs, engine.steps_per_execution, kind)
     if bounds.every_batch:
@@ -61,11 +56,9 @@ def step_bounds(engine: CompiledSteps, callbacks: CallbackList, kind: PassKind,
 
 
 class DataPosition:
-    """Where `fit`'s epochs read the data when `steps_per_epoch` is less than the
-    batches the data has (`num_batches`, known): as in Keras, the next epoch goes on
-    from the batch the last one stopped at, and a new pass over the data (in a new
-    order) starts only once all its batches were read, so an epoch can be shorter
-    than `steps_per_epoch` when that does not divide `num_batches`."""
+    """Where `fit`'s epochs read the data when `steps_per_epoch` is less than its
+    `num_batches`: as in Keras, an epoch goes on where the last stopped, and a new
+    pass (a new order) starts once all batches were read, so an epoch can be short."""
 
     def __init__(self, num_batches, steps_per_epoch):
         self.continues = bool(num_batches and steps_per_epoch
@@ -99,8 +92,7 @@ class DataPosition:
 
 
 def _shifted(hook, offset):
-    """The batch hook `hook` with batch numbers counted from `offset` (an epoch that
-    starts inside the data numbers its batches from 0, as in Keras)."""
+    """`hook` with batch numbers counted from `offset` (an epoch from 0, as Keras)."""
     if not offset:
         return hook
     return lambda step, *logs: hook(step - offset, *logs)
@@ -110,7 +102,8 @@ def _shifted(hook, offset):
 def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: LiveState,
              callbacks: CallbackList, seed: tuple[int, int] | None, max_steps: int | None,
              bounds: StepBounds, start_step: int = 0, later_passes: int = 0,
-             data_start: int = 0, run: TrainingRun | None = None) -> Any:
+             data_start: int = 0, run: TrainingRun | None = None,
+             compile_next: Callable[[], None] | None = None) -> Any:
     """Runs `kind` steps over one epoch of `adapter`, in executions within `bounds`,
     from batch `start_step` on (a resumed epoch), the batch hooks around each.
     `later_passes`: the passes of this kind the run makes after this one (the
@@ -118,14 +111,17 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
     batch of the data the epoch starts at (`DataPosition`); `max_steps` then counts
     from the data's first batch. `run`: a training pass's `TrainingRun`, whose
     global step (`steps_done`) the executions' bounds count from and the pass
-    advances. Returns the last logs (device arrays), for
-    PREDICT the outputs concatenated (NumPy), or None when no batch came."""
+    advances. `compile_next`: fit's first epoch: the full batches' one-step program
+    is compiled ahead too, then `compile_next()` asks for the next pass's
+    (validation's), so the background compiler takes them in that order.
+    Returns the last logs (device arrays), for PREDICT the outputs concatenated
+    (NumPy), or None when no batch came."""
     predict = kind is PREDICT
     begin = _shifted(getattr(callbacks, kind.batch_begin), data_start)
     end = _shifted(getattr(callbacks, kind.batch_end), data_start)
-    device = on_device(engine, adapter)
+    device = not engine.run_eagerly and adapter.fits_on_device()
     planner = engine.planner(kind, device, adapter.batch_size)
-    engine.expect_batches(kind, adapter)
+    engine.expect_batches(kind, adapter.partial_batch_size)
     single = engine.program(kind)
     start_step += data_start
     # Global steps before the data's first batch (the bounds count the epoch's own steps).
@@ -136,12 +132,13 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
     if device:
         loop = engine.program(kind, "device", "dynamic")
         static_loop = engine.program(kind, "device", "static") if planner.static_loops else None
-        data = adapter.device_data()
         order = None if predict else adapter.device_order(seed)
+        data = adapter.device_data()
         if planner.mode is None:
             jax.block_until_ready((data, order))   # the transfer must not be timed as steps
         live.refresh()
-        compile_ahead(engine, kind, cast("ArrayDataAdapter", adapter), live.values, max_steps)
+        compile_ahead(engine, kind, cast("ArrayDataAdapter", adapter), live.values, max_steps,
+                      full_batches=compile_next is not None)
         capacity = _predict_capacity(engine, adapter, max_steps, live, data) if predict else None
         source = executions(cast("ArrayDataAdapter", adapter), planner, bounds, max_steps,
                             start_step, None if predict else later_passes, capacity,
@@ -158,6 +155,8 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
             first_step=start_step, pad_rows=engine.pads_partial_batches(kind),
             steps_before=steps_before)
         source = host_executions(chunks, planner, engine.run_eagerly)
+    if compile_next is not None:
+        compile_next()
     out, pieces, reached = None, [], start_step
     programs = (single, loop, static_loop, planner, capacity)
     try:
@@ -200,17 +199,9 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
     return out
 
 
-def on_device(engine: CompiledSteps, adapter: DataAdapter) -> bool:
-    """Whether a pass reads `adapter`'s data from the device (compiled steps,
-    data that fits) rather than from host batches."""
-    return not engine.run_eagerly and adapter.fits_on_device()
-
-
 def _start_timer(live, timed):
-    """`time.perf_counter()` as an execution starts; a timed one starts once the work
-    issued before it has finished (calls run asynchronously: a pass's first timed
-    step would otherwise wait for the steps before it, as validation's did for the
-    training epoch's, 1.4 s on the convnet)."""
+    """`time.perf_counter()` as an execution starts; a timed one waits first for the
+    work issued before it (validation's first step timed the epoch's, 1.4 s)."""
     if timed:
         jax.block_until_ready(live.values)
     return time.perf_counter()
@@ -223,12 +214,8 @@ def _compile_marks():
 
 def _planner_seconds(planner, how, seconds, ahead_seconds, marks):
     """What a timed execution reports to the planner. The first single step: its
-    program's compile, as long as compiling it took when the cache kept it (the
-    compile seconds the cache saved this thread since `marks`); a background
-    compile took `ahead_seconds`, of which the call waited for the rest, if any.
-    Others: their time, or None when it is not the steps' own: the execution
-    compiled a program (a new batch shape, a new loop length), or a background
-    compile shared the CPU as it ended."""
+    program's compile (with the seconds the cache saved since `marks`, or the
+    background compile's `ahead_seconds`). Others: `_own_time`."""
     if seconds is not None and how == "single" and not planner.single_compiled:
         return max(seconds + compile_seconds_saved() - marks[0], ahead_seconds())
     return _own_time(seconds, marks)
@@ -245,15 +232,12 @@ def _own_time(seconds, marks):
 def compile_ahead(engine: CompiledSteps, kind: PassKind, adapter: ArrayDataAdapter,
                   values: Any = None, max_steps: int | None = None,
                   full_batches: bool = False) -> None:
-    """Starts compiling, in the background, the one-step programs of `kind` a
-    pass over `adapter`'s data will call and no call has compiled yet, when that
-    pass reads device-resident data (`on_device`): the last, partial batch's
-    when the pass reaches it, and with `full_batches` the full batches' too
-    (fit() asks for its validation pass's before training starts). `values`: the
-    state the programs take (None: the Variables' values)."""
-    if not on_device(engine, adapter):
+    """Starts compiling in the background the one-step programs a `kind` pass over
+    `adapter`'s device-resident data will call: the last, partial batch's, and with
+    `full_batches` the full batches' too. `values`: the state (None: the Variables')."""
+    if engine.run_eagerly or not adapter.fits_on_device():
         return
-    engine.expect_batches(kind, adapter)
+    engine.expect_batches(kind, adapter.partial_batch_size)
     single = engine.program(kind)
     if values is None:
         values = LiveState.current_values(engine.state_groups(kind))
@@ -272,8 +256,7 @@ def compile_ahead(engine: CompiledSteps, kind: PassKind, adapter: ArrayDataAdapt
 
 
 def _record(planner, kind, how, n, seconds, issued=None):
-    """Reports a timed execution to the planner; logs its choice when made (a
-    short run's single steps, and the loop-or-single choice of a longer one)."""
+    """Reports a timed execution to the planner; logs its choice when made."""
     before = (planner.mode, planner.loop.done)
     planner.record(how, n, seconds, issued)
     if planner.mode is not None and (planner.mode, planner.loop.done) != before:
@@ -281,21 +264,11 @@ def _record(planner, kind, how, n, seconds, issued=None):
 
 
 class Execution(NamedTuple):
-    """One compiled call (or a burst of one-step calls) of a pass.
-
-    how: "warm" (compile the loop, run no step), "loop" (`steps` steps in one
-        call) or "single" (`steps` one-step calls);
-    first_step: the epoch's batch it starts at;
-    row0, batch_size: for device data, where its first batch starts, and the
-        rows per batch (the last, partial batch has its own size, unless padded
-        to the full size);
-    timed: the planner asked for its time; planned: the planner chose it
-        (report its time back with `planner.record`);
-    rows: a padded batch's real rows (padded_batches.py);
-    feed: "device" (batches gathered from the device-resident `data` in
-        `order`), "stacked" (`data`: host batches stacked on a leading axis) or
-        "batch" (`data`: one batch).
-    """
+    """One compiled call (or a burst of one-step calls) of a pass: `how` ("warm",
+    "loop", "single") `steps` from the epoch's batch `first_step`; for device data
+    `row0` and `batch_size` (a partial batch's own, unless padded: `rows` real);
+    `timed`/`planned`: report its time to the planner; `feed` as `StepProgram`'s
+    ("device": `data` in `order`; "stacked"; "batch": `data` is one batch)."""
     how: str
     first_step: int
     steps: int
@@ -314,20 +287,12 @@ def executions(adapter: ArrayDataAdapter, planner: ExecutionPlanner, bounds: Ste
                later_passes: int | None = None, capacity: int | None = None,
                pad_partial: bool = False, data: Any = None, order: Any = None,
                steps_before: int = 0) -> Iterator[Execution]:
-    """Cuts one epoch of device-resident `adapter` data (`data`, in `order`) into
-    `Execution`s, for training, evaluation and prediction alike, from batch
-    `start_step` on.
-
-    The planner sizes the executions over the full batches, within `bounds`;
-    the last, partial batch (and every batch, when `bounds.every_batch`) runs
-    alone. `later_passes`: passes of this kind after this one (the planner
-    weighs a loop's compile against the steps left; None: not weighed).
-    `capacity`: the most steps one call may run (predict's output buffer).
-    `pad_partial`: the partial batch runs padded to the full size (its
-    `rows` say how many are real). `steps_before`: global steps run before
-    step 0 (for `bounds`).
-    The consumer runs each execution before asking for the next, and may stop
-    early."""
+    """One epoch of device-resident `data` (in `order`) as `Execution`s from batch
+    `start_step` on, each run before the next is asked for. The planner sizes them
+    over the full batches within `bounds`; the partial batch runs alone (padded
+    with `pad_partial`). `later_passes`: passes to come (None: a loop's compile is
+    not weighed); `capacity`: predict's most steps per call; `steps_before`: global
+    steps before step 0."""
     size = adapter.batch_size
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full = min(adapter.num_full_batches, steps)
@@ -357,8 +322,7 @@ def executions(adapter: ArrayDataAdapter, planner: ExecutionPlanner, bounds: Ste
 
 def host_executions(chunks: HostChunks, planner: ExecutionPlanner,
                     eager: bool = False) -> Iterator[Execution]:
-    """The `Execution`s of host data: `chunks`' stacked chunks as loops, its single
-    batches as one-step calls (the planner times one to size the chunks)."""
+    """Host data's `Execution`s: stacked chunks as loops, single batches alone."""
     for chunk in chunks:
         if chunk.stacked:
             yield Execution("loop", chunk.first_step, chunk.steps, 0, None, False, False,
@@ -370,10 +334,9 @@ def host_executions(chunks: HostChunks, planner: ExecutionPlanner,
 
 
 def _execute(execution, live, programs, predict):
-    """Runs `execution` on the live state; returns (logs, or predict's outputs on
-    the host; seconds when timed, else None; for one-step calls timed, the
-    seconds their calls took to return, else None). A loop that may not fuse
-    (`StepProgram.may_fuse`) runs as one-step calls."""
+    """Runs `execution` on the live state: (logs or predict's host outputs, seconds
+    when timed, seconds the one-step calls took to return when timed). A loop that
+    may not fuse (`StepProgram.may_fuse`) runs as one-step calls."""
     single, loop, static_loop, planner, capacity = programs
     how, n, data = execution.how, execution.steps, execution.data
     fused = None
@@ -434,8 +397,7 @@ def _ahead_seconds(single, execution):
 
 
 def _predict_capacity(engine, adapter, max_steps, live, data):
-    """The most steps one predict call runs: its outputs fill a buffer of that
-    many steps (at most `_PREDICT_BUFFER_BYTES`)."""
+    """The most steps one predict call runs (its output buffer: `_PREDICT_BUFFER_BYTES`)."""
     steps = adapter.num_batches if max_steps is None else min(max_steps, adapter.num_batches)
     full, size = min(adapter.num_full_batches, steps), adapter.batch_size
     spe = engine.steps_per_execution

@@ -1,58 +1,34 @@
-"""How an epoch is cut into compiled calls: the execution planner.
+"""How a pass is cut into compiled calls: `ExecutionPlanner` and `StepBounds`.
 
-`ExecutionPlanner` decides how each call runs: "loop" (`n` steps fused in one
-compiled loop) or "single" (one step, no loop). With an integer
-`steps_per_execution` k it is k-step loops (k > 1) or single steps (k = 1).
-With "auto" it measures:
+Each call runs "single" steps (`n` one-step calls back to back, reported to
+callbacks as one execution) or a "loop" (`n` steps fused in one program; its
+trip count a runtime value, so changing `n` never recompiles). An integer
+`steps_per_execution` k gives k-step loops (k > 1) or single steps (k = 1);
+"auto" measures:
 
-1. single steps first: the first call compiles the one-step program and is
-   timed (its compile time, an estimate of the loop's: `LOOP_COMPILE_FACTOR`),
-   then bursts of steps sized to last about 20 ms give the per-step time;
-2. the fused loop is compiled only if it can repay its compile over the
-   steps that remain (this pass and the passes to come, the `horizon`): it
-   could at best save a single step's whole time per step, so a run with
-   `single per step * horizon <= estimated loop compile` keeps single steps
-   (a later, longer run asks again, and the single steps already run count
-   toward repaying the loop). A short script never pays for a loop. This
-   weighing is for CPU (`weigh_compile`); on accelerators the loop is
-   compiled and timed unless the single steps are device-bound: a fused loop
-   removes the host's work per step, and where issuing a step takes under
-   `DEVICE_BOUND_FRACTION` of the step's time the host already keeps ahead
-   of the device (H200, a CIFAR ResNet: 0.1 of 6 ms), so the loop could save
-   nothing and its compiles (and its static-length sizes) only delay the
-   first epoch (12.7 against 2.3 s there). A dispatch-bound step runs several
-   times faster fused (H100, MLP: 54 against 285 µs per step) and gets its loop;
-3. otherwise the loop is compiled by a call running 0 steps, timed like the
-   single steps, and whichever is faster is kept ("auto" is never slower
-   than single steps by more than the timing noise; on an H100 a ResNet step
-   ran 6% slower in a loop). A kept loop gets `k` steps per call so one call
-   lasts about `TARGET_CALL_SECONDS` (long enough that the per-call cost
-   disappears, short enough for a lively progress bar), refined by the next
-   two calls, which are timed too. (On CPU a step with convolutions is never
-   fused: its "loop" is one-step calls, see `programs.cpu_rules`.)
+1. single steps first: the first call is timed with its compile (the estimate
+   of the loop's, `LOOP_COMPILE_FACTOR`), then bursts of about 20 ms give the
+   per-step time;
+2. on CPU (`weigh_compile`) the loop is compiled only if the steps left in the
+   run (the `horizon`) could repay that compile, saving at most a single step
+   per step; the single steps already run count too (ski rental: within 2x of
+   the best choice known in hindsight). On accelerators the loop is compiled
+   unless the single steps are device-bound (issued in under
+   `DEVICE_BOUND_FRACTION` of their time: H200, a CIFAR ResNet, 0.1 of 6 ms);
+3. the loop is compiled by a call running 0 steps ("warm"), timed like the
+   single steps, and the faster is kept; a kept loop runs `k` steps per call,
+   about `TARGET_CALL_SECONDS`, refined by the next two calls. With
+   `static_loops` (accelerators) a settled loop runs as a static-length scan,
+   for at most `MAX_STATIC_SIZES` sizes.
 
-Every program computes the same step, so the results are bit-identical
-whichever ran a given step (tests/trainers/test_fusion_callbacks.py).
+Every program computes the same step, so the results are bit-identical whichever
+ran a step (tests/trainers/test_fusion_callbacks.py). `describe()` says what was
+chosen and why ("loopax" logger, debug level).
 
-Once the loop is chosen and refined, and `static_loops` is on (accelerators),
-loops run as static-length scans (a "static" `StepProgram`): one program
-per size, for at most `MAX_STATIC_SIZES` sizes (the chunk and the epoch's
-remainder, typically); other sizes use the runtime-count loop.
-
-`describe()` says what was chosen and why (the trainer logs it at debug level
-on the "loopax" logger).
-
-An execution of "single" steps is `n` one-step calls back to back, reported
-to callbacks as one execution (Keras's `steps_per_execution` rule).
-
-The device loop takes `n` at run time, so changing `k` never recompiles.
-
-`StepBounds` is what the callbacks allow ("auto" only: an integer
-`steps_per_execution` keeps Keras's chunked hooks): one step per call while
-a callback needs every batch (`Callback.batch_hooks == "every"`), and
-executions that end at the multiples of each `batch_hooks_freq` (global
-training steps of this `fit`). It depends on the callbacks only, never on
-timings, so what a callback sees is the same on every run.
+`StepBounds` is what the callbacks allow ("auto" only: an integer keeps Keras's
+chunked hooks): one step per call while a callback needs every batch, and
+executions ending at the multiples of each `batch_hooks_freq` (global training
+steps). It depends on the callbacks only, never on timings.
 """
 
 from __future__ import annotations
@@ -68,9 +44,8 @@ TARGET_CALL_SECONDS = 0.05
 SINGLE_WORTH_SECONDS = 1e-3
 MAX_HOST_CAPACITY = 64
 MAX_STATIC_SIZES = 4
-# A fused loop's compile time over its one-step program's (first call, trace
-# included). Measured on the 2-core CPU with JAX_LOG_COMPILES=1: the MLP of
-# bench/first_result.py 0.61 s (loop) vs 0.85 s (step, under more load).
+# A fused loop's compile time over its one-step program's (first call, trace included):
+# bench/first_result.py's MLP, 0.61 s (loop) vs 0.85 s (step, under more load), 2-core CPU.
 LOOP_COMPILE_FACTOR = 1.0
 # Single steps whose calls are issued in under this share of their time run at
 # the device's pace: a fused loop cannot make them faster (accelerators).
@@ -123,18 +98,15 @@ class ExecutionPlanner:
         return self.single.per_step
 
     def next(self, remaining: int, horizon: int | None = None) -> tuple[str, int, bool]:
-        """`(how, n, timed)` for the next execution: how is "warm" (compile the
-        loop, 0 steps), "loop" (n steps in one call) or "single" (n one-step
-        calls back to back); `timed` asks the caller to wait for the execution
-        and report its duration to `record`. `horizon`: the steps left in this
-        run, this pass's and the passes' to come (default `remaining`).
+        """`(how, n, timed)` for the next execution ("warm": compile the loop, 0
+        steps); `timed` asks the caller to report its duration to `record`.
+        `horizon`: the steps left in the run (default `remaining`).
 
         Host data (`host`): the prefetch thread stacks the chunks ahead, so no loop
-        is timed: single steps until one is timed (the first compiles), then, for
-        steps under `SINGLE_WORTH_SECONDS`, loops over stacked chunks of a power of
-        two of batches lasting about `TARGET_CALL_SECONDS` (at most
-        `MAX_HOST_CAPACITY`; `n` is the chunk's capacity, not bounded by
-        `remaining`)."""
+        is timed: single steps until one is timed, then, for steps under
+        `SINGLE_WORTH_SECONDS`, loops over chunks of a power of two of batches
+        lasting about `TARGET_CALL_SECONDS` (at most `MAX_HOST_CAPACITY`; `n` is
+        the chunk's capacity, not bounded by `remaining`)."""
         if self.fixed is not None:
             mode = cast(str, self.mode)   # set with `fixed`
             return mode, min(self.fixed, remaining) if mode == "loop" else 1, False
@@ -162,13 +134,9 @@ class ExecutionPlanner:
         return mode, n, mode == "loop" and self.refinements < 2
 
     def loop_pays(self, horizon: int) -> bool:
-        """Whether a fused loop could repay its estimated compile time over
-        `horizon` steps, saving at most a single step's time on each. The single
-        steps already run for want of a loop count too (rent paid, as in the ski
-        rental problem): a model trained by many short `fit()` calls, a notebook's
-        cells or a benchmark's rounds, gets its loop once they have cost as much as
-        compiling it, so the total time stays within 2x of the best choice made
-        knowing the future."""
+        """Whether a fused loop could repay its estimated compile over `horizon`
+        steps and the single steps already run for want of it (many short `fit()`
+        calls get their loop once they have cost as much as compiling it)."""
         if not self.weigh_compile:
             return not self.device_bound
         steps = horizon + self.single_steps_run
@@ -176,9 +144,8 @@ class ExecutionPlanner:
 
     @property
     def device_bound(self) -> bool:
-        """Whether the timed single steps ran at the device's pace: issuing
-        them (the host's work, which a loop would remove) took under
-        `DEVICE_BOUND_FRACTION` of their time."""
+        """Whether issuing the timed single steps (the host's work, which a loop
+        removes) took under `DEVICE_BOUND_FRACTION` of their time."""
         issued, per_step = self.single.issued_per_step, self.single.per_step
         return issued is not None and per_step is not None and (
             issued < DEVICE_BOUND_FRACTION * per_step)
@@ -232,8 +199,7 @@ class ExecutionPlanner:
             or (self.mode == "loop" and self.refinements >= 2))
 
     def static_size(self, n: int) -> bool:
-        """Whether an `n`-step loop runs as a static-length scan (see the module
-        docstring); registers `n` as one of the bounded set of sizes."""
+        """Whether an `n`-step loop runs as a static-length scan; registers `n`."""
         if not self.static_loops or not self.settled:
             return False
         if n not in self.static_sizes and len(self.static_sizes) >= MAX_STATIC_SIZES:
@@ -291,13 +257,10 @@ class StepBounds:
         return remaining if room is None else min(room, remaining)
 
 
-
 class _Timing:
-    """Per-step time from bursts of steps: the first execution is a 1-step
-    probe; later bursts are sized to last about 20 ms (a shorter one can be
-    off by a scheduler time slice on a shared machine); done after a burst
-    that long, after 3 bursts, or at once for a step over 50 ms. The fastest
-    burst counts."""
+    """Per-step time from bursts: a 1-step probe, then bursts of about 20 ms (a
+    shorter one can be off by a time slice); done after such a burst, 3 bursts, or
+    a step over 50 ms. The fastest burst counts."""
 
     def __init__(self):
         self.samples = []   # (steps, seconds, seconds to issue or None)

@@ -1,15 +1,9 @@
-"""Host data prefetched for the compiled calls, on a background thread.
-
-`HostChunks` serves data that is not on the device (generators, PyDatasets,
-loaders, arrays too large for the device) from a background thread: it groups
-up to `capacity` consecutive batches of the same shape, stacks them, puts them
-on the device and queues them, so the device never waits for the host.
-
-The planner belongs to the consuming (main) thread: the capacity is handed
-to the background thread as a number. Until the planner has settled it (the
-first steps are timed), the thread builds each chunk only once the consumer
-has come back for the next one, with the capacity the planner gives then, so
-the chunk sizes never depend on thread timing.
+"""`HostChunks`: data that is not on the device (generators, PyDatasets, loaders,
+arrays too large), read by a background thread that groups up to `capacity`
+consecutive batches of one shape, stacks them, puts them on the device and queues
+them. The planner stays on the consuming thread and hands the thread each capacity
+as a number; until it has settled, a chunk is built only once the consumer asks
+for it, so the chunk sizes never depend on thread timing.
 """
 
 from __future__ import annotations

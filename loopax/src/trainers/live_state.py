@@ -1,20 +1,14 @@
 """`LiveState`: the training state while `fit`, `evaluate` or `predict` runs.
 
-The state is the values of groups of Variables (trainable, non-trainable,
-optimizer, metrics). During a loop it lives in device arrays that the
-compiled calls consume and return (donated: updated in place); the Variables
-are not touched. `write_back()` assigns the current values to the Variables:
-at the end of each epoch, before callbacks that may look at the model, at the
-end of the loop and when an exception interrupts it. `refresh()` re-reads
-the Variables before the next call whenever they hold the current values, so
-a callback that assigns a Variable (a new learning rate, restored weights) is
-seen by the next step.
+During a pass the state's values live in device arrays the compiled calls take
+(donated) and return; `write_back()` assigns them to the Variables (epoch ends,
+callbacks that may look at the model, the end, an interruption) and `refresh()`
+re-reads the Variables while they hold the current values, so a callback's
+assignment (a learning rate, restored weights) reaches the next step.
 
-Ctrl-C. A compiled call deletes the arrays it was given; until its outputs
-are recorded they are the only copy of the state. `call` (a compiled call
-and the recording of its outputs) and `write_back` therefore run with SIGINT
-held (`INTERRUPTS_HELD`): a KeyboardInterrupt arrives before or after them,
-never between, and the interrupted `fit` writes back a consistent state.
+Ctrl-C: a compiled call deletes the arrays it was given, so `call` and
+`write_back` run with SIGINT held (`INTERRUPTS_HELD`): a KeyboardInterrupt comes
+before or after them, and the interrupted `fit` writes back a consistent state.
 """
 
 from __future__ import annotations

@@ -1,49 +1,25 @@
 """`StepProgram`: a step, how it is fed and how many steps one call runs.
 
-A step is `step(state, batch) -> (logs, state)` (predict: `-> (outputs,
-state)`). A `StepProgram` compiles it for one **feed**:
+A step is `step(state, batch) -> (logs, state)` (predict: outputs). The feeds:
+"batch" `(state, batch)` (with `counts_rows` also the batch's real rows, so a
+padded partial batch runs it, padded_batches.py); "device" `(state, data,
+order, row0, n, batch_size)`, batch `i` gathered inside the program from rows
+`order[row0 + i*B : row0 + (i+1)*B]` of the device-resident data (predict adds
+`capacity`, its output buffer's steps); "stacked" `(state, stacked, n)`, host
+batches stacked on a leading axis. The lengths: "one" (feed "batch"),
+"dynamic" (`fori_loop`, `n` at run time) or "static" (`n` a constant: a
+fixed-length scan, 1.55x faster per MLP step on an H100; alike on CPU). A loop
+returns the last step's logs (predict: every step's outputs).
 
-- "batch": `(state, batch)` (with `counts_rows`: `(state, batch, rows)`, the
-  batch's real rows, so a padded partial batch runs it too, padded_batches.py);
-- "device": `(state, data, order, row0, n, batch_size)`: the dataset is on the
-  device and batch `i` is rows `order[row0 + i*B : row0 + (i+1)*B]` gathered
-  inside the program (`order` None: the natural order); predict adds
-  `capacity`, the rows of its output buffer;
-- "stacked": `(state, stacked, n)`: `n` host batches stacked on a leading axis;
+Every program donates the state (argument 0): the caller must not reuse it.
 
-and one **length**: "one" step (feed "batch" only), a "dynamic" loop
-(`lax.fori_loop`, `n` a runtime value: one program for every `n`) or a
-"static" one (`n` a compile-time constant: XLA gets a fixed-length scan,
-which GPUs run markedly faster, 1.55x on an H100 for a small MLP step; on CPU
-the two cost the same). A loop returns the final state and the last step's
-logs (predict: every step's outputs, stacked).
-
-Its methods say what it does: `lower(*args)` (the XLA program for these
-arguments), `compile_async(state, batch_spec)` (a one-step program for a
-batch shape still to come, compiled in a background thread while earlier
-steps run), `may_fuse(*args)` (whether this loop should run, see `cpu_rules`)
-and `__call__`.
-
-On CPU the first `lower`, `may_fuse` or call traces the program and applies
-`cpu_rules` to its jaxpr:
-
-- a program holding a convolution compiles with `CONVOLUTION_COMPILER_OPTIONS`:
-  jaxlib 0.10's XLA:CPU hands every convolution to YNNPACK, whose kernel
-  gradients run 2-3x slower than Eigen's on AVX-512 cores (mnist_convnet's
-  32->64 kernel gradient 32 -> 12 ms); an empty YNN fusion list gives them back
-  to Eigen (bench/vs_tensorflow.py). Options the installed jaxlib does not know
-  are dropped (checked once). Every program of one step holds the same ops, so
-  its one-step program and its loops make the same choice and the same bits;
-- a loop whose step holds a convolution XLA cannot hand to Eigen as it is (any
-  gradient of a convolution, or NCHW data) may not be fused: XLA:CPU rewrites
-  such convolutions into Eigen's NHWC/HWIO form only at a program's top level
-  (its ConvCanonicalization pass walks the entry computation only), so inside a
-  `while` body they run as naive loop nests, 20-50x slower (bench/
-  conv_fused.py). The pass then runs the loop's steps as one-step calls.
-
-Every program donates the state (argument 0): training's updates weights and
-optimizer slots in place, and evaluation's and prediction's return the weights
-they were given without a copy. The caller must not reuse the arrays it passed.
+`cpu_rules` (applied to the first trace on CPU): a program holding a
+convolution compiles with `CONVOLUTION_COMPILER_OPTIONS`, which hand the
+convolutions from YNNPACK back to Eigen (kernel gradients 2-3x faster on AVX-512,
+bench/vs_tensorflow.py); a loop whose convolutions XLA cannot put in Eigen's
+NHWC/HWIO form inside a `while` body (any convolution gradient, NCHW data: XLA
+canonicalizes only the entry computation's) may not fuse, as it would run 20-50x
+slower (bench/conv_fused.py): its steps then run as one-step calls.
 """
 
 from __future__ import annotations

@@ -1,48 +1,25 @@
 """`Trainer`: `compile`, `fit`, `evaluate`, `predict` and the `*_on_batch`
 methods of `Model` (a mixin; `self` is the model).
 
-The state model. Training state is the values of four groups of Variables:
-`(trainable, non_trainable, optimizer, metrics)` (evaluation: `(trainable,
-non_trainable, metrics)`; prediction: `(trainable, non_trainable)`). A step
-is a function of values:
+Training state is the values of four groups of Variables, `(trainable,
+non_trainable, optimizer, metrics)` (evaluation drops the optimizer's,
+prediction the metrics' too), and a step is a function of values, as Keras's
+JAX backend writes them:
 
     train_step(self, state, data) -> (logs, state)
     test_step(self, state, data)  -> (logs, state)
     predict_step(self, state, data) -> (outputs, non_trainable)
 
-as Keras's JAX backend writes them. Overriding one with a single `data` argument selects the
-TF style instead (`train_step(self, data)` reads and assigns Variables, e.g.
-with a GradientTape and `optimizer.apply_gradients`); loopax runs it inside
-a `StateScope` mapping the Variables to the state values, which makes it a
-step of the same form, so both styles fuse and compile alike
-(`step_functions.py`); `compile()` creates the engine that compiles and
-plans them (`CompiledSteps`, compiled_steps.py).
-
-Speed. `fit` runs `k` steps per compiled call (`steps_per_execution`; "auto"
-picks how from the timed first calls, see `execution_planner.py`). Array data
-that fits is put on the device once; each epoch's row order is shipped once
-and batches are gathered inside the compiled loop (`programs.py`). The
-state is donated to each call and comes back once per call; logs are not
-fetched by the trainer (pure loggers such as the progress bar read them when
-they draw; other callbacks get floats once per hook). The last,
-partial batch has its own shape, compiled once and reused every epoch.
-`epoch_runner.py` drives the calls and the batch hooks.
-
-When the model's Variables hold the current weights. During `fit` the
-weights live in the compiled calls' arrays; they are written back to the
-Variables (`LiveState.write_back`) before `on_epoch_end` (and validation),
-at the end of `fit`, when an exception interrupts it (the model keeps the
-weights trained so far), whenever a callback reads `callback.model`
-(`jax_state_sync`), and around every batch hook when a callback that is not
-a pure logger implements batch hooks.
-
-Callbacks shape the executions (`epoch_runner.step_bounds`): under "auto", a
-callback whose batch hooks need every batch gets one step per call, and
-`batch_hooks_freq` ends executions at its multiples; see docs/design.md.
+A step overridden with one `data` argument is TF-style (it reads and assigns
+Variables); `step_functions.py` makes it a step of the same form. During a
+pass the state lives in the compiled calls' arrays (`LiveState`) and is
+written back to the Variables around whatever may read them: epoch ends,
+validation, interruptions, `callback.model`. The flow: trainers/README.md.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import random
 import warnings
@@ -69,9 +46,9 @@ from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check
 from loopax.src.trainers.compiled_steps import CompiledSteps
 from loopax.src.trainers.data_adapters import (
     ArrayDataAdapter,
+    batch_source_kind,
     data_adapter_utils,
     get_data_adapter,
-    is_batch_source,
     pack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.array_data_adapter import check_batch_size
@@ -130,10 +107,8 @@ class Trainer:
 
     @property
     def _compiled_steps(self) -> CompiledSteps:
-        """The engine the passes run on (compiled_steps.py): made by `compile()`, or
-        on first use by an uncompiled model's `predict`. Kept in an object Module
-        does not walk (it references optimizer and metric Variables, which are not
-        weights)."""
+        """The engine the passes run on, made by `compile()` (or an uncompiled model's
+        `predict`); kept out of the Module walk (it holds optimizer and metric Variables)."""
         engine = self.__dict__.get("_loopax_engine")
         if engine is None:
             engine = self._new_engine()
@@ -145,9 +120,7 @@ class Trainer:
             self.run_eagerly)
         return engine
 
-    # ======================================================================
-    # compile
-    # ======================================================================
+    # ---- compile -------------------------------------------------------------------------
     def compile(self, optimizer: str | optimizers.Optimizer | Any = "rmsprop",
                 loss: str | Callable | Sequence | dict | None = None,
                 loss_weights: float | Sequence[float] | dict | None = None,
@@ -218,9 +191,11 @@ class Trainer:
         """Compiles the model with the arguments `get_compile_config()` described."""
         config = dict(config)
         config["optimizer"] = optimizers.deserialize(config["optimizer"])
-        config["loss"] = _map_nested(losses_module.deserialize, _custom_names(config["loss"]))
+        config["loss"] = _map_nested(losses_module.deserialize,
+                                     _map_nested(_custom_name, config["loss"], names=True))
         for key in ("metrics", "weighted_metrics"):
-            config[key] = _map_nested(metrics_module.deserialize, _custom_names(config[key]))
+            config[key] = _map_nested(metrics_module.deserialize,
+                                      _map_nested(_custom_name, config[key], names=True))
         self.compile(**config)
 
     @property
@@ -263,9 +238,7 @@ class Trainer:
                 f"You must call `compile()` before `{what}()`: e.g. "
                 "model.compile(optimizer='adam', loss='mse').")
 
-    # ======================================================================
-    # metrics
-    # ======================================================================
+    # ---- metrics -------------------------------------------------------------------------
     @property
     def metrics(self) -> list:
         """The loss tracker ("loss"), the compiled metrics, the per-output loss
@@ -520,9 +493,7 @@ class Trainer:
         self._stateless_losses = None
         return spec
 
-    # ======================================================================
-    # fit
-    # ======================================================================
+    # ---- fit -----------------------------------------------------------------------------
     @in_use.exclusive("fit")
     def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
             verbose: int | str = "auto", callbacks: Sequence[Callback] | None = None,
@@ -580,7 +551,7 @@ class Trainer:
         if batch_size is not None:
             check_batch_size(batch_size)
         if validation_split and validation_data is None:
-            if is_batch_source(x):
+            if batch_source_kind(type(x)) is not None:
                 raise ValueError(
                     "`validation_split` is only supported for array data (NumPy, JAX, "
                     f"pandas), not a {type(x).__name__}. Pass `validation_data=` instead.")
@@ -629,6 +600,11 @@ class Trainer:
             run.data_seed = seed
         training_logs = None
         position = epoch_runner.DataPosition(adapter.batches_per_pass, steps_per_epoch)
+        # fit()'s first epoch compiles its one-step programs ahead, in order: the training
+        # step's (the first step waits for it), then validation's (while the epoch trains).
+        compile_next = functools.partial(
+            epoch_runner.compile_ahead, engine, TEST, val_adapter, None, validation_steps,
+            full_batches=True) if val_adapter is not None else _nothing
         try:
             for epoch in range(initial_epoch, epochs):
                 self.reset_metrics()
@@ -640,14 +616,13 @@ class Trainer:
                     start_step = resume.enter_epoch(run)
                     resume = None
                 live.refresh()
-                if epoch == initial_epoch:
-                    _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch,
-                                           val_adapter, validation_steps)
                 data_start, data_end, data_epoch = position.epoch(epoch)
                 logs = epoch_runner.run_pass(engine, TRAIN, adapter, live, callback_list,
                                              (seed, data_epoch), data_end, bounds, start_step,
                                              later_passes=epochs - epoch - 1,
-                                             data_start=data_start, run=run)
+                                             data_start=data_start, run=run,
+                                             compile_next=compile_next if epoch == initial_epoch
+                                             else None)
                 position.advance(data_end)
                 live.write_back()
                 if logs is None:
@@ -683,7 +658,7 @@ class Trainer:
         return self.history
 
     def _validation_adapter(self, validation_data, batch_size, steps):
-        if is_batch_source(validation_data):
+        if batch_source_kind(type(validation_data)) is not None:
             return get_data_adapter(validation_data, steps_per_epoch=steps, what="fit")
         if isinstance(validation_data, (list, tuple)) and len(validation_data) in (2, 3):
             vx, vy, vsw = unpack_x_y_sample_weight(tuple(validation_data))
@@ -699,9 +674,7 @@ class Trainer:
         if live is not None:
             live.write_back()
 
-    # ======================================================================
-    # evaluate
-    # ======================================================================
+    # ---- evaluate ------------------------------------------------------------------------
     @in_use.exclusive("evaluate")
     def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
                  verbose: int | str = "auto", sample_weight: Any = None,
@@ -757,28 +730,7 @@ class Trainer:
         validation), for the planner's horizon."""
         self.reset_metrics()
         callbacks.on_test_begin()   # first: it may assign weights (SwapEMAWeights)
-        engine = self._compiled_steps
-        live = LiveState(engine.state_groups(TEST))
-        outer = self._trainer_state
-        self._trainer_state = live
-        bounds = epoch_runner.step_bounds(
-            engine, callbacks, TEST, say=outer is None and callbacks.params.get("verbose") == 2)
-        self.stop_evaluating = False
-        try:
-            logs = epoch_runner.run_pass(
-                engine,
-                TEST,
-                adapter,
-                live,
-                callbacks,
-                None,
-                steps,
-                bounds,
-                later_passes=later_passes,
-            )
-        finally:
-            live.write_back()
-            self._trainer_state = outer
+        logs = self._run_pass(TEST, adapter, callbacks, steps, later_passes)
         if logs is None:
             if not allow_empty:
                 raise ValueError("evaluate(): the data yielded no batch (empty dataset).")
@@ -791,6 +743,24 @@ class Trainer:
         callbacks.on_test_end(logs)
         return logs
 
+    def _run_pass(self, kind, adapter, callbacks, steps, later_passes=0):
+        """A test or predict pass on a `LiveState` of its own, written back after it
+        (a test pass's is the model's trainer state meanwhile, as fit's is)."""
+        engine = self._compiled_steps
+        live = LiveState(engine.state_groups(kind))
+        outer = self._trainer_state
+        if kind is TEST:
+            self._trainer_state = live
+        bounds = epoch_runner.step_bounds(
+            engine, callbacks, kind, say=outer is None and callbacks.params.get("verbose") == 2)
+        setattr(self, kind.stop_flag, False)
+        try:
+            return epoch_runner.run_pass(engine, kind, adapter, live, callbacks, None, steps,
+                                         bounds, later_passes=later_passes)
+        finally:
+            live.write_back()   # predict: advanced seed generators
+            self._trainer_state = outer
+
     def _flatten_in_order(self, logs):
         """`logs` as evaluate's list, in Keras's order: the values named by the metrics'
         own names (a compiled metric's name before its output prefix) in `self.metrics`
@@ -802,9 +772,7 @@ class Trainer:
         values += [logs[k] for k in sorted(logs) if k not in names]
         return values[0] if len(values) == 1 else values
 
-    # ======================================================================
-    # predict
-    # ======================================================================
+    # ---- predict -------------------------------------------------------------------------
     @in_use.exclusive("predict")
     def predict(self, x: Any, batch_size: int | None = None, verbose: int | str = "auto",
                 steps: int | None = None, callbacks: Sequence[Callback] | None = None) -> Any:
@@ -830,29 +798,18 @@ class Trainer:
         adapter = get_data_adapter(x, None, None, batch_size, steps, False, None,
                                    what="predict")
         steps = loopax_config.capped_steps(steps, adapter.num_batches)
-        first = adapter.peek()
-        self._build_for_batch(first if is_batch_source(x) else first, training=False)
+        self._build_for_batch(adapter.peek(), training=False)
         verbose = 1 if verbose == "auto" else verbose
         callback_list = CallbackList(callbacks, add_progbar=verbose != 0, model=self,
                                       verbose=verbose, epochs=1, steps=steps or adapter.num_batches)
         callback_list.on_predict_begin()   # first: it may assign weights (SwapEMAWeights)
-        engine = self._compiled_steps
-        live = LiveState(engine.state_groups(PREDICT))
-        bounds = epoch_runner.step_bounds(engine, callback_list, PREDICT, say=verbose == 2)
-        self.stop_predicting = False
-        try:
-            outputs = epoch_runner.run_pass(engine, PREDICT, adapter, live, callback_list, None,
-                                            steps, bounds)
-        finally:
-            live.write_back()   # advanced seed generators
+        outputs = self._run_pass(PREDICT, adapter, callback_list, steps)
         if outputs is None:
             raise ValueError("predict(): the data yielded no batch (empty dataset).")
         callback_list.on_predict_end()
         return outputs
 
-    # ======================================================================
-    # on one batch
-    # ======================================================================
+    # ---- on one batch --------------------------------------------------------------------
     def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                        class_weight: dict[int, float] | None = None, return_dict: bool = False
                        ) -> float | list[float] | dict[str, float]:
@@ -931,24 +888,12 @@ class Trainer:
         return logs if return_dict else self._flatten_in_order(logs)
 
 
-# --------------------------------------------------------------------------
-# helpers
-# --------------------------------------------------------------------------
-
 def _has_sublayers(model):
     return bool(getattr(model, "layers", None))
 
 
-def _compile_ahead_for_fit(engine, adapter, live, steps_per_epoch, val_adapter,
-                           validation_steps):
-    """Asks for fit()'s one-step programs as its first epoch starts, each lowered
-    here and compiled in the background, in order: the training step's (the first
-    step waits for it), then validation's (compiled while the epoch trains)."""
-    epoch_runner.compile_ahead(engine, TRAIN, adapter, live.values, steps_per_epoch,
-                               full_batches=True)
-    if val_adapter is not None:
-        epoch_runner.compile_ahead(engine, TEST, val_adapter, None, validation_steps,
-                                   full_batches=True)
+def _nothing():
+    pass
 
 
 def _should_validate(epoch, validation_freq):
@@ -983,19 +928,12 @@ def _serialize_metric(metric):
     return config
 
 
-def _custom_names(spec):
-    """`spec` (a saved loss/metric argument) with each name that `custom_objects` (of the
-    `load_model` running) or the registry holds replaced by that function, so the
-    functions `_serialize_loss`/`_serialize_metric` saved by name come back; other names
-    stay (built-in ones resolve when compiled)."""
-    if isinstance(spec, str):
-        found = serialization.get_registered_object(spec)
-        return spec if found is None else found
-    if isinstance(spec, dict) and "class_name" not in spec:
-        return {key: _custom_names(value) for key, value in spec.items()}
-    if isinstance(spec, (list, tuple)):
-        return [_custom_names(value) for value in spec]
-    return spec
+def _custom_name(name):
+    """A saved loss/metric name as the function `custom_objects` (of the `load_model`
+    running) or the registry holds, so the functions `_serialize_loss`/`_serialize_metric`
+    saved by name come back; other names stay (built-in ones resolve when compiled)."""
+    found = serialization.get_registered_object(name)
+    return name if found is None else found
 
 
 def _named_function(obj):
@@ -1003,14 +941,15 @@ def _named_function(obj):
     return inspect.isfunction(obj) and obj.__name__ != "<lambda>"
 
 
-def _map_nested(fn, spec):
-    """`fn` applied to each loss/metric in a compile argument (None, one, or a
-    list/dict of them, nested); names (strings) are kept as they are."""
-    if spec is None or isinstance(spec, str):
+def _map_nested(fn, spec, names=False):
+    """`fn` applied to each loss/metric in a compile argument (None, one, or a list/dict
+    of them, nested): to the names (strings) only with `names`, else to all but names."""
+    if spec is None:
         return spec
+    if isinstance(spec, str):
+        return fn(spec) if names else spec
     if isinstance(spec, dict) and "class_name" not in spec:
-        return {key: _map_nested(fn, value) for key, value in spec.items()}
+        return {key: _map_nested(fn, value, names) for key, value in spec.items()}
     if isinstance(spec, (list, tuple)):
-        return [_map_nested(fn, value) for value in spec]
-    return fn(spec)
-
+        return [_map_nested(fn, value, names) for value in spec]
+    return spec if names else fn(spec)

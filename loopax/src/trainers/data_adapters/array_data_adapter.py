@@ -38,6 +38,10 @@ class ArrayDataAdapter(DataAdapter):
         steps: batches per epoch, when `batch_size` is not given.
         shuffle: shuffle the rows each epoch.
         class_weight: `{class: weight}`, turned into per-sample weights.
+
+    Attributes:
+        parts: `(x, y, sample_weight)` as arrays (class weights folded in);
+        data: the same packed as a batch is (`pack_x_y_sample_weight`).
     """
 
     num_batches: int
@@ -50,19 +54,15 @@ class ArrayDataAdapter(DataAdapter):
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, steps=None,
                  shuffle=False, class_weight=None):
-        x = utils.to_arrays(x, "x")
-        y = utils.to_arrays(y, "y")
-        sample_weight = utils.to_arrays(sample_weight, "sample_weight")
-        self.num_samples = utils.num_samples(x, y, sample_weight)
-        if class_weight is not None:
-            if y is None:
-                raise ValueError("`class_weight` needs targets `y`.")
-            sample_weight = utils.class_weight_to_sample_weight(y, class_weight, sample_weight)
-        self.data = utils.pack_x_y_sample_weight(x, y, sample_weight)
+        if batch_size is not None:
+            batch_size = check_batch_size(batch_size)
+        if class_weight is not None and y is None:
+            raise ValueError("`class_weight` needs targets `y`.")
+        self.parts, self.num_samples = utils.standardize(x, y, sample_weight, class_weight)
+        self.data = utils.pack_x_y_sample_weight(*self.parts)
         if batch_size is None:
             batch_size = math.ceil(self.num_samples / steps) if steps else 32
-        self.batch_size = check_batch_size(batch_size)
-        self.batch_size = min(self.batch_size, self.num_samples)
+        self.batch_size = min(batch_size, self.num_samples)
         self.num_batches = math.ceil(self.num_samples / self.batch_size)
         self.batches_per_pass = self.num_batches
         self.num_full_batches = self.num_samples // self.batch_size
@@ -71,15 +71,11 @@ class ArrayDataAdapter(DataAdapter):
         self._device_data = None
 
     # ---- on-device path -----------------------------------------------------
-    @property
-    def nbytes(self) -> int:
-        return int(sum(np.asarray(a).nbytes if isinstance(a, np.ndarray) else a.nbytes
-                       for a in utils.leaves(self.data)))
-
     def fits_on_device(self) -> bool:
         # In a multi-process job each process holds only its rows: batches go
         # through the host path, which assembles global arrays.
-        return self.nbytes <= _device_limit() and jax.process_count() == 1
+        nbytes = sum(int(a.nbytes) for a in jax.tree_util.tree_leaves(self.data))
+        return nbytes <= _device_limit() and jax.process_count() == 1
 
     def device_data(self) -> Any:
         """The whole dataset on the default device (transferred once)."""

@@ -3,6 +3,7 @@ turning inputs into NumPy leaves, length checks, class weights, splits."""
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -68,9 +69,9 @@ def pack_x_y_sample_weight(x: Any, y: Any = None, sample_weight: Any = None) -> 
     return (x, y, sample_weight)
 
 
-def is_pandas(x: Any) -> bool:
-    module = type(x).__module__
-    return module.startswith("pandas") and hasattr(x, "to_numpy")
+def is_pandas(cls: type) -> bool:
+    """Whether `cls` is a pandas type (DataFrame, Series): of the type, not the data."""
+    return cls.__module__.startswith("pandas") and hasattr(cls, "to_numpy")
 
 
 def _is_number_list(x: Any) -> bool:
@@ -80,17 +81,12 @@ def _is_number_list(x: Any) -> bool:
     return all(isinstance(e, (int, float, bool, np.number)) or _is_number_list(e) for e in x)
 
 
-def is_array_leaf(x: Any) -> bool:
-    return isinstance(x, (np.ndarray, jax.Array)) or is_pandas(x) or (
-        hasattr(x, "__array__") and hasattr(x, "shape") and not isinstance(x, (dict, list, tuple)))
-
-
 def to_array(x: Any, where: str = "x") -> np.ndarray | jax.Array:
     """One input leaf as a NumPy (or JAX) array with loopax's dtypes:
     float64 -> floatx, int64 -> int32."""
-    if is_pandas(x):
+    if is_pandas(type(x)):
         x = x.to_numpy()
-    elif _is_number_list(x):
+    elif isinstance(x, (list, tuple)) and _is_number_list(x):
         x = _number_list_array(x, where)
     elif isinstance(x, (int, float, bool, np.number)):
         x = np.asarray(x)
@@ -157,10 +153,6 @@ def to_arrays(tree: Any, where: str = "x") -> Any:
     return to_array(tree, where)
 
 
-def leaves(tree: Any) -> list[Any]:
-    return jax.tree_util.tree_leaves(tree)
-
-
 def batch_size_of(tree: Any, default: int = 1) -> int:
     """The first dimension of the first leaf of `tree` that has one (`default`
     when none has). Arrays, Variables and tape Tensors are leaves (a followed
@@ -201,6 +193,18 @@ def num_samples(x: Any, y: Any = None, sample_weight: Any = None) -> int:
     if n == 0:
         raise ValueError("The dataset is empty (0 samples). Pass at least one sample.")
     return n
+
+
+def standardize(x: Any, y: Any = None, sample_weight: Any = None,
+                class_weight: dict | None = None) -> tuple[tuple[Any, Any, Any], int]:
+    """`(x, y, sample_weight)` with array leaves (`to_arrays`) and `class_weight` folded
+    into the sample weights, and the number of samples they share (`num_samples`)."""
+    x, y, sample_weight = (to_arrays(part, name) for part, name in (
+        (x, "x"), (y, "y"), (sample_weight, "sample_weight")))
+    n = num_samples(x, y, sample_weight)
+    if class_weight is not None and y is not None:
+        sample_weight = class_weight_to_sample_weight(y, class_weight, sample_weight)
+    return (x, y, sample_weight), n
 
 
 def class_weight_to_sample_weight(
@@ -263,7 +267,7 @@ def _warn_unweighted_classes(classes, class_weight):
 
 
 def slice_arrays(tree: Any, start: int | None, stop: int | None) -> Any:
-    return jax.tree_util.tree_map(lambda a: a[start:stop], tree)
+    return jax.tree_util.tree_map(operator.itemgetter(slice(start, stop)), tree)
 
 
 def train_validation_split(arrays: Any, validation_split: float) -> tuple[Any, Any]:

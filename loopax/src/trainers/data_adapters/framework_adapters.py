@@ -6,28 +6,27 @@ caller already has."""
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import numpy as np
 
 from loopax.src.trainers.data_adapters.generator_data_adapter import GeneratorDataAdapter
 
 
-def is_tf_dataset(x: Any) -> bool:
+def is_tf_dataset(cls: type) -> bool:
     tf = sys.modules.get("tensorflow")
-    return tf is not None and isinstance(x, tf.data.Dataset)
+    return tf is not None and issubclass(cls, tf.data.Dataset)
 
 
-def is_torch_dataloader(x: Any) -> bool:
+def is_torch_dataloader(cls: type) -> bool:
     torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.utils.data.DataLoader)
+    return torch is not None and issubclass(cls, torch.utils.data.DataLoader)
 
 
-def is_grain_dataset(x: Any) -> bool:
+def is_grain_dataset(cls: type) -> bool:
+    """(Of a type, like the two above.)"""
     if "grain" not in sys.modules and "grain.python" not in sys.modules:
         return False
-    module = type(x).__module__
-    return module.startswith("grain")
+    return cls.__module__.startswith("grain")
 
 
 class TFDatasetAdapter(GeneratorDataAdapter):

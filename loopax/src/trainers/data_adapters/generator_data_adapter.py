@@ -50,19 +50,9 @@ class GeneratorDataAdapter(DataAdapter):
         return self._peeked
 
     def _standardize(self, batch):
-        batch = self._convert(batch)
-        if isinstance(batch, list):
-            batch = tuple(batch)
-        x, y, sample_weight = utils.unpack_x_y_sample_weight(batch)
-        x = utils.to_arrays(x, "x")
-        y = utils.to_arrays(y, "y")
-        sample_weight = utils.to_arrays(sample_weight, "sample_weight")
-        if self._class_weight is not None and y is not None:
-            sample_weight = utils.class_weight_to_sample_weight(
-                y, self._class_weight, sample_weight
-            )
-        utils.num_samples(x, y, sample_weight)
-        return utils.pack_x_y_sample_weight(x, y, sample_weight)
+        x, y, sample_weight = utils.unpack_x_y_sample_weight(self._convert(batch))
+        parts, _ = utils.standardize(x, y, sample_weight, self._class_weight)
+        return utils.pack_x_y_sample_weight(*parts)
 
     def get_numpy_iterator(self, seed: int | tuple[int, ...] | None = None,
                            start: int = 0) -> Iterator:
@@ -92,6 +82,6 @@ class GeneratorDataAdapter(DataAdapter):
 def _length(source):
     try:
         n = len(source)
-    except TypeError:
+    except (TypeError, NotImplementedError):   # no length, or a PyDataset without one
         return None
     return n if n > 0 else None

@@ -82,9 +82,12 @@ class PyDatasetAdapter(GeneratorDataAdapter):
         n = dataset.num_batches
         if n == 0:
             raise ValueError(f"{type(dataset).__name__} has length 0: the dataset is empty.")
-        super().__init__(_Reiterable(self), steps=steps if steps is not None else n,
+        super().__init__(dataset, steps=steps if steps is not None else n,
                          class_weight=class_weight)
         self.batches_per_pass = n
+
+    def _fresh_iterator(self):
+        return self._batches()
 
     def _indices(self, seed=None, start=0):
         n = self._dataset.num_batches
@@ -139,11 +142,3 @@ class PyDatasetAdapter(GeneratorDataAdapter):
     def on_epoch_end(self) -> None:
         self._epoch += 1
         self._dataset.on_epoch_end()
-
-
-class _Reiterable:
-    def __init__(self, adapter):
-        self._adapter = adapter
-
-    def __iter__(self):
-        return self._adapter._batches()
