@@ -30,8 +30,11 @@ On CPU the first `lower`, `may_fuse` or call traces the program and applies
 - a program holding a convolution compiles with `CONVOLUTION_COMPILER_OPTIONS`:
   jaxlib 0.10's XLA:CPU hands every convolution to YNNPACK, whose kernel
   gradients run 2-3x slower than Eigen's on AVX-512 cores (mnist_convnet's
-  32->64 kernel gradient 32 -> 12 ms); an empty YNN fusion list gives them back
-  to Eigen (bench/vs_tensorflow.py). Options the installed jaxlib does not know
+  32->64 kernel gradient 32 -> 12 ms); a YNN fusion list of reductions only
+  gives the convolutions back to Eigen and keeps YNNPACK's reductions (without
+  them XLA splits BatchNormalization's sums into slow reduce-window trees:
+  ResNet-20's step 0.80x, mnist_convnet's 0.77x; bench/vs_tensorflow.py).
+  Options the installed jaxlib does not know
   are dropped (checked once). Every program of one step holds the same ops, so
   its one-step program and its loops make the same choice and the same bits;
 - a loop whose step holds a convolution XLA cannot hand to Eigen as it is (any
@@ -64,7 +67,8 @@ from loopax.src.losses.padded_rows import padded_rows
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
 
 # XLA:CPU options for programs holding a convolution (see the module docstring).
-CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+CONVOLUTION_COMPILER_OPTIONS = {
+    "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_REDUCE"}
 _accepted_options: dict = {}
 # Whether passes compile the programs of batch shapes still to come in the
 # background (tests switch it off to compare).
