@@ -8,8 +8,10 @@ fusions recomputes the whole chain of blocks before it (ResNet-20's first stage:
 a four-block copy 272 ms, a one-block one 28-36 ms, in a profile at load 11).
 `lax.optimization_barrier` does not stop it (XLA:CPU drops barriers before
 fusing). XLA does not duplicate an expensive op such as a floating division, so
-dividing the input by a 1.0 it cannot fold makes it compute the input once: the
-same bits (`x / 1.0 == x`), a ResNet-20 gradient step 0.76x (docs/performance.md).
+the convolution's input divided by a 1.0 XLA cannot fold is computed once, and
+the convolution and its kernel gradient read it: the same bits (`x / 1.0 == x`),
+a ResNet-20 gradient step 0.70x (docs/performance.md). The residual `add` still
+reads the undivided input, so its fusions may still recompute the chain.
 """
 
 from __future__ import annotations
