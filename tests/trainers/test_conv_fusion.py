@@ -3,6 +3,10 @@ would run the loop body's convolutions as naive loop nests (it rewrites them int
 Eigen's NHWC/HWIO form only at a program's top level), with the weights of one step
 per call, bit for bit."""
 
+import re
+import sys
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,10 +17,13 @@ import loopax
 from loopax.src.trainers import programs
 from loopax.src.trainers.programs import cpu_rules
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keras_parity"))
+
 pytestmark = pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU rule")
 
 NHWC = ("NHWC", "HWIO", "NHWC")
-EIGEN_CONVOLUTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+# Eigen's convolutions, YNNPACK's reductions.
+EIGEN_CONVOLUTIONS = {"xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_REDUCE"}
 
 
 def conv(x, kernel, dimension_numbers=NHWC):
@@ -97,7 +104,8 @@ def programs_compiled_by(run, monkeypatch):
 def test_convolution_steps_compile_with_eigen_convolutions_and_other_steps_with_the_defaults(
         monkeypatch):
     """jaxlib 0.10's XLA:CPU runs convolutions through YNNPACK, 2-3x slower than Eigen
-    here (docs/performance.md); an empty YNN fusion list gives them back to Eigen. Every
+    here (docs/performance.md); a YNN fusion list of reductions only gives them back to
+    Eigen. Every
     program of a convolution step (train, test, predict; single steps and loops) gets
     it, so all compute the same bits; a step without a convolution keeps XLA's
     defaults."""
@@ -123,6 +131,64 @@ def test_convolution_steps_compile_with_eigen_convolutions_and_other_steps_with_
     assert [options for _, options in dense_programs if options is not None] == []
 
 
+def ynn_fused(hlo_text, op):
+    """How many of the compiled program's YNNPACK fusions hold an `op` (` reduce(`...)."""
+    bodies = dict(re.findall(r"^(%\S+) .*?\{\n(.*?)\n\}", hlo_text, re.S | re.M))
+    called = re.findall(r'calls=(%[^,\s]+).*"__ynn_fusion"', hlo_text)
+    return sum(op in bodies.get(name, "") for name in called)
+
+
+def ynn_convolutions(hlo_text):
+    return ynn_fused(hlo_text, " convolution(")
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU option")
+def test_a_convolution_step_keeps_ynnpack_reductions_and_keras_batch_norm_gradients():
+    """Without YNNPACK XLA:CPU splits a long reduction (BatchNormalization's statistics
+    and their gradients) into a reduce-window tree: slower (ResNet-20's step 1.25x) and
+    summed in another order than Keras's program, which keeps XLA's defaults."""
+    from keras_reference import keras
+
+    def build(lib):
+        layers = lib.layers
+        inputs = lib.Input((16, 16, 8))
+        x = layers.Conv2D(16, 3, padding="same", use_bias=False)(inputs)
+        x = layers.Activation("relu")(layers.BatchNormalization()(x))
+        y = layers.Conv2D(16, 3, padding="same", use_bias=False)(x)
+        x = layers.Activation("relu")(layers.Add()([x, layers.BatchNormalization()(y)]))
+        return lib.Model(inputs, layers.Dense(10)(layers.GlobalAveragePooling2D()(x)))
+
+    models = {"keras": build(keras), "loopax": build(loopax)}
+    models["loopax"].set_weights(models["keras"].get_weights())
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 16, 16, 8), np.float32) * 3 + 1
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+
+    def gradient(lib, options):
+        model = models[lib]
+        trainable = [v.value for v in model.trainable_variables]
+        others = [v.value for v in model.non_trainable_variables]
+        loss = {"keras": keras, "loopax": loopax}[lib].losses.CategoricalCrossentropy(
+            from_logits=True)
+
+        def step(trainable):
+            return loss(y, model.stateless_call(trainable, others, x, training=True)[0])
+
+        program = jax.jit(jax.grad(step), compiler_options={
+            "xla_backend_optimization_level": 2, **options}).lower(trainable).compile()
+        return program(trainable), program.as_text()
+
+    want, _ = gradient("keras", {})
+    rule = programs.convolution_compiler_options()
+    got, text = gradient("loopax", rule)
+    assert " convolution(" in text and not ynn_convolutions(text)
+    # (a reduce-window left is the Dense bias gradient's (64, 10) -> (2, 10) split)
+    assert ynn_fused(text, " reduce(")
+    assert not re.search(r"= f32\[\d+,\d+,\d+,\d+\]\S* reduce-window\(", text)
+    for i, (a, b) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"gradient {i}")
+
+
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU option")
 def test_a_convolution_step_runs_its_convolution_and_gradients_on_eigen_not_ynnpack():
     def step(x, k):
@@ -139,8 +205,8 @@ def test_a_convolution_step_runs_its_convolution_and_gradients_on_eigen_not_ynnp
     assert rule == EIGEN_CONVOLUTIONS
     without = compiled({}).lower(x, k).compile().as_text()
     with_rule = compiled(rule).lower(x, k).compile().as_text()
-    assert "ynn_fusion" in without   # jaxlib 0.10's default: YNNPACK convolutions
-    assert "ynn_fusion" not in with_rule and " convolution(" in with_rule
+    assert ynn_convolutions(without)   # jaxlib 0.10's default: YNNPACK convolutions
+    assert not ynn_convolutions(with_rule) and " convolution(" in with_rule
     want = np.asarray(compiled({})(x, k)[1])  # float rounding apart: sums of 15488 terms
     for got in (
         compiled(rule)(x, k)[1],

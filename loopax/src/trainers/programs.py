@@ -16,10 +16,13 @@ Every program donates the state (argument 0): the caller must not reuse it.
 `cpu_rules` (applied to the first trace on CPU): a program holding a
 convolution compiles with `CONVOLUTION_COMPILER_OPTIONS`, which hand the
 convolutions from YNNPACK back to Eigen (kernel gradients 2-3x faster on AVX-512,
-bench/vs_tensorflow.py); a loop whose convolutions XLA cannot put in Eigen's
-NHWC/HWIO form inside a `while` body (any convolution gradient, NCHW data: XLA
-canonicalizes only the entry computation's) may not fuse, as it would run 20-50x
-slower (bench/conv_fused.py): its steps then run as one-step calls.
+bench/vs_tensorflow.py) and keep YNNPACK's reductions (without them XLA splits
+BatchNormalization's sums into slow reduce-window trees: ResNet-20's step 0.80x);
+options the installed jaxlib does not know are dropped. A loop whose convolutions
+XLA cannot put in Eigen's NHWC/HWIO form inside a `while` body (any convolution
+gradient, NCHW data: XLA canonicalizes only the entry computation's) may not fuse,
+as it would run 20-50x slower (bench/conv_fused.py): its steps then run as
+one-step calls.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from loopax.src.losses.padded_rows import padded_rows
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
 
 # XLA:CPU options for programs holding a convolution (see the module docstring).
-CONVOLUTION_COMPILER_OPTIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+CONVOLUTION_COMPILER_OPTIONS = {
+    "xla_cpu_experimental_ynn_fusion_type": "LIBRARY_FUSION_TYPE_REDUCE"}
 _accepted_options: dict = {}
 # Whether passes compile the programs of batch shapes still to come in the
 # background (tests switch it off to compare).

@@ -23,6 +23,7 @@ from loopax.src.layers.argument_checks import (
 )
 from loopax.src.layers.layer import InputSpec, Layer
 from loopax.src.layers.symbolic import closed_form_output_shape
+from loopax.src.ops.conv_input import computed_once
 from loopax.src.tensor import unwrap
 
 
@@ -118,7 +119,7 @@ class BaseConv(Layer):
         else:
             padding = self.padding.upper()
         return lax.conv_general_dilated(
-            x, kernel, window_strides=self.strides, padding=padding,
+            computed_once(x, kernel), kernel, window_strides=self.strides, padding=padding,
             rhs_dilation=self.dilation_rate,
             dimension_numbers=dimension_numbers(self.rank, self.data_format),
             feature_group_count=self.groups)
