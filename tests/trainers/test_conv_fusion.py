@@ -120,6 +120,7 @@ def test_convolution_steps_compile_with_eigen_convolutions_and_other_steps_with_
         model.evaluate(x, x, batch_size=4, verbose=0)
         model.predict(x, batch_size=4, verbose=0)
 
+    programs.convolution_compiler_options()   # its one-time check jits a probe: not a step
     conv_programs = programs_compiled_by(lambda: fit_evaluate_predict(conv_model), monkeypatch)
     # "one": a one-step program ("one_counting_rows" where a padded batch may run it)
     assert {name.partition("_")[0] for name, options in conv_programs
