@@ -60,7 +60,6 @@ from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.distribution import placement
-from loopax.src.losses.padded_rows import real_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
 from loopax.src.state import Variable, pure
@@ -82,6 +81,7 @@ from loopax.src.trainers.data_adapters.data_adapter_utils import (
 )
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
+from loopax.src.trainers.padded_batches import rows_of
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.step_functions import ModelSteps
 
@@ -441,7 +441,8 @@ class Trainer:
                 optimizer_values, grads, trainable)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
+            self._loss_tracker.update_state(
+                loss, sample_weight=rows_of(sample_weight, batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -461,7 +462,8 @@ class Trainer:
             training=False)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
+            self._loss_tracker.update_state(
+                loss, sample_weight=rows_of(sample_weight, batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
