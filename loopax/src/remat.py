@@ -106,14 +106,13 @@ def current_remat_mode():
 
 # ---- the layer hook ----------------------------------------------------------
 
-def layer_call(layer, args, kwargs, losses):
+def layer_call(layer, args, kwargs):
     """The function `Layer.__call__` runs instead of `layer.call` for a layer
     created in a `RematScope` (Keras's selection rules, per mode).
 
     Args:
         layer: The Layer; `layer._remat_mode` is its `RematMode`.
         args, kwargs: The call's arguments (to size the output for `"larger_than"`).
-        losses: The outermost call's loss list (`add_loss` inside `call`).
 
     Returns:
         A callable taking `(*args, **kwargs)`.
@@ -125,8 +124,8 @@ def layer_call(layer, args, kwargs, losses):
         return functools.partial(_call_with_remat_activation, layer)
     if mode.mode == "full" or (
             mode.mode == "list_of_layers" and layer.name in mode.layer_names) or (
-            mode.mode == "larger_than" and _is_larger(layer, args, kwargs, mode, losses)):
-        return _checkpointed_call(layer, losses)
+            mode.mode == "larger_than" and _is_larger(layer, args, kwargs, mode)):
+        return _checkpointed_call(layer)
     return layer.call
 
 
@@ -143,16 +142,15 @@ def _is_dynamic(leaf):
     return isinstance(leaf, (jax.Array, np.ndarray, np.generic))
 
 
-def _pure_call(layer, variables, args, kwargs, losses):
+def _pure_call(layer, variables, args, kwargs):
     """`layer.call` as `pure_call(values, arrays) -> (outputs, assigned values,
     added losses)`: `values` are the Variables', `arrays` the array leaves of
     `(args, kwargs)`; the other leaves (`training`, flags) stay Python values.
     Returns it with `arrays` and the lists it fills while traced (the Variables
-    assigned, the losses added)."""
+    assigned, the layers that added the losses)."""
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     arrays = [leaf for leaf in leaves if _is_dynamic(leaf)]
-    assigned, added = [], []
-    n_losses = len(losses)
+    assigned, owners = [], []
 
     def pure_call(values, arrays):
         it = iter(arrays)
@@ -160,12 +158,12 @@ def _pure_call(layer, variables, args, kwargs, losses):
             treedef, [next(it) if _is_dynamic(leaf) else leaf for leaf in leaves])
         with _state_model.StateScope(zip(variables, values)) as scope:
             out = layer.call(*a, **k)
+            added = scope.take_losses()   # out of the checkpoint as its outputs
         assigned[:] = scope.assigned_variables
-        added[:] = losses[n_losses:]
-        del losses[n_losses:]
-        return out, [scope.get_current_value(v) for v in assigned], list(added)
+        owners[:] = [owner for owner, _ in added]
+        return out, [scope.get_current_value(v) for v in assigned], [v for _, v in added]
 
-    return pure_call, arrays, assigned, added
+    return pure_call, arrays, assigned, owners
 
 
 def _values_of(variables):
@@ -173,24 +171,17 @@ def _values_of(variables):
         return [v.value for v in variables]
 
 
-def _is_larger(layer, args, kwargs, mode, losses):
+def _is_larger(layer, args, kwargs, mode):
     """Whether the call's outputs have more than `output_size_threshold`
     elements (shapes only: the call is traced; nothing is assigned, no loss kept)."""
     variables = layer.variables
-    owners = [(owner, owner.__dict__.get("_losses"), owner.__dict__.get("_loss_ctx"))
-              for owner in layer._layers_tree()]
-    owners = [(owner, list(owned), ctx) for owner, owned, ctx in owners if owned is not None]
-    pure_call, arrays, _, _ = _pure_call(layer, variables, args, kwargs, losses)
-    try:
-        out, _, _ = jax.eval_shape(pure_call, _values_of(variables), arrays)
-    finally:
-        for owner, owned, ctx in owners:
-            owner._losses, owner._loss_ctx = owned, ctx
+    pure_call, arrays, _, _ = _pure_call(layer, variables, args, kwargs)
+    out, _, _ = jax.eval_shape(pure_call, _values_of(variables), arrays)
     size = sum(math.prod(leaf.shape) for leaf in jax.tree_util.tree_leaves(out))
     return bool(size) and size > mode.output_size_threshold
 
 
-def _checkpointed_call(layer, losses):
+def _checkpointed_call(layer):
     """`layer.call` through `remat`, as a pure function of the layer's Variables
     (`state.pure`'s pattern): their values go in, the ones `call` assigns come
     out and are assigned outside, and so do losses `call` adds, so no value
@@ -198,24 +189,12 @@ def _checkpointed_call(layer, losses):
     variables = layer.variables
 
     def run(*args, **kwargs):
-        pure_call, arrays, assigned, added = _pure_call(layer, variables, args, kwargs, losses)
+        pure_call, arrays, assigned, owners = _pure_call(layer, variables, args, kwargs)
         out, new_values, new_losses = remat(pure_call)(_values_of(variables), arrays)
         for var, value in zip(assigned, new_values):
             var.assign(value)
-        _replace_losses(layer, losses, added, new_losses)
+        for owner, value in zip(owners, new_losses):   # values from outside the checkpoint
+            owner._collect_loss(value)
         return out
 
     return run
-
-
-def _replace_losses(layer, losses, traced, values):
-    """Puts the losses `call` added back, as values from outside the checkpoint,
-    in the outermost call's list and in each owning layer's `_losses`."""
-    if not traced:
-        return
-    outside = {id(t): v for t, v in zip(traced, values)}
-    losses.extend(values)
-    for owner in layer._layers_tree():
-        owned = owner.__dict__.get("_losses")
-        if owned:
-            owner._losses = [outside.get(id(x), x) for x in owned]

@@ -622,7 +622,14 @@ def _unwrap(x):
 # --------------------------------------------------------------------------
 
 class StateScope:
-    """Substitutes values for Variables and collects their assignments.
+    """Substitutes values for Variables and collects their assignments, and the
+    `add_loss` values of the layer calls made inside it.
+
+    Losses: `losses` holds `(layer, value)` for each `add_loss` inside the scope,
+    in order. An outermost layer call inside drops its layers' earlier ones
+    (`clear_losses`); on exit the scope hands its losses to the enclosing scope
+    (the call's losses replacing the enclosing scope's of the same layers), and
+    the outermost scope's go with it, so a traced value never outlives its trace.
 
     Args:
         state_mapping: pairs `(variable, value)` (or a dict) whose values
@@ -638,6 +645,8 @@ class StateScope:
         self._values: dict[int, tuple[Variable, Any]] = {}
         self._assigned: dict[int, Variable] = {}
         self.on_missing = on_missing
+        self.losses: list[tuple[Any, Any]] = []   # (layer, value) of each add_loss
+        self._cleared: set[int] = set()   # ids of layers whose losses before are void
         for var, value in state_mapping:
             if not isinstance(var, Variable):
                 raise TypeError(
@@ -680,12 +689,41 @@ class StateScope:
         """The Variables assigned inside this scope, in first-assignment order."""
         return list(self._assigned.values())
 
+    def clear_losses(self, layers: Iterable[Any]) -> None:
+        """Drops the losses `layers` added so far, here and (on exit) in the
+        enclosing scopes: an outermost call of theirs starts afresh."""
+        ids = {id(layer) for layer in layers}
+        self.losses = [(o, v) for o, v in self.losses if id(o) not in ids]
+        self._cleared |= ids
+
+    @staticmethod
+    def visible_losses() -> list[tuple[Any, Any]]:
+        """The `(layer, value)` losses the active scopes hold that are still current
+        (not dropped by an outermost call in a scope inside), outermost first."""
+        void: set[int] = set()
+        found = []
+        for scope in reversed(_state.scopes):
+            found.append([(o, v) for o, v in scope.losses if id(o) not in void])
+            void |= scope._cleared
+        return [entry for entries in reversed(found) for entry in entries]
+
+    def take_losses(self) -> list[tuple[Any, Any]]:
+        """The `(layer, value)` losses added inside, removed from the scope (a caller
+        that returns them out of a trace of its own, as the tape and remat do)."""
+        losses, self.losses, self._cleared = self.losses, [], set()
+        return losses
+
     def __enter__(self):
         _state.scopes.append(self)
         return self
 
     def __exit__(self, *exc):
         _state.scopes.remove(self)
+        parent = _state.scopes[-1] if _state.scopes else None
+        if parent is not None and (self.losses or self._cleared):
+            parent.losses = [(o, v) for o, v in parent.losses
+                             if id(o) not in self._cleared] + self.losses
+            parent._cleared |= self._cleared
         return False
 
 

@@ -15,6 +15,7 @@ import pytest
 import loopax
 from loopax.src.trainers import padded_batches
 from loopax.src.trainers import programs as step_programs
+from loopax.src.trainers.compile_utils import CompileLoss
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.trainer import Trainer
 
@@ -266,6 +267,10 @@ KEEP_A_PROGRAM_PER_SHAPE = {
     "a metric function of the user's": lambda: _dense_on(compile_args=dict(
         optimizer="sgd", loss="mse", metrics=[lambda y, p: loopax.ops.mean(p, axis=-1)])),
     "an overridden train_step": _overridden_train_step,
+    "a loss summed along the batch": lambda: _dense_on(compile_args=dict(
+        optimizer="sgd", loss=loopax.losses.Dice())),
+    "a loss summed along axis 0": lambda: _dense_on(compile_args=dict(
+        optimizer="sgd", loss=loopax.losses.Tversky(axis=(0, 1)))),
     "a softmax over the batch": lambda: _dense_on(layers.Softmax(axis=-2)),
     "batch statistics": _batch_normalized,
 }
@@ -399,3 +404,110 @@ def test_partial_batches_train_as_keras():
     for name in h0:
         np.testing.assert_allclose(h1[name], h0[name], rtol=1e-5, err_msg=name)
     np.testing.assert_allclose(e1, e0, rtol=1e-5)
+
+
+# ---- the real rows reach every loss and metric as weights and counts -------
+
+def _weighted_two_outputs():
+    """Two outputs with per-output sample weights, losses of every scalar
+    reduction and loss weights, weighted and unweighted metrics."""
+    inputs = loopax.Input((5,))
+    h = layers.Dense(8, activation="relu")(inputs)
+    model = loopax.Model(inputs, {"value": layers.Dense(2, name="value")(h),
+                                  "label": layers.Dense(3, name="label")(h)})
+    model.compile(
+        optimizer=loopax.optimizers.Adam(0.01),
+        loss={"value": loopax.losses.MeanSquaredError(reduction="sum"),
+              "label": loopax.losses.SparseCategoricalCrossentropy(
+                  from_logits=True, reduction="mean_with_sample_weight")},
+        loss_weights={"value": 0.1, "label": 1.0},
+        metrics={"value": ["mae"], "label": [
+            "accuracy", loopax.metrics.SparseTopKCategoricalAccuracy(k=2)]},
+        weighted_metrics={"value": [loopax.metrics.MeanSquaredError()],
+                          "label": ["accuracy", loopax.metrics.SparseCategoricalAccuracy()]})
+    return model
+
+
+def _class_weighted():
+    model = loopax.Sequential([loopax.Input((5,)), layers.Dense(6, activation="relu"),
+                               layers.Dense(3)])
+    model.compile(optimizer=loopax.optimizers.Adam(0.01),
+                  loss=loopax.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], weighted_metrics=["accuracy"])
+    return model
+
+
+def _run_weighted(case, pad, monkeypatch):
+    monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", pad)
+    loopax.utils.set_random_seed(0)
+    rng = np.random.default_rng(5)
+    x, y = _data("table", rng)
+    weights = rng.random(ROWS).astype("float32")
+    if case == "two outputs, weights per output":
+        model = _weighted_two_outputs()
+        fit = dict(sample_weight={"value": weights, "label": 1.0 - weights})
+        evaluated = dict(sample_weight={"value": 1.0 - weights, "label": weights})
+    else:
+        model, y = _class_weighted(), y["label"]
+        fit = dict(class_weight={0: 0.5, 1: 2.0, 2: 1.0})
+        evaluated = dict(sample_weight=weights)
+    history = model.fit(x, y, batch_size=BATCH, epochs=2, verbose=0, **fit)
+    return model, (model.get_weights(), history.history, model.evaluate(
+        x, y, batch_size=BATCH, verbose=0, return_dict=True, **evaluated))
+
+
+@pytest.mark.parametrize("case", ["two outputs, weights per output", "class weights"])
+def test_weights_reductions_and_counting_metrics_see_only_the_real_rows(case, monkeypatch):
+    """Sample weights per output, class weights, "sum" and
+    "mean_with_sample_weight" reductions, loss weights, and metrics that sum
+    by their weights (weighted MSE and accuracies): padded, the numbers of the
+    unpadded batches."""
+    padded_model, (w1, h1, e1) = _run_weighted(case, True, monkeypatch)
+    unpadded_model, (w0, h0, e0) = _run_weighted(case, False, monkeypatch)
+    assert [programs(padded_model, kind) for kind in (TRAIN, TEST)] == [1, 1]
+    assert [programs(unpadded_model, kind) for kind in (TRAIN, TEST)] == [2, 2]
+    for a, b in zip(w1, w0, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert h1.keys() == h0.keys() and e1.keys() == e0.keys()
+    for name in h0:
+        np.testing.assert_allclose(h1[name], h0[name], rtol=1e-5, err_msg=name)
+    for name in e0:
+        np.testing.assert_allclose(e1[name], e0[name], rtol=1e-5, err_msg=name)
+
+
+def test_the_compiled_loss_counts_the_real_rows_it_is_given():
+    """The compiled loss of a batch of 5 real rows padded to 8 with other rows,
+    told so by its sample weight (`RealRows`), is the 5 rows' loss, for each
+    scalar reduction, against NumPy; the per-output loss trackers count 5 rows."""
+    rng = np.random.default_rng(7)
+    y, p = rng.normal(size=(8, 3)).astype("float32"), rng.normal(size=(8, 3)).astype("float32")
+    w = rng.random(8).astype("float32")
+    squared = ((y - p) ** 2).mean(axis=-1)[:5] * w[:5]
+    expected = {"sum_over_batch_size": squared.sum() / 5, "sum": squared.sum(),
+                "mean_with_sample_weight": squared.sum() / w[:5].sum()}
+    for reduction, value in expected.items():
+        compiled = CompileLoss(loopax.losses.MeanSquaredError(reduction=reduction),
+                               output_names=["out"])
+        real = padded_batches.RealRows(w, np.int32(5), 8)
+        got = compiled(y, p, sample_weight=real)
+        np.testing.assert_allclose(got, value, rtol=1e-6, err_msg=reduction)
+
+
+def test_a_loss_over_the_whole_batch_gives_its_unpadded_value(monkeypatch):
+    """Dice (axis=None) sums over every row: 10 rows in batches of 7 (a partial
+    batch of 3) give the loss of the batches as they are, as Keras computes it."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(10, 5)).astype("float32")
+    y = (rng.random((10, 2)) > 0.5).astype("float32")
+    losses = []
+    for pad in (True, False):
+        monkeypatch.setattr(padded_batches, "PAD_PARTIAL_BATCHES", pad)
+        loopax.utils.set_random_seed(0)
+        model = loopax.Sequential([loopax.Input((5,)), layers.Dense(2, activation="sigmoid")])
+        model.compile(loss=loopax.losses.Dice())
+        losses.append(model.evaluate(x, y, batch_size=7, verbose=0))
+    predicted = model.predict(x, verbose=0)
+    by_batch = [loopax.losses.dice(y[rows], predicted[rows]) for rows in (slice(0, 7),
+                                                                           slice(7, 10))]
+    expected = (float(by_batch[0]) * 7 + float(by_batch[1]) * 3) / 10
+    np.testing.assert_allclose(losses, [expected, expected], rtol=1e-5)

@@ -21,6 +21,7 @@ import functools
 import inspect
 import math
 import threading
+import weakref
 from typing import Any, Callable, MutableMapping, Sequence
 
 import jax
@@ -46,18 +47,28 @@ from loopax.src.mixed_precision import policies as dtype_policies
 from loopax.src.module import Module, _snake_case, track_created
 from loopax.src.naming import current_path, name_scope, unique_name
 from loopax.src.quantizers import quantization_config
-from loopax.src.state import Variable, _state, check_values_match, notify_built, pure
+from loopax.src.state import (
+    StateScope,
+    Variable,
+    _state,
+    active_scope,
+    check_values_match,
+    is_tracer,
+    notify_built,
+    pure,
+    tracing,
+)
 from loopax.src.tensor import eager_tensors, op
 from loopax.src.utils import memory_utils
 
 
 class _CallContext(threading.local):
     def __init__(self):
-        self.stack = []   # one entry per active outermost-call: {"training":, "losses":[]}
-        self.counter = 0
+        self.stack = []   # one entry per active outermost call: {"training": ...}
 
 
 _ctx = _CallContext()
+_holding_losses: weakref.WeakSet = weakref.WeakSet()   # layers keeping eager add_loss values
 
 
 class LossList(list):
@@ -246,9 +257,7 @@ class Layer(Module):
         self.autocast = bool(autocast)
         self.built = False
         self.input_spec = None
-        self._losses = []
-        self._loss_ctx = -1
-        self._last_outer_ctx = -2
+        self._losses = []   # add_loss values of the last eager call (outside any scope)
         self.activity_regularizer = regularizers.get(activity_regularizer)
         if input_dim is not None and input_shape is None:
             input_shape = (input_dim,)
@@ -665,10 +674,8 @@ class Layer(Module):
             # as one differentiable step (see loopax.src.tape).
             return tape.record_layer_call(self, args, kwargs)
         if outer:
-            _ctx.counter += 1
-            frame = {"training": kwargs.get("training"), "losses": [], "id": _ctx.counter}
-            _ctx.stack.append(frame)
-            self._last_outer_ctx = frame["id"]
+            self._clear_losses()
+            _ctx.stack.append({"training": kwargs.get("training")})
         frame = _ctx.stack[0]
         try:
             if self._call_takes_training:
@@ -691,7 +698,7 @@ class Layer(Module):
                     kwargs["mask"] = previous_mask
             with _precision.call_scope(self):
                 call = self.call if self._remat_mode is None else \
-                    remat.layer_call(self, args, kwargs, frame["losses"])
+                    remat.layer_call(self, args, kwargs)
                 outputs = call(*args, **kwargs)
             if self.supports_masking and args:
                 _masking.attach_output_masks(self, args[0], outputs, previous_mask)
@@ -767,9 +774,7 @@ class Layer(Module):
                 with random.shape_inference_scope(), _precision.call_scope(self):
                     outer = not _ctx.stack
                     if outer:
-                        _ctx.stack.append(
-                            {"training": statics.get("training"), "losses": [], "id": -1}
-                        )
+                        _ctx.stack.append({"training": statics.get("training")})
                     try:
                         return self.call(*a, **dkw, **statics)
                     finally:
@@ -777,6 +782,8 @@ class Layer(Module):
                             _ctx.stack.pop()
             return jax.eval_shape(run, *a, **dyn_kw)
 
+        # The probes' losses are of shapes only: the layers keep their last call's.
+        kept = [(layer, list(layer._losses)) for layer in self._layers_tree()]
         try:
             out1, out2 = probe(0), probe(1)
         except Exception as e:
@@ -786,6 +793,9 @@ class Layer(Module):
                 f"inputs {jax.tree_util.tree_map(lambda t: t.shape, args, is_leaf=is_sym)} "
                 f"failed: {e}",
             ) from e
+        finally:
+            for layer, losses in kept:
+                layer._losses = losses
         return jax.tree_util.tree_map(
             lambda a, b: symbolic.SymbolicTensor(
                 symbolic.merge_probe_shapes(a.shape, b.shape), a.dtype, name=self.name),
@@ -813,6 +823,10 @@ class Layer(Module):
         return self._first_call_tensors("output_tensors", "output")
 
     # ---- losses ----------------------------------------------------------
+    # An `add_loss` value goes to the active StateScope (a stateless call, fit's
+    # step, a tape's or remat's trace), which hands it on or lets it go with the
+    # trace; outside any scope (an eager call) the layer keeps it. An outermost
+    # call drops its layers' losses of earlier calls, as Keras's.
     def add_loss(self, loss: ArrayLike) -> None:
         """Adds a scalar loss (e.g. a regularization penalty) from inside `call`.
 
@@ -824,29 +838,36 @@ class Layer(Module):
         """
         if not _ctx.stack:
             raise RuntimeError(f"{self.name}.add_loss() must be called from inside call().")
-        frame = _ctx.stack[0]
-        if self._loss_ctx != frame["id"]:
-            self._losses = []
-            self._loss_ctx = frame["id"]
-        self._losses.append(loss)
-        frame["losses"].append(loss)
+        self._collect_loss(loss)
 
-    def _drop_traced_losses(self):
-        """Forgets the `add_loss` values of calls that were traced (a compiled
-        step's): they belong to a trace that has ended, so after `fit()` or
-        `predict()` `losses` holds none of them, as in Keras."""
-        for layer in self._layers_tree():
-            if any(isinstance(loss, jax.core.Tracer) for loss in layer._losses):
-                layer._losses = []
-                layer._loss_ctx = -1
+    def _collect_loss(self, loss):
+        scope = active_scope()
+        if scope is not None:
+            scope.losses.append((self, loss))
+        else:
+            self._losses.append(loss)
+            _holding_losses.add(self)
 
-    def _mark_outer_call(self, owners):
-        """Records a call run outside `__call__` (a tape's compiled replay) as this
-        layer's latest outermost call, in which `owners` added their losses."""
-        _ctx.counter += 1
-        self._last_outer_ctx = _ctx.counter
-        for owner in owners:
-            owner._loss_ctx = _ctx.counter
+    def _clear_losses(self):
+        """An outermost call starts afresh: its layers' losses of earlier calls go
+        (in the active scope, or outside any, the layers' own). Nothing to walk
+        when no layer holds a loss (a model without add_loss)."""
+        scope = active_scope()
+        if scope is not None:
+            if any(s.losses for s in _state.scopes):
+                scope.clear_losses(self._layers_tree())
+        elif _holding_losses:
+            for layer in self._layers_tree():
+                if layer._losses:
+                    layer._losses = []
+                    _holding_losses.discard(layer)
+
+    def _keep_losses(self, added):
+        """The losses of an outermost call run elsewhere (a tape's compiled or
+        recorded call): `(layer, value)` pairs, kept as that call's."""
+        self._clear_losses()
+        for owner, value in added:
+            owner._collect_loss(value)
 
     def _layers_tree(self):
         return [self] + [m for m in self.submodules if isinstance(m, Layer)]
@@ -855,12 +876,18 @@ class Layer(Module):
     def losses(self) -> list:
         """Losses from `add_loss` in the last call, plus weight regularization
         penalties computed from the current (scope-aware) weights."""
-        ctx = self._last_outer_ctx
+        layers = self._layers_tree()
         out = []
-        for layer in self._layers_tree():
-            if layer._loss_ctx == ctx:
-                out.extend(layer._losses)
-        for layer in self._layers_tree():
+        if _state.scopes:
+            added = StateScope.visible_losses()
+            for layer in layers:
+                out.extend(v for o, v in added if o is layer)
+        else:
+            out = [v for layer in layers for v in layer._losses]
+            if any(is_tracer(v) for v in out) and not tracing():
+                # A bare `jax.jit`'s call ended: its values must not leak out.
+                out = [v for v in out if not is_tracer(v)]
+        for layer in layers:
             for var, reg in layer._regularized:
                 # As an op, so a recording GradientTape differentiates the penalty.
                 out.append(op(reg)(var) if _state.tapes else reg(var.value))

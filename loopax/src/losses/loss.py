@@ -25,7 +25,6 @@ from loopax.src import dtypes
 from loopax.src.api_export import export
 from loopax.src.array_types import Array, ArrayLike, DTypeLike
 from loopax.src.layers.masking import get_keras_mask
-from loopax.src.losses import padded_rows
 from loopax.src.module import _snake_case
 from loopax.src.naming import unique_name
 from loopax.src.state import _state
@@ -234,13 +233,7 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = jnp.sum(jnp.broadcast_to(sample_weight, values.shape)).astype(total.dtype)
     else:
-        entries = padded_rows.entries(values)
-        if not isinstance(entries, int):
-            # A padded batch's traced count of real entries (>= 1). XLA turns the
-            # division by a constant count into a multiplication by its reciprocal,
-            # so this computes the bits of the unpadded batch's program.
-            return total * (1 / entries.astype(total.dtype))
-        divisor = jnp.asarray(entries, total.dtype)
+        divisor = jnp.asarray(values.size, total.dtype)
     return jnp.where(
         divisor == 0, jnp.zeros_like(total), total / jnp.where(divisor == 0, 1, divisor)
     )

@@ -33,16 +33,12 @@ from loopax.src.tensor import Tensor
 # Layer calls
 # --------------------------------------------------------------------------
 
-def _call_and_collect(layer, args, kwargs):
-    """Calls `layer`; returns (outputs, add_loss losses, [(layer, count)])."""
+def _call_and_collect(layer, args, kwargs, scope):
+    """Calls `layer` inside `scope`; returns (outputs, the add_loss values, the
+    layer that added each): taken from the scope, so they leave as outputs."""
     outputs = layer(*args, **kwargs)
-    ctx = layer._last_outer_ctx
-    losses, owners = [], []
-    for sub in layer._layers_tree():
-        if sub._loss_ctx == ctx and sub._losses:
-            owners.append((sub, len(sub._losses)))
-            losses.extend(sub._losses)
-    return outputs, losses, owners
+    added = scope.take_losses()
+    return outputs, [value for _, value in added], [owner for owner, _ in added]
 
 
 class _LayerPlan:
@@ -68,17 +64,11 @@ class _LayerPlan:
         self.assigned, self.owners = [], []
 
     def _run(self, values, arrays):
-        """Traces the call; leaves the layers' record of their last call as it was."""
-        layers = self.layer._layers_tree()
-        saved = [(l, l._losses, l._loss_ctx, l._last_outer_ctx) for l in layers]
+        """Traces the call (its losses stay in its own scope, taken out as outputs)."""
         scope = _TrackingScope(zip(self.variables, values), strict=self.where)
-        try:
-            with _suspended(), scope:
-                a, k = _fill(self.treedef, self.template, self.positions, arrays)
-                outputs, losses, owners = _call_and_collect(self.layer, a, k)
-        finally:
-            for l, l_losses, loss_ctx, outer_ctx in saved:
-                l._losses, l._loss_ctx, l._last_outer_ctx = l_losses, loss_ctx, outer_ctx
+        with _suspended(), scope:
+            a, k = _fill(self.treedef, self.template, self.positions, arrays)
+            outputs, losses, owners = _call_and_collect(self.layer, a, k, scope)
         return outputs, losses, owners, scope
 
     def replay(self, values, arrays):
@@ -101,9 +91,6 @@ class _LayerPlan:
             return None
         for v, value in zip(self.assigned, new_values):
             v.assign(value)
-        # `layer.losses` now means this call's (the layer keeps that record).
-        self.layer._mark_outer_call([owner for owner, _ in self.owners])
-        _set_losses(self.owners, losses)
         return outputs, losses, self.owners
 
 
@@ -116,7 +103,7 @@ def _run_eagerly(layer, treedef, template, positions, arg_values, own):
     scope = _TrackingScope(zip(own, values))
     with _suspended(), scope:
         a, k = _fill(treedef, template, positions, arg_values)
-        outputs, losses, owners = _call_and_collect(layer, a, k)
+        outputs, losses, owners = _call_and_collect(layer, a, k, scope)
     # Eager ops on Variables return Tensors; the node's outputs are plain values.
     outputs, losses = jax.tree_util.tree_map(
         lambda x: x._loopax_value if isinstance(x, Tensor) else x, (outputs, losses),
@@ -157,6 +144,7 @@ def record_layer_call(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
                                                    variables))
     else:
         outputs, losses, owners = result
+    layer._keep_losses(zip(owners, losses))   # `layer.losses`: this call's
     tapes = _following(leaves, plan.variables)
     if not tapes:
         return outputs
@@ -169,13 +157,7 @@ def record_layer_call(layer: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
     recorded_outputs, recorded_losses = _add_node(
         tapes, plan.replay, plan.structure, node_tree, node_template, node_positions,
         node_leaves, (outputs, losses))
-    _set_losses(owners, recorded_losses)
+    layer._keep_losses(zip(owners, recorded_losses))   # as Tensors the tapes follow
     return recorded_outputs
 
 
-def _set_losses(owners, losses):
-    """Gives each layer that called add_loss its share of `losses`."""
-    i = 0
-    for owner, count in owners:
-        owner._losses = list(losses[i:i + count])
-        i += count

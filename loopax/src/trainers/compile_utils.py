@@ -18,12 +18,12 @@ import numpy as np
 
 from loopax.src import losses as losses_module
 from loopax.src import metrics as metrics_module
-from loopax.src.losses import padded_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.naming import name_scope
 from loopax.src.state import _state
 from loopax.src.tensor import unwrap
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
+from loopax.src.trainers.padded_batches import rows_of, split_weight
 
 if TYPE_CHECKING:
     from loopax.src.metrics.metric import Metric
@@ -313,6 +313,7 @@ class CompileLoss:
             self.check_targets(y_true, y_pred)
         _, preds = flatten_outputs(y_pred, self.names)
         targets = match_targets(y_true, self.names)
+        sample_weight, padding = split_weight(sample_weight)   # a padded batch's real rows
         weights = match_to_outputs(sample_weight, self.names, "sample_weight") \
             if sample_weight is not None else [None] * len(self.names)
         total = 0.0
@@ -323,15 +324,19 @@ class CompileLoss:
                     f"The model was compiled with a loss for output {self.names[i]!r} but "
                     "the data gives it no target y. Pass y (x, y pairs), or compile "
                     "without that loss and compute it in train_step.")
-            value = loss(targets[i], preds[i],
-                         sample_weight=padded_rows.row_weights(weights[i], preds[i]))
+            if padding is None:
+                value = loss(targets[i], preds[i], sample_weight=weights[i])
+            else:   # the copies weigh 0; a mean over all entries made one over the real
+                value = loss(targets[i], preds[i], sample_weight=padding.weigh(weights[i]))
+                if getattr(loss, "reduction", None) in ("sum_over_batch_size", "mean"):
+                    value = value * padding.scale(value.dtype)
             check_scalar(value, f"loss {getattr(loss, 'name', loss)!r} of output "
                                 f"{self.names[i]!r}")
             values.append(value)
             total = total + weight * value if weight != 1.0 else total + value
         self.last_losses = values
         if self.metrics:
-            n = padded_rows.real_rows(batch_size_of(preds))
+            n = rows_of(padding, batch_size_of(preds))
             for tracker, value in zip(self.metrics, values):
                 if _scoped_or_eager(tracker, value):
                     tracker.update_state(value, sample_weight=n)
@@ -442,13 +447,15 @@ class CompileMetrics(Metric):
             return
         _, preds = flatten_outputs(y_pred, self.names)
         targets = match_targets(y_true, self.names)
+        sample_weight, padding = split_weight(sample_weight)   # a padded batch's real rows
         weights = match_to_outputs(sample_weight, self.names, "sample_weight") \
             if sample_weight is not None else [None] * len(self.names)
         for i, metric, weighted in self.entries:
             if targets[i] is None:
                 continue
             weight = weights[i] if weighted else None
-            weight = padded_rows.row_weights(weight, preds[i])   # padding rows weigh 0
+            if padding is not None:
+                weight = padding.weigh(weight)   # the copies weigh 0, in every metric
             if weight is not None:
                 metric.update_state(targets[i], preds[i], sample_weight=weight)
             else:

@@ -108,7 +108,6 @@ def check_model_has_a_loss(model: Any, base: type, batch: Any) -> None:
 
     losses = jax.eval_shape(forward_losses, [v.value for v in model.trainable_variables],
                             [v.value for v in model.non_trainable_variables], x)
-    model._stateless_losses = None
     if not losses:
         raise ValueError(
             f"fit(): {model._model_label()} has no loss to train on: `compile()` was "

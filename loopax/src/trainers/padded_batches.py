@@ -7,11 +7,15 @@ script that is most of the first epoch (#19). Where the model's step treats
 each row on its own, the partial batch instead runs through the full batches'
 program: `programs.batch_of` (device data) or `pad_host_batch` (a
 generator's batches) fills it up to the full size with copies of its own
-rows, and the step is traced knowing how many rows are real
-(losses/padded_rows.py), so the loss, its gradient, the metrics and the loss
-tracker count those only, and predict drops the padding's outputs. The numbers
-are the unpadded batch's up to the order of float additions
-(tests/trainers/test_padded_batches.py compares both programs, and Keras).
+rows, and the program gives the step the count of real rows in the batch's
+sample weight (`with_real_rows`: a `RealRows`, the user's weight and the
+count). The default step passes it on to `compute_loss` and `compute_metrics`
+as any sample weight; the compiled loss and metrics give the copies a weight
+of 0 and the mean reductions and the loss trackers count the real rows only
+(`RealRows.weigh`, `scale`, `rows_of`), so the loss, its gradient and the
+metrics are the unpadded batch's up to the order of float additions
+(tests/trainers/test_padded_batches.py compares both programs, and Keras);
+predict drops the padding's outputs.
 
 `why_not_padded(model, kind)` says when a pass keeps Keras's one program per
 batch shape instead, for anything that may mix rows or see the padding: a
@@ -19,7 +23,8 @@ step, `compute_loss` or `compute_metrics` of the user's, a layer that does not
 declare itself row-wise (`Layer.row_wise`: a custom or `Lambda` layer, a
 subclassed model's `call`, batch statistics in training), an axis along the
 batch, masks, activity regularizers, stateful RNNs, a loss or metric that is
-not a built-in, a distribution, or random
+not a built-in or a loss summed along the batch (Dice's and Tversky's default
+`axis=None`), a distribution, or random
 draws JAX would not make the same for a batch's first rows
 (`jax_threefry_partitionable` off).
 """
@@ -29,10 +34,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from loopax.src import random
 from loopax.src.distribution import distribution
+from loopax.src.trainers.data_adapters.data_adapter_utils import (
+    batch_size_of,
+    unpack_x_y_sample_weight,
+)
 from loopax.src.trainers.pass_kind import PREDICT, TRAIN
 
 if TYPE_CHECKING:
@@ -129,6 +139,8 @@ def _loss_and_metrics_reason(model):
             if not _builtin(loss) or (fn is not None and not getattr(
                     fn, "__module__", "").startswith("loopax.src.")):
                 return f"loss {getattr(loss, 'name', loss)!r} is not a built-in"
+            if _reduces_the_batch(getattr(loss, "_fn_kwargs", {}).get("axis", -1)):
+                return f"loss {getattr(loss, 'name', loss)!r} sums along the batch axis"
     compiled_metrics = model._compile_metrics
     for _, metric, _ in getattr(compiled_metrics, "entries", ()):
         fn = getattr(metric, "_fn", None)
@@ -136,6 +148,13 @@ def _loss_and_metrics_reason(model):
                 fn, "__module__", "").startswith("loopax.src.")):
             return f"metric {metric.name!r} is not a built-in"
     return None
+
+
+def _reduces_the_batch(axis: Any) -> bool:
+    """Whether a loss's `axis` (Dice's and Tversky's default None: all axes) takes
+    in the batch axis, so its value mixes rows and the copies would count."""
+    axes = [axis] if axis is None or isinstance(axis, int) else list(axis)
+    return any(a is None or a == 0 for a in axes)
 
 
 def pad_host_batch(batch: Any, signature: tuple) -> tuple[Any, int] | None:
@@ -157,3 +176,50 @@ def pad_host_batch(batch: Any, signature: tuple) -> tuple[Any, int] | None:
         return None
     index = np.arange(size) % rows
     return jax.tree_util.tree_unflatten(treedef, [np.asarray(a)[index] for a in leaves]), rows
+
+
+# ---- the step's view of a padded batch ---------------------------------------
+
+class RealRows:
+    """The sample weight a padded batch's step gets: the user's (`weight`: None, an
+    array, or one per output) and how many of the batch's `size` rows are real
+    (`rows`, a traced int32 scalar; the rest are copies). Only the default steps
+    see one (`why_not_padded`); the compiled loss and metrics and the loss
+    tracker read it. A full batch is `rows == size`: its numbers keep their bits
+    (weights times 1, a mean times 1)."""
+
+    def __init__(self, weight: Any, rows: Any, size: int):
+        self.weight, self.rows, self.size = weight, rows, int(size)
+
+    def weigh(self, weight: Any) -> jax.Array:
+        """`weight` (one output's, or None) times 0/1 weights of the real rows; with
+        no `weight`, a per-sample weight of shape `(size,)`."""
+        real = jnp.arange(self.size) < self.rows
+        if weight is None:
+            return real.astype("float32")
+        weight = jnp.asarray(weight)
+        return weight * real.reshape((-1,) + (1,) * (weight.ndim - 1)).astype(weight.dtype)
+
+    def scale(self, dtype: Any) -> jax.Array:
+        """`size / rows`: a mean over all the padded batch's entries times this is
+        the mean over the real rows' entries."""
+        return jnp.asarray(self.size, dtype) / jnp.asarray(self.rows, dtype)
+
+
+def with_real_rows(batch: Any, rows: Any) -> tuple:
+    """`batch` as `(x, y, RealRows(sample_weight, rows, size))`: how a padded
+    batch's step learns that only its first `rows` rows are real."""
+    x, y, sample_weight = unpack_x_y_sample_weight(batch)
+    return x, y, RealRows(sample_weight, rows, batch_size_of(batch))
+
+
+def split_weight(sample_weight: Any) -> tuple[Any, RealRows | None]:
+    """`(the user's sample weight, the RealRows or None)` of a step's sample weight."""
+    if isinstance(sample_weight, RealRows):
+        return sample_weight.weight, sample_weight
+    return sample_weight, None
+
+
+def rows_of(sample_weight: Any, size: int) -> Any:
+    """The real rows of a batch of `size` rows with this sample weight."""
+    return sample_weight.rows if isinstance(sample_weight, RealRows) else size

@@ -39,8 +39,8 @@ from jax import lax
 from jax.extend.core import ClosedJaxpr
 
 from loopax.src.compilation_cache import compile_seconds_saved
-from loopax.src.losses.padded_rows import padded_rows
 from loopax.src.trainers.data_adapters.data_adapter_utils import batch_size_of
+from loopax.src.trainers.padded_batches import with_real_rows
 
 # XLA:CPU options for programs holding a convolution (see the module docstring).
 CONVOLUTION_COMPILER_OPTIONS = {
@@ -229,8 +229,7 @@ def _program_function(step, finalize, feed, length, predict, counts_rows):
             return state, out if predict else finalize(out, state)
 
         def one_counting_rows(state, batch, rows):
-            with padded_rows(rows, batch_size_of(batch)):
-                return one(state, batch)
+            return one(state, with_real_rows(batch, rows))
         return one_counting_rows if counts_rows else one
     run = _collect if predict else _run
     if feed == "stacked":

@@ -88,14 +88,12 @@ class ModelSteps:
 
             def model_step(state, data):
                 out, new_values = run([v for g in state for v in g], data)
-                model._drop_traced_losses()
                 return out, _regroup(new_values, sizes)
         else:
             groups = state_groups(model, kind)
 
             def model_step(state, data):
                 out = method(state, data)
-                model._drop_traced_losses()
                 if kind is PREDICT:
                     return _predict_outputs(out, state)
                 return _check_step_output(out, state, method_name, kind)

@@ -37,10 +37,9 @@ from loopax.src import random as loopax_random
 from loopax.src.callbacks.callback import TrainingRun
 from loopax.src.callbacks.callback_list import CallbackList, logs_to_host
 from loopax.src.distribution import placement
-from loopax.src.losses.padded_rows import real_rows
 from loopax.src.metrics import Mean, Metric
 from loopax.src.module import owned
-from loopax.src.state import Variable, pure
+from loopax.src.state import StateScope, Variable, pure
 from loopax.src.trainers import data_checks, epoch_runner, in_use
 from loopax.src.trainers.compile_utils import CompileLoss, CompileMetrics, check_scalar, results_of
 from loopax.src.trainers.compiled_steps import CompiledSteps
@@ -59,6 +58,7 @@ from loopax.src.trainers.data_adapters.data_adapter_utils import (
 )
 from loopax.src.trainers.execution_planner import ExecutionPlanner
 from loopax.src.trainers.live_state import LiveState
+from loopax.src.trainers.padded_batches import rows_of
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 from loopax.src.trainers.step_functions import ModelSteps
 
@@ -81,9 +81,13 @@ class Trainer:
         trainable_weights: list
         history: Any
 
-        _last_outer_ctx: int
         trainable_variables: list[Variable]
         non_trainable_variables: list[Variable]
+        losses: list
+
+        def stateless_call(self, trainable_variables: Sequence,
+                           non_trainable_variables: Sequence, *args: Any,
+                           return_losses: bool = False, **kwargs: Any) -> tuple: ...
 
     compiled = False
     optimizer: Any = None
@@ -94,7 +98,6 @@ class Trainer:
     _compile_metrics = None
     _loss_tracker: Any = None
     _trainer_state = None
-    _stateless_losses: tuple | None = None
 
     def __init__(self):
         self.compiled = False
@@ -306,35 +309,13 @@ class Trainer:
     # ======================================================================
     # losses
     # ======================================================================
-    def stateless_call(self, trainable_variables: Sequence, non_trainable_variables: Sequence,
-                       *args: Any, return_losses: bool = False, **kwargs: Any) -> tuple:
-        outputs, non_trainable, losses = super().stateless_call(  # type: ignore[misc]
-            trainable_variables, non_trainable_variables, *args, return_losses=True, **kwargs)
-        # `self.losses` read after this call (by compute_loss) must be this
-        # call's losses, computed from the values it was given.
-        self._stateless_losses = (self._last_outer_ctx, losses)
-        if return_losses:
-            return outputs, non_trainable, losses
-        return outputs, non_trainable
-
-    def _drop_traced_losses(self):
-        super()._drop_traced_losses()
-        stash = getattr(self, "_stateless_losses", None)
-        if stash is not None and any(isinstance(v, jax.core.Tracer) for v in stash[1]):
-            self._stateless_losses = None
-
-    def _current_losses(self):
-        stash = getattr(self, "_stateless_losses", None)
-        if stash is not None and stash[0] == getattr(self, "_last_outer_ctx", None):
-            return list(stash[1])
-        return list(self.losses)
-
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
                      sample_weight: Any = None, training: bool = True) -> Any:
         """The total loss: the compiled losses of `(y, y_pred)` plus the model's
         own losses (`add_loss`, weight regularization) of the last call.
-        Works inside a stateless step: after `stateless_call` the model's
-        losses are that call's. Override it to customize the loss of `fit`."""
+        Works inside a stateless step: the state scope around it holds the
+        losses of the `stateless_call` before it (`Layer.losses`). Override it
+        to customize the loss of `fit`."""
         total = None
         if self._compile_loss is not None:
             if y is None:
@@ -343,7 +324,7 @@ class Trainer:
                     "Pass (x, y) data, or compile without `loss` and compute it in "
                     "train_step / compute_loss.")
             total = self._compile_loss(y, y_pred, sample_weight)
-        for extra in self._current_losses():
+        for extra in self.losses:
             check_scalar(extra, "model loss (add_loss / regularization)")
             total = extra if total is None else total + extra
         if total is None:
@@ -397,11 +378,12 @@ class Trainer:
         metric_variables = self.metrics_variables
 
         def loss_and_updates(trainable):
-            y_pred, new_non_trainable = self.stateless_call(
-                trainable, non_trainable, x, training=True)
-            loss, (_, new_non_trainable, new_metrics) = self.stateless_compute_loss(
-                trainable, new_non_trainable, metric_values, x, y, y_pred, sample_weight,
-                training=True)
+            with StateScope():   # holds the call's add_loss values for compute_loss
+                y_pred, new_non_trainable = self.stateless_call(
+                    trainable, non_trainable, x, training=True)
+                loss, (_, new_non_trainable, new_metrics) = self.stateless_compute_loss(
+                    trainable, new_non_trainable, metric_values, x, y, y_pred, sample_weight,
+                    training=True)
             # The gradient is of the scaled loss (loss scaling); logs get the loss.
             scaled_loss, _ = pure(self.optimizer.scale_loss, self.optimizer.variables)(
                 optimizer_values, loss)
@@ -414,7 +396,8 @@ class Trainer:
                 optimizer_values, grads, trainable)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
+            self._loss_tracker.update_state(
+                loss, sample_weight=rows_of(sample_weight, batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -427,14 +410,16 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         metric_variables = self.metrics_variables
 
-        y_pred, non_trainable = self.stateless_call(trainable, non_trainable, x,
-                                                    training=False)
-        loss, (_, non_trainable, metric_values) = self.stateless_compute_loss(
-            trainable, non_trainable, metric_values, x, y, y_pred, sample_weight,
-            training=False)
+        with StateScope():   # holds the call's add_loss values for compute_loss
+            y_pred, non_trainable = self.stateless_call(trainable, non_trainable, x,
+                                                        training=False)
+            loss, (_, non_trainable, metric_values) = self.stateless_compute_loss(
+                trainable, non_trainable, metric_values, x, y, y_pred, sample_weight,
+                training=False)
 
         def update_metrics():
-            self._loss_tracker.update_state(loss, sample_weight=real_rows(batch_size_of(x)))
+            self._loss_tracker.update_state(
+                loss, sample_weight=rows_of(sample_weight, batch_size_of(x)))
             return self.compute_metrics(x, y, y_pred, sample_weight)
 
         logs, metric_values = pure(update_metrics, metric_variables)(metric_values)
@@ -490,7 +475,6 @@ class Trainer:
             [v.value for v in self.non_trainable_variables],
             epoch_runner.to_jax(x),
         )
-        self._stateless_losses = None
         return spec
 
     # ---- fit -----------------------------------------------------------------------------
@@ -649,7 +633,6 @@ class Trainer:
         finally:
             live.write_back()
             self._trainer_state = None
-            self._stateless_losses = None
             if epochs > initial_epoch and isinstance(self.optimizer, optimizers.Optimizer):
                 # With use_ema, the averages become the weights (as Keras's fit).
                 self.optimizer.finalize_variable_values(self.trainable_weights)
