@@ -93,6 +93,27 @@ def test_absolute_entries_inside_the_folder_are_kept(tmp_path):
     assert tf.train.latest_checkpoint(str(folder)) == os.path.abspath(saved)
 
 
+@pytest.mark.parametrize("target", ["/dev/zero", "victim"])
+def test_a_shard_that_links_out_is_refused_naming_the_shard_and_its_target(tmp_path, target):
+    """The entry is the folder's own, its file a link out: the old message said only that
+    the entry 'ckpt-1' names a checkpoint outside the folder (#34's attacker rerun)."""
+    victim_file, _ = _victim(tmp_path)
+    target = str(victim_file) if target == "victim" else target
+    folder = tmp_path / "ckpts"
+    tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=1).save()
+    shard = folder / "ckpt-1.safetensors"
+    shard.unlink()
+    os.symlink(target, shard)
+    for call in (lambda: tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=1),
+                 lambda: tf.train.latest_checkpoint(str(folder))):
+        with pytest.raises(ValueError) as info:
+            call()
+        message = str(info.value)
+        assert str(shard) in message and f"a link to {target!r}" in message
+        assert "Replace the link with the checkpoint file itself" in message
+    assert victim_file.exists()
+
+
 @pytest.mark.parametrize("which", ["state", "shard"])
 def test_a_fifo_in_place_of_a_checkpoint_file_is_refused_without_blocking(tmp_path, which):
     folder = tmp_path / "ckpts"

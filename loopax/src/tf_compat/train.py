@@ -628,7 +628,14 @@ def _confined(directory, entry, state_path):
     file lie inside `directory`: TensorFlow would restore or delete a checkpoint of
     another folder that a state file names; loopax reads and removes only its own."""
     full = entry if os.path.isabs(entry) else os.path.join(directory, entry)
-    if not (_inside(directory, full) and _inside(directory, _file_of(full))):
+    if _inside(directory, full) and not _inside(directory, _file_of(full)):
+        raise ValueError(
+            f"{state_path}: the entry {entry!r} names {_file_of(full)}, a link to "
+            f"{os.path.realpath(_file_of(full))!r} outside the folder {directory!r}; refused "
+            "(loopax never restores or deletes another folder's checkpoint, nor reads a "
+            "device through a link). Replace the link with the checkpoint file itself, or "
+            "remove that line from the state file.")
+    if not _inside(directory, full):
         raise ValueError(
             f"{state_path}: the entry {entry!r} names a checkpoint outside the folder "
             f"{directory!r}; refused (a checkpoint folder's state file lists only that "
