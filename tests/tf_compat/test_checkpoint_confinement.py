@@ -206,3 +206,22 @@ def test_list_and_load_variable_read_only_what_they_return(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out == {"names": [["big", [big // 4]], ["v", [2]]], "v": [1.5, -2.0]}
+
+
+def test_a_state_file_line_that_is_no_entry_warns_naming_the_file(tmp_path):
+    """TensorFlow 2.21 logs a state file it cannot parse and restores nothing
+    (`latest_checkpoint` gives None); loopax did the same without a word, so a damaged
+    state file silently restarted training from scratch (#34's attacker rerun)."""
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    (folder / "checkpoint").write_bytes(b'\x00\x01 model_checkpoint_path "\n# a comment\n\n')
+    with pytest.warns(UserWarning, match=r"checkpoint \(a checkpoint state file\), line 1: "
+                                         r".* ignored") as caught:
+        assert tf.train.latest_checkpoint(str(folder)) is None
+    assert len([w for w in caught if "state file" in str(w.message)]) == 1  # not the comment
+    assert str(folder / "checkpoint") in str(caught[0].message)
+    ckpt = _checkpoint(2.0)
+    with pytest.warns(UserWarning, match="ignored"):
+        manager = tf.train.CheckpointManager(ckpt, str(folder), max_to_keep=1)
+        assert manager.restore_or_initialize() is None
+    np.testing.assert_array_equal(np.asarray(ckpt.v.value), [2.0, 2.0])

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import threading
+import warnings
 import weakref
 
 import jax.numpy as jnp
@@ -575,6 +576,13 @@ def _read_state(directory, latest_filename=None):
     listed, latest = [], None
     for number, line in enumerate(data.splitlines(), 1):
         match = _ENTRY.match(line.strip())
+        if not match and line.strip() and not line.lstrip().startswith(b"#"):
+            # TensorFlow logs a state file it cannot parse and restores nothing from it.
+            warnings.warn(f"{path} (a checkpoint state file), line {number}: {line[:80]!r} "
+                          "is not a 'model_checkpoint_path: \"...\"' or "
+                          "'all_model_checkpoint_paths: \"...\"' line; ignored. If the file "
+                          "is damaged, delete it (the checkpoints stay) and save again.",
+                          stacklevel=3)
         if match:
             entry = _confined(directory, _entry_text(match[2], path, number), path)
             if match[1] == b"model_checkpoint_path":
