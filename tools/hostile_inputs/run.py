@@ -970,7 +970,9 @@ def _(folder, base, outside):
                                         b'model_checkpoint_path: "ckpt\x00-1"\n')
 
 
-@case("state-garbage", 5, ["checkpoint"], RESTORE, warmup=WARM_CKPT)
+@case("state-garbage", 5, ["checkpoint"], RESTORE, warmup=WARM_CKPT,
+      check="list(result) == [0, 0, 0] and any('checkpoint state file' in w and 'ignored' in w "
+            "for w in warned)")
 def _(folder, base, outside):
     (folder / "ckpt-1.safetensors").write_bytes(base.shard)
     (folder / "checkpoint").write_bytes(b"\x00\x01\x02 model_checkpoint_path \"\n\"\"")
@@ -1251,8 +1253,8 @@ def classify(spec, answer, folder):
         return "crash"
     if answer.get("touched"):
         return "silent"
-    if answer["outcome"] == "result":
-        return "held" if answer.get("correct", spec["check"] is None) else "silent"
+    if answer["outcome"] == "result":   # without a check, the case expected a refusal
+        return "held" if answer.get("correct", False) else "silent"
     if answer["type"] == "MemoryError":
         return "crash"
     names = [n.format(D=folder) for n in spec["names"]]
@@ -1323,8 +1325,12 @@ def main(argv=None):
     parser.add_argument("--work", default=None, help="folder for the files (default: temp)")
     parser.add_argument("--json", default=None, help="write the outcomes here")
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--from-json", default=None,
+                        help="classify the answers a --json run stored, without running")
     args = parser.parse_args(argv)
     specs = [s for s in CASES.values() if args.select in s["name"]]
+    if args.from_json:
+        return _reclassify(Path(args.from_json), specs)
     if args.list:
         for s in specs:
             print(s["group"], s["name"])
@@ -1368,14 +1374,33 @@ def main(argv=None):
     return 0 if counts["held"] == len(results) and not damaged else 1
 
 
+def _reclassify(path: Path, specs) -> int:
+    stored = json.loads(path.read_text())
+    counts = dict.fromkeys(("held", "unclear", "silent", "crash"), 0)
+    for spec in specs:
+        if spec["name"] not in stored:
+            continue
+        answer = stored[spec["name"]]["answer"]
+        folder = answer and next((m.split("/cases/")[0] + "/cases/" + spec["name"]
+                                  for m in [answer.get("message", "")] if "/cases/" in m), "")
+        verdict = classify(spec, answer, folder or "")
+        counts[verdict] += 1
+        if verdict != "held":
+            print(f"{verdict:8} {spec['group']} {spec['name']:55} "
+                  f"{stored[spec['name']]['note'] or _detail(answer)}"[:300])
+    print(f"{sum(counts.values())} cases: {counts['held']} held, {counts['unclear']} unclear, "
+          f"{counts['silent']} silent, {counts['crash']} crash (from {path})")
+    return 0 if counts["held"] == sum(counts.values()) else 1
+
+
 def _detail(answer):
+    touched = f" touched {answer['touched']}" if answer["touched"] else ""
     if answer["outcome"] == "result":
-        return f"result ({'correct' if answer.get('correct', True) else 'WRONG'}) " \
-               f"+{answer['rss_growth_mib']} MiB {answer['seconds']} s" + \
-               (f" touched {answer['touched']}" if answer["touched"] else "")
+        how = {True: "correct", False: "WRONG"}.get(answer.get("correct"),
+                                                   "a refusal was expected")
+        return f"result ({how}) +{answer['rss_growth_mib']} MiB {answer['seconds']} s{touched}"
     message = answer["message"].replace("\n", " ")
-    return (f"{answer['type']} at {answer['where']}: {message[:160]}"
-            + (f" touched {answer['touched']}" if answer["touched"] else ""))
+    return f"{answer['type']} at {answer['where']}: {message[:160]}{touched}"
 
 
 if __name__ == "__main__":
