@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -225,3 +226,18 @@ def test_a_state_file_line_that_is_no_entry_warns_naming_the_file(tmp_path):
         manager = tf.train.CheckpointManager(ckpt, str(folder), max_to_keep=1)
         assert manager.restore_or_initialize() is None
     np.testing.assert_array_equal(np.asarray(ckpt.v.value), [2.0, 2.0])
+
+
+def test_a_state_file_as_tensorflow_writes_it_reads_without_a_warning(tmp_path):
+    """TensorFlow 2.21's CheckpointManager (two saves) wrote these lines: the timestamps
+    are fields of the format, not damage."""
+    folder = tmp_path / "ckpts"
+    tf.train.CheckpointManager(_checkpoint(4.0), str(folder), max_to_keep=2).save()
+    (folder / "checkpoint").write_text(
+        'model_checkpoint_path: "ckpt-1"\n'
+        'all_model_checkpoint_paths: "ckpt-1"\n'
+        "all_model_checkpoint_timestamps: 1796353195.2670465\n"
+        "last_preserved_timestamp: 1796353194.035817\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tf.train.latest_checkpoint(str(folder)) == str(folder / "ckpt-1")

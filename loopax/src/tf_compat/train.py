@@ -561,6 +561,9 @@ def _keep_alive_by_objects(checkpoint, value):
 # ---- the `checkpoint` state file (TensorFlow's text format) ----------------------------
 
 _ENTRY = re.compile(rb'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+# The state file's other lines TensorFlow writes or reads: a comment, a number field
+# (`all_model_checkpoint_timestamps: 1701234567.8`, `last_preserved_timestamp: ...`).
+_OTHER_FIELD = re.compile(rb'^(#.*|[A-Za-z_]\w*\s*:\s*[-+0-9.eE]+)$')
 
 
 def _read_state(directory, latest_filename=None):
@@ -576,11 +579,10 @@ def _read_state(directory, latest_filename=None):
     listed, latest = [], None
     for number, line in enumerate(data.splitlines(), 1):
         match = _ENTRY.match(line.strip())
-        if not match and line.strip() and not line.lstrip().startswith(b"#"):
+        if not match and line.strip() and not _OTHER_FIELD.match(line.strip()):
             # TensorFlow logs a state file it cannot parse and restores nothing from it.
             warnings.warn(f"{path} (a checkpoint state file), line {number}: {line[:80]!r} "
-                          "is not a 'model_checkpoint_path: \"...\"' or "
-                          "'all_model_checkpoint_paths: \"...\"' line; ignored. If the file "
+                          "is not a line of a checkpoint state file; ignored. If the file "
                           "is damaged, delete it (the checkpoints stay) and save again.",
                           stacklevel=3)
         if match:
