@@ -116,12 +116,6 @@ def npy(array) -> bytes:
     return buffer.getvalue()
 
 
-def npz(path, arrays, compressed=True):
-    import numpy as np
-    (np.savez_compressed if compressed else np.savez)(path, **arrays)
-    return path
-
-
 def bomb_zip(path, member, gib, others=None):
     """A zip whose `member` is an uint8 .npy of `gib` GiB of zeros, deflated (MBs)."""
     size = int(gib * 2**30)
@@ -298,12 +292,6 @@ class Base:
         with zipfile.ZipFile(folder / "small.keras") as zf:
             self.keras_file = {name: zf.read(name) for name in zf.namelist()}
         self.keras3_file = _keras3_file(folder / "keras3.keras")
-
-    def variables_npz(self, **arrays):
-        buffer = io.BytesIO()
-        import numpy as np
-        np.savez(buffer, **arrays)
-        return buffer.getvalue()
 
 
 def _keras3_file(path):
