@@ -155,3 +155,20 @@ def test_fit_reads_a_transformed_dataset_as_the_same_arrays():
     # six batches mapped once (and the first once more, when fit looks at it before
     # training): the second epoch reads the cache
     assert len(calls) == 7
+
+
+def test_int64_values_that_int32_wraps_warn():
+    """JAX (x64 off) keeps int64 data as int32: 2**40 became 0 without a word, so a sparse
+    label 2**40 trained as class 0 through tf.data (#34's attacker rerun); TensorFlow
+    keeps the int64 value."""
+    import warnings
+
+    import loopax.tf as tf
+    labels = np.array([0, 1, 2**40, 2], np.int64)
+    with pytest.warns(UserWarning, match=r"holds 1099511627776, which the int32 array"):
+        list(tf.data.Dataset.from_tensor_slices(labels).batch(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = [np.asarray(b) for b in tf.data.Dataset.from_tensor_slices(
+            np.array([0, 1, 2**31 - 1, -2**31], np.int64)).batch(2)]
+    np.testing.assert_array_equal(np.concatenate(got), [0, 1, 2**31 - 1, -2**31])

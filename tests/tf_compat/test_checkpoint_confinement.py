@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -91,6 +92,27 @@ def test_absolute_entries_inside_the_folder_are_kept(tmp_path):
     assert manager.restore_or_initialize() == os.path.abspath(saved)
     np.testing.assert_array_equal(np.asarray(ckpt.v.value), [3.0, 3.0])
     assert tf.train.latest_checkpoint(str(folder)) == os.path.abspath(saved)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "victim"])
+def test_a_shard_that_links_out_is_refused_naming_the_shard_and_its_target(tmp_path, target):
+    """The entry is the folder's own, its file a link out: the old message said only that
+    the entry 'ckpt-1' names a checkpoint outside the folder (#34's attacker rerun)."""
+    victim_file, _ = _victim(tmp_path)
+    target = str(victim_file) if target == "victim" else target
+    folder = tmp_path / "ckpts"
+    tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=1).save()
+    shard = folder / "ckpt-1.safetensors"
+    shard.unlink()
+    os.symlink(target, shard)
+    for call in (lambda: tf.train.CheckpointManager(_checkpoint(), str(folder), max_to_keep=1),
+                 lambda: tf.train.latest_checkpoint(str(folder))):
+        with pytest.raises(ValueError) as info:
+            call()
+        message = str(info.value)
+        assert str(shard) in message and f"a link to {target!r}" in message
+        assert "Replace the link with the checkpoint file itself" in message
+    assert victim_file.exists()
 
 
 @pytest.mark.parametrize("which", ["state", "shard"])
@@ -185,3 +207,37 @@ def test_list_and_load_variable_read_only_what_they_return(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out == {"names": [["big", [big // 4]], ["v", [2]]], "v": [1.5, -2.0]}
+
+
+def test_a_state_file_line_that_is_no_entry_warns_naming_the_file(tmp_path):
+    """TensorFlow 2.21 logs a state file it cannot parse and restores nothing
+    (`latest_checkpoint` gives None); loopax did the same without a word, so a damaged
+    state file silently restarted training from scratch (#34's attacker rerun)."""
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    (folder / "checkpoint").write_bytes(b'\x00\x01 model_checkpoint_path "\n# a comment\n\n')
+    with pytest.warns(UserWarning, match=r"checkpoint \(a checkpoint state file\), line 1: "
+                                         r".* ignored") as caught:
+        assert tf.train.latest_checkpoint(str(folder)) is None
+    assert len([w for w in caught if "state file" in str(w.message)]) == 1  # not the comment
+    assert str(folder / "checkpoint") in str(caught[0].message)
+    ckpt = _checkpoint(2.0)
+    with pytest.warns(UserWarning, match="ignored"):
+        manager = tf.train.CheckpointManager(ckpt, str(folder), max_to_keep=1)
+        assert manager.restore_or_initialize() is None
+    np.testing.assert_array_equal(np.asarray(ckpt.v.value), [2.0, 2.0])
+
+
+def test_a_state_file_as_tensorflow_writes_it_reads_without_a_warning(tmp_path):
+    """TensorFlow 2.21's CheckpointManager (two saves) wrote these lines: the timestamps
+    are fields of the format, not damage."""
+    folder = tmp_path / "ckpts"
+    tf.train.CheckpointManager(_checkpoint(4.0), str(folder), max_to_keep=2).save()
+    (folder / "checkpoint").write_text(
+        'model_checkpoint_path: "ckpt-1"\n'
+        'all_model_checkpoint_paths: "ckpt-1"\n'
+        "all_model_checkpoint_timestamps: 1796353195.2670465\n"
+        "last_preserved_timestamp: 1796353194.035817\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tf.train.latest_checkpoint(str(folder)) == str(folder / "ckpt-1")

@@ -5,6 +5,7 @@ and one program fewer to compile per pass; a model whose step may mix rows keeps
 a program per batch shape, as Keras."""
 
 import sys
+import types
 from pathlib import Path
 
 import hypothesis
@@ -511,3 +512,30 @@ def test_a_loss_over_the_whole_batch_gives_its_unpadded_value(monkeypatch):
                                                                            slice(7, 10))]
     expected = (float(by_batch[0]) * 7 + float(by_batch[1]) * 3) / 10
     np.testing.assert_allclose(losses, [expected, expected], rtol=1e-5)
+
+def test_a_loss_and_metric_without_a_module_train():
+    """A function made by exec() without `__name__` in its globals (an embedded
+    interpreter, some notebook tools) has `__module__` None: the old check called
+    None.startswith and fit raised AttributeError (#34's attacker rerun). It trains
+    as the same functions with a module do."""
+    scope = {}
+    exec("def my_loss(y, p):\n    return (y - p) ** 2\n"
+         "def my_metric(y, p):\n    return abs(y - p)\n", scope)
+    assert scope["my_loss"].__module__ is None
+    x = np.arange(30, dtype="float32").reshape(10, 3) / 30
+    y = x.sum(axis=1, keepdims=True)
+    results = []
+    for module in (None, "user_code"):
+        loss, metric = (types.FunctionType(scope[n].__code__, scope, n)
+                        for n in ("my_loss", "my_metric"))
+        loss.__module__ = metric.__module__ = module
+        loopax.utils.set_random_seed(1)
+        model = loopax.Sequential([loopax.Input((3,)), loopax.layers.Dense(1)])
+        model.compile(optimizer=loopax.optimizers.SGD(0.1), loss=loss, metrics=[metric])
+        history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        results.append((model.get_weights(), history.history))
+    (weights, history), (want_weights, want_history) = results
+    for got, want in zip(weights, want_weights):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert set(history) == {"loss", "my_metric"}
+    np.testing.assert_allclose(history["loss"], want_history["loss"], rtol=1e-6)

@@ -6,9 +6,11 @@ network: `origin` is a local `file://` URL."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import os
+import struct
 import tarfile
 import threading
 import zipfile
@@ -124,3 +126,44 @@ def test_a_fifo_in_the_cache_is_refused_when_hashed_without_blocking(tmp_path):
         pytest.fail("hashing a FIFO in the cache blocked")
     assert len(outcome) == 1 and isinstance(outcome[0], ValueError), outcome
     assert "is a FIFO" in str(outcome[0]) and "f.bin" in str(outcome[0])
+
+
+@pytest.mark.parametrize("damage", ["tar-truncated", "tar-declares-more", "zip-bad-crc",
+                                    "zip-truncated-member"])
+def test_a_damaged_archive_is_refused_naming_it(tmp_path, damage):
+    """The old code let tarfile's ReadError, zipfile's BadZipFile or an EOFError out,
+    naming neither the archive nor the fix (#34's attacker rerun)."""
+    if damage.startswith("tar"):
+        archive = _tar(tmp_path / "data.tar.gz", [("data/a.txt", "file", b"a" * 5000),
+                                                 ("data/b.txt", "file", b"b" * 5000)])
+        raw = bytearray(gzip.decompress(archive.read_bytes()))
+        if damage == "tar-truncated":
+            raw = raw[:700]
+        else:   # the first member declares 16 GiB that the stream does not hold
+            raw[124:136] = b"%011o\x00" % (16 * 2**30)
+            raw[148:156] = b" " * 8
+            raw[148:155] = b"%06o\x00" % sum(raw[:512])
+        archive.write_bytes(gzip.compress(bytes(raw)))
+        name = "data.tar.gz"
+    else:
+        archive = tmp_path / "data.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("data/a.txt", b"a" * 5000)
+        raw = bytearray(archive.read_bytes())
+        if damage == "zip-bad-crc":
+            raw[raw.index(b"PK\x01\x02") + 16] ^= 0xFF        # the central directory's CRC
+        else:   # the deflated data cut short, the directory as it was
+            start = raw.index(b"PK\x03\x04") + 30 + len("data/a.txt")
+            end = raw.index(b"PK\x01\x02")
+            raw[start:end] = raw[start:start + 4]
+            directory = raw.index(b"PK\x01\x02")
+            raw[-6:-2] = struct.pack("<I", directory)          # where the directory starts
+            raw[directory + 42:directory + 46] = struct.pack("<I", 0)
+        archive.write_bytes(bytes(raw))
+        name = "data.zip"
+    with pytest.raises(ValueError, match=rf"{name} is not a whole (tar|zip) archive") as info:
+        loopax.utils.get_file(name, origin=archive.as_uri(), extract=True,
+                              cache_dir=str(tmp_path / "cache"))
+    assert "force_download=True" in str(info.value)
+    leftovers = os.listdir(tmp_path / "cache" / "datasets")
+    assert leftovers == [name], leftovers    # the archive, no half-extracted folder

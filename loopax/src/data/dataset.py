@@ -23,6 +23,7 @@ import glob
 import itertools
 import math
 import os
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -68,6 +69,7 @@ def _host_leaf(x):
     if array.dtype == np.float64:
         array = array.astype(np.float32)
     elif array.dtype == np.int64:
+        _warn_if_wrapped(array)
         array = array.astype(jax.dtypes.canonicalize_dtype(np.int64))
     elif array.dtype.kind in "SU":
         array = as_bytes_array(array)
@@ -101,6 +103,23 @@ def _as_tensor(a):
         # text, or (audio_dataset_from_directory(ragged=True)) arrays of unequal length
         return StringTensor(a) if is_string_array(a) else a
     return EagerTensor(jnp.asarray(a))   # tf.data's elements print as TensorFlow's
+
+
+def _warn_if_wrapped(a):
+    """Warns when a 64-bit integer array holds values its 32-bit JAX form wraps (JAX
+    without `jax_enable_x64`): TensorFlow keeps them, and a label 2**40 would train as
+    class 0 without a word."""
+    if (not isinstance(a, np.ndarray) or a.dtype.kind not in "iu" or a.dtype.itemsize != 8
+            or a.size == 0 or jax.config.jax_enable_x64):
+        return
+    info = np.iinfo(np.int32 if a.dtype.kind == "i" else np.uint32)
+    low, high = a.min(), a.max()
+    if low < info.min or high > info.max:
+        warnings.warn(
+            f"tf.data: a {a.dtype} element holds {low if low < info.min else high}, which "
+            f"the {info.dtype} array JAX keeps (jax_enable_x64 off) wraps to another value. "
+            "Enable 64-bit values (jax.config.update('jax_enable_x64', True)), or keep the "
+            f"values within [{info.min}, {info.max}].", stacklevel=2)
 
 
 def _numpy_value(a):

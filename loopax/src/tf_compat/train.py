@@ -35,6 +35,7 @@ import json
 import os
 import re
 import threading
+import warnings
 import weakref
 
 import jax.numpy as jnp
@@ -560,6 +561,9 @@ def _keep_alive_by_objects(checkpoint, value):
 # ---- the `checkpoint` state file (TensorFlow's text format) ----------------------------
 
 _ENTRY = re.compile(rb'^(model_checkpoint_path|all_model_checkpoint_paths):\s*"(.*)"\s*$')
+# The state file's other lines TensorFlow writes or reads: a comment, a number field
+# (`all_model_checkpoint_timestamps: 1701234567.8`, `last_preserved_timestamp: ...`).
+_OTHER_FIELD = re.compile(rb'^(#.*|[A-Za-z_]\w*\s*:\s*[-+0-9.eE]+)$')
 
 
 def _read_state(directory, latest_filename=None):
@@ -575,6 +579,12 @@ def _read_state(directory, latest_filename=None):
     listed, latest = [], None
     for number, line in enumerate(data.splitlines(), 1):
         match = _ENTRY.match(line.strip())
+        if not match and line.strip() and not _OTHER_FIELD.match(line.strip()):
+            # TensorFlow logs a state file it cannot parse and restores nothing from it.
+            warnings.warn(f"{path} (a checkpoint state file), line {number}: {line[:80]!r} "
+                          "is not a line of a checkpoint state file; ignored. If the file "
+                          "is damaged, delete it (the checkpoints stay) and save again.",
+                          stacklevel=3)
         if match:
             entry = _confined(directory, _entry_text(match[2], path, number), path)
             if match[1] == b"model_checkpoint_path":
@@ -628,7 +638,14 @@ def _confined(directory, entry, state_path):
     file lie inside `directory`: TensorFlow would restore or delete a checkpoint of
     another folder that a state file names; loopax reads and removes only its own."""
     full = entry if os.path.isabs(entry) else os.path.join(directory, entry)
-    if not (_inside(directory, full) and _inside(directory, _file_of(full))):
+    if _inside(directory, full) and not _inside(directory, _file_of(full)):
+        raise ValueError(
+            f"{state_path}: the entry {entry!r} names {_file_of(full)}, a link to "
+            f"{os.path.realpath(_file_of(full))!r} outside the folder {directory!r}; refused "
+            "(loopax never restores or deletes another folder's checkpoint, nor reads a "
+            "device through a link). Replace the link with the checkpoint file itself, or "
+            "remove that line from the state file.")
+    if not _inside(directory, full):
         raise ValueError(
             f"{state_path}: the entry {entry!r} names a checkpoint outside the folder "
             f"{directory!r}; refused (a checkpoint folder's state file lists only that "

@@ -20,6 +20,7 @@ from loopax.src.distribution import placement
 from loopax.src.trainers.data_adapters.data_adapter_utils import shape_signature
 from loopax.src.trainers.execution_planner import ExecutionPlanner, StepBounds
 from loopax.src.trainers.padded_batches import pad_host_batch
+from loopax.src.utils.interrupts import INTERRUPTS_HELD
 
 
 class Chunk(NamedTuple):
@@ -165,12 +166,16 @@ class HostChunks:
             yield item
 
     def close(self) -> None:
+        """Stops the thread and drops the queued chunks. A Ctrl-C during the drop is
+        held until it ends: freeing a chunk runs finalizers (weakref callbacks), where a
+        KeyboardInterrupt would be printed as ignored and lost."""
         self._stop.set()
-        try:
-            while True:
-                self._queue.get_nowait()
-        except queue.Empty:
-            pass
+        with INTERRUPTS_HELD:
+            try:
+                while True:
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
 
 
 _END = object()   # the producer's last item: no more batches

@@ -136,16 +136,16 @@ def _loss_and_metrics_reason(model):
     if compiled_loss is not None:
         for _, loss, _ in getattr(compiled_loss, "entries", ()):
             fn = getattr(loss, "fn", None)
-            if not _builtin(loss) or (fn is not None and not getattr(
-                    fn, "__module__", "").startswith("loopax.src.")):
+            if not _builtin(loss) or (fn is not None and not (getattr(
+                    fn, "__module__", None) or "").startswith("loopax.src.")):
                 return f"loss {getattr(loss, 'name', loss)!r} is not a built-in"
             if _reduces_the_batch(getattr(loss, "_fn_kwargs", {}).get("axis", -1)):
                 return f"loss {getattr(loss, 'name', loss)!r} sums along the batch axis"
     compiled_metrics = model._compile_metrics
     for _, metric, _ in getattr(compiled_metrics, "entries", ()):
         fn = getattr(metric, "_fn", None)
-        if not _builtin(metric) or (fn is not None and not getattr(
-                fn, "__module__", "").startswith("loopax.src.")):
+        if not _builtin(metric) or (fn is not None and not (getattr(
+                fn, "__module__", None) or "").startswith("loopax.src.")):
             return f"metric {metric.name!r} is not a built-in"
     return None
 

@@ -6,7 +6,9 @@ The cache is `$LOOPAX_HOME/<cache_subdir>` (default `~/.loopax/datasets`).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import lzma
 import os
 import shutil
 import stat
@@ -16,6 +18,7 @@ import urllib.parse
 import urllib.request
 import warnings
 import zipfile
+import zlib
 
 from loopax.src.api_export import export
 from loopax.src.utils import safe_open
@@ -194,9 +197,20 @@ def _extract_confined(file_path, target, kind):
         if os.path.isdir(target):
             shutil.rmtree(target)
         os.replace(staging, target)
+    except _DAMAGED_ARCHIVE as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ValueError(
+            f"{file_path} is not a whole {kind} archive ({type(error).__name__}: {error}); "
+            "nothing was extracted. It may be truncated or damaged: download it again "
+            "(get_file(..., force_download=True)), and pass file_hash= to check it.") from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+# What tarfile, zipfile and their decompressors raise for a truncated or damaged archive.
+_DAMAGED_ARCHIVE = (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error,
+                    gzip.BadGzipFile, lzma.LZMAError)
 
 
 def _tar_members(archive):
