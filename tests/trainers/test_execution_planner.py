@@ -260,15 +260,12 @@ def test_untrusted_bursts_decide_only_when_no_trusted_one_comes():
     for _ in range(execution_planner.MAX_UNTRUSTED - 1):
         how, n, timed = planner.next(10_000)
         assert (how, timed) == ("single", True)
-        planner.record(how, n, 9e-4 * n, trusted=False)
-    how, n, _ = planner.next(10_000)
-    planner.record(how, n, 1e-3 * n)   # trusted: slower than them, but it counts
-    for _ in range(3):
-        how, n, _ = planner.next(10_000)
         planner.record(how, n, 5e-4 * n, trusted=False)
-    assert not planner.single.done and planner.single.per_step == pytest.approx(1e-3)
-    planner.record("single", 20, 0.016)   # a trusted 16 ms burst ends the timing
-    assert planner.single.done and planner.single.per_step == pytest.approx(8e-4)
+    assert not planner.single.done
+    how, n, _ = planner.next(10_000)
+    assert n == 40   # a burst of 20 ms at the untrusted 0.5 ms/step
+    planner.record(how, n, 1e-3 * n)   # trusted, slower than them: it ends the timing
+    assert planner.single.done and planner.single.per_step == pytest.approx(1e-3)
     assert "background compile" not in planner.describe()
 
     stalled = ExecutionPlanner("auto")

@@ -287,7 +287,8 @@ class _Timing:
     def next_burst(self, estimate=None):
         if not self.samples and estimate is None:
             return 1
-        per_step = min(s / k for k, s, *_ in self.samples) if self.samples else estimate
+        per_step = (self.per_step if self.per_step is not None else
+                    min(s / k for k, s, *_ in self.samples) if self.samples else estimate)
         return int(min(256, max(1, 0.02 / max(per_step, 1e-7))))
 
     def add(self, n, seconds, issued=None, trusted=True, probe=True):
@@ -297,9 +298,8 @@ class _Timing:
         bursts = self.samples[1:] if probe and len(self.samples) > 1 else self.samples
         if trusted:
             self._per_step([b for b in bursts if b[3]])
-            trusted_bursts = sum(b[3] for b in self.samples)
-            self.done = (seconds / n >= 0.05 or (trusted_bursts > 1 and seconds >= 0.015)
-                         or trusted_bursts >= 4 or not probe)
+            self.done = (seconds / n >= 0.05 or (len(self.samples) > 1 and seconds >= 0.015)
+                         or len(self.samples) >= 4 or not probe)
         elif (sum(not b[3] for b in self.samples) >= MAX_UNTRUSTED
               and not any(b[3] for b in bursts)):   # decides from what it has
             self.from_untrusted = True
