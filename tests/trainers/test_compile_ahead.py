@@ -15,7 +15,7 @@ from trainer_testlib import mlp, regression_data
 
 import loopax
 from loopax.src import compilation_cache
-from loopax.src.trainers import epoch_runner, padded_batches, programs
+from loopax.src.trainers import epoch_runner, execution_planner, padded_batches, programs
 from loopax.src.trainers.pass_kind import PREDICT, TEST, TRAIN
 
 
@@ -141,7 +141,8 @@ def test_evaluate_at_a_new_batch_size_times_its_steps_not_their_compile():
     samples = model._compiled_steps.planner(TEST, True, 7).single.samples
     assert compiles and samples
     # Each timed step is far quicker than the compile evaluate() ran first.
-    assert max(seconds / n for n, seconds, _ in samples) < min(compiles) / 2, (samples, compiles)
+    trusted = [seconds / n for n, seconds, _, own in samples if own]
+    assert trusted and max(trusted) < min(compiles) / 2, (samples, compiles)
 
 
 def test_a_rerun_weighs_a_fused_loop_against_the_compile_not_the_cache_load(tmp_path):
@@ -179,3 +180,67 @@ def test_a_timed_execution_starts_once_the_work_before_it_is_done():
     live = types.SimpleNamespace(values=([pending],))
     epoch_runner._start_timer(live, timed=True)
     assert pending.is_ready()
+
+
+def held_background_compile():
+    """A background compile kept in flight until the returned Event is set (the
+    compiler's one thread waits on it first); fit's own programs then compile
+    in the caller. Returns (release, finish), `finish()` waiting for it to end."""
+    release = threading.Event()
+    blocker = programs.background_compiler().submit(release.wait)
+    held = programs.StepProgram(lambda state, batch: ({}, state + batch.sum()))
+    spec = jax.ShapeDtypeStruct((4,), np.float32)
+    held.compile_async(jax.ShapeDtypeStruct((), np.float32), spec)
+
+    def finish():
+        release.set()
+        blocker.result()
+        held.ahead_seconds(spec)
+
+    return release, finish
+
+
+def test_a_long_background_compile_does_not_keep_the_planner_measuring(monkeypatch):
+    """Every burst timed under a background compile is untrusted; before, the
+    planner dropped them and asked for another timed burst, to the pass's end
+    ("still measuring", every step timed, no loop). Now it decides from the
+    fastest of `MAX_UNTRUSTED` such bursts."""
+    monkeypatch.setattr(execution_planner, "LOOP_COMPILE_FACTOR", 0.0)   # a loop always pays
+    _, finish = held_background_compile()
+    monkeypatch.setattr(programs, "COMPILE_AHEAD", False)
+    try:
+        loopax.utils.set_random_seed(0)
+        x, y = regression_data(n=16384)
+        model = mlp()
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+        assert programs.compiling_in_background()   # all along the epoch
+    finally:
+        finish()
+    planner = model._compiled_steps.planner(TRAIN, True, 8)
+    assert planner.mode is not None, planner.describe()
+    assert planner.warmed and planner.loop.done
+    assert "timed under a background compile" in planner.describe()
+
+
+def test_a_long_background_compile_does_not_keep_host_data_one_step_per_call(monkeypatch):
+    """Host data: before, its single steps were timed one by one to the end (no
+    trusted time, so no stacked chunks)."""
+    _, finish = held_background_compile()
+    monkeypatch.setattr(programs, "COMPILE_AHEAD", False)
+    x, y = regression_data(n=512)
+
+    def batches():
+        for i in range(0, 512, 8):
+            yield x[i:i + 8], y[i:i + 8]
+
+    try:
+        loopax.utils.set_random_seed(0)
+        model = mlp()
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(batches(), epochs=1, steps_per_epoch=64, verbose=0)
+        assert programs.compiling_in_background()
+    finally:
+        finish()
+    planners = model._compiled_steps.planners.values()
+    assert [p.single.per_step is not None for p in planners] == [True], planners

@@ -250,3 +250,32 @@ def test_without_weighing_a_device_bound_step_never_compiles_a_loop():
         planner.record(how, n, None)
     assert planner.device_bound
     assert "the device sets the pace" in planner.describe()
+
+
+def test_untrusted_bursts_decide_only_when_no_trusted_one_comes():
+    """Bursts timed under a background compile (upper bounds): a trusted burst
+    wins over them; with none, the fastest of `MAX_UNTRUSTED` decides."""
+    planner = ExecutionPlanner("auto")
+    planner.record("single", 1, 0.5)   # the compile
+    for _ in range(execution_planner.MAX_UNTRUSTED - 1):
+        how, n, timed = planner.next(10_000)
+        assert (how, timed) == ("single", True)
+        planner.record(how, n, 5e-4 * n, trusted=False)
+    assert not planner.single.done
+    how, n, _ = planner.next(10_000)
+    assert n == 40   # a burst of 20 ms at the untrusted 0.5 ms/step
+    planner.record(how, n, 1e-3 * n)   # trusted, slower than them: it ends the timing
+    assert planner.single.done and planner.single.per_step == pytest.approx(1e-3)
+    assert "background compile" not in planner.describe()
+
+    stalled = ExecutionPlanner("auto")
+    stalled.record("single", 1, 0.5)
+    asked = []
+    while stalled.mode is None and len(asked) < 20:
+        how, n, timed = stalled.next(10_000)
+        asked.append(how)
+        per_step = {"single": 8e-4, "loop": 2e-4}.get(how)
+        stalled.record(how, n, None if per_step is None else per_step * n, trusted=False)
+    assert asked == ["single"] * 3 + ["warm"] + ["loop"] * 3
+    assert stalled.mode == "loop" and stalled.single.per_step == pytest.approx(8e-4)
+    assert "(timed under a background compile)" in stalled.describe()

@@ -173,9 +173,10 @@ def run_pass(engine: CompiledSteps, kind: PassKind, adapter: DataAdapter, live: 
             marks = _compile_marks()
             out, seconds, issued = _execute(execution, live, programs, predict)
             if execution.planned:
-                seconds = _planner_seconds(planner, execution.how, seconds,
-                                           lambda: _ahead_seconds(single, execution), marks)
-                _record(planner, kind, execution.how, execution.steps, seconds, issued)
+                own = _planner_seconds(planner, execution.how, seconds,
+                                       lambda: _ahead_seconds(single, execution), marks)
+                _record(planner, kind, execution.how, execution.steps,
+                        seconds if own is None else own, issued, own is not None)
             if bounds.sync:
                 live.write_back()
             reached = execution.first_step + execution.steps
@@ -223,7 +224,8 @@ def _planner_seconds(planner, how, seconds, ahead_seconds, marks):
 
 def _own_time(seconds, marks):
     """`seconds`, or None when the execution compiled or loaded a program since
-    `marks` or a background compile ran as it ended."""
+    `marks` or a background compile ran as it ended (the planner is told the
+    time as untrusted)."""
     if seconds is None or programs_compiled() != marks[1] or compiling_in_background():
         return None
     return seconds
@@ -255,10 +257,10 @@ def compile_ahead(engine: CompiledSteps, kind: PassKind, adapter: ArrayDataAdapt
         single.compile_async(values, batch_spec(data, size))
 
 
-def _record(planner, kind, how, n, seconds, issued=None):
+def _record(planner, kind, how, n, seconds, issued=None, trusted=True):
     """Reports a timed execution to the planner; logs its choice when made."""
     before = (planner.mode, planner.loop.done)
-    planner.record(how, n, seconds, issued)
+    planner.record(how, n, seconds, issued, trusted)
     if planner.mode is not None and (planner.mode, planner.loop.done) != before:
         _logger.debug("%s runs %s", kind.caller, planner.describe())
 

@@ -21,6 +21,12 @@ trip count a runtime value, so changing `n` never recompiles). An integer
    `static_loops` (accelerators) a settled loop runs as a static-length scan,
    for at most `MAX_STATIC_SIZES` sizes.
 
+A burst timed while a program compiled in the background (or that compiled one)
+shared the CPU with it: its time is only an upper bound. Such bursts are kept
+apart; a timing with no trusted burst after `MAX_UNTRUSTED` of them decides
+from their fastest, so a long background compile cannot keep the planner
+timing every burst to the end of the pass.
+
 Every program computes the same step, so the results are bit-identical whichever
 ran a step (tests/trainers/test_fusion_callbacks.py). `describe()` says what was
 chosen and why ("loopax" logger, debug level).
@@ -50,6 +56,8 @@ LOOP_COMPILE_FACTOR = 1.0
 # Single steps whose calls are issued in under this share of their time run at
 # the device's pace: a fused loop cannot make them faster (accelerators).
 DEVICE_BOUND_FRACTION = 0.5
+# Bursts timed under a background compile after which a timing decides from them.
+MAX_UNTRUSTED = 3
 
 
 class ExecutionPlanner:
@@ -160,30 +168,32 @@ class ExecutionPlanner:
         return max(1, int(TARGET_CALL_SECONDS / max(per_step or 1e-7, 1e-7)))
 
     def record(self, how: str, n: int, seconds: float | None,
-               issued: float | None = None) -> None:
+               issued: float | None = None, trusted: bool = True) -> None:
         """Reports an execution of `n` steps: its time when timed, and for
-        single steps the time their calls took to return (`issued`)."""
+        single steps the time their calls took to return (`issued`).
+        `trusted=False`: a program compiled meanwhile (see the module docstring)."""
         if self.host:
             self.single_compiled = True
             if how == "single" and seconds is not None and n == 1:
-                self.single.per_step = seconds
+                self.single.add(1, seconds, None, trusted, probe=False)
             return
         if how == "warm":
             self.warmed = True
         elif how == "loop" and seconds is not None:
             if not self.loop.done:
-                self.loop.add(n, seconds)
+                self.loop.add(n, seconds, None, trusted)
                 if self.loop.done:
                     self.mode = "loop" if self.loop.per_step < self.single.per_step else "single"
             else:
                 self.refinements += 1
-                self.loop.per_step = min(self.loop.per_step, seconds / n)
+                if trusted:
+                    self.loop.per_step = min(self.loop.per_step, seconds / n)
         elif how == "single" and seconds is not None:
             if not self.single_compiled:
                 self.single_compiled = True
                 self.single_compile_seconds = seconds
             elif not self.single.done:
-                self.single.add(n, seconds, issued)
+                self.single.add(n, seconds, issued, trusted)
                 if self.single.done and not self.loop_pays(self.horizon):
                     self.mode = "single"   # for now: a longer run may compile the loop
         elif how == "single":
@@ -218,6 +228,8 @@ class ExecutionPlanner:
         if self.mode is None:
             return "still measuring"
         single = f"single steps {ms(self.single.per_step)}"
+        if self.single.from_untrusted:
+            single += " (timed under a background compile)"
         if not self.warmed and self.device_bound and not self.weigh_compile:
             return (f"one step per call: {single}, issued in "
                     f"{ms(self.single.issued_per_step)}: the device sets the pace, a fused "
@@ -226,7 +238,8 @@ class ExecutionPlanner:
             return (f"one step per call: {single}; a fused loop (compile about "
                     f"{self.loop_compile_estimate:.2f} s) would not pay off over "
                     f"{self.horizon} steps")
-        loop = f"fused loop {ms(self.loop.per_step)}"
+        loop = f"fused loop {ms(self.loop.per_step)}" + (
+            " (timed under a background compile)" if self.loop.from_untrusted else "")
         chosen = (f"{self.k} steps per call" + (" (static-length scans)"
                                                   if self.static_loops else "")
                   if self.mode == "loop" else "one step per call")
@@ -260,26 +273,40 @@ class StepBounds:
 class _Timing:
     """Per-step time from bursts: a 1-step probe, then bursts of about 20 ms (a
     shorter one can be off by a time slice); done after such a burst, 3 bursts, or
-    a step over 50 ms. The fastest burst counts."""
+    a step over 50 ms. The fastest trusted burst counts; with none after the
+    probe, `MAX_UNTRUSTED` untrusted bursts (timed under a background compile)
+    decide by their fastest, an upper bound."""
 
     def __init__(self):
-        self.samples = []   # (steps, seconds, seconds to issue or None)
+        self.samples = []   # (steps, seconds, seconds to issue or None, trusted)
         self.per_step = None
         self.issued_per_step = None
         self.done = False
+        self.from_untrusted = False   # decided from untrusted bursts
 
     def next_burst(self, estimate=None):
         if not self.samples and estimate is None:
             return 1
-        per_step = self.per_step if self.samples else estimate
+        per_step = (self.per_step if self.per_step is not None else
+                    min(s / k for k, s, *_ in self.samples) if self.samples else estimate)
         return int(min(256, max(1, 0.02 / max(per_step, 1e-7))))
 
-    def add(self, n, seconds, issued=None):
-        self.samples.append((n, seconds, issued))
-        timed = self.samples[1:] if len(self.samples) > 1 else self.samples
-        self.per_step = min(s / k for k, s, _ in timed)
-        issues = [i / k for k, _, i in timed if i is not None]
-        self.issued_per_step = min(issues) if issues else None
-        self.done = (seconds / n >= 0.05 or (len(self.samples) > 1 and seconds >= 0.015)
-                     or len(self.samples) >= 4)
+    def add(self, n, seconds, issued=None, trusted=True, probe=True):
+        """Adds a burst; `probe`: the first one is a 1-step probe, which counts
+        only while it is alone."""
+        self.samples.append((n, seconds, issued, trusted))
+        bursts = self.samples[1:] if probe and len(self.samples) > 1 else self.samples
+        if trusted:
+            self._per_step([b for b in bursts if b[3]])
+            self.done = (seconds / n >= 0.05 or (len(self.samples) > 1 and seconds >= 0.015)
+                         or len(self.samples) >= 4 or not probe)
+        elif (sum(not b[3] for b in self.samples) >= MAX_UNTRUSTED
+              and not any(b[3] for b in bursts)):   # decides from what it has
+            self.from_untrusted = True
+            self._per_step(self.samples)
+            self.done = True
 
+    def _per_step(self, timed):
+        self.per_step = min(s / k for k, s, *_ in timed)
+        issues = [i / k for k, _, i, _ in timed if i is not None]
+        self.issued_per_step = min(issues) if issues else None

@@ -15,9 +15,7 @@ from loopax.src.trainers.data_adapters.data_adapter_utils import (
     unpack_x_y_sample_weight,
 )
 from loopax.src.trainers.data_adapters.framework_adapters import (
-    GrainDatasetAdapter,
-    TFDatasetAdapter,
-    TorchDataLoaderAdapter,
+    framework_adapter,
     is_grain_dataset,
     is_tf_dataset,
     is_torch_dataloader,
@@ -77,12 +75,11 @@ def get_data_adapter(x: Any, y: Any = None, sample_weight: Any = None,
         shuffle = shuffle and not getattr(x, "_orders_itself", False)
         return PyDatasetAdapter(x, shuffle=shuffle, steps=steps_per_epoch,
                                 class_weight=class_weight)
-    adapter = {"tf": TFDatasetAdapter, "torch": TorchDataLoaderAdapter,
-               "grain": GrainDatasetAdapter}.get(kind, GeneratorDataAdapter)
-    return adapter(x, steps=steps_per_epoch, class_weight=class_weight)
+    if kind in ("tf", "torch", "grain"):
+        return framework_adapter(kind, x, steps_per_epoch, class_weight)
+    return GeneratorDataAdapter(x, steps=steps_per_epoch, class_weight=class_weight)
 
 
 __all__ = ["ArrayDataAdapter", "DataAdapter", "GeneratorDataAdapter", "PyDataset",
-           "PyDatasetAdapter", "TFDatasetAdapter", "TorchDataLoaderAdapter",
-           "GrainDatasetAdapter", "get_data_adapter", "batch_source_kind",
+           "PyDatasetAdapter", "get_data_adapter", "batch_source_kind",
            "pack_x_y_sample_weight", "unpack_x_y_sample_weight", "data_adapter_utils"]

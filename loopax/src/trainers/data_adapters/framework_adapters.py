@@ -6,6 +6,7 @@ caller already has."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -29,53 +30,43 @@ def is_grain_dataset(cls: type) -> bool:
     return cls.__module__.startswith("grain")
 
 
-class TFDatasetAdapter(GeneratorDataAdapter):
-    def __init__(self, dataset, steps=None, class_weight=None):
-        self._dataset = dataset
-        n = int(dataset.cardinality())
-        super().__init__(_Iterable(dataset.as_numpy_iterator), steps=steps if steps is not None
-                         else (n if n > 0 else None), class_weight=class_weight)
+def framework_adapter(kind: str, data: Any, steps: int | None = None,
+                      class_weight: dict | None = None) -> GeneratorDataAdapter:
+    """A `GeneratorDataAdapter` over a tf.data.Dataset ("tf"), a torch DataLoader
+    ("torch") or a grain dataset or loader ("grain"), each iterated afresh per
+    epoch; `steps` defaults to its length when it has one."""
+    if kind == "tf":   # its NumPy batches; cardinality < 0: infinite or unknown
+        n: int | None = int(data.cardinality())
+        n, source = (n if n and n > 0 else None), _Iterable(data.as_numpy_iterator)
+    else:
+        n, source = _length(data), _Iterable(lambda: iter(data))
+    return GeneratorDataAdapter(source, n if steps is None else steps, class_weight,
+                                _torch_to_numpy if kind == "torch" else None)
 
 
-class TorchDataLoaderAdapter(GeneratorDataAdapter):
-    def __init__(self, loader, steps=None, class_weight=None):
-        try:
-            n = len(loader)
-        except TypeError:
-            n = None
-        super().__init__(_Iterable(lambda: iter(loader)), steps=steps if steps is not None else n,
-                         class_weight=class_weight, convert=_torch_to_numpy)
-
-
-class GrainDatasetAdapter(GeneratorDataAdapter):
-    def __init__(self, dataset, steps=None, class_weight=None):
-        try:
-            n = len(dataset)
-        except TypeError:
-            n = None
-        super().__init__(_Iterable(lambda: iter(dataset)), steps=steps if steps is not None else n,
-                         class_weight=class_weight)
+def _length(data):
+    try:
+        return len(data)
+    except TypeError:
+        return None
 
 
 def _torch_to_numpy(batch):
-    def leaf(t):
-        if hasattr(t, "detach"):
-            return t.detach().cpu().numpy()
-        return np.asarray(t)
     if isinstance(batch, dict):
         return {k: _torch_to_numpy(v) for k, v in batch.items()}
     if isinstance(batch, (list, tuple)):
         return tuple(_torch_to_numpy(v) for v in batch)
-    return leaf(batch)
+    return batch.detach().cpu().numpy() if hasattr(batch, "detach") else np.asarray(batch)
 
 
 class _Iterable:
+    """Iterates `make_iterator()` each epoch."""
+
     def __init__(self, make_iterator):
-        self._make_iterator = make_iterator
+        self.make_iterator = make_iterator
 
     def __iter__(self):
-        return iter(self._make_iterator())
+        return iter(self.make_iterator())
 
 
-__all__ = ["is_tf_dataset", "is_torch_dataloader", "is_grain_dataset", "TFDatasetAdapter",
-           "TorchDataLoaderAdapter", "GrainDatasetAdapter"]
+__all__ = ["is_tf_dataset", "is_torch_dataloader", "is_grain_dataset", "framework_adapter"]
