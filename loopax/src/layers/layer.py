@@ -1109,7 +1109,7 @@ def _built_by_first_call_in_keras(layer: Layer) -> bool:
 def _built_in_name_scope(build):
     """`build` run in the layer's name scope, as Keras runs every `build`: the variables
     it creates, also those of sub-layers it builds, have the layer's path as prefix."""
-    users = not build.__module__.startswith("loopax.src.")
+    users = not (build.__module__ or "").startswith("loopax.src.")
 
     @functools.wraps(build)
     def build_in_scope(self, *args, **kwargs):
