@@ -1136,11 +1136,21 @@ def _built_by_first_call_in_keras(layer: Layer) -> bool:
 def _built_in_name_scope(build):
     """`build` run in the layer's name scope, as Keras runs every `build`: the variables
     it creates, also those of sub-layers it builds, have the layer's path as prefix."""
+    users = not (build.__module__ or "").startswith("loopax.src.")
+
     @functools.wraps(build)
     def build_in_scope(self, *args, **kwargs):
         with self._name_scope():
             self.__dict__["_path"] = current_path()
-            return build(self, *args, **kwargs)
+            result = build(self, *args, **kwargs)
+        if users and not self.built:
+            # As Keras: a user's layer is built once its `build` returns, also when the
+            # user calls it (`layer.build(shape)`, then `set_weights`): the first call must
+            # not build it again over the weights it holds. loopax's own builds say when.
+            shape = args[0] if args else kwargs.get("input_shape")
+            self.__dict__.setdefault("_build_input_shape", shape)
+            self.built = True
+        return result
 
     build_in_scope._in_name_scope = True
     return build_in_scope
