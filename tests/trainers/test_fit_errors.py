@@ -195,3 +195,54 @@ def test_misspelled_loss_or_metric_name_fails_at_compile():
     with pytest.raises(ValueError, match="maee"):
         model.compile(optimizer="sgd", loss="mse", metrics=["accuracy", "maee"])
     model.compile(optimizer="sgd", loss={"dense": "mse"}, metrics=["acc", "mae"])  # valid
+
+
+def _raising_in_epoch_2():
+    """A model whose loss runs a host callback that raises at the 2nd step of the 2nd
+    epoch (4 steps an epoch), and the switch that stops it."""
+    import jax
+
+    calls = [0]
+
+    def boom(_):
+        calls[0] += 1
+        if calls[0] == 6:
+            raise RuntimeError("a host callback in the loss raised")
+
+    def loss(y, p):
+        jax.debug.callback(boom, p)
+        return keras.ops.mean((y - p) ** 2)
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss=loss)
+    return model, lambda: calls.__setitem__(0, -10**9)
+
+
+def test_a_step_that_raises_inside_the_program_names_the_lost_state_and_the_fix(tmp_path):
+    """The compiled call consumed its donated state, so the Variables have no value (Keras
+    3.15.1 then fails with "Array has been deleted" at the next fit). loopax says why, on
+    the error and at the next use; rerun with the BackupAndRestore that was saving, fit
+    ends with the weights of a run that never failed."""
+    x = np.random.default_rng(0).normal(size=(16, 3)).astype("float32")
+    y = x[:, :2] * 2.0
+    model, stop = _raising_in_epoch_2()
+    with pytest.raises(Exception, match="host callback") as raised:
+        model.fit(x, y, batch_size=4, epochs=3, verbose=0)
+    assert any("BackupAndRestore" in note for note in raised.value.__notes__)
+    stop()
+    with pytest.raises(ValueError, match=r"sequential/dense/kernel.*have no value.*Backup"):
+        model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+
+    model, stop = _raising_in_epoch_2()
+    backup = keras.callbacks.BackupAndRestore(str(tmp_path))
+    with pytest.raises(Exception, match="host callback"):
+        model.fit(x, y, batch_size=4, epochs=3, verbose=0, callbacks=[backup])
+    stop()
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0, callbacks=[backup])
+
+    never_failed, stop = _raising_in_epoch_2()
+    stop()
+    never_failed.fit(x, y, batch_size=4, epochs=3, verbose=0)
+    for ours, expected in zip(model.get_weights(), never_failed.get_weights(), strict=True):
+        np.testing.assert_array_equal(ours, expected)

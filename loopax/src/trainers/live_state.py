@@ -31,7 +31,7 @@ class LiveState:
         self.values = None
         self.in_variables = True
         self._owned = set()
-        self.refresh()
+        self.refresh(at_start=True)
 
     @staticmethod
     def current_values(groups: Sequence[Sequence[Variable]]) -> tuple:
@@ -39,11 +39,20 @@ class LiveState:
         for lowering a program, not for donating)."""
         return tuple([placement.state_value(v, v.value) for v in group] for group in groups)
 
-    def refresh(self) -> None:
-        """Reads the values from the Variables if they hold the current ones."""
+    def refresh(self, at_start: bool = False) -> None:
+        """Reads the values from the Variables if they hold the current ones (`at_start`:
+        values an earlier failed call consumed are read later, once `on_train_begin` may
+        have restored them)."""
         if not self.in_variables and self.values is not None:
             return
         values = [[variable.value for variable in group] for group in self.groups]
+        lost = [variable.path for group, group_values in zip(self.groups, values)
+                for variable, value in zip(group, group_values) if _deleted(value)]
+        if lost and at_start:
+            return
+        if lost:
+            raise ValueError(f"Variables {lost[:3]}{' ...' if len(lost) > 3 else ''} have no "
+                             f"value: {LOST_STATE}")
         # An array someone else may hold too (an initial value, a callback's assignment):
         # donate a copy, never the original. One device_put copies them all.
         shared = [(g, i) for g, group in enumerate(values) for i, value in enumerate(group)
@@ -61,7 +70,12 @@ class LiveState:
         the state and records `new_values`, as one step that Ctrl-C cannot cut in
         two; returns `out`."""
         with INTERRUPTS_HELD:
-            values, out = fn(self.values, *args, **kwargs)
+            try:
+                values, out = fn(self.values, *args, **kwargs)
+            except Exception as error:
+                if _deleted(self.values):
+                    error.add_note(LOST_STATE)
+                raise
             self.stored(values)
         return out
 
@@ -87,6 +101,18 @@ class LiveState:
                     else:   # placed exactly as its layout says
                         variable.assign(value)
             self.in_variables = True
+
+
+LOST_STATE = (
+    "a compiled step raised after its state was donated to it (JAX frees donated "
+    "buffers even when the call fails; Keras does the same), so the model's and the "
+    "optimizer's Variables lost their values. Rerun fit() with the BackupAndRestore "
+    "callback that was saving (it restores the model, the optimizer and the position), "
+    "or load a saved model (keras.models.load_model).")
+
+
+def _deleted(tree):
+    return any(isinstance(a, jax.Array) and a.is_deleted() for a in jax.tree.leaves(tree))
 
 
 def _copies(arrays):
