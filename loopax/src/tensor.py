@@ -257,11 +257,15 @@ state.register_eager_result(Tensor)
 def eager_tensors(tree, carry=None):
     """`tree` with each concrete `jax.Array` as a `Tensor` (what an eager layer call
     or metric result gives); tracers, Tensors, NumPy arrays and other leaves are
-    unchanged. `carry(array, tensor)` moves what the array held (a layer's Keras mask)."""
+    unchanged. `carry(array, tensor)` moves what the array held (a layer's Keras mask).
+    Once `loopax.tf` is imported (a TensorFlow program) they are `EagerTensor`s, which
+    print as TensorFlow's `tf.Tensor(...)`, as tf.keras layer outputs do."""
+    kind = Tensor if _hooks["format"] is None else EagerTensor
+
     def wrap(value):
         if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
             return value
-        tensor = Tensor(value)
+        tensor = kind(value)
         if carry is not None:
             carry(value, tensor)
         return tensor

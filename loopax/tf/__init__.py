@@ -212,6 +212,12 @@ for _name, _numpy_path in strings.NUMPY_PATHS.items():
     globals()[_name] = strings.host_aware(getattr(_core, _name), _numpy_path)
 del _name, _numpy_path
 _sys.modules[f"{__name__}.strings"] = strings
+from loopax.src.tf_compat import io  # noqa: E402
+
+_sys.modules[f"{__name__}.io"] = io
+from loopax.src.tf_compat import types  # noqa: E402
+
+_sys.modules[f"{__name__}.types"] = types
 # TensorFlow 2's short aliases of tf.keras.* (the text classification tutorial's
 # `tf.metrics.BinaryAccuracy`)
 metrics, losses, optimizers = keras.metrics, keras.losses, keras.optimizers
