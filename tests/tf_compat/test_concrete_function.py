@@ -115,3 +115,17 @@ def test_a_trace_type_subclass_defines_and_the_function_runs():
         return fruit.flavor + 1
 
     np.testing.assert_array_equal(get_flavor(Apple()).numpy(), [2, 3])
+
+
+def test_a_concrete_function_refuses_another_dtype_as_tensorflow():
+    @tf.function
+    def double(a):
+        return a + a
+
+    strings = double.get_concrete_function(tf.constant("a"))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="traced as a string"):
+        strings(tf.constant(1))
+    ints = double.get_concrete_function(tf.constant(1))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int32.*float32"):
+        ints(tf.constant(1.5))
+    assert int(ints(tf.constant(4))) == 8

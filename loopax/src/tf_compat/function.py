@@ -372,12 +372,31 @@ class ConcreteFunction:
         if missing:
             raise TypeError(f"{self._function._name}: missing tensor argument(s) "
                             f"{', '.join(missing)}.")
+        for (name, value), spec in zip(given.items(), self.input_signature):
+            self._check_dtype(name, value, spec)
         arguments = dict(self._fixed, **given)
         bound = inspect.BoundArguments(self._function._signature, arguments)
         out = self._function(*bound.args, **bound.kwargs)
         if self._output is _NOT_TRACED:
             self._output = out
         return out
+
+    def _check_dtype(self, name, value, spec):
+        """A tensor of another dtype than the trace's raises InvalidArgumentError, as
+        TensorFlow's concrete functions do (they never convert)."""
+        if not _is_tensor_like(value) and not isinstance(value, StringTensor):
+            return
+        is_text = isinstance(value, StringTensor)
+        if is_text == (spec.dtype == dtypes.string) and (
+                is_text or np.dtype(jnp.result_type(value)) == dtypes.storage_dtype(spec.dtype)):
+            return
+        from loopax.src.tf_compat.runtime import errors
+        got = "string" if is_text else np.dtype(jnp.result_type(value)).name
+        want = "string" if spec.dtype == dtypes.string else spec.dtype.name
+        raise errors.InvalidArgumentError(
+            f"{self._function._name}: argument {name!r} of this concrete function was "
+            f"traced as a {want} tensor but is a {got} tensor; call the tf.function "
+            f"itself (it traces again for new dtypes) or cast the argument.")
 
     @property
     def function_type(self):
