@@ -116,7 +116,7 @@ class RaggedStrings:
 
     def row_lengths(self):
         """The length of each row, a Tensor."""
-        return Tensor(jnp.asarray(np.array([len(r) for r in self._rows], np.int32)))
+        return EagerTensor(jnp.asarray(np.array([len(r) for r in self._rows], np.int32)))
 
     @property
     def flat_values(self):
@@ -269,7 +269,12 @@ class RaggedNumbers(RaggedStrings):
         if isinstance(index, (int, np.integer)):
             row = self._rows[index]
             return row if isinstance(row, RaggedStrings) else _wrap(row)
-        return RaggedNumbers(self._rows[index])
+        return type(self)(self._rows[index])
+
+    def to_list(self):
+        """The rows as nested Python lists of numbers."""
+        return [row.to_list() if isinstance(row, RaggedStrings) else np.asarray(row).tolist()
+                for row in self._rows]
 
     def to_tensor(self, default_value=0, shape=None):
         """The rows padded at the end with `default_value` into a Tensor."""
