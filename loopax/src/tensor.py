@@ -14,7 +14,7 @@ to follow (as in TensorFlow).
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -191,6 +191,22 @@ class Tensor(ArrayValue):
     def __iter__(self):
         for i in range(len(self)):
             yield self[i]
+
+    def set_shape(self, shape: Any) -> None:
+        """TensorFlow's `set_shape`: checks that `shape` (None entries: any size, None:
+        any shape) fits this tensor's shape, which is always known here; changes nothing.
+
+        Raises:
+            ValueError: the shapes are incompatible.
+        """
+        if shape is None or getattr(shape, "rank", 0) is None:
+            return
+        wanted = [None if d is None else int(d) for d in shape]
+        have = tuple(self.shape)
+        if len(wanted) != len(have) or any(w is not None and w != h
+                                           for w, h in zip(wanted, have)):
+            raise ValueError(f"Tensor's shape {have} is not compatible with supplied shape "
+                             f"{tuple(wanted)}.")
 
     def __format__(self, spec):
         return format(np.asarray(self._loopax_value), spec) if spec else str(self)
