@@ -53,3 +53,10 @@ def test_saving_a_module_without_functions_keeps_its_variables(tmp_path):
         tf.saved_model.save(Module(), str(tmp_path / "m"))
     loaded = tf.saved_model.load(str(tmp_path / "m"))
     np.testing.assert_array_equal(loaded.w.numpy(), [1.0, 2.0])
+
+
+def test_a_matmul_shape_error_is_invalid_argument_as_in_eager_tensorflow():
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"\(1, 4\).*\(3, 3\)"):
+        tf.matmul(tf.ones((1, 4)), tf.ones((3, 3)))
+    with pytest.raises(ValueError):   # still a ValueError, as loopax.ops raises
+        tf.matmul(tf.ones((1, 4)), tf.ones((3, 3)))
