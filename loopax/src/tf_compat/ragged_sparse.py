@@ -43,7 +43,11 @@ def _rows(value, dtype):
 
 
 class RaggedTensor(RaggedNumbers):
-    """A ragged constant (rows of unequal length) on the host; see the module docstring."""
+    """A ragged constant (rows of unequal length) on the host; see the module docstring.
+
+    Args:
+        rows: 1-D NumPy arrays of numbers (or, nested, RaggedTensors), one per row.
+    """
 
     def __repr__(self):
         return f"<tf.RaggedTensor {self.to_list()}>"
