@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
+import warnings
 
 from loopax.src.api_export import export
 
@@ -316,6 +317,15 @@ def serialize_values(value):
     if inspect.isfunction(value):
         if _resolve(get_registered_name(value), None, None) is value:
             return serialize(value)
+        if "<" not in value.__qualname__:   # a module-level def: Keras writes its module
+            warnings.warn(
+                f"Saving the unregistered function {value.__module__}.{value.__qualname__} "
+                "by its name, as Keras does; loading it needs custom_objects="
+                f"{{{value.__name__!r}: {value.__name__}}} or @loopax.saving."
+                "register_serializable() (loopax never imports modules named in a file).",
+                stacklevel=2)
+            return {"module": value.__module__, "class_name": "function",
+                    "config": value.__name__, "registered_name": "function"}
         return value
     if not inspect.isclass(value) and hasattr(value, "get_config"):
         return serialize_values(serialize(value))

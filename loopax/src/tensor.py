@@ -14,7 +14,7 @@ to follow (as in TensorFlow).
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -192,6 +192,22 @@ class Tensor(ArrayValue):
         for i in range(len(self)):
             yield self[i]
 
+    def set_shape(self, shape: Any) -> None:
+        """TensorFlow's `set_shape`: checks that `shape` (None entries: any size, None:
+        any shape) fits this tensor's shape, which is always known here; changes nothing.
+
+        Raises:
+            ValueError: the shapes are incompatible.
+        """
+        if shape is None or getattr(shape, "rank", 0) is None:
+            return
+        wanted = [None if d is None else int(d) for d in shape]
+        have = tuple(self.shape)
+        if len(wanted) != len(have) or any(w is not None and w != h
+                                           for w, h in zip(wanted, have)):
+            raise ValueError(f"Tensor's shape {have} is not compatible with supplied shape "
+                             f"{tuple(wanted)}.")
+
     def __format__(self, spec):
         return format(np.asarray(self._loopax_value), spec) if spec else str(self)
 
@@ -257,11 +273,15 @@ state.register_eager_result(Tensor)
 def eager_tensors(tree, carry=None):
     """`tree` with each concrete `jax.Array` as a `Tensor` (what an eager layer call
     or metric result gives); tracers, Tensors, NumPy arrays and other leaves are
-    unchanged. `carry(array, tensor)` moves what the array held (a layer's Keras mask)."""
+    unchanged. `carry(array, tensor)` moves what the array held (a layer's Keras mask).
+    Once `loopax.tf` is imported (a TensorFlow program) they are `EagerTensor`s, which
+    print as TensorFlow's `tf.Tensor(...)`, as tf.keras layer outputs do."""
+    kind = Tensor if _hooks["format"] is None else EagerTensor
+
     def wrap(value):
         if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
             return value
-        tensor = Tensor(value)
+        tensor = kind(value)
         if carry is not None:
             carry(value, tensor)
         return tensor

@@ -6,8 +6,8 @@ training code (eager ops, `tf.GradientTape`, `tf.function`, `tf.Module`,
 defaults (`argmax` along axis 0, `reduce_*(axis, keepdims)`,
 `random.uniform(shape, minval, maxval, dtype, seed)`, ...) and return
 `loopax.Tensor`s. docs/guides/migrating_from_tf_keras.md lists every name,
-what it maps to, and what stays out (string, ragged and sparse tensors,
-SavedModel graphs), each of which raises an error naming the alternative.
+what it maps to, and what stays out (TensorFlow graphs and tf.compat.v1, TFRecord
+protos, ragged and sparse ops), each of which raises an error naming the alternative.
 `tf.function` rewrites Python control flow on tensors as TensorFlow's
 autograph does (`tf.autograph`).
 """
@@ -212,6 +212,21 @@ for _name, _numpy_path in strings.NUMPY_PATHS.items():
     globals()[_name] = strings.host_aware(getattr(_core, _name), _numpy_path)
 del _name, _numpy_path
 _sys.modules[f"{__name__}.strings"] = strings
+from loopax.src.tf_compat import io  # noqa: E402
+
+_sys.modules[f"{__name__}.io"] = io
+from loopax.src.tf_compat import types  # noqa: E402
+
+_sys.modules[f"{__name__}.types"] = types
+from loopax.src.tf_compat.ragged_sparse import (  # noqa: E402
+    RaggedTensor,
+    SparseTensor,
+    ragged,
+    sparse,
+)
+
+_sys.modules[f"{__name__}.ragged"] = ragged
+_sys.modules[f"{__name__}.sparse"] = sparse
 # TensorFlow 2's short aliases of tf.keras.* (the text classification tutorial's
 # `tf.metrics.BinaryAccuracy`)
 metrics, losses, optimizers = keras.metrics, keras.losses, keras.optimizers

@@ -151,17 +151,27 @@ print(repr(model.layers[0].bias))
 """
 
 
-def test_keras_on_jax_tensors_keep_loopax_text_beside_loopax_tf():
-    # tf.keras is loopax itself: a layer's eager output is a loopax Tensor, which
-    # prints as before (TensorFlow would print tf.Tensor(...) here).
+def test_layer_and_metric_outputs_print_as_tensorflow_beside_loopax_tf():
+    # A program that imported loopax.tf is a TensorFlow program: tf.keras layer
+    # outputs and metric results are tf.Tensors there (TensorFlow 2.21 prints the
+    # text below), while loopax's own constructors keep loopax's text.
     import loopax as keras
     layer = keras.layers.Dense(2, kernel_initializer="ones")
     y = layer(np.ones((1, 3)))
-    assert str(y) == repr(y) == f"{y}" == \
-        f"Tensor({np.array([[3., 3.]], np.float32)}, shape=(1, 2), dtype=float32)"
+    assert str(y) == "tf.Tensor([[3. 3.]], shape=(1, 2), dtype=float32)"
+    assert repr(y) == ("<tf.Tensor: shape=(1, 2), dtype=float32, numpy=array([[3., 3.]], "
+                       "dtype=float32)>")
+    assert f"{y}" == f"{np.array([[3., 3.]], np.float32)}"
+    metric = keras.metrics.Mean()
+    metric.update_state([1.0, 2.0])
+    assert str(metric.result()) == "tf.Tensor(1.5, shape=(), dtype=float32)"
+    assert type(metric.result().numpy()) is np.float32   # TensorFlow's numpy() of a scalar
     assert str(keras.constant([1, 2])) == "Tensor([1 2], shape=(2,), dtype=int32)"
     assert str(keras.ops.add(keras.constant([1, 2]), 1)) == \
         "Tensor([2 3], shape=(2,), dtype=int32)"
+    # still arrays to JAX and NumPy
+    np.testing.assert_array_equal(jax.numpy.add(y, 1), [[4., 4.]])
+    assert np.max(y) == 3.0
 
 
 def test_keras_on_jax_prints_are_unchanged_without_loopax_tf():

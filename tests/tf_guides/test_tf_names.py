@@ -249,7 +249,7 @@ def test_errors_are_catchable_as_tensorflow_and_python_errors():
 
 
 @pytest.mark.parametrize("name,hint", [
-    ("SparseTensor", "pad_sequences"), ("RaggedTensor", "pad_sequences"),
+    ("SparseTensorSpec", "pad_sequences"), ("RaggedTensorSpec", "pad_sequences"),
     ("Session", "GradientTape"),
 ], ids=["sparse", "ragged", "session"])
 def test_names_left_out_raise_naming_the_alternative(name, hint):

@@ -66,6 +66,9 @@ def cell_statements(cell):
     if cell.lstrip().startswith("%%"):
         if cell.lstrip().startswith("%%writefile"):
             return [_writefile(cell.lstrip())]
+        first, _, body = cell.lstrip().partition("\n")
+        if first.split()[0] in ("%%time", "%%timeit", "%%capture"):
+            return cell_statements(body)   # the body runs once, in the namespace
         return []
     lines = [("" if ln.lstrip().startswith(("!", "%")) else ln) for ln in cell.splitlines()]
     text = "\n".join(lines)

@@ -46,4 +46,6 @@ PER_NOTEBOOK = {
 # Display-only cells and shell lines are dropped by the converter (run.py):
 # lines starting with `!` (pip installs) or `%` (line magics such as
 # %matplotlib, %load_ext, %tensorboard, %timeit), and `%%` cell magics other
-# than %%writefile, which becomes a statement writing the file.
+# than %%writefile (a statement writing the file) and %%time/%%timeit/%%capture
+# (their body, run once).
+

@@ -378,7 +378,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         a = ops.swapaxes(ops.conj(a) if adjoint_a else a, -1, -2)
     if transpose_b or adjoint_b:
         b = ops.swapaxes(ops.conj(b) if adjoint_b else b, -1, -2)
-    out = ops.matmul(a, b)
+    try:
+        out = ops.matmul(a, b)
+    except ValueError as e:   # TensorFlow's eager shape error (still a ValueError)
+        from loopax.src.tf_compat.runtime import errors
+        raise errors.InvalidArgumentError(str(e)) from None
     return as_tensor(out if output_type is None else ops.cast(out, output_type))
 
 

@@ -85,7 +85,8 @@ class TensorSpec:
 
     def __repr__(self):
         dtype = "string" if self.dtype == object else self.dtype.name
-        return f"TensorSpec(shape={tuple(self.shape)}, dtype=tf.{dtype}, name={self.name!r})"
+        shape = "<unknown>" if isinstance(self.shape, _UnknownRank) else tuple(self.shape)
+        return f"TensorSpec(shape={shape}, dtype=tf.{dtype}, name={self.name!r})"
 
 
 def _spec_of(value):
@@ -155,6 +156,68 @@ def _bind_signature(signature, python_signature, name, args, kwargs):
     return bound.args, bound.kwargs
 
 
+# ---- the text of traced signatures (`pretty_printed_concrete_signatures`) ------------
+
+_GRAPH_NAMES = ("graph", "function_def", "captured_inputs", "inputs", "outputs",
+                "add_to_graph", "add_gradient_functions_to_graph", "as_graph_def",
+                "get_operations", "variables_in_graph", "experimental_get_compiler_ir")
+_NO_GRAPH = ("loopax compiles a tf.function with XLA (through jax.jit) and builds no "
+             "TensorFlow graph. To see what it computes, print the jaxpr: "
+             "`jax.make_jaxpr(f.python_function)(*args)`, or the compiled program: "
+             "`jax.jit(f.python_function).lower(*args).as_text()` (StableHLO); "
+             "`f.experimental_get_tracing_count()` counts the traces.")
+
+
+def _graph_error(owner, name):
+    return AttributeError(f"{owner}.{name} is a TensorFlow graph internal, which loopax "
+                          f"does not have: {_NO_GRAPH}")
+
+
+def _type_text(value):
+    """TensorFlow's text for the type of one argument or result."""
+    if isinstance(value, TensorSpec):
+        return repr(value)
+    if isinstance(value, (Tensor, Variable, jax.Array, np.ndarray)):
+        return repr(TensorSpec.from_tensor(value))
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return f"Literal[{value!r}]"
+    if isinstance(value, list):
+        return f"List[{', '.join(_type_text(v) for v in value)}]"
+    if isinstance(value, tuple):
+        return f"Tuple[{', '.join(_type_text(v) for v in value)}]"
+    if isinstance(value, dict):
+        return "Dict[" + ", ".join(f"[Literal[{k!r}], {_type_text(v)}]"
+                                   for k, v in value.items()) + "]"
+    return type(value).__name__
+
+
+def _signature_text(parameters, output):
+    """`parameters`: (name, kind, value) triples; `output`: the result (or a
+    placeholder when the function was not called yet)."""
+    lines = ["Input Parameters:"]
+    lines += [f"  {name} ({kind}): {_type_text(value)}" for name, kind, value in parameters]
+    output = output if isinstance(output, _NotTraced) else _type_text(output)
+    lines += ["Output Type:", f"  {output}", "Captures:", "  None"]
+    return "\n".join(lines)
+
+
+class _NotTraced(str):
+    """The output text of a concrete function not called yet (loopax traces on the
+    first call)."""
+
+
+_NOT_TRACED = _NotTraced("<not traced yet: loopax traces on the first call>")
+
+
+def _parameters(signature, args, kwargs):
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return [(f"arg{i}", "POSITIONAL_ONLY", v) for i, v in enumerate(args)]
+    kinds = {p.name: p.kind.name for p in signature.parameters.values()}
+    return [(name, kinds[name], value) for name, value in bound.arguments.items()]
+
+
 class TFFunction:
     """A `loopax.function` with TensorFlow's `input_signature` binding and
     Tensor outputs; see the module docstring.
@@ -175,6 +238,7 @@ class TFFunction:
         self._signature = inspect.signature(target)
         self._methods = weakref.WeakKeyDictionary()
         self._bound_to = bound_to
+        self._traced = []   # the text of each traced signature
         functools.update_wrapper(self, python_function)
 
     @property
@@ -200,13 +264,38 @@ class TFFunction:
         if self._input_signature is not None:
             args, kwargs = _bind_signature(self._input_signature, self._signature, self._name,
                                            args, kwargs)
+        traces = self._compiled.experimental_get_tracing_count()
         try:
-            return as_tensors(self._compiled(*args, **kwargs))
+            out = as_tensors(self._compiled(*args, **kwargs))
         except HostValueNeeded as e:
             if not self._compiled.jit_compile:
                 raise
             self._run_as_python(e)
-            return as_tensors(self._compiled(*args, **kwargs))
+            out = as_tensors(self._compiled(*args, **kwargs))
+        if self._compiled.experimental_get_tracing_count() != traces:
+            self._record(args, kwargs, out)
+        return out
+
+    def _record(self, args, kwargs, out):
+        if self._input_signature is not None:
+            names = list(self._signature.parameters)
+            parameters = [(n, "POSITIONAL_OR_KEYWORD", spec)
+                          for n, spec in zip(names, self._input_signature)]
+        else:
+            parameters = _parameters(self._signature, args, kwargs)
+        text = _signature_text(parameters, out)
+        if text not in self._traced:
+            self._traced.append(text)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """The signature each trace was made for, as TensorFlow prints them: input
+        types, output type, captures (None: loopax passes Variables in and out)."""
+        return "\n\n".join(self._traced)
+
+    def __getattr__(self, name):
+        if name in _GRAPH_NAMES:
+            raise _graph_error("tf.function", name)
+        raise AttributeError(f"'Function' object has no attribute {name!r}")
 
     def _run_as_python(self, reason):
         """From now on, runs the function as Python (`jit_compile=False`): it makes
@@ -259,6 +348,12 @@ class ConcreteFunction:
         self.input_signature = [
             value if isinstance(value, TensorSpec) else TensorSpec.from_tensor(value, name)
             for name, value in bound.arguments.items() if name in self._inputs]
+        kinds = {p.name: p.kind.name for p in function._signature.parameters.values()}
+        specs = {name: value if isinstance(value, TensorSpec) else TensorSpec.from_tensor(value)
+                 for name, value in bound.arguments.items() if name in self._inputs}
+        self._parameters = [(name, kinds[name], specs[name] if name in specs else value)
+                            for name, value in bound.arguments.items()]
+        self._output = _NOT_TRACED
 
     def __call__(self, *args, **kwargs):
         if len(args) > len(self._inputs):
@@ -277,12 +372,64 @@ class ConcreteFunction:
         if missing:
             raise TypeError(f"{self._function._name}: missing tensor argument(s) "
                             f"{', '.join(missing)}.")
+        for (name, value), spec in zip(given.items(), self.input_signature):
+            self._check_dtype(name, value, spec)
         arguments = dict(self._fixed, **given)
         bound = inspect.BoundArguments(self._function._signature, arguments)
-        return self._function(*bound.args, **bound.kwargs)
+        out = self._function(*bound.args, **bound.kwargs)
+        if self._output is _NOT_TRACED:
+            self._output = out
+        return out
+
+    def _check_dtype(self, name, value, spec):
+        """A tensor of another dtype than the trace's raises InvalidArgumentError, as
+        TensorFlow's concrete functions do (they never convert)."""
+        if not _is_tensor_like(value) and not isinstance(value, StringTensor):
+            return
+        is_text = isinstance(value, StringTensor)
+        if is_text == (spec.dtype == dtypes.string) and (
+                is_text or np.dtype(jnp.result_type(value)) == dtypes.storage_dtype(spec.dtype)):
+            return
+        from loopax.src.tf_compat.runtime import errors
+        got = "string" if is_text else np.dtype(jnp.result_type(value)).name
+        want = "string" if spec.dtype == dtypes.string else spec.dtype.name
+        raise errors.InvalidArgumentError(
+            f"{self._function._name}: argument {name!r} of this concrete function was "
+            f"traced as a {want} tensor but is a {got} tensor; call the tf.function "
+            f"itself (it traces again for new dtypes) or cast the argument.")
+
+    @property
+    def function_type(self):
+        """The signature as TensorFlow's FunctionType prints it:
+        `(a: TensorSpec(...)) -> TensorSpec(...)` (the output once called)."""
+        inputs = ", ".join(f"{name}: {_type_text(value)}" for name, _, value in self._parameters)
+        output = (self._output if isinstance(self._output, _NotTraced)
+                  else _type_text(self._output))
+        return f"({inputs}) -> {output}"
+
+    @property
+    def inference_fn(self):
+        """This function itself (TensorFlow's traced AtomicFunction; loopax's
+        compiled program is called the same way)."""
+        return self
+
+    @property
+    def structured_input_signature(self):
+        """(args, kwargs) of TensorSpecs and fixed values, as TensorFlow's."""
+        return (tuple(v for n, k, v in self._parameters if k != "KEYWORD_ONLY"),
+                {n: v for n, k, v in self._parameters if k == "KEYWORD_ONLY"})
+
+    def pretty_printed_signature(self, verbose=True):
+        """Input types, output type and captures, as TensorFlow prints them."""
+        return _signature_text(self._parameters, self._output)
+
+    def __getattr__(self, name):
+        if name in _GRAPH_NAMES:
+            raise _graph_error("ConcreteFunction", name)
+        raise AttributeError(f"'ConcreteFunction' object has no attribute {name!r}")
 
     def __repr__(self):
-        return f"<ConcreteFunction {self._function._name}({', '.join(self._inputs)})>"
+        return f"ConcreteFunction {self.pretty_printed_signature()}"
 
 
 def _is_tensor_like(value):

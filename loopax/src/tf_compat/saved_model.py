@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import warnings
 
 import jax
 import numpy as np
@@ -223,11 +224,14 @@ def save(obj, export_dir, signatures=None, options=None):
                 fn, names = function, _arg_names(function, len(specs))
             manifest["signatures"][key] = add(fn, specs, names)
     if not manifest["functions"] and not manifest["signatures"]:
-        raise ValueError(
+        # As TensorFlow: a Module without traced tf.functions saves its variables only.
+        warnings.warn(
             "tf.saved_model.save: the object has no tf.function with an input_signature or "
-            "that has been called, and no `signatures=`: nothing could be saved. Decorate a "
-            "method with @tf.function(input_signature=[tf.TensorSpec(...)]) or call it once "
-            "before saving.")
+            "that has been called, and no `signatures=`: only its variables are saved (the "
+            "loaded object has them, but no functions). Decorate a method with "
+            "@tf.function(input_signature=[tf.TensorSpec(...)]) or call it once before "
+            "saving to save it too.", stacklevel=2)
+        archive.add_endpoint("variables_only", _with_state(lambda: (), variables), [])
     ids = {id(v): i for i, v in enumerate(variables)}
     for name, value in vars(obj).items():
         if isinstance(value, Variable) and id(value) in ids and not name.startswith("_"):

@@ -28,7 +28,7 @@ import numpy as np
 
 from loopax.src.data.strings import StringTensor, as_bytes_array, is_text
 from loopax.src.state import Variable
-from loopax.src.tensor import Tensor
+from loopax.src.tensor import EagerTensor, Tensor
 from loopax.src.tf_compat import dtypes
 from loopax.src.tf_compat.runtime import errors
 from loopax.src.tf_compat.tensors import HostValueNeeded, document
@@ -75,7 +75,7 @@ def _wrap(array):
         array = array.astype(np.int32)
     elif array.dtype == np.float64:
         array = array.astype(np.float32)
-    return Tensor(jnp.asarray(array))
+    return EagerTensor(jnp.asarray(array))
 
 
 class RaggedStrings:
@@ -116,7 +116,7 @@ class RaggedStrings:
 
     def row_lengths(self):
         """The length of each row, a Tensor."""
-        return Tensor(jnp.asarray(np.array([len(r) for r in self._rows], np.int32)))
+        return EagerTensor(jnp.asarray(np.array([len(r) for r in self._rows], np.int32)))
 
     @property
     def flat_values(self):
@@ -246,15 +246,95 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
                   name=None):
     """`input` split into its characters (each a UTF-8 string): a 1-D string tensor
     for a scalar, a `RaggedStrings` for a batch."""
+    mode = _utf8_mode("unicode_split", input_encoding, errors)
+    return _ragged(_strings(input), lambda v: [c.encode("utf-8")
+                                               for c in v.decode("utf-8", mode)])
+
+
+def bytes_split(input, name=None):
+    """`input` split into its bytes (each a 1-byte string): a 1-D string tensor for
+    a scalar, a `RaggedStrings` for a batch."""
+    return _ragged(_strings(input), lambda v: [v[i:i + 1] for i in range(len(v))])
+
+
+class RaggedNumbers(RaggedStrings):
+    """Rows of numbers of unequal length (TensorFlow's int32 RaggedTensor from
+    `tf.strings.unicode_decode` of a batch)."""
+
+    @property
+    def dtype(self):
+        return dtypes.int32
+
+    def __getitem__(self, index):
+        if isinstance(index, (int, np.integer)):
+            row = self._rows[index]
+            return row if isinstance(row, RaggedStrings) else _wrap(row)
+        return type(self)(self._rows[index])
+
+    def to_list(self):
+        """The rows as nested Python lists of numbers."""
+        return [row.to_list() if isinstance(row, RaggedStrings) else np.asarray(row).tolist()
+                for row in self._rows]
+
+    def to_tensor(self, default_value=0, shape=None):
+        """The rows padded at the end with `default_value` into a Tensor."""
+        width = max((len(r) for r in self._rows), default=0)
+        if shape is not None and shape[-1] is not None:
+            width = int(shape[-1])
+        out = np.full((len(self._rows), width), default_value, dtype=np.int32)
+        for i, row in enumerate(self._rows):
+            row = row[:width]
+            out[i, :len(row)] = row
+        return _wrap(out)
+
+
+def _utf8_mode(op, input_encoding, errors):
     if input_encoding.upper().replace("-", "") != "UTF8":
-        raise ValueError(f"tf.strings.unicode_split: loopax reads UTF-8 only; got "
+        raise ValueError(f"tf.strings.{op}: loopax reads UTF-8 only; got "
                          f"input_encoding={input_encoding!r}.")
     mode = {"replace": "replace", "ignore": "ignore", "strict": "strict"}.get(errors)
     if mode is None:
-        raise ValueError(f"tf.strings.unicode_split: errors must be 'replace', 'ignore' or "
+        raise ValueError(f"tf.strings.{op}: errors must be 'replace', 'ignore' or "
                          f"'strict'; got {errors!r}.")
-    return _ragged(_strings(input), lambda v: [c.encode("utf-8")
-                                               for c in v.decode("utf-8", mode)])
+    return mode
+
+
+def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,
+                   replace_control_characters=False, name=None):
+    """Each string's Unicode code points, int32: a 1-D Tensor for a scalar, a
+    `RaggedNumbers` of rows for a batch."""
+    mode = _utf8_mode("unicode_decode", input_encoding, errors)
+
+    def points(v):
+        text = v.decode("utf-8", mode)
+        out = [replacement_char if c == "\ufffd" and mode == "replace" else ord(c)
+               for c in text]
+        if replace_control_characters:
+            out = [replacement_char if c < 32 or 127 <= c < 160 else c for c in out]
+        return np.asarray(out, np.int32)
+
+    def rows(array):
+        if array.ndim == 1:
+            return RaggedNumbers(points(v) for v in array)
+        return RaggedNumbers(rows(sub) for sub in array)
+
+    array = _strings(input)
+    if array.ndim == 0:
+        return _wrap(points(array[()]))
+    return rows(array)
+
+
+def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533,
+                   name=None):
+    """Code points (a 1-D int tensor, or rows of them) back into UTF-8 strings."""
+    _utf8_mode("unicode_encode", output_encoding, errors)
+    if isinstance(input, RaggedStrings):
+        return StringTensor(_row([unicode_encode(r, output_encoding).numpy()
+                                  for r in input]))
+    points = _host_numbers(input, "unicode_encode")
+    if points.ndim == 1:
+        return StringTensor("".join(chr(int(c)) for c in points).encode("utf-8"))
+    return StringTensor(_row([unicode_encode(r, output_encoding).numpy() for r in points]))
 
 
 # ---- lengths and substrings -----------------------------------------------------------
@@ -609,7 +689,10 @@ _ARGS = {
     "maxsplit": "The most splits per string (-1: no limit).",
     "input_encoding": "The encoding of `input` ('UTF-8').",
     "errors": "'replace' (the default), 'ignore' or 'strict' for invalid UTF-8.",
-    "replacement_char": "Accepted for TensorFlow compatibility (U+FFFD is used).",
+    "replacement_char": "The code point put for invalid bytes (unicode_decode; "
+                        "unicode_split uses U+FFFD).",
+    "replace_control_characters": "Replace C0/C1 control characters too.",
+    "output_encoding": "The encoding of the result ('UTF-8').",
     "unit": "'BYTE' (the default) or 'UTF8_CHAR'.",
     "pos": "The first position (negative: from the end), broadcast against `input`.",
     "len": "The length of each substring, broadcast against `input`.",
@@ -626,6 +709,7 @@ _ARGS = {
     "name": "Accepted for TensorFlow compatibility; unused.",
 }
 for _fn in (lower, upper, strip, join, reduce_join, split, unicode_split, length, substr,
+            bytes_split, unicode_decode, unicode_encode,
             regex_replace, regex_full_match, to_number, as_string,
             format):
     document(_fn, **_ARGS)

@@ -11,8 +11,7 @@ _NO_GRAPH = ("loopax runs TensorFlow 2 code only (eager, tf.function): there are
              "compile.")
 
 OUT = {
-    "RaggedTensor": _NO_RAGGED, "ragged": _NO_RAGGED, "SparseTensor": _NO_RAGGED,
-    "sparse": _NO_RAGGED, "RaggedTensorSpec": _NO_RAGGED, "SparseTensorSpec": _NO_RAGGED,
+    "RaggedTensorSpec": _NO_RAGGED, "SparseTensorSpec": _NO_RAGGED,
     "compat": _NO_GRAPH, "Graph": _NO_GRAPH, "Session": _NO_GRAPH,
     "placeholder": _NO_GRAPH, "gradients": _NO_GRAPH,
 }
