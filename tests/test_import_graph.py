@@ -74,6 +74,8 @@ LAYERS = [
                   # data utilities: Datasets over PyDatasets, images resized with ops.image
                   "loopax.src.utils.dataset_utils", "loopax.src.utils.directory_datasets",
                   "loopax.src.utils.image_utils",
+                  # ImageDataGenerator: Keras's legacy iterator over image_utils' loading
+                  "loopax.src.utils.image_generator",
                   # built from preprocessing layers
                   "loopax.src.utils.feature_space"]),
     ("models", ["loopax.src.models", "loopax.src.distillation", "loopax.src.wrappers"]),

@@ -158,11 +158,11 @@ from loopax.src.tf_compat.dtypes import (
     uint32,
     uint64,
 )
+from loopax.src.tf_compat.errors import errors
 from loopax.src.tf_compat.function import GradientTape, TensorShape, TensorSpec, function
 from loopax.src.tf_compat.runtime import (
     config,
     device,
-    errors,
     init_scope,
     numpy_function,
     print,

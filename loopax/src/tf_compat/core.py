@@ -21,6 +21,7 @@ from loopax.src.tensor import Tensor, unwrap
 from loopax.src.tensor import constant as _constant
 from loopax.src.tf_compat import dtypes
 from loopax.src.tf_compat import keras_ops as ops
+from loopax.src.tf_compat.errors import errors
 from loopax.src.tf_compat.tensors import (
     as_tensor,
     as_tensors,
@@ -381,7 +382,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     try:
         out = ops.matmul(a, b)
     except ValueError as e:   # TensorFlow's eager shape error (still a ValueError)
-        from loopax.src.tf_compat.runtime import errors
         raise errors.InvalidArgumentError(str(e)) from None
     return as_tensor(out if output_type is None else ops.cast(out, output_type))
 

@@ -27,6 +27,7 @@ from loopax.src.state import Variable
 from loopax.src.tape import GradientTape as _LoopaxTape
 from loopax.src.tensor import Tensor, TensorShape
 from loopax.src.tf_compat import dtypes
+from loopax.src.tf_compat.errors import errors
 from loopax.src.tf_compat.tensors import HostValueNeeded, as_tensors, document_module
 
 
@@ -390,7 +391,6 @@ class ConcreteFunction:
         if is_text == (spec.dtype == dtypes.string) and (
                 is_text or np.dtype(jnp.result_type(value)) == dtypes.storage_dtype(spec.dtype)):
             return
-        from loopax.src.tf_compat.runtime import errors
         got = "string" if is_text else np.dtype(jnp.result_type(value)).name
         want = "string" if spec.dtype == dtypes.string else spec.dtype.name
         raise errors.InvalidArgumentError(

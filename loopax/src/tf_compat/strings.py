@@ -30,7 +30,7 @@ from loopax.src.data.strings import StringTensor, as_bytes_array, is_text
 from loopax.src.state import Variable
 from loopax.src.tensor import EagerTensor, Tensor
 from loopax.src.tf_compat import dtypes
-from loopax.src.tf_compat.runtime import errors
+from loopax.src.tf_compat.errors import errors
 from loopax.src.tf_compat.tensors import HostValueNeeded, document
 
 string = dtypes.string
