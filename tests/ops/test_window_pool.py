@@ -95,7 +95,7 @@ def test_pooling_layers_gradients_equal_keras_on_relu_ties(pool_size, strides, p
             def f(x):
                 y = pool(x)
                 return jnp.sum(jnp.asarray(y) * g[:, :y.shape[1], :y.shape[2]])
-            return jax.value_and_grad(f)(x)
+            return jax.jit(jax.value_and_grad(f))(x)   # eagerly: each op compiled alone
 
         (want_y, want_dx), (got_y, got_dx) = grad(pools[0]), grad(pools[1])
         np.testing.assert_allclose(got_y, want_y, rtol=1e-5, atol=1e-5, err_msg=name)
@@ -106,22 +106,29 @@ def test_max_pool_ops_1d_and_3d_equal_keras_on_relu_ties():
     for shape, pool_size, strides in (((2, 11, 3), 2, 2), ((1, 5, 4, 5, 2), 3, 2)):
         x = relu_ties(shape)
         for padding in ("valid", "same"):
-            y = keras.ops.max_pool(x, pool_size, strides, padding)
+            def pooled_and_pulled_back(pool, g, padding=padding):
+                """Output and vjp of `pool`, compiled: eagerly, each op of the backward
+                pass compiled on its own (half this test's time)."""
+                out, pull_back = jax.vjp(lambda x: pool(x, pool_size, strides, padding), x)
+                return out, pull_back(g)[0]
+
+            y = jax.eval_shape(lambda x: keras.ops.max_pool(x, pool_size, strides, padding), x)
             g = jnp.asarray(rng.standard_normal(y.shape), jnp.float32)
-            want = jax.vjp(lambda x: keras.ops.max_pool(x, pool_size, strides, padding), x)
-            got = jax.vjp(lambda x: ops.max_pool(x, pool_size, strides, padding), x)
+            want = jax.jit(lambda g: pooled_and_pulled_back(keras.ops.max_pool, g))(g)
+            got = jax.jit(lambda g: pooled_and_pulled_back(ops.max_pool, g))(g)
             np.testing.assert_array_equal(got[0], want[0])
-            np.testing.assert_array_equal(got[1](g)[0], want[1](g)[0])
+            np.testing.assert_array_equal(got[1], want[1])
 
 
 def test_max_pool_forward_mode_and_second_derivative():
     x = relu_ties((1, 6, 6, 2)) + jnp.arange(72.0).reshape(1, 6, 6, 2) * 1e-3
     t = jnp.asarray(rng.standard_normal(x.shape), jnp.float32)
     args = ((3, 3), (2, 2), "SAME", True)
-    want = jax.jvp(lambda x: reduce_window_max(x, *args), (x,), (t,))[1]
-    got = jax.jvp(lambda x: ops.max_pool(x, 3, 2, "same"), (x,), (t,))[1]
+    # Compiled: eagerly, jvp and hessian dispatched (and compiled) op by op.
+    want = jax.jit(lambda t: jax.jvp(lambda x: reduce_window_max(x, *args), (x,), (t,))[1])(t)
+    got = jax.jit(lambda t: jax.jvp(lambda x: ops.max_pool(x, 3, 2, "same"), (x,), (t,))[1])(t)
     np.testing.assert_array_equal(got, want)
-    hessian = jax.hessian(lambda x: jnp.sum(ops.max_pool(x, 2) ** 2))(x[:, :4, :4])
+    hessian = jax.jit(jax.hessian(lambda x: jnp.sum(ops.max_pool(x, 2) ** 2)))(x[:, :4, :4])
     # d²/dx² sum(max²) = 2 at each window's maximum, 0 elsewhere.
     np.testing.assert_array_equal(
         jnp.diagonal(hessian.reshape(32, 32)).reshape(1, 4, 4, 2),
