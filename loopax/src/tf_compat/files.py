@@ -11,8 +11,14 @@ from typing import Any
 
 from loopax.src.data.dataset import Dataset
 from loopax.src.data.strings import StringTensor
+from loopax.src.utils import safe_open
 
-_OPENERS = {None: open, "": open, "GZIP": gzip.open, "ZLIB": None, "BZ2": bz2.open}
+# How a compressed file is opened (None: read as it is; ZLIB: inflated in memory).
+_OPENERS: dict = {None: None, "": None, "ZLIB": zlib,
+                  "GZIP": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
+                  "BZ2": lambda raw: bz2.BZ2File(raw, mode="rb")}
+# The most bytes a reader holds of one file, decompressed (its records are kept in memory).
+MAX_FILE_BYTES = 2**31
 
 
 def file_paths(filenames: Any) -> list:
@@ -27,15 +33,29 @@ def file_paths(filenames: Any) -> list:
     return list(filenames)
 
 
-def read_bytes(path: str | bytes | os.PathLike, compression_type: str | None) -> bytes:
-    """The (decompressed) contents of the file at `path`."""
+def read_bytes(path: str | bytes | os.PathLike, compression_type: str | None,
+               what: str = "a tf.data input file") -> bytes:
+    """The (decompressed) contents of the regular file at `path`, at most
+    `MAX_FILE_BYTES` after decompression (the readers hold a file in memory): a FIFO,
+    a device or a file inflating past that is refused naming it."""
     path = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
     kind = compression_type.upper() if compression_type else None
     if kind not in _OPENERS:
-        raise ValueError(f"compression_type must be None, '', 'GZIP' or "
-                         f"'ZLIB'; got {compression_type!r}.")
-    if kind == "ZLIB":
-        with open(path, "rb") as f:
-            return zlib.decompress(f.read())
-    with _OPENERS[kind](path, "rb") as f:
-        return f.read()
+        raise ValueError(f"compression_type must be None, '', 'GZIP', 'ZLIB' or 'BZ2'; "
+                         f"got {compression_type!r}.")
+    hint = "Split it into smaller files."
+    if _OPENERS[kind] is None:
+        return safe_open.read_bytes(path, MAX_FILE_BYTES, what, hint)
+    with safe_open.open_regular(path, what) as raw:
+        try:
+            if kind == "ZLIB":
+                data = safe_open.read_stream(raw, MAX_FILE_BYTES, path, what, hint)
+                inflated = zlib.decompressobj().decompress(data, MAX_FILE_BYTES + 1)
+                if len(inflated) > MAX_FILE_BYTES:
+                    raise safe_open.over_budget(path, what, len(inflated), MAX_FILE_BYTES, hint)
+                return inflated
+            with _OPENERS[kind](raw) as f:
+                return safe_open.read_stream(f, MAX_FILE_BYTES, path, what, hint)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{path} ({what}) is not a readable {kind} file: {e}. Check "
+                             "the file and `compression_type`.") from None

@@ -15,9 +15,10 @@ import os
 import numpy as np
 
 from loopax.src.data.strings import StringTensor
-from loopax.src.tf_compat import dtypes, image
+from loopax.src.tf_compat import dtypes, files, image
 from loopax.src.tf_compat.strings import _strings, _wrap
 from loopax.src.tf_compat.tensors import document
+from loopax.src.utils import safe_open
 
 decode_image = image.decode_image
 decode_png = image.decode_png
@@ -36,8 +37,9 @@ def _path(filename, op):
 
 def read_file(filename, name=None):
     """The contents of the file at `filename`, a scalar string tensor of its bytes."""
-    with open(_path(filename, "read_file"), "rb") as f:
-        return StringTensor(f.read())
+    path = _path(filename, "read_file")
+    return StringTensor(safe_open.read_bytes(path, files.MAX_FILE_BYTES, "tf.io.read_file",
+                                             "Split it into smaller files."))
 
 
 def write_file(filename, contents, name=None):
