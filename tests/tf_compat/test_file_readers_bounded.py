@@ -70,3 +70,11 @@ def test_read_file_returns_the_bytes(tmp_path):
     data = np.random.default_rng(0).integers(0, 256, 5000, dtype=np.uint8).tobytes()
     path.write_bytes(data)
     assert tf.io.read_file(str(path)).numpy() == data
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_a_tflite_model_path_that_is_a_fifo_is_refused(tmp_path):
+    fifo = tmp_path / "model.tflite"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"model.tflite.*tf.lite model file.*FIFO"):
+        tf.lite.Interpreter(model_path=str(fifo))

@@ -22,6 +22,10 @@ import numpy as np
 
 from loopax.src import export as _export
 from loopax.src.saving.archive import parse_json
+from loopax.src.utils import safe_open
+
+# The most bytes `Interpreter(model_path=...)` reads (the whole file is held in memory).
+MAX_MODEL_BYTES = 2**33
 
 _ENDPOINT, _ANY_BATCH = "serving_default", "serving_any_batch"
 _MAGIC = b"loopax-lite-1\n"   # then the header's length (8 bytes), the header, the archive
@@ -129,8 +133,9 @@ class Interpreter:
             raise ValueError("tf.lite.Interpreter: pass exactly one of model_path and "
                              "model_content.")
         if model_content is None:
-            with open(model_path, "rb") as f:
-                model_content = f.read()
+            model_content = safe_open.read_bytes(
+                model_path, MAX_MODEL_BYTES, "a tf.lite model file",
+                "It is not a model that tf.lite.TFLiteConverter wrote here.")
         content = bytes(model_content)
         if content[4:8] == b"TFL3":
             raise ValueError(
